@@ -1,0 +1,31 @@
+// Method, path and signed message of each signed operation. The defaults follow the real
+// service's public documentation; SPEC §1 makes every part configurable.
+import type { EndpointConfig, SignedOp } from '../domain.js';
+
+export const DEFAULT_ENDPOINTS: Readonly<Record<SignedOp, EndpointConfig>> = Object.freeze({
+  claim: { method: 'POST', path: '/rewards/claim', message: '{wallet}|{ts}' },
+  deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}' },
+  mint: { method: 'POST', path: '/actions/mint', message: '{wallet}|{symbol}|{amount}|{ts}' },
+});
+
+export const DEFAULT_HEADER_PREFIX = 'x-svc';
+
+export const TEMPLATE_VARIABLES = ['wallet', 'symbol', 'amount', 'ts'] as const;
+export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
+
+/** The placeholders a template uses; unknown names are returned so config checks can refuse them. */
+export function templateVariables(template: string): string[] {
+  return [...template.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1] ?? '');
+}
+
+/**
+ * Renders a message template. Every placeholder must be provided: a message with a literal
+ * "{symbol}" left in it would be signed and sent, and fail on the server in a confusing way.
+ */
+export function renderTemplate(template: string, vars: Partial<Record<TemplateVariable, string>>): string {
+  return template.replace(/\{([^{}]*)\}/g, (_m, name: string) => {
+    const v = (vars as Record<string, string | undefined>)[name];
+    if (v === undefined) throw new Error(`message template uses {${name}} but no value is available for it`);
+    return v;
+  });
+}

@@ -1,0 +1,196 @@
+// The shapes every part of autoclaim agrees on. The config loader turns YAML into these (amounts
+// already in lamports, durations in milliseconds); everything downstream consumes only these.
+import type { Lamports } from './api/amount.js';
+
+export type { Lamports } from './api/amount.js';
+
+/** Every edge that tells time is passed in, so tests can move the clock. */
+export interface Clock {
+  /** Wall-clock Unix milliseconds (what goes in `x-svc-ts`, what a human reads). */
+  now(): number;
+  /** Monotonic milliseconds since an arbitrary origin; never steps back. */
+  monotonic(): number;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  monotonic: () => performance.now(),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Configuration, resolved
+
+export type SignedOp = 'claim' | 'deposit' | 'mint';
+export type SignatureEncoding = 'base58' | 'base64' | 'hex';
+
+export interface EndpointConfig {
+  method: 'POST' | 'PUT';
+  /** Relative to api.base_url, e.g. "/rewards/claim". */
+  path: string;
+  /** Message template, e.g. "{wallet}|{symbol}|{amount}|{ts}". */
+  message: string;
+}
+
+export interface ApiConfig {
+  /** Ends in the version prefix, e.g. http://127.0.0.1:8787/v1; "sandbox" starts the simulator in-process. */
+  baseUrl: string;
+  headerPrefix: string; // default "x-svc"
+  timeoutMs: number; // headers and body timeout
+  connectTimeoutMs: number;
+  maxResponseBytes: number;
+  connections: number;
+  rateLimit: { perMinute: number; burst: number };
+  endpoints: Record<SignedOp, EndpointConfig>;
+  signatureEncoding: SignatureEncoding;
+  apiKeyFile: string | undefined;
+  /** Send the bearer on GETs too when an API key is set (default true). */
+  authReads: boolean;
+  /** How many times a GET is tried in all (1 = no retry). */
+  readAttempts: number;
+}
+
+export type KeySource = { file: string } | { env: string } | { credential: string };
+
+export interface WalletConfig {
+  name: string;
+  address: string;
+  key: KeySource;
+  /** Names of the rules that apply to this wallet (all rules when the YAML omits the list). */
+  rules: string[];
+}
+
+export type CmpOp = 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'ne';
+export type AmountField = 'pending_sol' | 'lifetime_sol';
+
+export type Condition =
+  | { field: AmountField; op: CmpOp; value: Lamports }
+  | { field: AmountField; op: 'in'; value: Lamports[] }
+  | { field: 'rank'; op: CmpOp; value: number }
+  | { field: 'rank'; op: 'in'; value: number[] }
+  | { field: 'tier'; op: 'eq' | 'ne'; value: string }
+  | { field: 'tier'; op: 'in'; value: string[] };
+
+/** How much a deposit or mint moves. Percent and "all" are of what this plan's claim claimed. */
+export type AmountSpec =
+  | { kind: 'fixed'; lamports: Lamports }
+  /** Parts per million of the claimed lamports ("12.5%" = 125000), rounded down to the lamport. */
+  | { kind: 'percent'; ppm: number }
+  | { kind: 'all' };
+
+export type StepSpec = { kind: 'claim' } | { kind: 'deposit' | 'mint'; symbol: string; amount: AmountSpec };
+
+export interface RuleLimits {
+  oncePerEpoch: boolean;
+  cooldownMs: number | undefined;
+  /** Plans of this rule for this wallet in any rolling 24 hours. */
+  maxPlansPerDay: number | undefined;
+  /** Lamports claimed by this rule for this wallet in any rolling 24 hours. */
+  maxLamportsPerDay: Lamports | undefined;
+}
+
+export interface Rule {
+  name: string;
+  when: Condition[];
+  do: StepSpec[];
+  limits: RuleLimits;
+}
+
+export interface SafetyConfig {
+  /** A step moving more than this is refused and logged. */
+  maxLamportsPerAction: Lamports;
+}
+
+export interface AppConfig {
+  /** The file it came from (absolute), for messages. */
+  file: string;
+  api: ApiConfig;
+  state: { path: string };
+  schedule: { poll: string; jitterMs: number };
+  wallets: WalletConfig[];
+  rules: Rule[];
+  safety: SafetyConfig;
+  sandbox: SandboxOptionsConfig;
+  metrics: { listen: string | undefined };
+  log: { level: string };
+}
+
+/** Options for the in-process simulator when api.base_url is "sandbox". */
+export interface SandboxOptionsConfig {
+  epochMs: number;
+  /** Lamports each demo wallet accrues per second. */
+  accrualLamportsPerSec: Lamports;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the API tells us, parsed at the edge
+
+export interface VaultBreakdown {
+  vault: string;
+  volume: string | null; // decimal text as sent; not used for decisions
+  score: string | null;
+}
+
+export interface WalletSummary {
+  address: string;
+  /** "YYYY-MM-DD" */
+  epoch: string;
+  pendingLamports: Lamports;
+  lifetimeLamports: Lamports | null;
+  rank: number | null;
+  tier: string | null;
+  breakdown: VaultBreakdown[];
+  /** The response as parsed (numbers kept as their exact text), stored for the record. */
+  raw: unknown;
+}
+
+export interface LeaderboardEntry {
+  rank: number;
+  address: string;
+  score: string | null;
+  totalRewardsLamports: Lamports | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans and steps (SPEC §2)
+
+export type StepState = 'planned' | 'sending' | 'acknowledged' | 'rejected' | 'unknown' | 'skipped';
+export type PlanStatus = 'open' | 'done' | 'failed' | 'blocked' | 'dry';
+
+/** What the rules engine returns: a plan to be recorded before anything is signed. */
+export interface PlanDraft {
+  wallet: string; // wallet name
+  address: string;
+  rule: string;
+  epoch: string;
+  /**
+   * Slot within (wallet, rule, epoch): always 0 with once_per_epoch; otherwise the count of
+   * earlier plans in this epoch. UNIQUE(wallet, rule, epoch, seq, dry) makes a second plan for the same
+   * decision impossible even if two decisions race.
+   */
+  seq: number;
+  steps: StepSpec[];
+  /** What this plan expects to claim (the pending amount at decision time). */
+  estimateLamports: Lamports;
+}
+
+/** A recorded plan, as the rules engine needs it for limits. */
+export interface PlanHistoryEntry {
+  rule: string;
+  epoch: string;
+  seq: number;
+  createdAt: number; // wall ms
+  dry: boolean;
+  status: PlanStatus;
+  /** Lamports claimed (acknowledged) or, while open, estimated. */
+  lamports: Lamports;
+}
+
+/** Why a rule fired or did not; becomes a rule.fired / rule.skipped log event. */
+export interface Decision {
+  rule: string;
+  fired: boolean;
+  /** Machine-readable: "condition", "once_per_epoch", "cooldown", "max_plans_per_day", "max_sol_per_day", "max_sol_per_action", "fired". */
+  reason: string;
+  /** Human-readable, e.g. "pending_sol 0.4 < gte 0.5". */
+  detail: string;
+}

@@ -1,0 +1,47 @@
+// pino JSON lines on stdout (SPEC §5); human-readable when stdout is a terminal. Every line passes
+// through the Redactor on its way out, so no code path can log a registered secret.
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { Redactor } from './redact.js';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+  level?: string;
+  redactor: Redactor;
+  /** Where lines go; default stdout. Tests pass a capturing stream. */
+  destination?: DestinationStream;
+  /** Pretty-print for humans; default: when stdout is a TTY and no destination is given. */
+  pretty?: boolean;
+}
+
+export function createLogger(opts: LoggerOptions): Logger {
+  const pretty = opts.pretty ?? (opts.destination === undefined && process.stdout.isTTY === true);
+  const redactor = opts.redactor;
+  const base = {
+    level: opts.level ?? 'info',
+    base: undefined, // no pid/hostname noise: journald and Docker already record both
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+    // bigint lamports must never crash a log call
+    serializers: { err: pino.stdSerializers.err },
+    hooks: { streamWrite: (line: string) => redactor.redact(line) },
+  };
+  if (pretty) {
+    const transport = pino.transport({
+      target: 'pino-pretty',
+      options: { colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', messageKey: 'msg' },
+    }) as DestinationStream;
+    return pino(base, transport);
+  }
+  return pino(base, opts.destination ?? pino.destination({ dest: 1, sync: true }));
+}
+
+/** A logger that writes nothing, for code paths (and tests) that need one but have nowhere to log. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
+
+/** JSON.stringify that writes bigints as decimal strings (lamports in logs and in the database). */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
