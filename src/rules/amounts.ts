@@ -1,0 +1,85 @@
+// How much each step of a plan moves, and whether safety allows it. The worker calls these again
+// at execution time with what the claim actually returned; decide calls them with the estimate.
+import type { Lamports } from '../api/amount.js';
+import type { AmountSpec, SafetyConfig, StepSpec } from '../domain.js';
+import { AutoclaimError } from '../errors.js';
+import { describeStep, sol } from './format.js';
+
+const PPM = 1_000_000n;
+
+/**
+ * Lamports a deposit/mint moves. percent: floor(claimed * ppm / 1e6) — rounding down means a
+ * percentage can never ask for a lamport that was not claimed; all: the claimed amount; fixed:
+ * the amount. percent/all with no claim to take it from throw: guessing here would move money.
+ */
+export function resolveStepAmount(spec: AmountSpec, claimedLamports: Lamports | undefined): Lamports {
+  if (spec.kind === 'fixed') return spec.lamports;
+  if (claimedLamports === undefined) {
+    throw new AutoclaimError('AMOUNT_NEEDS_CLAIM', `amount "${spec.kind === 'all' ? 'all' : 'N%'}" needs a claim earlier in the plan`);
+  }
+  if (claimedLamports < 0n) throw new AutoclaimError('AMOUNT_INVALID', `claimed amount is negative (${claimedLamports} lamports)`);
+  if (spec.kind === 'all') return claimedLamports;
+  if (!Number.isSafeInteger(spec.ppm) || spec.ppm < 0) {
+    throw new AutoclaimError('AMOUNT_INVALID', `percent must be a non-negative whole number of ppm, got ${spec.ppm}`);
+  }
+  return (claimedLamports * BigInt(spec.ppm)) / PPM;
+}
+
+export interface ActionLimitCheck {
+  ok: boolean;
+  detail: string;
+}
+
+/** safety.max_sol_per_action: a step moving strictly more than the limit is refused. */
+export function checkActionLimit(lamports: Lamports, safety: SafetyConfig): ActionLimitCheck {
+  const limit = safety.maxLamportsPerAction;
+  return lamports > limit
+    ? { ok: false, detail: `${sol(lamports)} SOL exceeds max_sol_per_action ${sol(limit)}` }
+    : { ok: true, detail: `${sol(lamports)} SOL is within max_sol_per_action ${sol(limit)}` };
+}
+
+/**
+ * Why a list of steps cannot be executed as written, or undefined when it can. The config loader
+ * should refuse such rules up front; decide refuses them too rather than trust that it did.
+ */
+export function planStepProblem(steps: readonly StepSpec[]): string | undefined {
+  if (steps.length === 0) return 'the rule has no steps';
+  let claimed = false;
+  for (const step of steps) {
+    if (step.kind === 'claim') {
+      // A second claim would find pending already emptied by the first.
+      if (claimed) return 'the rule claims more than once';
+      claimed = true;
+    } else if (step.amount.kind !== 'fixed' && !claimed) {
+      return `${describeStep(step)} takes its amount from a claim, but no claim comes before it`;
+    }
+  }
+  return undefined;
+}
+
+/** What a plan expects to move: pending when it claims, else the sum of its fixed amounts. */
+export function estimatePlanLamports(steps: readonly StepSpec[], pendingLamports: Lamports): Lamports {
+  if (steps.some((s) => s.kind === 'claim')) return pendingLamports;
+  let sum = 0n;
+  for (const s of steps) if (s.kind !== 'claim' && s.amount.kind === 'fixed') sum += s.amount.lamports;
+  return sum;
+}
+
+/**
+ * The first step that safety refuses, judged with pending as the claim estimate, or undefined.
+ * Call only with steps that pass planStepProblem.
+ */
+export function firstOverActionLimit(
+  steps: readonly StepSpec[],
+  pendingLamports: Lamports,
+  safety: SafetyConfig,
+): string | undefined {
+  let claimed: Lamports | undefined;
+  for (const step of steps) {
+    const lamports = step.kind === 'claim' ? pendingLamports : resolveStepAmount(step.amount, claimed);
+    if (step.kind === 'claim') claimed = pendingLamports;
+    const check = checkActionLimit(lamports, safety);
+    if (!check.ok) return `${describeStep(step)}: ${check.detail}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,93 @@
+// The per-rule limits, judged against the plans already recorded for this wallet and rule.
+import type { Lamports } from '../api/amount.js';
+import type { PlanHistoryEntry, RuleLimits } from '../domain.js';
+import { formatDuration, sol } from './format.js';
+
+export const DAY_MS = 86_400_000;
+
+export type LimitReason = 'once_per_epoch' | 'cooldown' | 'max_plans_per_day' | 'max_sol_per_day';
+
+export interface LimitBreach {
+  reason: LimitReason;
+  detail: string;
+}
+
+export interface LimitInput {
+  limits: RuleLimits;
+  /** Plans of this rule for this wallet, already filtered to the same dry-ness. */
+  plans: readonly PlanHistoryEntry[];
+  epoch: string;
+  now: number;
+  estimateLamports: Lamports;
+}
+
+/**
+ * In the rolling day: createdAt in (now - 24h, now], and also anything dated after now — a plan
+ * from "the future" means the clock stepped back, and leaving it out would let a rule fire again.
+ */
+export function inLastDay(p: PlanHistoryEntry, now: number): boolean {
+  return p.createdAt > now - DAY_MS;
+}
+
+function cmp<T extends number | bigint | string>(a: T, b: T): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function byPlanOrder(a: PlanHistoryEntry, b: PlanHistoryEntry): number {
+  return cmp(a.seq, b.seq) || cmp(a.createdAt, b.createdAt) || cmp(a.status, b.status) || cmp(a.lamports, b.lamports);
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The first limit that stops this plan, in the documented order, or undefined. */
+export function firstLimitBreach(input: LimitInput): LimitBreach | undefined {
+  const { limits, plans, epoch, now, estimateLamports } = input;
+
+  if (limits.oncePerEpoch) {
+    // The lowest seq names it, so the detail does not depend on the order history came in.
+    const existing = plans.filter((p) => p.epoch === epoch).sort(byPlanOrder)[0];
+    if (existing) {
+      return {
+        reason: 'once_per_epoch',
+        detail: `once_per_epoch: already planned in epoch ${epoch} (seq ${existing.seq}, ${existing.status})`,
+      };
+    }
+  }
+
+  if (limits.cooldownMs !== undefined && plans.length > 0) {
+    const last = plans.reduce((max, p) => Math.max(max, p.createdAt), -Infinity);
+    const endsAt = last + limits.cooldownMs;
+    if (now < endsAt) {
+      const skew = last > now ? `; the last plan is dated ${formatDuration(last - now)} in the future (clock stepped back?)` : '';
+      return {
+        reason: 'cooldown',
+        detail: `cooldown ${formatDuration(limits.cooldownMs)} ends in ${formatDuration(endsAt - now)}${skew}`,
+      };
+    }
+  }
+
+  if (limits.maxPlansPerDay !== undefined || limits.maxLamportsPerDay !== undefined) {
+    const day = plans.filter((p) => inLastDay(p, now));
+    if (limits.maxPlansPerDay !== undefined && day.length >= limits.maxPlansPerDay) {
+      return {
+        reason: 'max_plans_per_day',
+        detail: `max_plans_per_day ${limits.maxPlansPerDay}: ${plural(day.length, 'plan', 'plans')} in the last 24h`,
+      };
+    }
+    if (limits.maxLamportsPerDay !== undefined) {
+      const spent = day.reduce((sum, p) => sum + p.lamports, 0n);
+      const total = spent + estimateLamports;
+      if (total > limits.maxLamportsPerDay) {
+        return {
+          reason: 'max_sol_per_day',
+          detail:
+            `max_sol_per_day ${sol(limits.maxLamportsPerDay)}: ${sol(spent)} SOL in the last 24h ` +
+            `+ ${sol(estimateLamports)} SOL now = ${sol(total)} SOL`,
+        };
+      }
+    }
+  }
+  return undefined;
+}
