@@ -1,0 +1,120 @@
+// Codecs between store shapes and SQLite columns. Lamports are bigint outside and decimal TEXT
+// inside (see migrations.ts); JSON columns are checked on the way out, because a row that does not
+// decode must stop the daemon rather than steer it.
+import { MAX_LAMPORTS, type Lamports } from '../api/amount.js';
+import type { AmountSpec } from '../domain.js';
+import { StateError } from '../errors.js';
+import { toJson } from '../log/logger.js';
+import type { ClaimBaseline, StoredRequest } from './rows.js';
+
+export function lamportsText(v: Lamports, what: string): string {
+  if (v < 0n || v > MAX_LAMPORTS) throw new StateError('STATE_INVALID', `${what}: ${v} lamports is out of range`);
+  return v.toString();
+}
+
+export function lamportsTextOrNull(v: Lamports | null | undefined, what: string): string | null {
+  return v === null || v === undefined ? null : lamportsText(v, what);
+}
+
+export function lamportsOrNull(text: string | null): Lamports | null {
+  return text === null ? null : BigInt(text);
+}
+
+function corrupt(where: string, what: string): StateError {
+  return new StateError('STATE_CORRUPT', `${where}: stored ${what} does not decode`);
+}
+
+function parseObject(text: string, where: string, what: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw corrupt(where, what);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw corrupt(where, what);
+  return v as Record<string, unknown>;
+}
+
+export function encodeAmountSpec(spec: AmountSpec): string {
+  switch (spec.kind) {
+    case 'fixed':
+      return JSON.stringify({ kind: 'fixed', lamports: lamportsText(spec.lamports, 'fixed amount') });
+    case 'percent':
+      return JSON.stringify({ kind: 'percent', ppm: spec.ppm });
+    case 'all':
+      return JSON.stringify({ kind: 'all' });
+  }
+}
+
+export function decodeAmountSpec(text: string, stepId: number): AmountSpec {
+  const where = `step ${stepId}`;
+  const o = parseObject(text, where, 'amount');
+  if (o.kind === 'all') return { kind: 'all' };
+  if (o.kind === 'percent' && typeof o.ppm === 'number' && Number.isInteger(o.ppm)) return { kind: 'percent', ppm: o.ppm };
+  if (o.kind === 'fixed' && typeof o.lamports === 'string' && /^[0-9]+$/.test(o.lamports)) {
+    return { kind: 'fixed', lamports: BigInt(o.lamports) };
+  }
+  throw corrupt(where, 'amount');
+}
+
+/** Serializes a request for the record, refusing one that carries a credential. */
+export function encodeRequest(req: StoredRequest, stepId: number): string {
+  const found = findCredential(req, 'request');
+  if (found !== undefined) {
+    // Name the place, never the value.
+    throw new StateError('STATE_SECRET', `step ${stepId}: refusing to store a request carrying a credential at ${found}`);
+  }
+  return toJson(req);
+}
+
+export function decodeRequest(text: string, where: string): StoredRequest {
+  const o = parseObject(text, where, 'request');
+  const { method, url, ts, message, body, headers, before } = o;
+  if (typeof method !== 'string' || typeof url !== 'string' || typeof ts !== 'number') throw corrupt(where, 'request');
+  if (typeof message !== 'string' || typeof body !== 'string') throw corrupt(where, 'request');
+  const req: StoredRequest = { method, url, ts, message, body };
+  if (headers !== undefined) req.headers = decodeHeaders(headers, where);
+  if (before !== undefined) req.before = decodeBaseline(before, where);
+  return req;
+}
+
+function decodeHeaders(v: unknown, where: string): Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw corrupt(where, 'request headers');
+  const out: Record<string, string> = {};
+  for (const [k, h] of Object.entries(v)) {
+    if (typeof h !== 'string') throw corrupt(where, 'request headers');
+    out[k] = h;
+  }
+  return out;
+}
+
+const DIGITS = /^[0-9]+$/;
+
+function decodeBaseline(v: unknown, where: string): ClaimBaseline {
+  if (typeof v !== 'object' || v === null) throw corrupt(where, 'claim baseline');
+  const { epoch, pendingLamports, lifetimeLamports } = v as Record<string, unknown>;
+  const okLifetime = lifetimeLamports === null || (typeof lifetimeLamports === 'string' && DIGITS.test(lifetimeLamports));
+  if (typeof epoch !== 'string' || typeof pendingLamports !== 'string' || !DIGITS.test(pendingLamports) || !okLifetime) {
+    throw corrupt(where, 'claim baseline');
+  }
+  return { epoch, pendingLamports, lifetimeLamports };
+}
+
+const CREDENTIAL_KEY = /^(proxy-)?authorization$/i;
+const BEARER_VALUE = /^\s*bearer\s/i;
+// A body passed as JSON text is a string to the walk above; look inside it for the key too.
+const CREDENTIAL_IN_TEXT = /"(proxy-)?authorization"\s*:/i;
+
+/** The path of the first Authorization key or bearer-token value anywhere inside `v`. */
+export function findCredential(v: unknown, path: string, seen = new Set<object>()): string | undefined {
+  if (typeof v === 'string') return BEARER_VALUE.test(v) || CREDENTIAL_IN_TEXT.test(v) ? path : undefined;
+  if (typeof v !== 'object' || v === null || seen.has(v)) return undefined;
+  seen.add(v);
+  for (const [k, child] of Object.entries(v)) {
+    const at = Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`;
+    if (CREDENTIAL_KEY.test(k)) return at;
+    const inner = findCredential(child, at, seen);
+    if (inner !== undefined) return inner;
+  }
+  return undefined;
+}

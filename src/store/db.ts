@@ -1,0 +1,130 @@
+// Opening the state database: files and modes, pragmas, migrations, and the mapping of every
+// SQLite failure to a StateError, so callers fail closed on one error type.
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { AutoclaimError, StateError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { ensureFile, FILE_MODE } from './files.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+
+export type Db = Database.Database;
+
+export interface OpenDbOptions {
+  logger: Logger;
+  readonly: boolean;
+  busyTimeoutMs: number;
+}
+
+/** SQLite error codes that mean the file is not a usable database at all. */
+const CORRUPT_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
+
+function sqliteCode(err: unknown): string | undefined {
+  return err instanceof Database.SqliteError ? err.code : undefined;
+}
+
+/** Wraps anything that is not already one of ours as STATE_IO, keeping the cause. */
+export function toStateError(err: unknown, what: string, file: string): AutoclaimError {
+  if (err instanceof AutoclaimError) return err;
+  const code = sqliteCode(err);
+  const detail = err instanceof Error ? err.message : String(err);
+  if (code !== undefined && (CORRUPT_CODES.has(code) || code.startsWith('SQLITE_CORRUPT'))) {
+    return new StateError('STATE_CORRUPT', `state database ${file} is not a SQLite database or is corrupt (${detail})`, {
+      cause: err,
+    });
+  }
+  return new StateError('STATE_IO', `state database ${file}: ${what} failed: ${detail}`, { cause: err });
+}
+
+export function openDatabase(file: string, opts: OpenDbOptions): Db {
+  if (opts.readonly) {
+    if (!fs.existsSync(file)) {
+      throw new StateError('STATE_MISSING', `no state database at ${file} (has autoclaim run with this state path?)`);
+    }
+  } else {
+    prepareWritableFile(file, opts.logger);
+  }
+
+  let db: Db | undefined;
+  try {
+    db = new Database(file, { readonly: opts.readonly, fileMustExist: true, timeout: opts.busyTimeoutMs });
+    configure(db, opts);
+    migrate(db, file, opts);
+    return db;
+  } catch (err) {
+    db?.close();
+    throw toStateError(err, 'open', file);
+  }
+}
+
+function prepareWritableFile(file: string, logger: Logger): void {
+  if (ensureFile(file)) return;
+  const st = fs.statSync(file);
+  if (!st.isFile()) throw new StateError('STATE_IO', `state path ${file} is not a regular file`);
+  // Root writes through any mode, so SQLite alone would not notice; the owner's write bit says
+  // whether whoever set up this file meant it to be written.
+  const mode = st.mode & 0o777;
+  if ((mode & 0o200) === 0 || !writable(file)) {
+    throw new StateError(
+      'STATE_READONLY',
+      `state database ${file} is read-only (mode 0${mode.toString(8)}); autoclaim must be able to write it`,
+    );
+  }
+  if ((mode & 0o077) !== 0) {
+    logger.warn(
+      { event: 'state.permissions', file, mode: `0${mode.toString(8)}`, expected: `0${FILE_MODE.toString(8)}` },
+      'state database is readable by group or others',
+    );
+  }
+}
+
+function writable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function configure(db: Db, opts: OpenDbOptions): void {
+  db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(opts.busyTimeoutMs))}`);
+  db.pragma('foreign_keys = ON');
+  db.pragma('synchronous = FULL');
+  if (opts.readonly) return;
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal') throw new StateError('STATE_IO', `could not switch the state database to WAL (got ${String(mode)})`);
+}
+
+function userVersion(db: Db): number {
+  return Number(db.pragma('user_version', { simple: true }));
+}
+
+function migrate(db: Db, file: string, opts: OpenDbOptions): void {
+  const from = userVersion(db);
+  if (from > SCHEMA_VERSION) {
+    throw new StateError(
+      'STATE_TOO_NEW',
+      `state database ${file} has schema version ${from}, newer than this autoclaim knows (${SCHEMA_VERSION}); ` +
+        'run a newer autoclaim or restore an older state file',
+    );
+  }
+  if (from === SCHEMA_VERSION) return;
+  if (opts.readonly) {
+    throw new StateError(
+      'STATE_TOO_OLD',
+      `state database ${file} has schema version ${from}; start the daemon once to migrate it to ${SCHEMA_VERSION}`,
+    );
+  }
+  for (let v = from; v < SCHEMA_VERSION; v++) {
+    const sql = MIGRATIONS[v];
+    if (sql === undefined) break;
+    // user_version lives in the file header, so it commits or rolls back with the migration.
+    db.transaction(() => {
+      // Another process (a CLI command beside the daemon) may have migrated since we looked.
+      if (userVersion(db) !== v) return;
+      db.exec(sql);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+  opts.logger.info({ event: 'state.migrated', file, from, to: SCHEMA_VERSION }, 'state database migrated');
+}

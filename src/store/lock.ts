@@ -1,0 +1,98 @@
+// One daemon per state file (SPEC §2). The lock is an exclusive SQLite file lock held on
+// `<db>.lock` for the life of a connection opened with locking_mode=EXCLUSIVE: the kernel drops it
+// when the process dies, even by SIGKILL, so there is never a stale lock to break by hand. The
+// holder is described in `<db>.lock.json`, because the loser cannot read a file locked against it.
+// The state database itself is not locked: `status` and `actions` open it beside a running daemon.
+import fs from 'node:fs';
+import os from 'node:os';
+import Database from 'better-sqlite3';
+import { StateError } from '../errors.js';
+import { ensureFile, writeFileAtomic } from './files.js';
+
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** ISO time the lock was taken. */
+  startedAt: string;
+  db: string;
+}
+
+export interface Lock {
+  /** The lock file (`<db>.lock`). */
+  readonly path: string;
+  readonly holder: LockHolder;
+  /** Gives the lock up; idempotent. Dying does the same. */
+  release(): void;
+}
+
+export function lockPaths(dbPath: string): { lock: string; info: string } {
+  return { lock: `${dbPath}.lock`, info: `${dbPath}.lock.json` };
+}
+
+export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): Lock {
+  const paths = lockPaths(dbPath);
+  const holder: LockHolder = {
+    pid: process.pid,
+    host: os.hostname(),
+    startedAt: new Date((opts.now ?? Date.now)()).toISOString(),
+    db: dbPath,
+  };
+  let conn: Database.Database | undefined;
+  try {
+    ensureFile(paths.lock);
+    // timeout 0: a held lock is an answer, not something to wait for.
+    conn = new Database(paths.lock, { timeout: 0 });
+    conn.pragma('locking_mode = EXCLUSIVE');
+    // The first write in exclusive locking mode takes the EXCLUSIVE lock and keeps it until close.
+    conn.exec('BEGIN EXCLUSIVE');
+    conn.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER, host TEXT, started_at TEXT)');
+    conn.exec('DELETE FROM holder');
+    conn.prepare('INSERT INTO holder (pid, host, started_at) VALUES (?, ?, ?)').run(holder.pid, holder.host, holder.startedAt);
+    conn.exec('COMMIT');
+    writeFileAtomic(paths.info, `${JSON.stringify(holder)}\n`);
+  } catch (err) {
+    conn?.close();
+    if (isBusy(err)) {
+      throw new StateError(
+        'STATE_LOCKED',
+        `state ${dbPath} is in use by another autoclaim (${describeHolder(paths.info)}); lock file ${paths.lock}`,
+        { cause: err },
+      );
+    }
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new StateError('STATE_IO', `could not take the lock ${paths.lock}: ${detail}`, { cause: err });
+  }
+
+  const held = conn;
+  let released = false;
+  return {
+    path: paths.lock,
+    holder,
+    release() {
+      if (released) return;
+      released = true;
+      // While we still hold the lock nobody else can have rewritten the sidecar: it is ours to remove.
+      fs.rmSync(paths.info, { force: true });
+      held.close();
+    },
+  };
+}
+
+function isBusy(err: unknown): boolean {
+  return err instanceof Database.SqliteError && (err.code.startsWith('SQLITE_BUSY') || err.code.startsWith('SQLITE_LOCKED'));
+}
+
+function describeHolder(infoPath: string): string {
+  let text: string;
+  try {
+    text = fs.readFileSync(infoPath, 'utf8');
+  } catch {
+    return 'holder unknown';
+  }
+  try {
+    const h = JSON.parse(text) as Partial<LockHolder>;
+    return `pid ${String(h.pid)} on ${String(h.host)}, started ${String(h.startedAt)}`;
+  } catch {
+    return 'holder unknown';
+  }
+}

@@ -1,0 +1,105 @@
+// Schema migrations, applied in order at open, each in its own transaction, tracked with
+// PRAGMA user_version (= how many of these have been applied). Never edit a released entry:
+// append a new one.
+//
+// Lamports are stored as TEXT holding the decimal integer (e.g. '18446744073709551615'). SQLite's
+// INTEGER is a signed 64-bit value and cannot hold u64::MAX lamports; TEXT loses nothing and reads
+// back with BigInt(). The CHECKs keep anything but plain digits out. Times are INTEGER Unix ms.
+//
+// Tables:
+//   wallet_state  the last poll of each wallet (by configured name) and the last good summary
+//   epochs_seen   every (wallet, epoch) ever observed, to tell when a new epoch starts
+//   plans         one row per rule firing; UNIQUE(wallet, rule, epoch, seq, dry) is the
+//                 exactly-once key of SPEC §2
+//   steps         the actions of a plan; `state` walks planned → sending → acknowledged |
+//                 rejected | unknown (or skipped). `request` is the JSON of what was signed and
+//                 sent, never the Authorization header; for a claim it also holds the summary it
+//                 was sent against (`before`), so an unknown claim can be reconciled after a restart.
+//   attempts      an audit row for every send of a step, with its outcome
+
+const LAMPORTS = (col: string): string => `(${col} IS NULL OR (${col} <> '' AND ${col} NOT GLOB '*[^0-9]*'))`;
+
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE wallet_state (
+    wallet            TEXT    PRIMARY KEY,
+    address           TEXT    NOT NULL,
+    last_poll_at      INTEGER NOT NULL,
+    last_ok_at        INTEGER,
+    last_error        TEXT,
+    epoch             TEXT,
+    pending_lamports  TEXT    CHECK ${LAMPORTS('pending_lamports')},
+    lifetime_lamports TEXT    CHECK ${LAMPORTS('lifetime_lamports')},
+    rank              INTEGER,
+    tier              TEXT,
+    summary_raw       TEXT,
+    updated_at        INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE epochs_seen (
+    wallet        TEXT    NOT NULL,
+    epoch         TEXT    NOT NULL,
+    first_seen_at INTEGER NOT NULL,
+    PRIMARY KEY (wallet, epoch)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE plans (
+    id                INTEGER PRIMARY KEY,
+    wallet            TEXT    NOT NULL,
+    address           TEXT    NOT NULL,
+    rule              TEXT    NOT NULL,
+    epoch             TEXT    NOT NULL,
+    seq               INTEGER NOT NULL CHECK (seq >= 0),
+    dry               INTEGER NOT NULL CHECK (dry IN (0, 1)),
+    status            TEXT    NOT NULL CHECK (status IN ('open', 'done', 'failed', 'blocked', 'dry')),
+    estimate_lamports TEXT    NOT NULL CHECK ${LAMPORTS('estimate_lamports')},
+    claimed_lamports  TEXT    CHECK ${LAMPORTS('claimed_lamports')},
+    reason            TEXT    NOT NULL,
+    created_at        INTEGER NOT NULL,
+    updated_at        INTEGER NOT NULL,
+    UNIQUE (wallet, rule, epoch, seq, dry)
+  ) STRICT;
+  CREATE INDEX plans_by_wallet_time ON plans (wallet, created_at);
+  CREATE INDEX plans_by_status ON plans (status);
+
+  CREATE TABLE steps (
+    id              INTEGER PRIMARY KEY,
+    plan_id         INTEGER NOT NULL REFERENCES plans (id),
+    idx             INTEGER NOT NULL CHECK (idx >= 0),
+    kind            TEXT    NOT NULL CHECK (kind IN ('claim', 'deposit', 'mint')),
+    symbol          TEXT,
+    amount_spec     TEXT,
+    amount_lamports TEXT    CHECK ${LAMPORTS('amount_lamports')},
+    state           TEXT    NOT NULL
+                    CHECK (state IN ('planned', 'sending', 'acknowledged', 'rejected', 'unknown', 'skipped')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    request         TEXT,
+    response_status INTEGER,
+    response_raw    TEXT,
+    error           TEXT,
+    resolution      TEXT,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL,
+    UNIQUE (plan_id, idx),
+    CHECK ((kind = 'claim') = (symbol IS NULL)),
+    CHECK ((kind = 'claim') = (amount_spec IS NULL))
+  ) STRICT;
+  CREATE INDEX steps_by_state ON steps (state);
+
+  CREATE TABLE attempts (
+    id          INTEGER PRIMARY KEY,
+    step_id     INTEGER NOT NULL REFERENCES steps (id),
+    n           INTEGER NOT NULL,
+    request     TEXT,
+    started_at  INTEGER NOT NULL,
+    finished_at INTEGER,
+    outcome     TEXT    CHECK (outcome IS NULL OR outcome IN ('acknowledged', 'rejected', 'unknown', 'not_sent')),
+    status      INTEGER,
+    error       TEXT,
+    UNIQUE (step_id, n)
+  ) STRICT;
+  `,
+];
+
+/** The user_version a fully migrated database has. */
+export const SCHEMA_VERSION = MIGRATIONS.length;

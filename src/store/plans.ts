@@ -1,0 +1,207 @@
+// plans and the step rows they own: recording a plan before anything is signed (SPEC §2), reading
+// plans back, and deriving a plan's status from its steps. Step transitions live in steps.ts.
+import type { Lamports } from '../api/amount.js';
+import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepSpec, StepState } from '../domain.js';
+import { StateError } from '../errors.js';
+import { encodeAmountSpec, lamportsText } from './codecs.js';
+import type { Db } from './db.js';
+import { planFromRaw, stepFromRaw, type PlanRow, type PlanWithSteps, type RawPlan, type RawStep } from './rows.js';
+
+export interface InsertPlanOptions {
+  dry: boolean;
+  now: number;
+  /** Why the rule fired, kept with the plan. */
+  reason: string;
+}
+
+export interface ListPlansQuery {
+  /** Only plans having at least one step in this state. */
+  state?: StepState;
+  wallet?: string;
+  /** Most recent first; default 100. */
+  limit?: number;
+}
+
+interface RawHistory {
+  rule: string;
+  epoch: string;
+  seq: number;
+  created_at: number;
+  dry: number;
+  status: PlanStatus;
+  estimate_lamports: string;
+  claimed_lamports: string | null;
+}
+
+const DEFAULT_LIST_LIMIT = 100;
+
+/** all acknowledged/skipped → done; any unknown → blocked; any rejected → failed; else open. */
+export function deriveStatus(states: readonly StepState[]): Exclude<PlanStatus, 'dry'> {
+  if (states.includes('unknown')) return 'blocked';
+  if (states.includes('rejected')) return 'failed';
+  if (states.every((s) => s === 'acknowledged' || s === 'skipped')) return 'done';
+  return 'open';
+}
+
+export class PlanRepo {
+  private readonly insertPlanStmt;
+  private readonly insertStepStmt;
+  private readonly selectPlan;
+  private readonly selectSteps;
+  private readonly selectOpen;
+  private readonly selectActive;
+  private readonly selectList;
+  private readonly selectHistory;
+  private readonly selectStates;
+  private readonly updateStatus;
+  private readonly updateClaimed;
+  private readonly skipPlanned;
+  private readonly insertTx;
+
+  constructor(db: Db) {
+    this.insertPlanStmt = db.prepare<Record<string, unknown>, RawPlan>(`
+      INSERT INTO plans (wallet, address, rule, epoch, seq, dry, status, estimate_lamports, reason, created_at, updated_at)
+      VALUES (@wallet, @address, @rule, @epoch, @seq, @dry, @status, @estimate, @reason, @now, @now)
+      ON CONFLICT (wallet, rule, epoch, seq, dry) DO NOTHING
+      RETURNING *`);
+    this.insertStepStmt = db.prepare<Record<string, unknown>>(`
+      INSERT INTO steps (plan_id, idx, kind, symbol, amount_spec, amount_lamports, state, resolution, created_at, updated_at)
+      VALUES (@planId, @idx, @kind, @symbol, @spec, @lamports, @state, @resolution, @now, @now)`);
+    this.selectPlan = db.prepare<[number], RawPlan>('SELECT * FROM plans WHERE id = ?');
+    this.selectSteps = db.prepare<[number], RawStep>('SELECT * FROM steps WHERE plan_id = ? ORDER BY idx');
+    this.selectOpen = db.prepare<{ wallet: string | null }, RawPlan>(
+      "SELECT * FROM plans WHERE status = 'open' AND dry = 0 AND (@wallet IS NULL OR wallet = @wallet) ORDER BY id",
+    );
+    this.selectActive = db.prepare<[string], RawPlan>(
+      "SELECT * FROM plans WHERE status IN ('open', 'blocked') AND dry = 0 AND wallet = ? ORDER BY id",
+    );
+    this.selectList = db.prepare<Record<string, unknown>, RawPlan>(`
+      SELECT * FROM plans p
+      WHERE (@wallet IS NULL OR p.wallet = @wallet)
+        AND (@state IS NULL OR EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = p.id AND s.state = @state))
+      ORDER BY p.id DESC
+      LIMIT @limit`);
+    this.selectHistory = db.prepare<Record<string, unknown>, RawHistory>(`
+      SELECT rule, epoch, seq, created_at, dry, status, estimate_lamports, claimed_lamports FROM plans
+      WHERE wallet = @wallet AND (created_at >= @since OR epoch = @epoch)
+      ORDER BY id`);
+    this.selectStates = db.prepare<[number], { state: StepState }>('SELECT state FROM steps WHERE plan_id = ?');
+    this.updateStatus = db.prepare<[PlanStatus, number, number, PlanStatus]>(
+      'UPDATE plans SET status = ?, updated_at = ? WHERE id = ? AND status <> ?',
+    );
+    this.updateClaimed = db.prepare<[string, number, number]>(
+      'UPDATE plans SET claimed_lamports = ?, updated_at = ? WHERE id = ?',
+    );
+    this.skipPlanned = db.prepare<[string, number, number]>(
+      "UPDATE steps SET state = 'skipped', resolution = ?, updated_at = ? WHERE plan_id = ? AND state = 'planned'",
+    );
+    this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
+  }
+
+  /** Records a plan and all its steps at once; undefined when this (wallet, rule, epoch, seq, dry) exists. */
+  insert(draft: PlanDraft, opts: InsertPlanOptions): PlanWithSteps | undefined {
+    if (draft.steps.length === 0) throw new StateError('STATE_INVALID', `plan for rule ${draft.rule} has no steps`);
+    return this.insertTx.immediate(draft, opts);
+  }
+
+  private insertInTx(draft: PlanDraft, opts: InsertPlanOptions): PlanWithSteps | undefined {
+    const plan = this.insertPlanStmt.get({
+      wallet: draft.wallet,
+      address: draft.address,
+      rule: draft.rule,
+      epoch: draft.epoch,
+      seq: draft.seq,
+      dry: opts.dry ? 1 : 0,
+      status: opts.dry ? 'dry' : 'open',
+      estimate: lamportsText(draft.estimateLamports, 'estimate'),
+      reason: opts.reason,
+      now: opts.now,
+    });
+    if (plan === undefined) return undefined;
+    draft.steps.forEach((spec, idx) => {
+      this.insertStepStmt.run({
+        planId: plan.id,
+        idx,
+        ...stepColumns(spec),
+        state: opts.dry ? 'skipped' : 'planned',
+        resolution: opts.dry ? 'dry run' : null,
+        now: opts.now,
+      });
+    });
+    return this.get(plan.id);
+  }
+
+  get(id: number): PlanWithSteps | undefined {
+    const r = this.selectPlan.get(id);
+    return r === undefined ? undefined : this.withSteps(r);
+  }
+
+  /** Plans still to be worked on (not dry), oldest first. */
+  open(wallet?: string): PlanWithSteps[] {
+    return this.selectOpen.all({ wallet: wallet ?? null }).map((r) => this.withSteps(r));
+  }
+
+  /** Plans of `wallet` with work left: open, or blocked on an unknown step. */
+  active(wallet: string): PlanWithSteps[] {
+    return this.selectActive.all(wallet).map((r) => this.withSteps(r));
+  }
+
+  list(q: ListPlansQuery): PlanWithSteps[] {
+    const limit = q.limit ?? DEFAULT_LIST_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1) throw new StateError('STATE_INVALID', `limit must be a positive integer`);
+    return this.selectList
+      .all({ wallet: q.wallet ?? null, state: q.state ?? null, limit })
+      .map((r) => this.withSteps(r));
+  }
+
+  /** Plans of `wallet` created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
+  history(wallet: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
+    return this.selectHistory.all({ wallet, since: sinceMs, epoch: epoch ?? null }).map((r) => ({
+      rule: r.rule,
+      epoch: r.epoch,
+      seq: r.seq,
+      createdAt: r.created_at,
+      dry: r.dry === 1,
+      status: r.status,
+      lamports: BigInt(r.claimed_lamports ?? r.estimate_lamports),
+    }));
+  }
+
+  /** Persists the status the steps imply (a dry plan stays dry). */
+  finish(planId: number, now: number): PlanStatus {
+    const plan = this.selectPlan.get(planId);
+    if (plan === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
+    if (plan.dry === 1) return 'dry';
+    const status = deriveStatus(this.selectStates.all(planId).map((r) => r.state));
+    this.updateStatus.run(status, now, planId, status);
+    return status;
+  }
+
+  /** Skips every still-planned step of the plan; returns how many. */
+  skipRemaining(planId: number, reason: string, now: number): number {
+    return this.skipPlanned.run(reason, now, planId).changes;
+  }
+
+  setClaimed(planId: number, lamports: Lamports, now: number): void {
+    this.updateClaimed.run(lamportsText(lamports, 'claimed'), now, planId);
+  }
+
+  planRow(id: number): PlanRow | undefined {
+    const r = this.selectPlan.get(id);
+    return r === undefined ? undefined : planFromRaw(r);
+  }
+
+  private withSteps(r: RawPlan): PlanWithSteps {
+    return { ...planFromRaw(r), steps: this.selectSteps.all(r.id).map(stepFromRaw) };
+  }
+}
+
+function stepColumns(spec: StepSpec): { kind: string; symbol: string | null; spec: string | null; lamports: string | null } {
+  if (spec.kind === 'claim') return { kind: 'claim', symbol: null, spec: null, lamports: null };
+  return {
+    kind: spec.kind,
+    symbol: spec.symbol,
+    spec: encodeAmountSpec(spec.amount),
+    lamports: spec.amount.kind === 'fixed' ? lamportsText(spec.amount.lamports, `${spec.kind} amount`) : null,
+  };
+}

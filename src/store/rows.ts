@@ -1,0 +1,242 @@
+// What the store hands out, the raw rows SQLite returns, and the mapping between the two.
+import type { Lamports } from '../api/amount.js';
+import type { AmountSpec, PlanStatus, SignedOp, StepState } from '../domain.js';
+import { decodeAmountSpec, decodeRequest, lamportsOrNull } from './codecs.js';
+
+export interface WalletStateRow {
+  wallet: string;
+  address: string;
+  lastPollAt: number;
+  /** When the last poll that succeeded finished; null until one does. */
+  lastOkAt: number | null;
+  /** The error of the last poll, null when it succeeded. */
+  lastError: string | null;
+  // The last good summary; kept across failed polls.
+  epoch: string | null;
+  pendingLamports: Lamports | null;
+  lifetimeLamports: Lamports | null;
+  rank: number | null;
+  tier: string | null;
+  /** The summary response as parsed, as JSON text. */
+  summaryRaw: string | null;
+  updatedAt: number;
+}
+
+export interface PlanRow {
+  id: number;
+  wallet: string;
+  address: string;
+  rule: string;
+  epoch: string;
+  seq: number;
+  dry: boolean;
+  status: PlanStatus;
+  estimateLamports: Lamports;
+  /** What the claim step was acknowledged (or reconciled) as claiming; null until known. */
+  claimedLamports: Lamports | null;
+  /** Why the rule fired (the decision's detail). */
+  reason: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * What was signed and sent for a step, for the record. Never the Authorization header: the store
+ * refuses a request carrying one.
+ */
+export interface StoredRequest {
+  method: string;
+  url: string;
+  /** The x-svc-ts header: integer Unix seconds, the same {ts} that was signed. */
+  ts: number;
+  /** The signed message. */
+  message: string;
+  /** The exact JSON text sent, so amounts keep the byte-for-byte form that was signed. */
+  body: string;
+  /** Other headers worth keeping (the x-svc-* ones). */
+  headers?: Record<string, string>;
+  /** For a claim: the summary just before it was signed; what reconciliation compares against. */
+  before?: ClaimBaseline;
+}
+
+/** Lamports as decimal text, as in the request JSON. */
+export interface ClaimBaseline {
+  epoch: string;
+  pendingLamports: string;
+  lifetimeLamports: string | null;
+}
+
+export interface StepRow {
+  id: number;
+  planId: number;
+  idx: number;
+  kind: SignedOp;
+  /** Set for deposit and mint. */
+  symbol: string | null;
+  /** Set for deposit and mint. */
+  amountSpec: AmountSpec | null;
+  /** The resolved amount to send (deposit/mint); null until known. */
+  amountLamports: Lamports | null;
+  state: StepState;
+  /** How many times it was marked sending. */
+  attempts: number;
+  request: StoredRequest | null;
+  responseStatus: number | null;
+  responseRaw: string | null;
+  error: string | null;
+  /** How it was settled: reconciliation or operator note, or why it was skipped. */
+  resolution: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PlanWithSteps extends PlanRow {
+  steps: StepRow[];
+}
+
+export interface AttemptRow {
+  id: number;
+  stepId: number;
+  n: number;
+  request: StoredRequest | null;
+  startedAt: number;
+  finishedAt: number | null;
+  outcome: 'acknowledged' | 'rejected' | 'unknown' | 'not_sent' | null;
+  status: number | null;
+  error: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw rows as SQLite returns them
+
+export interface RawWalletState {
+  wallet: string;
+  address: string;
+  last_poll_at: number;
+  last_ok_at: number | null;
+  last_error: string | null;
+  epoch: string | null;
+  pending_lamports: string | null;
+  lifetime_lamports: string | null;
+  rank: number | null;
+  tier: string | null;
+  summary_raw: string | null;
+  updated_at: number;
+}
+
+export interface RawPlan {
+  id: number;
+  wallet: string;
+  address: string;
+  rule: string;
+  epoch: string;
+  seq: number;
+  dry: number;
+  status: PlanStatus;
+  estimate_lamports: string;
+  claimed_lamports: string | null;
+  reason: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RawStep {
+  id: number;
+  plan_id: number;
+  idx: number;
+  kind: SignedOp;
+  symbol: string | null;
+  amount_spec: string | null;
+  amount_lamports: string | null;
+  state: StepState;
+  attempts: number;
+  request: string | null;
+  response_status: number | null;
+  response_raw: string | null;
+  error: string | null;
+  resolution: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RawAttempt {
+  id: number;
+  step_id: number;
+  n: number;
+  request: string | null;
+  started_at: number;
+  finished_at: number | null;
+  outcome: AttemptRow['outcome'];
+  status: number | null;
+  error: string | null;
+}
+
+export function walletStateFromRaw(r: RawWalletState): WalletStateRow {
+  return {
+    wallet: r.wallet,
+    address: r.address,
+    lastPollAt: r.last_poll_at,
+    lastOkAt: r.last_ok_at,
+    lastError: r.last_error,
+    epoch: r.epoch,
+    pendingLamports: lamportsOrNull(r.pending_lamports),
+    lifetimeLamports: lamportsOrNull(r.lifetime_lamports),
+    rank: r.rank,
+    tier: r.tier,
+    summaryRaw: r.summary_raw,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function planFromRaw(r: RawPlan): PlanRow {
+  return {
+    id: r.id,
+    wallet: r.wallet,
+    address: r.address,
+    rule: r.rule,
+    epoch: r.epoch,
+    seq: r.seq,
+    dry: r.dry === 1,
+    status: r.status,
+    estimateLamports: BigInt(r.estimate_lamports),
+    claimedLamports: lamportsOrNull(r.claimed_lamports),
+    reason: r.reason,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function stepFromRaw(r: RawStep): StepRow {
+  return {
+    id: r.id,
+    planId: r.plan_id,
+    idx: r.idx,
+    kind: r.kind,
+    symbol: r.symbol,
+    amountSpec: r.amount_spec === null ? null : decodeAmountSpec(r.amount_spec, r.id),
+    amountLamports: lamportsOrNull(r.amount_lamports),
+    state: r.state,
+    attempts: r.attempts,
+    request: r.request === null ? null : decodeRequest(r.request, `step ${r.id}`),
+    responseStatus: r.response_status,
+    responseRaw: r.response_raw,
+    error: r.error,
+    resolution: r.resolution,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function attemptFromRaw(r: RawAttempt): AttemptRow {
+  return {
+    id: r.id,
+    stepId: r.step_id,
+    n: r.n,
+    request: r.request === null ? null : decodeRequest(r.request, `attempt ${r.id}`),
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    outcome: r.outcome,
+    status: r.status,
+    error: r.error,
+  };
+}

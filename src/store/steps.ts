@@ -1,0 +1,294 @@
+// Step transitions (SPEC §2). Each is one guarded UPDATE ... WHERE state = <expected> inside a
+// short transaction that also keeps the attempts audit trail and the plan's status in step; when
+// no row matches, nothing changed and a StateError says why, so a double transition cannot happen.
+//
+//   planned ──markSending──▶ sending ──markAcknowledged──▶ acknowledged
+//      ▲                        ├──markRejected──▶ rejected        (rest of the plan skipped)
+//      └──────markNotSent───────┤
+//      │                        └──markUnknown──▶ unknown ──reconcile(claim only)──▶ acknowledged | planned
+//      │                                                  └──resolve(operator)──────▶ acknowledged | rejected
+//      └──markRefused (refused before sending, e.g. above safety.max_sol_per_action) ──▶ rejected
+import type { Lamports } from '../api/amount.js';
+import type { StepState } from '../domain.js';
+import { StateError } from '../errors.js';
+import { encodeRequest, lamportsText } from './codecs.js';
+import type { Db } from './db.js';
+import type { PlanRepo } from './plans.js';
+import {
+  attemptFromRaw,
+  stepFromRaw,
+  type AttemptRow,
+  type RawAttempt,
+  type RawStep,
+  type StepRow,
+  type StoredRequest,
+} from './rows.js';
+
+export const IN_FLIGHT_ERROR = 'in flight at shutdown or crash';
+
+export interface ResponseRecord {
+  status?: number;
+  responseRaw?: string;
+}
+
+type Outcome = 'acknowledged' | 'rejected' | 'unknown' | 'not_sent';
+type Scrub = (text: string) => string;
+
+export class StepRepo {
+  private readonly selectStep;
+  private readonly selectByState;
+  private readonly selectUnknownSigned;
+  private readonly selectAttempts;
+  private readonly toSending;
+  private readonly selectEarlierOpen;
+  private readonly fromSending;
+  private readonly refuse;
+  private readonly settleUnknown;
+  private readonly setAmount;
+  private readonly insertAttempt;
+  private readonly closeAttempt;
+  private readonly tx: <T>(fn: () => T) => T;
+
+  constructor(
+    db: Db,
+    private readonly plans: PlanRepo,
+    private readonly scrub: Scrub,
+  ) {
+    this.selectStep = db.prepare<[number], RawStep>('SELECT * FROM steps WHERE id = ?');
+    this.selectByState = db.prepare<[StepState], RawStep>('SELECT * FROM steps WHERE state = ? ORDER BY id');
+    this.selectUnknownSigned = db.prepare<[string], { n: number }>(`
+      SELECT EXISTS (
+        SELECT 1 FROM steps s JOIN plans p ON p.id = s.plan_id
+        WHERE p.wallet = ? AND p.dry = 0 AND s.state = 'unknown' AND s.kind IN ('deposit', 'mint')
+      ) AS n`);
+    this.selectAttempts = db.prepare<[number], RawAttempt>('SELECT * FROM attempts WHERE step_id = ? ORDER BY n');
+    // Only a step of an open, real plan, with its amount known and every earlier step of its plan
+    // settled, may go out: a deposit never overtakes the claim that funds it.
+    this.toSending = db.prepare<Record<string, unknown>, { attempts: number }>(`
+      UPDATE steps SET state = 'sending', attempts = attempts + 1, request = @request,
+                       response_status = NULL, response_raw = NULL, error = NULL, updated_at = @now
+      WHERE id = @id AND state = 'planned' AND (kind = 'claim' OR amount_lamports IS NOT NULL)
+        AND plan_id IN (SELECT id FROM plans WHERE status = 'open' AND dry = 0)
+        AND NOT EXISTS (SELECT 1 FROM steps e WHERE e.plan_id = steps.plan_id AND e.idx < steps.idx
+                                                AND e.state NOT IN ('acknowledged', 'skipped'))
+      RETURNING attempts`);
+    this.selectEarlierOpen = db.prepare<[number, number], { idx: number; state: StepState }>(
+      "SELECT idx, state FROM steps WHERE plan_id = ? AND idx < ? AND state NOT IN ('acknowledged', 'skipped') ORDER BY idx LIMIT 1",
+    );
+    this.fromSending = db.prepare<Record<string, unknown>, RawStep>(`
+      UPDATE steps SET state = @to, response_status = @status, response_raw = @raw, error = @error, updated_at = @now
+      WHERE id = @id AND state = 'sending'
+      RETURNING *`);
+    this.refuse = db.prepare<Record<string, unknown>, RawStep>(`
+      UPDATE steps SET state = 'rejected', error = @error, updated_at = @now
+      WHERE id = @id AND state = 'planned'
+      RETURNING *`);
+    this.settleUnknown = db.prepare<Record<string, unknown>, RawStep>(`
+      UPDATE steps SET state = @to, resolution = @note, updated_at = @now
+      WHERE id = @id AND state = 'unknown' AND (@claimOnly = 0 OR kind = 'claim')
+      RETURNING *`);
+    this.setAmount = db.prepare<[string, number, number]>(
+      "UPDATE steps SET amount_lamports = ?, updated_at = ? WHERE id = ? AND state = 'planned'",
+    );
+    this.insertAttempt = db.prepare<[number, number, string, number]>(
+      'INSERT INTO attempts (step_id, n, request, started_at) VALUES (?, ?, ?, ?)',
+    );
+    this.closeAttempt = db.prepare<Record<string, unknown>>(`
+      UPDATE attempts SET finished_at = @now, outcome = @outcome, status = @status, error = @error
+      WHERE step_id = @id AND finished_at IS NULL`);
+    this.tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
+  }
+
+  get(id: number): StepRow | undefined {
+    const r = this.selectStep.get(id);
+    return r === undefined ? undefined : stepFromRaw(r);
+  }
+
+  inState(state: StepState): StepRow[] {
+    return this.selectByState.all(state).map(stepFromRaw);
+  }
+
+  attempts(stepId: number): AttemptRow[] {
+    return this.selectAttempts.all(stepId).map(attemptFromRaw);
+  }
+
+  hasUnknownSigned(wallet: string): boolean {
+    return this.selectUnknownSigned.get(wallet)?.n === 1;
+  }
+
+  /** planned → sending, committed before the first byte goes out. */
+  markSending(stepId: number, request: StoredRequest, now: number): StepRow {
+    const requestJson = this.scrub(encodeRequest(request, stepId));
+    return this.tx(() => {
+      const r = this.toSending.get({ id: stepId, request: requestJson, now });
+      if (r === undefined) throw this.whyNot(stepId, 'planned', 'send');
+      this.insertAttempt.run(stepId, r.attempts, requestJson, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): StepRow {
+    return this.tx(() => {
+      const r = this.leaveSending(stepId, 'acknowledged', res, null, now);
+      if (r.kind === 'claim' && res.claimedLamports !== undefined) this.plans.setClaimed(r.plan_id, res.claimedLamports, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  markRejected(stepId: number, res: ResponseRecord & { error: string }, now: number): StepRow {
+    return this.tx(() => {
+      const r = this.leaveSending(stepId, 'rejected', res, res.error, now);
+      this.plans.skipRemaining(r.plan_id, `step ${r.idx} was rejected`, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  markUnknown(stepId: number, res: ResponseRecord & { error: string }, now: number): StepRow {
+    return this.tx(() => {
+      this.leaveSending(stepId, 'unknown', res, res.error, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  /** sending → planned: the request provably never reached the server, so it may be tried again. */
+  markNotSent(stepId: number, error: string, now: number): StepRow {
+    return this.tx(() => {
+      this.leaveSending(stepId, 'planned', {}, error, now, 'not_sent');
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  /** planned → rejected without sending (a safety limit refused it); the rest of the plan is skipped. */
+  markRefused(stepId: number, error: string, now: number): StepRow {
+    return this.tx(() => {
+      const r = this.refuse.get({ id: stepId, error: this.scrub(error), now });
+      if (r === undefined) throw this.whyNot(stepId, 'planned', 'refuse');
+      this.plans.skipRemaining(r.plan_id, `step ${r.idx} was refused`, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  /**
+   * An unknown claim, settled by reading the wallet again: applied → acknowledged; not applied →
+   * planned, to be tried again as a new signed request. Deposits and mints are never reconciled
+   * automatically (SPEC §2), so they are refused here.
+   */
+  reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now: number): StepRow {
+    return this.tx(() => {
+      const r = this.settleUnknown.get({
+        id: stepId,
+        to: applied ? 'acknowledged' : 'planned',
+        note: this.scrub(opts.note),
+        claimOnly: 1,
+        now,
+      });
+      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'reconcile', true);
+      if (applied && opts.claimedLamports !== undefined) this.plans.setClaimed(r.plan_id, opts.claimedLamports, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  /** The operator's verdict on an unknown step: applied → acknowledged; not applied → rejected, rest skipped. */
+  resolve(stepId: number, applied: boolean, note: string, now: number): StepRow {
+    return this.tx(() => {
+      const r = this.settleUnknown.get({
+        id: stepId,
+        to: applied ? 'acknowledged' : 'rejected',
+        note: this.scrub(note),
+        claimOnly: 0,
+        now,
+      });
+      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'resolve');
+      if (!applied) this.plans.skipRemaining(r.plan_id, `step ${r.idx} was resolved as not applied`, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  setAmountLamports(stepId: number, lamports: Lamports, now: number): StepRow {
+    const text = lamportsText(lamports, 'step amount');
+    return this.tx(() => {
+      if (this.setAmount.run(text, now, stepId).changes === 0) throw this.whyNot(stepId, 'planned', 'set the amount of');
+      return this.mustGet(stepId);
+    });
+  }
+
+  skipRemaining(planId: number, reason: string, now: number): number {
+    return this.tx(() => {
+      const n = this.plans.skipRemaining(planId, this.scrub(reason), now);
+      this.plans.finish(planId, now);
+      return n;
+    });
+  }
+
+  /** At start-up: whatever was sending may or may not have reached the server. */
+  recoverInFlight(now: number): StepRow[] {
+    return this.tx(() =>
+      this.selectByState.all('sending').map((s) => {
+        this.leaveSending(s.id, 'unknown', {}, IN_FLIGHT_ERROR, now);
+        return this.afterChange(s.id, now);
+      }),
+    );
+  }
+
+  private leaveSending(
+    stepId: number,
+    to: StepState,
+    res: ResponseRecord,
+    error: string | null,
+    now: number,
+    outcome: Outcome = to as Outcome,
+  ): RawStep {
+    const scrubbed = error === null ? null : this.scrub(error);
+    const r = this.fromSending.get({
+      id: stepId,
+      to,
+      status: res.status ?? null,
+      raw: res.responseRaw === undefined ? null : this.scrub(res.responseRaw),
+      error: scrubbed,
+      now,
+    });
+    if (r === undefined) throw this.whyNot(stepId, 'sending', `mark ${to}`);
+    this.closeAttempt.run({ id: stepId, now, outcome, status: res.status ?? null, error: scrubbed });
+    return r;
+  }
+
+  private afterChange(stepId: number, now: number): StepRow {
+    const step = this.mustGet(stepId);
+    this.plans.finish(step.planId, now);
+    return step;
+  }
+
+  private mustGet(stepId: number): StepRow {
+    const step = this.get(stepId);
+    if (step === undefined) throw new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
+    return step;
+  }
+
+  /** Why a guarded UPDATE matched no row, as the error to throw. */
+  private whyNot(stepId: number, expected: StepState, verb: string, claimOnly = false): StateError {
+    const step = this.selectStep.get(stepId);
+    if (step === undefined) return new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
+    const cannot = `cannot ${verb} step ${stepId} (${step.kind})`;
+    if (step.state !== expected) {
+      return new StateError('STATE_TRANSITION', `${cannot}: it is ${step.state}, not ${expected}`);
+    }
+    if (claimOnly && step.kind !== 'claim') {
+      return new StateError(
+        'STATE_TRANSITION',
+        `${cannot}: only a claim is reconciled automatically; an operator resolves a ${step.kind}`,
+      );
+    }
+    const plan = this.plans.planRow(step.plan_id);
+    if (plan !== undefined && (plan.dry || plan.status !== 'open')) {
+      return new StateError('STATE_TRANSITION', `${cannot}: plan ${plan.id} is ${plan.status}`);
+    }
+    const earlier = this.selectEarlierOpen.get(step.plan_id, step.idx);
+    if (earlier !== undefined) {
+      return new StateError('STATE_TRANSITION', `${cannot}: step ${earlier.idx} of its plan is still ${earlier.state}`);
+    }
+    if (step.kind !== 'claim' && step.amount_lamports === null) {
+      return new StateError('STATE_TRANSITION', `${cannot}: its amount is not known yet`);
+    }
+    return new StateError('STATE_TRANSITION', `${cannot}: it changed concurrently`);
+  }
+}

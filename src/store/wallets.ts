@@ -1,0 +1,83 @@
+// wallet_state and epochs_seen: what each poll saw. A failed poll records its error but keeps the
+// last good summary, so `status` can show both what went wrong and what was last known.
+import type { WalletSummary } from '../domain.js';
+import { toJson } from '../log/logger.js';
+import { lamportsText, lamportsTextOrNull } from './codecs.js';
+import type { Db } from './db.js';
+import { walletStateFromRaw, type RawWalletState, type WalletStateRow } from './rows.js';
+
+export type PollResult = { ok: true; summary: WalletSummary } | { ok: false; error: string };
+
+type Scrub = (text: string) => string;
+
+export class WalletRepo {
+  private readonly upsertOk;
+  private readonly upsertFailed;
+  private readonly insertEpoch;
+  private readonly selectAll;
+  private readonly selectOne;
+  private readonly recordPollTx;
+
+  constructor(
+    db: Db,
+    private readonly scrub: Scrub,
+  ) {
+    this.upsertOk = db.prepare<Record<string, unknown>>(`
+      INSERT INTO wallet_state (wallet, address, last_poll_at, last_ok_at, last_error, epoch, pending_lamports,
+                                lifetime_lamports, rank, tier, summary_raw, updated_at)
+      VALUES (@wallet, @address, @at, @at, NULL, @epoch, @pending, @lifetime, @rank, @tier, @raw, @at)
+      ON CONFLICT (wallet) DO UPDATE SET
+        address = excluded.address, last_poll_at = excluded.last_poll_at, last_ok_at = excluded.last_ok_at,
+        last_error = NULL, epoch = excluded.epoch, pending_lamports = excluded.pending_lamports,
+        lifetime_lamports = excluded.lifetime_lamports, rank = excluded.rank, tier = excluded.tier,
+        summary_raw = excluded.summary_raw, updated_at = excluded.updated_at`);
+    this.upsertFailed = db.prepare<Record<string, unknown>>(`
+      INSERT INTO wallet_state (wallet, address, last_poll_at, last_error, updated_at)
+      VALUES (@wallet, @address, @at, @error, @at)
+      ON CONFLICT (wallet) DO UPDATE SET
+        address = excluded.address, last_poll_at = excluded.last_poll_at, last_error = excluded.last_error,
+        updated_at = excluded.updated_at`);
+    this.insertEpoch = db.prepare<[string, string, number]>(
+      'INSERT INTO epochs_seen (wallet, epoch, first_seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    );
+    this.selectAll = db.prepare<[], RawWalletState>('SELECT * FROM wallet_state ORDER BY wallet');
+    this.selectOne = db.prepare<[string], RawWalletState>('SELECT * FROM wallet_state WHERE wallet = ?');
+    this.recordPollTx = db.transaction((wallet: string, address: string, at: number, result: PollResult) =>
+      this.recordPollInTx(wallet, address, at, result),
+    );
+  }
+
+  recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean } {
+    return this.recordPollTx.immediate(wallet, address, at, result);
+  }
+
+  private recordPollInTx(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean } {
+    if (!result.ok) {
+      this.upsertFailed.run({ wallet, address, at, error: this.scrub(result.error) });
+      return { newEpoch: false };
+    }
+    const s = result.summary;
+    this.upsertOk.run({
+      wallet,
+      address,
+      at,
+      epoch: s.epoch,
+      pending: lamportsText(s.pendingLamports, 'pending'),
+      lifetime: lamportsTextOrNull(s.lifetimeLamports, 'lifetime'),
+      rank: s.rank,
+      tier: s.tier,
+      raw: s.raw === undefined ? null : this.scrub(toJson(s.raw)),
+    });
+    const seen = this.insertEpoch.run(wallet, s.epoch, at);
+    return { newEpoch: seen.changes === 1 };
+  }
+
+  all(): WalletStateRow[] {
+    return this.selectAll.all().map(walletStateFromRaw);
+  }
+
+  get(wallet: string): WalletStateRow | undefined {
+    const r = this.selectOne.get(wallet);
+    return r === undefined ? undefined : walletStateFromRaw(r);
+  }
+}

@@ -1,0 +1,92 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_LAMPORTS } from '../../src/api/amount.js';
+import { Redactor } from '../../src/log/redact.js';
+import type { Store } from '../../src/store/index.js';
+import { open, summary, T0, tempDir, type TempDir } from './fixtures.js';
+
+let tmp: TempDir;
+let store: Store;
+beforeEach(() => {
+  tmp = tempDir();
+  store = open(tmp.dbPath);
+});
+afterEach(() => {
+  store.close();
+  tmp.cleanup();
+});
+
+describe('recordPoll', () => {
+  it('stores a good summary, lamports exact', () => {
+    store.recordPoll('treasury', 'Addr1', T0, { ok: true, summary: summary({ lifetimeLamports: MAX_LAMPORTS }) });
+    expect(store.walletState('treasury')).toEqual({
+      wallet: 'treasury',
+      address: 'Addr1',
+      lastPollAt: T0,
+      lastOkAt: T0,
+      lastError: null,
+      epoch: '2025-06-01',
+      pendingLamports: 1_500_000_000n,
+      lifetimeLamports: 18_446_744_073_709_551_615n,
+      rank: 7,
+      tier: 'gold',
+      summaryRaw: '{"address":"Addr1111111111111111111111111111111111111111","pending_sol":"1.5"}',
+      updatedAt: T0,
+    });
+  });
+
+  it('reports a new epoch the first time it is seen for that wallet only', () => {
+    expect(store.recordPoll('a', 'A', T0, { ok: true, summary: summary() })).toEqual({ newEpoch: true });
+    expect(store.recordPoll('a', 'A', T0 + 1, { ok: true, summary: summary() })).toEqual({ newEpoch: false });
+    expect(store.recordPoll('b', 'B', T0 + 2, { ok: true, summary: summary() })).toEqual({ newEpoch: true });
+    expect(store.recordPoll('a', 'A', T0 + 3, { ok: true, summary: summary({ epoch: '2025-06-02' }) })).toEqual({
+      newEpoch: true,
+    });
+    // Back to an epoch already seen (a clock or server hiccup) is not new.
+    expect(store.recordPoll('a', 'A', T0 + 4, { ok: true, summary: summary() })).toEqual({ newEpoch: false });
+  });
+
+  it('a failed poll records the error and keeps the last good summary', () => {
+    store.recordPoll('treasury', 'Addr1', T0, { ok: true, summary: summary() });
+    expect(store.recordPoll('treasury', 'Addr1', T0 + 60_000, { ok: false, error: 'connect ECONNREFUSED' })).toEqual({
+      newEpoch: false,
+    });
+    const s = store.walletState('treasury');
+    expect(s).toMatchObject({
+      lastPollAt: T0 + 60_000,
+      lastOkAt: T0,
+      lastError: 'connect ECONNREFUSED',
+      epoch: '2025-06-01',
+      pendingLamports: 1_500_000_000n,
+    });
+    store.recordPoll('treasury', 'Addr1', T0 + 120_000, { ok: true, summary: summary({ pendingLamports: 0n }) });
+    expect(store.walletState('treasury')).toMatchObject({ lastError: null, lastOkAt: T0 + 120_000, pendingLamports: 0n });
+  });
+
+  it('a wallet whose first poll failed has a row with no summary', () => {
+    store.recordPoll('new', 'AddrN', T0, { ok: false, error: 'HTTP 503' });
+    expect(store.walletState('new')).toMatchObject({ lastOkAt: null, epoch: null, pendingLamports: null, lastError: 'HTTP 503' });
+    expect(store.walletStates().map((w) => w.wallet)).toEqual(['new']);
+  });
+
+  it('keeps a null lifetime, rank and tier as null', () => {
+    store.recordPoll('t', 'A', T0, { ok: true, summary: summary({ lifetimeLamports: null, rank: null, tier: null }) });
+    expect(store.walletState('t')).toMatchObject({ lifetimeLamports: null, rank: null, tier: null });
+  });
+
+  it('lists wallets by name and returns undefined for one never polled', () => {
+    store.recordPoll('zeta', 'Z', T0, { ok: true, summary: summary() });
+    store.recordPoll('alpha', 'A', T0, { ok: true, summary: summary() });
+    expect(store.walletStates().map((w) => w.wallet)).toEqual(['alpha', 'zeta']);
+    expect(store.walletState('nobody')).toBeUndefined();
+  });
+
+  it('scrubs registered secrets from stored errors and summaries', () => {
+    store.close();
+    const canary = 'sk-canary-0123456789abcdef';
+    store = open(tmp.dbPath, { redactor: new Redactor().add(canary) });
+    store.recordPoll('t', 'A', T0, { ok: false, error: `401 for key ${canary}` });
+    expect(store.walletState('t')?.lastError).toBe('401 for key [REDACTED]');
+    store.recordPoll('t', 'A', T0, { ok: true, summary: summary({ raw: { echo: canary } }) });
+    expect(store.walletState('t')?.summaryRaw).toBe('{"echo":"[REDACTED]"}');
+  });
+});
