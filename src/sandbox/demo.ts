@@ -1,0 +1,66 @@
+// The demo world behind `npm start` (api.base_url: sandbox): the configured wallets that are demo
+// wallets get their (publicly known, sandbox-only) keys written into the state folder on first use,
+// and a world where one wallet is already over a typical threshold, one gets there within minutes,
+// and one stays below, so a new user sees polls, a rule firing, a claim and a compounding deposit.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { AppConfig, Lamports } from '../domain.js';
+import type { Logger } from '../log/logger.js';
+import { demoWalletAddress, demoWalletKeyPair } from './derive.js';
+import type { SandboxOptions } from './server.js';
+
+const DEMO_INDEX_RANGE = 64;
+
+/** Starting pending rewards and accrual factor (× sandbox.accrual) by wallet position. */
+const PROFILES: Array<{ pending: Lamports; accrualTimes10: bigint }> = [
+  { pending: 80_000_000n, accrualTimes10: 20n }, // over the demo threshold at the first poll
+  { pending: 30_000_000n, accrualTimes10: 10n }, // crosses it within a minute or two
+  { pending: 0n, accrualTimes10: 1n }, // stays below for a long while
+];
+
+export function demoWalletIndex(address: string): number | undefined {
+  for (let i = 0; i < DEMO_INDEX_RANGE; i++) if (demoWalletAddress(i) === address) return i;
+  return undefined;
+}
+
+/** Options for `autoclaim sandbox`: n demo wallets with the demo profiles. */
+export function demoSandboxOptions(n: number, accrualLamportsPerSec: Lamports = 833_333n): Partial<SandboxOptions> {
+  return {
+    wallets: Array.from({ length: n }, (_, i) => profileFor(demoWalletAddress(i), i, accrualLamportsPerSec)),
+    defaultAccrualLamportsPerSec: accrualLamportsPerSec,
+  };
+}
+
+export function prepareDemoWorld(config: AppConfig, opts: { logger: Logger }): { apiKey: string; sandboxOptions: SandboxOptions } {
+  for (const w of config.wallets) {
+    if (!('file' in w.key) || existsSync(w.key.file)) continue;
+    const index = demoWalletIndex(w.address);
+    if (index === undefined) continue; // not a demo wallet: key loading will say the file is missing
+    const pair = demoWalletKeyPair(index);
+    mkdirSync(dirname(w.key.file), { recursive: true, mode: 0o700 });
+    writeFileSync(w.key.file, JSON.stringify([...pair.secretKey]) + '\n', { mode: 0o600, flag: 'wx' });
+    opts.logger.info({ event: 'sandbox.demo_key_written', wallet: w.name, file: w.key.file }, `wrote demo key for ${w.name} (sandbox only)`);
+  }
+  const accrual = config.sandbox.accrualLamportsPerSec;
+  return {
+    // A fresh random key per process: the demo exercises real bearer checks without a secret to manage.
+    apiKey: randomBytes(24).toString('base64url'),
+    sandboxOptions: {
+      epochMs: config.sandbox.epochMs,
+      wallets: config.wallets.map((w, i) => profileFor(w.address, i, accrual)),
+      defaultAccrualLamportsPerSec: accrual,
+    },
+  };
+}
+
+function profileFor(address: string, position: number, accrual: Lamports): NonNullable<SandboxOptions['wallets']>[number] {
+  const p = PROFILES[position % PROFILES.length] ?? { pending: 0n, accrualTimes10: 10n };
+  return {
+    address,
+    pendingLamports: p.pending,
+    lifetimeLamports: 0n,
+    balanceLamports: 0n,
+    accrualLamportsPerSec: (accrual * p.accrualTimes10) / 10n,
+  };
+}

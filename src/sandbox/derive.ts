@@ -1,0 +1,52 @@
+// Everything the sandbox invents (demo keys, tx ids, vault addresses, trading volumes) is derived
+// from hashes of fixed labels, so two sandboxes given the same clock and options agree byte for byte.
+import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
+import nacl from 'tweetnacl';
+
+function sha256(label: string): Buffer {
+  return createHash('sha256').update(label, 'utf8').digest();
+}
+
+/** The Ed25519 seed of demo wallet `index`: sha256("autoclaim-demo-" + index). Public knowledge: sandbox only. */
+export function demoWalletSeed(index: number): Uint8Array {
+  return new Uint8Array(sha256(`autoclaim-demo-${index}`));
+}
+
+export function demoWalletKeyPair(index: number): nacl.SignKeyPair {
+  return nacl.sign.keyPair.fromSeed(demoWalletSeed(index));
+}
+
+export function demoWalletAddress(index: number): string {
+  return bs58.encode(demoWalletKeyPair(index).publicKey);
+}
+
+/** A 32-byte base58 string that looks like a Solana address (vault, share mint, token mint). */
+export function pseudoAddress(label: string): string {
+  return bs58.encode(sha256(label));
+}
+
+/** A 64-byte base58 string that looks like a Solana transaction signature. */
+export function txId(op: string, seq: number, signature: string): string {
+  return bs58.encode(createHash('sha512').update(`${op}|${seq}|${signature}`, 'utf8').digest());
+}
+
+/** A uniformly spread integer in [0, bound) from a label. */
+export function hashBelow(label: string, bound: bigint): bigint {
+  return sha256(label).readBigUInt64BE(0) % bound;
+}
+
+/** True when `address` decodes to the 32 bytes of an Ed25519 public key. */
+export function isWalletAddress(address: string): boolean {
+  return decodeAddress(address) !== undefined;
+}
+
+export function decodeAddress(address: string): Uint8Array | undefined {
+  if (address.length < 32 || address.length > 44) return undefined;
+  try {
+    const bytes = bs58.decode(address);
+    return bytes.length === 32 ? bytes : undefined;
+  } catch {
+    return undefined;
+  }
+}
