@@ -1,0 +1,333 @@
+// The API client: every response parsed by a schema at the edge, every failure an ApiError whose
+// disposition says whether the request may have been applied (SPEC §2). Reads retry; signed
+// requests are retried only when they provably never left this machine.
+import type { Dispatcher } from 'undici';
+import type { ApiConfig, Clock, LeaderboardEntry, WalletSummary } from '../domain.js';
+import { ApiError, AutoclaimError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { classifyError, classifyStatus, oneLine } from './classify.js';
+import { parseJsonLossless } from './json.js';
+import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './rate-limit.js';
+import {
+  badResponse,
+  parseActionResponse,
+  parseErrorBody,
+  parseLeaderboard,
+  parseWalletSummary,
+  type ActionResponse,
+  type ResponseContext,
+} from './schemas.js';
+import { joinUrl, prepareSigned, type PreparedRequest, type SignedInput } from './signed-request.js';
+import type { Signer } from './signer.js';
+
+export { createDispatcher } from './dispatcher.js';
+export type { PreparedRequest, SignedInput } from './signed-request.js';
+
+export interface ApiClientOptions {
+  config: ApiConfig;
+  apiKey: string | undefined;
+  /** A Pool/Agent owned by the caller (closed by the caller); never undici's global dispatcher. */
+  dispatcher: Dispatcher;
+  limiter: RateLimiter;
+  clock: Clock;
+  logger: Logger;
+  /** Used instead of config.baseUrl (e.g. the in-process sandbox's address). */
+  baseUrlOverride?: string;
+  /** Backoff between read retries; tests pass a fake. */
+  sleep?: Sleep;
+  /** [0, 1) source for backoff jitter; tests pass a fixed one. */
+  random?: () => number;
+  backoff?: { baseMs: number; capMs: number };
+}
+
+export interface ActionResult {
+  status: number;
+  body: ActionResponse;
+  rawText: string;
+}
+
+export interface LeaderboardResult {
+  entries: LeaderboardEntry[];
+  raw: unknown;
+  rawText: string;
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  rawText: string;
+}
+
+const USER_AGENT = 'autoclaim';
+
+export class ApiClient {
+  readonly baseUrl: string;
+  /** The server's Date header on the last response (ms), for clock-skew warnings. */
+  lastServerDateMs: number | undefined;
+  /** Our wall clock when that response arrived. */
+  lastServerDateLocalMs: number | undefined;
+  readonly stats = { requests: 0, retries: 0, rateLimited: 0 };
+
+  private readonly config: ApiConfig;
+  private readonly apiKey: string | undefined;
+  private readonly dispatcher: Dispatcher;
+  private readonly limiter: RateLimiter;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly sleep: Sleep;
+  private readonly random: () => number;
+  private readonly backoffMs: { baseMs: number; capMs: number };
+  private readonly attempts: number;
+
+  constructor(opts: ApiClientOptions) {
+    const base = opts.baseUrlOverride ?? opts.config.baseUrl;
+    if (!/^https?:\/\/[^/]/.test(base)) {
+      throw new AutoclaimError('API_BASE_URL', `api base URL must be http(s)://host/..., got ${JSON.stringify(base)}`);
+    }
+    this.baseUrl = base.replace(/\/+$/, '');
+    this.config = opts.config;
+    this.apiKey = opts.apiKey === '' ? undefined : opts.apiKey;
+    this.dispatcher = opts.dispatcher;
+    this.limiter = opts.limiter;
+    this.clock = opts.clock;
+    this.logger = opts.logger;
+    this.sleep = opts.sleep ?? defaultSleep;
+    this.random = opts.random ?? Math.random;
+    this.backoffMs = opts.backoff ?? { baseMs: 250, capMs: 5_000 };
+    this.attempts = Math.max(1, Math.floor(opts.config.readAttempts));
+  }
+
+  /** Server clock minus ours at the last response (Date has 1 s resolution), or undefined. */
+  clockSkewMs(): number | undefined {
+    if (this.lastServerDateMs === undefined || this.lastServerDateLocalMs === undefined) return undefined;
+    return this.lastServerDateMs - this.lastServerDateLocalMs;
+  }
+
+  /** GET /health without any credential; any 2xx is healthy. */
+  async health(): Promise<void> {
+    await this.read(joinUrl(this.baseUrl, '/health'), false);
+  }
+
+  async leaderboard(limit: number): Promise<LeaderboardResult> {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`leaderboard limit must be a positive integer, got ${limit}`);
+    const url = joinUrl(this.baseUrl, `/rewards/leaderboard?limit=${limit}`);
+    const res = await this.read(url, true);
+    const ctx = this.context('GET', url, res);
+    const raw = parseJsonBody(res.rawText, ctx);
+    return { entries: parseLeaderboard(raw, ctx), raw, rawText: res.rawText };
+  }
+
+  /** The summary (its `raw` is the lossless-parsed body) plus the body text exactly as received. */
+  async walletSummary(address: string): Promise<WalletSummary & { rawText: string }> {
+    const url = joinUrl(this.baseUrl, `/rewards/wallet/${encodeURIComponent(address)}`);
+    const res = await this.read(url, true);
+    const ctx = this.context('GET', url, res);
+    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx), address, ctx);
+    return { ...summary, rawText: res.rawText };
+  }
+
+  /** Signs and builds a request; nothing is sent. Record it (as `sending`) before calling send. */
+  prepare(input: SignedInput, signer: Signer, nowMs: number): PreparedRequest {
+    return prepareSigned(this.config, this.baseUrl, input, signer, nowMs);
+  }
+
+  /**
+   * Sends a prepared request. A 2xx with a body that fits the schema is an ActionResult; anything
+   * else is an ApiError. Re-sent only while the failure is provably `not_sent`.
+   */
+  async send(prepared: PreparedRequest): Promise<ActionResult> {
+    const headers: Record<string, string> = { ...prepared.headers, 'user-agent': USER_AGENT };
+    if (this.apiKey !== undefined) headers['authorization'] = `Bearer ${this.apiKey}`;
+    for (let attempt = 1; ; attempt += 1) {
+      let res: RawResponse;
+      try {
+        res = await this.exchange(prepared.method, prepared.url, headers, prepared.body);
+      } catch (err) {
+        if (err instanceof ApiError && err.disposition === 'not_sent' && attempt < this.attempts) {
+          await this.backoff(err, attempt);
+          continue;
+        }
+        throw err;
+      }
+      if (res.status < 200 || res.status >= 300) throw this.statusError(prepared.method, prepared.url, res);
+      const ctx = this.context(prepared.method, prepared.url, res);
+      // An empty 2xx (e.g. 204) is an acknowledgement with nothing more to say.
+      const raw = res.rawText.trim() === '' ? {} : parseJsonBody(res.rawText, ctx);
+      return { status: res.status, body: parseActionResponse(raw, ctx), rawText: res.rawText };
+    }
+  }
+
+  private readHeaders(withAuth: boolean): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT };
+    if (withAuth && this.config.authReads && this.apiKey !== undefined) headers['authorization'] = `Bearer ${this.apiKey}`;
+    return headers;
+  }
+
+  /** A GET that must end in a 2xx, retried with capped exponential backoff and full jitter. */
+  private async read(url: string, withAuth: boolean): Promise<RawResponse> {
+    const headers = this.readHeaders(withAuth);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const res = await this.exchange('GET', url, headers, undefined);
+        if (res.status >= 200 && res.status < 300) return res;
+        throw this.statusError('GET', url, res);
+      } catch (err) {
+        if (!(err instanceof ApiError) || attempt >= this.attempts || !isRetryableRead(err)) throw err;
+        await this.backoff(err, attempt);
+      }
+    }
+  }
+
+  private async backoff(err: ApiError, attempt: number): Promise<void> {
+    this.stats.retries += 1;
+    // The limiter already holds every request for the server's Retry-After (or its default).
+    const pausedByLimiter = err.code === 'RATE_LIMITED' || err.retryAfterMs !== undefined;
+    const ceiling = Math.min(this.backoffMs.capMs, this.backoffMs.baseMs * 2 ** (attempt - 1));
+    const delayMs = pausedByLimiter ? 0 : Math.floor(this.random() * ceiling);
+    this.logger.debug(
+      { event: 'api.retry', method: err.method, url: err.url, attempt, code: err.code, delayMs },
+      `retrying after ${err.code}`,
+    );
+    if (delayMs > 0) await this.sleep(delayMs);
+  }
+
+  /** One request: rate limit, dispatch, read the body within the size cap. Non-2xx is returned. */
+  private async exchange(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<RawResponse> {
+    await this.limiter.acquire();
+    this.stats.requests += 1;
+    const target = new URL(url);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.dispatcher.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method,
+        headers,
+        body: body ?? null,
+        headersTimeout: this.config.timeoutMs,
+        bodyTimeout: this.config.timeoutMs,
+      });
+    } catch (err) {
+      throw this.transportError(method, url, err, undefined);
+    }
+    const status = res.statusCode;
+    this.noteServerDate(res.headers['date']);
+    if (status === 429 || status === 503) {
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after'], this.clock.now());
+      if (status === 429) {
+        this.stats.rateLimited += 1;
+        // A 429 is a signal to slow down, not an incident: debug, never warn (SPEC §1).
+        this.logger.debug({ event: 'api.rate_limited', method, url, retryAfterMs }, 'rate limited by the API');
+      }
+      if (status === 429 || retryAfterMs !== undefined) this.limiter.pauseFor(retryAfterMs);
+    }
+    const rawText = await this.readBody(method, url, res);
+    this.logger.debug({ event: 'api.response', method, url, status }, `${method} ${url} ${status}`);
+    return { status, headers: res.headers, rawText };
+  }
+
+  private async readBody(method: string, url: string, res: Dispatcher.ResponseData): Promise<string> {
+    const max = this.config.maxResponseBytes;
+    const status = res.statusCode;
+    const tooLarge = (partial: Buffer[], cause?: unknown): ApiError =>
+      new ApiError('RESPONSE_TOO_LARGE', `${method} ${url} : HTTP ${status} response larger than ${max} bytes`, {
+        method,
+        url,
+        status,
+        disposition: status >= 200 && status < 300 ? 'invalid_response' : classifyStatus(status).disposition,
+        rawBody: Buffer.concat(partial).subarray(0, max).toString('utf8'),
+        cause,
+      });
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > max) {
+      res.body.destroy();
+      throw tooLarge([]);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        chunks.push(chunk);
+        if (size > max) {
+          res.body.destroy();
+          throw tooLarge(chunks);
+        }
+      }
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw tooLarge(chunks, err);
+      throw this.transportError(method, url, err, status);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private noteServerDate(value: string | string[] | undefined): void {
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text === undefined) return;
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) return;
+    this.lastServerDateMs = ms;
+    this.lastServerDateLocalMs = this.clock.now();
+  }
+
+  private transportError(method: string, url: string, err: unknown, status: number | undefined): ApiError {
+    const c = classifyError(err);
+    // A status already received decides: a 4xx was refused whatever happened to its body.
+    const disposition = status !== undefined && status >= 400 && status < 500 ? 'refused' : c.disposition;
+    const after = status === undefined ? '' : ` (after HTTP ${status})`;
+    return new ApiError(c.code, `${method} ${url} : ${c.reason}${after}`, { method, url, disposition, status, cause: err });
+  }
+
+  private statusError(method: string, url: string, res: RawResponse): ApiError {
+    const c = classifyStatus(res.status);
+    const retryAfterMs =
+      res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers['retry-after'], this.clock.now()) : undefined;
+    const detail = errorDetail(res.rawText);
+    return new ApiError(c.code, `${method} ${url} : ${c.reason}${detail === '' ? '' : ` ${detail}`}`, {
+      method,
+      url,
+      disposition: c.disposition,
+      status: res.status,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      rawBody: res.rawText,
+    });
+  }
+
+  private context(method: string, url: string, res: RawResponse): ResponseContext {
+    return { method, url, status: res.status, rawBody: res.rawText };
+  }
+}
+
+function isRetryableRead(err: ApiError): boolean {
+  if (err.code === 'RATE_LIMITED') return true;
+  if (err.code === 'RESPONSE_TOO_LARGE' || err.code === 'UNEXPECTED_STATUS') return false;
+  return err.disposition === 'not_sent' || err.disposition === 'ambiguous';
+}
+
+function parseJsonBody(text: string, ctx: ResponseContext): unknown {
+  if (text.trim() === '') throw badResponse(ctx, ['body: empty (expected JSON)']);
+  try {
+    return parseJsonLossless(text);
+  } catch (err) {
+    const why = err instanceof Error ? oneLine(err.message, 80) : 'unreadable';
+    throw badResponse(ctx, [`body: not valid JSON (${why})`], err);
+  }
+}
+
+/** What the server said about a refusal, on one short line. */
+function errorDetail(rawText: string): string {
+  if (rawText.trim() === '') return '';
+  try {
+    const { code, message } = parseErrorBody(parseJsonLossless(rawText));
+    const text = [code, message].filter((s) => s !== undefined && s !== '').join(': ');
+    return text === '' ? '' : oneLine(text, 160);
+  } catch {
+    return oneLine(rawText, 120);
+  }
+}

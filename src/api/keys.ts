@@ -1,0 +1,173 @@
+// Loading wallet keys. Like ssh, a key file anyone else can read is refused. Every message names
+// the source (file, variable, credential) and never the key material; when a Redactor is given,
+// the material is registered with it before anything can go wrong.
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import bs58 from 'bs58';
+import type { KeySource } from '../domain.js';
+import { KeyError } from '../errors.js';
+import type { Redactor } from '../log/redact.js';
+import { publicKeyFromSeed, signerFromSeed, type Signer } from './signer.js';
+
+export interface LoadKeyOptions {
+  env: NodeJS.ProcessEnv;
+  /** systemd's $CREDENTIALS_DIRECTORY; defaults to env.CREDENTIALS_DIRECTORY. */
+  credentialsDir?: string;
+  /** Relative key files resolve against this (the config file's folder); default cwd. */
+  baseDir?: string;
+  redactor?: Redactor;
+}
+
+export function keySourceLabel(source: KeySource, opts?: { baseDir?: string }): string {
+  if ('file' in source) return `key file ${resolveKeyPath(source.file, opts?.baseDir)}`;
+  if ('env' in source) return `environment variable ${source.env}`;
+  return `credential ${source.credential}`;
+}
+
+function resolveKeyPath(file: string, baseDir: string | undefined): string {
+  return isAbsolute(file) ? file : resolve(baseDir ?? process.cwd(), file);
+}
+
+function errnoCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function readSecretFile(path: string, label: string, checkMode: boolean): string {
+  let mode: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) throw new KeyError('KEY_UNREADABLE', `${label} is not a regular file`);
+    mode = st.mode;
+  } catch (err) {
+    if (err instanceof KeyError) throw err;
+    if (errnoCode(err) === 'ENOENT') throw new KeyError('KEY_MISSING', `${label} does not exist`);
+    throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
+  }
+  if (checkMode && (mode & 0o077) !== 0) {
+    const octal = (mode & 0o777).toString(8).padStart(4, '0');
+    throw new KeyError(
+      'KEY_PERMISSIONS',
+      `${label} is readable by group or others (mode ${octal}); restrict it with: chmod 600 ${path}`,
+    );
+  }
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
+  }
+}
+
+/** The key text of a source, unparsed. */
+function readSource(source: KeySource, opts: LoadKeyOptions): { text: string; label: string } {
+  if ('file' in source) {
+    const path = resolveKeyPath(source.file, opts.baseDir);
+    const label = `key file ${path}`;
+    return { text: readSecretFile(path, label, true), label };
+  }
+  if ('env' in source) {
+    const label = `environment variable ${source.env}`;
+    const text = opts.env[source.env];
+    if (text === undefined || text.trim() === '') throw new KeyError('KEY_MISSING', `${label} is not set`);
+    return { text, label };
+  }
+  const label = `credential ${source.credential}`;
+  const dir = opts.credentialsDir ?? opts.env['CREDENTIALS_DIRECTORY'];
+  if (dir === undefined || dir === '') {
+    throw new KeyError('KEY_MISSING', `${label} needs $CREDENTIALS_DIRECTORY (systemd LoadCredential=) to be set`);
+  }
+  if (source.credential === '' || /[/\\]|^\.\.?$/.test(source.credential)) {
+    throw new KeyError('KEY_FORMAT', `${label}: a credential name is a plain file name`);
+  }
+  // systemd owns the credentials directory and its modes (0400 under a private mount), so the
+  // group/other check that guards hand-made key files does not apply here.
+  return { text: readSecretFile(join(dir, source.credential), `${label} (${join(dir, source.credential)})`, false), label };
+}
+
+/**
+ * Turns key text into a 32-byte seed: a solana-keygen JSON array of 64 numbers, or base58 of a
+ * 64-byte secret key (seed ‖ public key) or of a 32-byte seed. Surrounding whitespace is ignored.
+ */
+export function parseKeyText(raw: string, label: string, redactor?: Redactor): Uint8Array {
+  const text = raw.trim();
+  redactor?.add(text);
+  let bytes: Uint8Array;
+  if (text.startsWith('[')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new KeyError('KEY_FORMAT', `${label} is not valid JSON (expected an array of 64 numbers, as solana-keygen writes)`);
+    }
+    if (!Array.isArray(parsed) || !parsed.every((n) => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 255)) {
+      throw new KeyError('KEY_FORMAT', `${label} must be a JSON array of numbers 0-255, as solana-keygen writes`);
+    }
+    if (parsed.length !== 64) {
+      throw new KeyError('KEY_LENGTH', `${label} holds ${parsed.length} numbers; a solana-keygen key has 64`);
+    }
+    bytes = Uint8Array.from(parsed as number[]);
+  } else {
+    try {
+      bytes = bs58.decode(text);
+    } catch {
+      throw new KeyError(
+        'KEY_BASE58',
+        `${label} is not base58 (expected a 64-byte secret key or 32-byte seed in base58, or a JSON array of 64 numbers)`,
+      );
+    }
+    if (bytes.length !== 64 && bytes.length !== 32) {
+      bytes.fill(0);
+      throw new KeyError('KEY_LENGTH', `${label} decodes to ${bytes.length} bytes; expected 64 (secret key) or 32 (seed)`);
+    }
+  }
+  redactor?.addBytes(bytes, (b) => bs58.encode(b));
+  const seed = bytes.slice(0, 32);
+  if (bytes.length === 64) {
+    redactor?.addBytes(seed, (b) => bs58.encode(b));
+    const derived = publicKeyFromSeed(seed);
+    const given = bytes.subarray(32);
+    const consistent = Buffer.from(derived).equals(Buffer.from(given));
+    bytes.fill(0);
+    if (!consistent) {
+      seed.fill(0);
+      throw new KeyError(
+        'KEY_INCONSISTENT',
+        `${label}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
+      );
+    }
+  }
+  return seed;
+}
+
+/** Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem. */
+export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer {
+  const { text, label } = readSource(source, opts);
+  const seed = parseKeyText(text, label, opts.redactor);
+  try {
+    return signerFromSeed(seed);
+  } finally {
+    seed.fill(0);
+  }
+}
+
+/** The derived address must be the configured one: signing for the wrong wallet is refused. */
+export function checkAddress(signer: Signer, expected: string, walletName: string): void {
+  if (signer.address !== expected) {
+    throw new KeyError(
+      'KEY_MISMATCH',
+      `wallet ${walletName}: the key's address is ${signer.address} but the configured address is ${expected}`,
+    );
+  }
+}
+
+/** Writes a solana-keygen JSON key file with mode 0600; never overwrites an existing file. */
+export function writeKeyFile(path: string, secretKey64: Uint8Array): void {
+  if (secretKey64.length !== 64) throw new KeyError('KEY_LENGTH', `a secret key is 64 bytes, got ${secretKey64.length}`);
+  try {
+    writeFileSync(path, `${JSON.stringify([...secretKey64])}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if (errnoCode(err) === 'EEXIST') throw new KeyError('KEY_EXISTS', `key file ${path} already exists; not overwriting it`);
+    throw new KeyError('KEY_UNREADABLE', `key file ${path} cannot be written (${errnoCode(err) ?? 'error'})`);
+  }
+  chmodSync(path, 0o600); // the mode passed to open() is only applied on creation and filtered by umask
+}

@@ -1,0 +1,154 @@
+// Field schemas shared by the response schemas. Input is lossless-parsed JSON, so numbers arrive
+// as LosslessNumber (exact text); amounts may also arrive as decimal strings. Each schema names
+// what it expected in one short phrase, which becomes "<path>: <phrase>" in ApiError.issues.
+import { z } from 'zod';
+import { AmountError, parseSol, type Lamports } from './amount.js';
+import { isLosslessNumber } from './json.js';
+
+const AMOUNT_EXPECTED = 'expected a non-negative decimal amount';
+
+/** The text of a JSON number or a string, or undefined for anything else. */
+function numericText(v: unknown): string | undefined {
+  if (isLosslessNumber(v)) return v.value;
+  if (typeof v === 'string') return v;
+  return undefined;
+}
+
+function preview(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}...` : text);
+}
+
+type Ctx = z.RefinementCtx<unknown>;
+
+function amountOf(v: unknown, ctx: Ctx): Lamports {
+  const text = numericText(v);
+  if (text === undefined) {
+    ctx.addIssue({ code: 'custom', message: `${AMOUNT_EXPECTED}, got ${describe(v)}` });
+    return z.NEVER;
+  }
+  try {
+    return parseSol(text);
+  } catch (err) {
+    const why = err instanceof AmountError ? ` (${err.message})` : '';
+    ctx.addIssue({ code: 'custom', message: `${AMOUNT_EXPECTED}, got ${preview(text)}${why}` });
+    return z.NEVER;
+  }
+}
+
+/** A SOL amount that must be present; becomes lamports. */
+export const requiredAmount = z.unknown().transform((v, ctx): Lamports => {
+  if (v === undefined || v === null) {
+    ctx.addIssue({ code: 'custom', message: `required (${AMOUNT_EXPECTED})` });
+    return z.NEVER;
+  }
+  return amountOf(v, ctx);
+});
+
+/** A SOL amount that may be missing or null (→ null). */
+export const optionalAmount = z
+  .unknown()
+  .optional()
+  .transform((v, ctx): Lamports | null => (v === undefined || v === null ? null : amountOf(v, ctx)));
+
+/** A positive integer (rank): a JSON number, or a string of digits. */
+function positiveIntOf(v: unknown, ctx: Ctx): number {
+  const text = numericText(v);
+  if (text !== undefined && /^[1-9][0-9]{0,15}$/.test(text) && Number(text) <= Number.MAX_SAFE_INTEGER) {
+    return Number(text);
+  }
+  ctx.addIssue({ code: 'custom', message: `expected a positive integer, got ${describe(v)}` });
+  return z.NEVER;
+}
+
+export const requiredPositiveInt = z.unknown().transform((v, ctx): number => {
+  if (v === undefined || v === null) {
+    ctx.addIssue({ code: 'custom', message: 'required (expected a positive integer)' });
+    return z.NEVER;
+  }
+  return positiveIntOf(v, ctx);
+});
+
+export const optionalPositiveInt = z
+  .unknown()
+  .optional()
+  .transform((v, ctx): number | null => (v === undefined || v === null ? null : positiveIntOf(v, ctx)));
+
+/** Decimal text kept as sent (scores, volumes, share counts): not used for decisions. */
+export const optionalDecimalText = z
+  .unknown()
+  .optional()
+  .transform((v, ctx): string | null => {
+    if (v === undefined || v === null) return null;
+    const text = numericText(v);
+    if (text !== undefined) return text;
+    ctx.addIssue({ code: 'custom', message: `expected a number, got ${describe(v)}` });
+    return z.NEVER;
+  });
+
+export const requiredString = z.unknown().transform((v, ctx): string => {
+  if (typeof v === 'string' && v.length > 0) return v;
+  ctx.addIssue({
+    code: 'custom',
+    message: v === undefined || v === null ? 'required (expected a string)' : `expected a non-empty string, got ${describe(v)}`,
+  });
+  return z.NEVER;
+});
+
+export const optionalString = z
+  .unknown()
+  .optional()
+  .transform((v, ctx): string | null => {
+    if (v === undefined || v === null) return null;
+    if (typeof v === 'string') return v;
+    ctx.addIssue({ code: 'custom', message: `expected a string, got ${describe(v)}` });
+    return z.NEVER;
+  });
+
+/** "YYYY-MM-DD" naming a real calendar date. */
+export function isEpochDate(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+export const requiredEpoch = z.unknown().transform((v, ctx): string => {
+  if (typeof v === 'string' && isEpochDate(v)) return v;
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      v === undefined || v === null
+        ? 'required (expected a date YYYY-MM-DD)'
+        : `expected a date YYYY-MM-DD, got ${describe(v)}`,
+  });
+  return z.NEVER;
+});
+
+const BASE58_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+export function looksLikeAddress(text: string): boolean {
+  return BASE58_ADDRESS.test(text);
+}
+
+export const requiredAddress = z.unknown().transform((v, ctx): string => {
+  if (typeof v === 'string' && looksLikeAddress(v)) return v;
+  ctx.addIssue({
+    code: 'custom',
+    message:
+      v === undefined || v === null
+        ? 'required (expected a base58 address)'
+        : `expected a base58 address, got ${describe(v)}`,
+  });
+  return z.NEVER;
+});
+
+/** A short description of an unexpected value for an issue message (never the whole value). */
+export function describe(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (isLosslessNumber(v)) return `the number ${v.value.length > 40 ? `${v.value.slice(0, 40)}...` : v.value}`;
+  if (typeof v === 'string') return `the string ${preview(v)}`;
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}

@@ -1,0 +1,206 @@
+// Every response is checked here before anything downstream sees it. A response that does not
+// fit becomes an ApiError (BAD_RESPONSE / invalid_response) naming each bad field, with the raw
+// body kept: a NaN or a string where an amount should be must never reach a decision.
+import { z } from 'zod';
+import type { Lamports, LeaderboardEntry, VaultBreakdown, WalletSummary } from '../domain.js';
+import { ApiError } from '../errors.js';
+import { isLosslessNumber } from './json.js';
+import {
+  describe,
+  optionalAmount,
+  optionalDecimalText,
+  optionalPositiveInt,
+  optionalString,
+  requiredAddress,
+  requiredAmount,
+  requiredEpoch,
+  requiredPositiveInt,
+  requiredString,
+} from './schema-fields.js';
+
+export { isEpochDate, looksLikeAddress } from './schema-fields.js';
+
+/** Where a response came from, for the error a bad one becomes. */
+export interface ResponseContext {
+  method: string;
+  url: string;
+  status: number;
+  rawBody: string;
+}
+
+// A LosslessNumber is a JS object too; only a JSON object may pass as one.
+const jsonObject = z.custom<Record<string, unknown>>(
+  (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !isLosslessNumber(v),
+  { error: (iss) => `expected a JSON object, got ${describe(iss.input)}` },
+);
+
+const object = <T extends z.core.$ZodLooseShape>(shape: T) => jsonObject.pipe(z.looseObject(shape));
+
+const breakdownEntry = object({
+  vault: requiredString,
+  volume: optionalDecimalText,
+  score: optionalDecimalText,
+});
+
+export const walletSummarySchema = object({
+  address: requiredString,
+  epoch: requiredEpoch,
+  pending_sol: requiredAmount,
+  lifetime_sol: optionalAmount,
+  rank: optionalPositiveInt,
+  tier: optionalString,
+  breakdown: z
+    .array(breakdownEntry, { error: (iss) => `expected an array, got ${describe(iss.input)}` })
+    .nullish()
+    .transform((v) => v ?? []),
+});
+
+const leaderboardEntry = object({
+  rank: requiredPositiveInt,
+  address: requiredAddress,
+  score: optionalDecimalText,
+  total_rewards_sol: optionalAmount,
+});
+
+export const leaderboardSchema = z
+  .array(leaderboardEntry, { error: (iss) => `expected an array of entries, got ${describe(iss.input)}` })
+  .superRefine((entries, ctx) => {
+    let previous = 0;
+    entries.forEach((e, i) => {
+      if (i === 0 && e.rank !== 1) {
+        ctx.addIssue({ code: 'custom', path: [i, 'rank'], message: `expected the first rank to be 1, got ${e.rank}` });
+      } else if (i > 0 && e.rank <= previous) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'rank'],
+          message: `expected ranks ascending without duplicates, got ${e.rank} after ${previous}`,
+        });
+      }
+      previous = e.rank;
+    });
+  });
+
+/** Claim, deposit and mint answers: everything optional, unknown fields kept. */
+export const actionResponseSchema = object({
+  status: optionalString,
+  tx: optionalString,
+  claimed_sol: optionalAmount,
+  epoch: optionalString,
+  vault: optionalString,
+  share_mint: optionalString,
+  estimated_shares: optionalDecimalText,
+  mint: optionalString,
+  received: optionalDecimalText,
+});
+
+// A type alias (not an interface) so it is assignable to Record<string, unknown> ports.
+export type ActionResponse = {
+  status: string | null;
+  tx: string | null;
+  claimedLamports: Lamports | null;
+  epoch: string | null;
+  vault: string | null;
+  shareMint: string | null;
+  estimatedShares: string | null;
+  mint: string | null;
+  received: string | null;
+  /** The response as parsed (numbers as exact text), unknown fields included. */
+  raw: unknown;
+};
+
+/** "breakdown[0].vault", "[3].rank"; the whole body is "body". */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? 'body' : out;
+}
+
+export function formatIssues(error: z.ZodError): string[] {
+  return error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`);
+}
+
+export function badResponse(ctx: ResponseContext, issues: string[], cause?: unknown): ApiError {
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return new ApiError('BAD_RESPONSE', `${ctx.method} ${ctx.url} : invalid response: ${issues[0] ?? 'unreadable'}${more}`, {
+    method: ctx.method,
+    url: ctx.url,
+    disposition: 'invalid_response',
+    status: ctx.status,
+    rawBody: ctx.rawBody,
+    issues,
+    cause,
+  });
+}
+
+function check<S extends z.ZodType>(schema: S, value: unknown, ctx: ResponseContext): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw badResponse(ctx, formatIssues(result.error));
+  return result.data;
+}
+
+/** A wallet summary; `expectedAddress` must be the address that was asked for. */
+export function parseWalletSummary(value: unknown, expectedAddress: string, ctx: ResponseContext): WalletSummary {
+  const s = check(walletSummarySchema, value, ctx);
+  if (s.address !== expectedAddress) {
+    throw badResponse(ctx, [`address: expected ${expectedAddress} (the wallet asked for), got ${s.address}`]);
+  }
+  const breakdown: VaultBreakdown[] = s.breakdown.map((b) => ({ vault: b.vault, volume: b.volume, score: b.score }));
+  return {
+    address: s.address,
+    epoch: s.epoch,
+    pendingLamports: s.pending_sol,
+    lifetimeLamports: s.lifetime_sol,
+    rank: s.rank,
+    tier: s.tier,
+    breakdown,
+    raw: value,
+  };
+}
+
+export function parseLeaderboard(value: unknown, ctx: ResponseContext): LeaderboardEntry[] {
+  return check(leaderboardSchema, value, ctx).map((e) => ({
+    rank: e.rank,
+    address: e.address,
+    score: e.score,
+    totalRewardsLamports: e.total_rewards_sol,
+  }));
+}
+
+export function parseActionResponse(value: unknown, ctx: ResponseContext): ActionResponse {
+  const a = check(actionResponseSchema, value, ctx);
+  return {
+    status: a.status,
+    tx: a.tx,
+    claimedLamports: a.claimed_sol,
+    epoch: a.epoch,
+    vault: a.vault,
+    shareMint: a.share_mint,
+    estimatedShares: a.estimated_shares,
+    mint: a.mint,
+    received: a.received,
+    raw: value,
+  };
+}
+
+/** What an error body says, best effort: `{error, message, code}` or `{error: {code, message}}`. */
+export interface ErrorBody {
+  code: string | undefined;
+  message: string | undefined;
+}
+
+export function parseErrorBody(value: unknown): ErrorBody {
+  const out: ErrorBody = { code: undefined, message: undefined };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return out;
+  const rec = value as Record<string, unknown>;
+  const inner = rec['error'];
+  const src =
+    typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : rec;
+  const text = (v: unknown): string | undefined =>
+    typeof v === 'string' ? v : isLosslessNumber(v) ? v.value : undefined;
+  out.code = text(src['code']);
+  out.message = text(src['message']) ?? text(src['detail']) ?? (typeof inner === 'string' ? inner : undefined);
+  return out;
+}

@@ -1,0 +1,108 @@
+// Ed25519 signing with node:crypto (OpenSSL), which is far faster than tweetnacl's pure JS.
+// tweetnacl stays as the independent verifier: two implementations agreeing byte-for-byte is the
+// check that the PKCS#8 wrapping below is right.
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import bs58 from 'bs58';
+import nacl from 'tweetnacl';
+import type { SignatureEncoding } from '../domain.js';
+
+export interface Signer {
+  /** base58 public key. */
+  readonly address: string;
+  sign(message: Uint8Array): Uint8Array;
+}
+
+// DER prefix of a PKCS#8 Ed25519 private key (RFC 8410): SEQ { INT 0, SEQ { OID 1.3.101.112 }, OCTET STRING { OCTET STRING (32) } }
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const SEED_LENGTH = 32;
+const PUBLIC_KEY_LENGTH = 32;
+
+export function privateKeyFromSeed(seed: Uint8Array): KeyObject {
+  if (seed.length !== SEED_LENGTH) throw new RangeError(`an Ed25519 seed is ${SEED_LENGTH} bytes, got ${seed.length}`);
+  const der = Buffer.concat([PKCS8_ED25519_PREFIX, seed]);
+  try {
+    return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  } finally {
+    der.fill(0);
+  }
+}
+
+/** The raw 32-byte public key of a private KeyObject (the tail of its SPKI DER). */
+export function publicKeyBytes(privateKey: KeyObject): Uint8Array {
+  const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
+  return new Uint8Array(spki.subarray(spki.length - PUBLIC_KEY_LENGTH));
+}
+
+export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
+  return publicKeyBytes(privateKeyFromSeed(seed));
+}
+
+/** Holds the key as an opaque KeyObject: printing or serializing a signer shows no key material. */
+class Ed25519Signer implements Signer {
+  readonly address: string;
+  readonly #key: KeyObject;
+
+  constructor(key: KeyObject) {
+    this.#key = key;
+    this.address = bs58.encode(publicKeyBytes(key));
+  }
+
+  sign(message: Uint8Array): Uint8Array {
+    return new Uint8Array(sign(null, message, this.#key));
+  }
+
+  toJSON(): { address: string } {
+    return { address: this.address };
+  }
+}
+
+export function signerFromSeed(seed: Uint8Array): Signer {
+  return new Ed25519Signer(privateKeyFromSeed(seed));
+}
+
+/** A fresh keypair in solana-keygen layout (seed ‖ public key), for demo wallets and tests. */
+export function generateKeypair(): { secretKey64: Uint8Array; address: string } {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' });
+  const seed = pkcs8.subarray(pkcs8.length - SEED_LENGTH);
+  const pub = publicKeyBytes(privateKey);
+  const secretKey64 = new Uint8Array(64);
+  secretKey64.set(seed, 0);
+  secretKey64.set(pub, SEED_LENGTH);
+  pkcs8.fill(0);
+  return { secretKey64, address: bs58.encode(pub) };
+}
+
+/** Independent check with tweetnacl; false for any malformed input rather than a throw. */
+export function verifySignature(message: Uint8Array, signature: Uint8Array, addressBase58: string): boolean {
+  let pub: Uint8Array;
+  try {
+    pub = bs58.decode(addressBase58);
+  } catch {
+    return false;
+  }
+  if (pub.length !== nacl.sign.publicKeyLength || signature.length !== nacl.sign.signatureLength) return false;
+  return nacl.sign.detached.verify(message, signature, pub);
+}
+
+export function encodeSignature(signature: Uint8Array, encoding: SignatureEncoding): string {
+  switch (encoding) {
+    case 'base58':
+      return bs58.encode(signature);
+    case 'base64':
+      return Buffer.from(signature).toString('base64');
+    case 'hex':
+      return Buffer.from(signature).toString('hex');
+  }
+}
+
+export function decodeSignature(text: string, encoding: SignatureEncoding): Uint8Array {
+  switch (encoding) {
+    case 'base58':
+      return bs58.decode(text);
+    case 'base64':
+      return new Uint8Array(Buffer.from(text, 'base64'));
+    case 'hex':
+      return new Uint8Array(Buffer.from(text, 'hex'));
+  }
+}

@@ -1,0 +1,229 @@
+// Transport failures on real loopback sockets: refused, DNS, connect timeout, a reset after the
+// request was written, a server that never answers, a stalled body, an oversized body. Each must
+// land in the right disposition, since that decides whether money may move twice.
+import http from 'node:http';
+import net from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiClient, createDispatcher } from '../../src/api/client.js';
+import { RateLimiter } from '../../src/api/rate-limit.js';
+import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
+import { systemClock, type ApiConfig } from '../../src/domain.js';
+import { ApiError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { apiConfig } from './helpers.js';
+
+const kp = generateKeypair();
+const signer = signerFromSeed(kp.secretKey64.slice(0, 32));
+const WALLET = kp.address;
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Received {
+  method: string | undefined;
+  url: string | undefined;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** An HTTP server on 127.0.0.1 that records what it received and then does `then`. */
+async function server(then: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
+  const received: Received[] = [];
+  const srv = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      received.push({ method: req.method, url: req.url, headers: req.headers, body });
+      then(req, res, body);
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  cleanups.push(async () => {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+  const { port } = srv.address() as net.AddressInfo;
+  return { base: `http://127.0.0.1:${port}/v1`, received };
+}
+
+/** A raw TCP server, for misbehaviour HTTP servers cannot express. */
+async function tcpServer(onData: (socket: net.Socket) => void) {
+  let requests = 0;
+  const sockets = new Set<net.Socket>();
+  const srv = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once('data', () => {
+      requests += 1;
+      onData(socket);
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  cleanups.push(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+  const { port } = srv.address() as net.AddressInfo;
+  return { base: `http://127.0.0.1:${port}/v1`, requests: () => requests };
+}
+
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as net.AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+function client(base: string, over: Partial<ApiConfig> = {}, dispatcher?: Dispatcher) {
+  const config = apiConfig({ baseUrl: base, timeoutMs: 400, connectTimeoutMs: 300, ...over });
+  const d = dispatcher ?? createDispatcher(config);
+  cleanups.push(() => d.destroy());
+  const api = new ApiClient({
+    config,
+    apiKey: 'test-api-key-000000',
+    dispatcher: d,
+    limiter: new RateLimiter({ perMinute: 0, burst: 1, clock: systemClock }),
+    clock: systemClock,
+    logger: silentLogger(),
+    sleep: () => Promise.resolve(),
+  });
+  return api;
+}
+
+async function apiError(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+const claim = (api: ApiClient) => api.prepare({ op: 'claim', wallet: WALLET }, signer, Date.now());
+const deposit = (api: ApiClient) =>
+  api.prepare({ op: 'deposit', wallet: WALLET, symbol: 'SOL2X', amount: 123_456_789_012n }, signer, Date.now());
+
+describe('not_sent: the request provably never reached a server', () => {
+  it('connection refused: one-line message naming method and URL; a signed request is re-sent', async () => {
+    const port = await closedPort();
+    const base = `http://127.0.0.1:${port}/v1`;
+    const api = client(base, { readAttempts: 1 });
+    const err = await apiError(api.walletSummary(WALLET));
+    expect(err).toMatchObject({ disposition: 'not_sent', code: 'UNREACHABLE', method: 'GET' });
+    expect(err.message).toBe(`GET ${base}/rewards/wallet/${WALLET} : connection refused`);
+
+    const retrying = client(base, { readAttempts: 3 });
+    const sendErr = await apiError(retrying.send(claim(retrying)));
+    expect(sendErr.disposition).toBe('not_sent');
+    expect(retrying.stats.requests).toBe(3);
+  });
+
+  it('DNS failure (ENOTFOUND, EAI_AGAIN)', async () => {
+    for (const code of ['ENOTFOUND', 'EAI_AGAIN']) {
+      const lookup: net.LookupFunction = (host, _opts, cb) =>
+        cb(Object.assign(new Error(`getaddrinfo ${code} ${host}`), { code, syscall: 'getaddrinfo', hostname: host }), '');
+      const agent = new Agent({ connect: { lookup } });
+      const api = client('http://api.invalid:8080/v1', { readAttempts: 1 }, agent);
+      const err = await apiError(api.health());
+      expect(err.disposition, code).toBe('not_sent');
+      expect(err.message).toMatch(/^GET http:\/\/api\.invalid:8080\/v1\/health : .*DNS/);
+    }
+  });
+
+  it('connect timeout', async () => {
+    // A lookup that never answers keeps the socket connecting until undici's connect timeout.
+    const agent = new Agent({ connect: { timeout: 100, lookup: () => undefined } });
+    const api = client('http://hangs.invalid:8080/v1', { readAttempts: 1 }, agent);
+    const err = await apiError(api.send(claim(api)));
+    expect(err).toMatchObject({ disposition: 'not_sent', code: 'UNREACHABLE' });
+    expect(err.message).toBe('POST http://hangs.invalid:8080/v1/rewards/claim : connect timeout');
+  });
+});
+
+describe('ambiguous: the request may have been applied', () => {
+  it('the server reads the whole body, then destroys the socket: never re-sent', async () => {
+    const srv = await server((req) => req.socket.destroy());
+    const api = client(srv.base, { readAttempts: 3 });
+    const p = deposit(api);
+    const err = await apiError(api.send(p));
+    expect(err).toMatchObject({ disposition: 'ambiguous', code: 'CONNECTION_LOST' });
+    expect(srv.received).toHaveLength(1);
+    // what arrived is byte-for-byte what was prepared and signed
+    const got = srv.received[0];
+    expect(got?.body).toBe(p.body);
+    expect(got?.body).toContain('"amount":123.456789012,');
+    expect(got?.headers).toMatchObject({
+      authorization: 'Bearer test-api-key-000000',
+      'content-type': 'application/json',
+      'x-svc-ts': String(p.ts),
+      'x-svc-wallet': WALLET,
+    });
+    expect(got?.url).toBe('/v1/actions/deposit');
+  });
+
+  it('a reset (RST) after the request was written', async () => {
+    const srv = await tcpServer((socket) => socket.resetAndDestroy());
+    const api = client(srv.base, { readAttempts: 3 });
+    const err = await apiError(api.send(claim(api)));
+    expect(err.disposition).toBe('ambiguous');
+    expect(srv.requests()).toBe(1);
+  });
+
+  it('a server that never answers: headers timeout', async () => {
+    const srv = await server(() => undefined);
+    const api = client(srv.base, { readAttempts: 3, timeoutMs: 300 });
+    const err = await apiError(api.send(claim(api)));
+    expect(err).toMatchObject({ disposition: 'ambiguous', code: 'TIMEOUT' });
+    expect(err.message).toContain('timed out waiting for the response headers');
+    expect(srv.received).toHaveLength(1);
+  });
+
+  it('a body that stalls: body timeout; a read retries it', async () => {
+    const srv = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"address":');
+    });
+    const api = client(srv.base, { readAttempts: 2, timeoutMs: 300 });
+    const err = await apiError(api.walletSummary(WALLET));
+    expect(err).toMatchObject({ disposition: 'ambiguous', code: 'TIMEOUT', status: 200 });
+    expect(srv.received).toHaveLength(2);
+  });
+
+  it('a 5xx is ambiguous and a signed request is not re-sent', async () => {
+    const srv = await server((_req, res) => res.writeHead(500).end('{"error":"boom"}'));
+    const api = client(srv.base, { readAttempts: 3 });
+    const err = await apiError(api.send(claim(api)));
+    expect(err).toMatchObject({ disposition: 'ambiguous', code: 'SERVER_ERROR', status: 500, rawBody: '{"error":"boom"}' });
+    expect(srv.received).toHaveLength(1);
+  });
+});
+
+describe('over real HTTP', () => {
+  it('stops reading a body larger than max_response_bytes', async () => {
+    const srv = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }); // chunked: no length to check up front
+      for (let i = 0; i < 20; i += 1) res.write('x'.repeat(1_000));
+      res.end();
+    });
+    const api = client(srv.base, { maxResponseBytes: 4_096 });
+    const err = await apiError(api.walletSummary(WALLET));
+    expect(err).toMatchObject({ code: 'RESPONSE_TOO_LARGE', disposition: 'invalid_response', status: 200 });
+  });
+
+  it('a good answer round-trips, with the server date recorded', async () => {
+    const srv = await server((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"address":"${WALLET}","epoch":"2025-06-01","pending_sol":0.5}`);
+    });
+    const api = client(srv.base);
+    const s = await api.walletSummary(WALLET);
+    expect(s.pendingLamports).toBe(500_000_000n);
+    expect(api.lastServerDateMs).toBeTypeOf('number');
+    expect(srv.received[0]?.headers['authorization']).toBe('Bearer test-api-key-000000');
+  });
+});

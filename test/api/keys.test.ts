@@ -1,0 +1,187 @@
+import bs58 from 'bs58';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { checkAddress, loadKey, writeKeyFile } from '../../src/api/keys.js';
+import { generateKeypair, verifySignature } from '../../src/api/signer.js';
+import { KeyError } from '../../src/errors.js';
+import { Redactor } from '../../src/log/redact.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'autoclaim-keys-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function keyError(fn: () => unknown): KeyError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof KeyError) return err;
+    throw err;
+  }
+  throw new Error('expected a KeyError');
+}
+
+/** No key material, in any encoding, in a message. */
+function expectNoSecret(message: string, secret: Uint8Array): void {
+  const seed = secret.slice(0, 32);
+  for (const s of [bs58.encode(secret), bs58.encode(seed), Buffer.from(seed).toString('hex'), Buffer.from(seed).toString('base64'), [...seed].join(',')]) {
+    expect(message).not.toContain(s);
+  }
+}
+
+const noEnv = { env: {} as NodeJS.ProcessEnv };
+
+describe('loadKey from a file', () => {
+  it('accepts a solana-keygen file with mode 0600 and signs for its address', () => {
+    const { secretKey64, address } = generateKeypair();
+    const file = join(dir, 'treasury.json');
+    writeKeyFile(file, secretKey64);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const signer = loadKey({ file }, noEnv);
+    expect(signer.address).toBe(address);
+    const msg = new TextEncoder().encode('hello');
+    expect(verifySignature(msg, signer.sign(msg), address)).toBe(true);
+  });
+
+  it('resolves a relative path against baseDir', () => {
+    const { secretKey64, address } = generateKeypair();
+    mkdirSync(join(dir, 'keys'));
+    writeKeyFile(join(dir, 'keys', 'w.json'), secretKey64);
+    expect(loadKey({ file: './keys/w.json' }, { ...noEnv, baseDir: dir }).address).toBe(address);
+  });
+
+  it('refuses a file readable by group or others, saying how to fix it', () => {
+    const { secretKey64 } = generateKeypair();
+    const file = join(dir, 'open.json');
+    writeKeyFile(file, secretKey64);
+    for (const mode of [0o644, 0o640, 0o604]) {
+      chmodSync(file, mode);
+      const err = keyError(() => loadKey({ file }, noEnv));
+      expect(err.code).toBe('KEY_PERMISSIONS');
+      expect(err.message).toContain(file);
+      expect(err.message).toContain(`chmod 600 ${file}`);
+      expect(err.message).toContain(`0${mode.toString(8)}`);
+      expectNoSecret(err.message, secretKey64);
+    }
+    chmodSync(file, 0o400);
+    expect(() => loadKey({ file }, noEnv)).not.toThrow();
+  });
+
+  it('names a missing file', () => {
+    const err = keyError(() => loadKey({ file: join(dir, 'nope.json') }, noEnv));
+    expect(err.code).toBe('KEY_MISSING');
+    expect(err.message).toContain('nope.json');
+  });
+
+  it('distinguishes wrong length, wrong format and a corrupt public half', () => {
+    const { secretKey64 } = generateKeypair();
+    const write = (name: string, text: string) => {
+      const file = join(dir, name);
+      writeFileSync(file, text, { mode: 0o600 });
+      return file;
+    };
+    const cases: Array<[string, string]> = [
+      [write('short.json', JSON.stringify([...secretKey64.slice(0, 63)])), 'KEY_LENGTH'],
+      [write('notjson.json', '[1,2,'), 'KEY_FORMAT'],
+      [write('big.json', JSON.stringify([...secretKey64.slice(0, 63), 256])), 'KEY_FORMAT'],
+      [write('words.json', JSON.stringify(['a', ...secretKey64.slice(1)])), 'KEY_FORMAT'],
+      [write('bad58.txt', 'not base58 at all! 0OIl'), 'KEY_BASE58'],
+    ];
+    const spliced = secretKey64.slice();
+    spliced.set(generateKeypair().secretKey64.slice(32), 32);
+    cases.push([write('spliced.json', JSON.stringify([...spliced])), 'KEY_INCONSISTENT']);
+    for (const [file, code] of cases) {
+      const err = keyError(() => loadKey({ file }, noEnv));
+      expect(err.code, file).toBe(code);
+      expect(err.message).toContain(file);
+      expectNoSecret(err.message, secretKey64);
+    }
+  });
+
+  it('registers the key material with the redactor', () => {
+    const { secretKey64 } = generateKeypair();
+    const file = join(dir, 'k.json');
+    writeKeyFile(file, secretKey64);
+    const redactor = new Redactor();
+    loadKey({ file }, { ...noEnv, redactor });
+    const line = `leak ${JSON.stringify([...secretKey64])} ${bs58.encode(secretKey64)} ${Buffer.from(secretKey64.slice(0, 32)).toString('hex')}`;
+    expectNoSecret(redactor.redact(line), secretKey64);
+    expect(redactor.redact(line)).toContain('[REDACTED]');
+  });
+
+  it('writeKeyFile never overwrites an existing file', () => {
+    const file = join(dir, 'k.json');
+    writeKeyFile(file, generateKeypair().secretKey64);
+    expect(keyError(() => writeKeyFile(file, generateKeypair().secretKey64)).code).toBe('KEY_EXISTS');
+  });
+});
+
+describe('loadKey from the environment', () => {
+  it('accepts base58 of a 64-byte secret key and of a 32-byte seed, with a trailing newline', () => {
+    const { secretKey64, address } = generateKeypair();
+    const env = {
+      FULL: bs58.encode(secretKey64),
+      SEED: `${bs58.encode(secretKey64.slice(0, 32))}\n`,
+      JSONKEY: JSON.stringify([...secretKey64]),
+    };
+    expect(loadKey({ env: 'FULL' }, { env }).address).toBe(address);
+    expect(loadKey({ env: 'SEED' }, { env }).address).toBe(address);
+    expect(loadKey({ env: 'JSONKEY' }, { env }).address).toBe(address);
+  });
+
+  it('names an unset variable, a wrong length and bad base58, without the value', () => {
+    const { secretKey64 } = generateKeypair();
+    const env = { SHORT: bs58.encode(secretKey64.slice(0, 40)), BAD: 'l0l-not-base58', EMPTY: '' };
+    expect(keyError(() => loadKey({ env: 'UNSET' }, { env })).code).toBe('KEY_MISSING');
+    expect(keyError(() => loadKey({ env: 'EMPTY' }, { env })).code).toBe('KEY_MISSING');
+    const short = keyError(() => loadKey({ env: 'SHORT' }, { env }));
+    expect(short.code).toBe('KEY_LENGTH');
+    expect(short.message).toContain('environment variable SHORT');
+    expect(short.message).not.toContain(env.SHORT);
+    expect(keyError(() => loadKey({ env: 'BAD' }, { env })).code).toBe('KEY_BASE58');
+    const spliced = secretKey64.slice();
+    spliced[40] = (spliced[40] ?? 0) ^ 0xff;
+    expect(keyError(() => loadKey({ env: 'X' }, { env: { X: bs58.encode(spliced) } })).code).toBe('KEY_INCONSISTENT');
+  });
+});
+
+describe('loadKey from a systemd credential', () => {
+  it('reads $CREDENTIALS_DIRECTORY/name in either format', () => {
+    const { secretKey64, address } = generateKeypair();
+    const creds = join(dir, 'creds');
+    mkdirSync(creds, { mode: 0o700 });
+    writeFileSync(join(creds, 'treasury'), JSON.stringify([...secretKey64]), { mode: 0o400 });
+    writeFileSync(join(creds, 'b58'), `${bs58.encode(secretKey64)}\n`, { mode: 0o440 });
+    expect(loadKey({ credential: 'treasury' }, { env: { CREDENTIALS_DIRECTORY: creds } }).address).toBe(address);
+    expect(loadKey({ credential: 'b58' }, { env: {}, credentialsDir: creds }).address).toBe(address);
+  });
+
+  it('names a missing credential or directory, and refuses path tricks', () => {
+    const creds = join(dir, 'creds');
+    mkdirSync(creds);
+    expect(keyError(() => loadKey({ credential: 'nope' }, { env: { CREDENTIALS_DIRECTORY: creds } })).code).toBe('KEY_MISSING');
+    const noDir = keyError(() => loadKey({ credential: 'treasury' }, { env: {} }));
+    expect(noDir.code).toBe('KEY_MISSING');
+    expect(noDir.message).toContain('CREDENTIALS_DIRECTORY');
+    expect(keyError(() => loadKey({ credential: '../etc' }, { env: { CREDENTIALS_DIRECTORY: creds } })).code).toBe('KEY_FORMAT');
+  });
+});
+
+describe('checkAddress', () => {
+  it('passes a matching address and names both on a mismatch', () => {
+    const a = generateKeypair();
+    const b = generateKeypair();
+    const signer = loadKey({ env: 'K' }, { env: { K: bs58.encode(a.secretKey64) } });
+    expect(() => checkAddress(signer, a.address, 'treasury')).not.toThrow();
+    const err = keyError(() => checkAddress(signer, b.address, 'treasury'));
+    expect(err.code).toBe('KEY_MISMATCH');
+    expect(err.message).toContain('treasury');
+    expect(err.message).toContain(a.address);
+    expect(err.message).toContain(b.address);
+  });
+});
