@@ -1,0 +1,152 @@
+// Staleness alerts, raised once per episode: a wallet without a successful poll for N intervals,
+// or an `unknown` step left open past a threshold, is logged at error level when the episode opens
+// and at info when it closes, never on every tick. The tracker and the evaluation are pure; the
+// daemon feeds them what it knows and logs (and notifies) the transitions.
+import type { Logger } from '../log/logger.js';
+import type { WebhookNotifier } from './webhook.js';
+
+export type EpisodeChange = 'opened' | 'closed' | undefined;
+
+export interface OpenEpisode {
+  key: string;
+  since: number;
+}
+
+export interface AlertTracker {
+  /** Records the current state of `key`; says whether an episode just opened or closed. */
+  observe(key: string, bad: boolean, now: number): EpisodeChange;
+  isOpen(key: string): boolean;
+  open(): OpenEpisode[];
+}
+
+export function createAlertTracker(): AlertTracker {
+  const episodes = new Map<string, number>();
+  return {
+    observe(key, bad, now) {
+      const open = episodes.has(key);
+      if (bad && !open) {
+        episodes.set(key, now);
+        return 'opened';
+      }
+      if (!bad && open) {
+        episodes.delete(key);
+        return 'closed';
+      }
+      return undefined;
+    },
+    isOpen: (key) => episodes.has(key),
+    open: () => [...episodes].map(([key, since]) => ({ key, since })),
+  };
+}
+
+/** Defaults the daemon can use until the config names its own. */
+export const DEFAULT_STALE_AFTER_INTERVALS = 3;
+export const DEFAULT_UNKNOWN_STEP_ALERT_AFTER_MS = 15 * 60_000;
+
+export type AlertKind = 'wallet_stale' | 'unknown_step';
+
+export interface AlertInputs {
+  now: number;
+  /** Expected time between polls of a wallet. */
+  intervalMs: number;
+  staleAfterIntervals: number;
+  unknownStepAfterMs: number;
+  /** `lastOkAt` undefined: never polled successfully; `since` is when we started watching it. */
+  wallets: Array<{ name: string; lastOkAt: number | undefined; since: number }>;
+  /** Every step currently in state unknown. */
+  unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number }>;
+}
+
+export interface AlertTransition {
+  key: string;
+  kind: AlertKind;
+  change: 'opened' | 'closed';
+  wallet: string;
+  step?: number;
+  plan?: number;
+  /** For humans: what is wrong, or that it is over. */
+  text: string;
+}
+
+/**
+ * Compares what is true now with the open episodes. A key that no longer appears (a wallet taken
+ * out of the config, a step resolved) closes its episode.
+ */
+export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): AlertTransition[] {
+  const out: AlertTransition[] = [];
+  const seen = new Set<string>();
+  const staleAfterMs = inputs.staleAfterIntervals * inputs.intervalMs;
+
+  for (const w of inputs.wallets) {
+    const key = `wallet_stale:${w.name}`;
+    seen.add(key);
+    const ageMs = inputs.now - (w.lastOkAt ?? w.since);
+    const change = tracker.observe(key, ageMs > staleAfterMs, inputs.now);
+    if (change === undefined) continue;
+    const text =
+      change === 'opened'
+        ? `wallet ${w.name}: no successful poll for ${minutes(ageMs)} (more than ${inputs.staleAfterIntervals} intervals)`
+        : `wallet ${w.name}: polling again`;
+    out.push({ key, kind: 'wallet_stale', change, wallet: w.name, text });
+  }
+
+  for (const s of inputs.unknownSteps) {
+    const key = `unknown_step:${s.id}`;
+    seen.add(key);
+    const ageMs = inputs.now - s.since;
+    const change = tracker.observe(key, ageMs > inputs.unknownStepAfterMs, inputs.now);
+    if (change === undefined) continue;
+    const text =
+      change === 'opened'
+        ? `wallet ${s.wallet}: ${s.kind} step ${s.id} (plan ${s.plan}) has been unknown for ${minutes(ageMs)}; ` +
+          `check it on the server, then \`autoclaim actions resolve ${s.id} --applied|--not-applied\``
+        : `wallet ${s.wallet}: ${s.kind} step ${s.id} is no longer unknown`;
+    out.push({ key, kind: 'unknown_step', change, wallet: s.wallet, step: s.id, plan: s.plan, text });
+  }
+
+  for (const { key } of tracker.open()) {
+    if (seen.has(key)) continue;
+    tracker.observe(key, false, inputs.now);
+    const [kind, rest = ''] = splitKey(key);
+    if (kind === 'unknown_step') {
+      out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
+    } else if (kind === 'wallet_stale') {
+      out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });
+    }
+  }
+  return out;
+}
+
+/**
+ * Logs each transition (error when an episode opens, info when it closes) and hands it to the
+ * webhook, if any. Returns nothing and never throws: alerts must not disturb the daemon.
+ */
+export function reportAlerts(transitions: AlertTransition[], out: { logger: Logger; webhook?: WebhookNotifier }): void {
+  for (const t of transitions) {
+    const fields = {
+      event: `alert.${t.change}`,
+      alert: t.kind,
+      wallet: t.wallet === '' ? undefined : t.wallet,
+      step: t.step,
+      plan: t.plan,
+    };
+    if (t.change === 'opened') out.logger.error(fields, t.text);
+    else out.logger.info(fields, t.text);
+    out.webhook?.notify({
+      key: `${t.key}:${t.change}`,
+      event: `alert.${t.change}`,
+      text: t.text,
+      details: { alert: t.kind, wallet: fields.wallet, step: t.step, plan: t.plan },
+    });
+  }
+}
+
+function splitKey(key: string): [string, string | undefined] {
+  const i = key.indexOf(':');
+  return i < 0 ? [key, undefined] : [key.slice(0, i), key.slice(i + 1)];
+}
+
+function minutes(ms: number): string {
+  const m = Math.floor(ms / 60_000);
+  return m >= 120 ? `${Math.floor(m / 60)}h ${m % 60}m` : m >= 1 ? `${m}m` : `${Math.max(0, Math.floor(ms / 1000))}s`;
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createAlertTracker,
+  evaluateAlerts,
+  reportAlerts,
+  type AlertInputs,
+} from '../../src/service/alerts.js';
+import type { WebhookEvent, WebhookNotifier } from '../../src/service/webhook.js';
+import { captureLog } from './log-capture.js';
+
+const MIN = 60_000;
+
+describe('createAlertTracker', () => {
+  it('reports one opening and one closing per episode', () => {
+    const t = createAlertTracker();
+    const seq = [false, true, true, true, false, false, true].map((bad, i) => t.observe('k', bad, i));
+    expect(seq).toEqual([undefined, 'opened', undefined, undefined, 'closed', undefined, 'opened']);
+    expect(t.open()).toEqual([{ key: 'k', since: 6 }]);
+    expect(t.isOpen('k')).toBe(true);
+  });
+
+  it('keeps keys apart', () => {
+    const t = createAlertTracker();
+    expect(t.observe('a', true, 0)).toBe('opened');
+    expect(t.observe('b', true, 0)).toBe('opened');
+    expect(t.observe('a', false, 1)).toBe('closed');
+    expect(t.isOpen('b')).toBe(true);
+  });
+});
+
+describe('evaluateAlerts', () => {
+  const base = (over: Partial<AlertInputs>): AlertInputs => ({
+    now: 0,
+    intervalMs: MIN,
+    staleAfterIntervals: 3,
+    unknownStepAfterMs: 15 * MIN,
+    wallets: [],
+    unknownSteps: [],
+    ...over,
+  });
+
+  it('opens a stale-wallet episode after N intervals without a successful poll, once, and closes it on the next success', () => {
+    const t = createAlertTracker();
+    const at = (now: number, lastOkAt: number) =>
+      evaluateAlerts(t, base({ now, wallets: [{ name: 'treasury', lastOkAt, since: 0 }] })).map((a) => [a.kind, a.change]);
+    expect(at(3 * MIN, 0)).toEqual([]); // exactly N intervals: not yet
+    expect(at(3 * MIN + 1, 0)).toEqual([['wallet_stale', 'opened']]);
+    expect(at(10 * MIN, 0)).toEqual([]);
+    expect(at(60 * MIN, 0)).toEqual([]);
+    expect(at(61 * MIN, 61 * MIN)).toEqual([['wallet_stale', 'closed']]);
+    expect(at(62 * MIN, 61 * MIN)).toEqual([]);
+  });
+
+  it('measures a wallet that never polled from when it was first watched', () => {
+    const t = createAlertTracker();
+    const r = evaluateAlerts(t, base({ now: 20 * MIN, wallets: [{ name: 'hot', lastOkAt: undefined, since: 10 * MIN }] }));
+    expect(r).toMatchObject([{ kind: 'wallet_stale', change: 'opened', wallet: 'hot', text: 'wallet hot: no successful poll for 10m (more than 3 intervals)' }]);
+  });
+
+  it('opens an unknown-step episode past the threshold and closes it when the step is resolved', () => {
+    const t = createAlertTracker();
+    const step = { id: 7, plan: 3, wallet: 'treasury', kind: 'deposit', since: 0 };
+    expect(evaluateAlerts(t, base({ now: 15 * MIN, unknownSteps: [step] }))).toEqual([]);
+    const opened = evaluateAlerts(t, base({ now: 15 * MIN + 1, unknownSteps: [step] }));
+    expect(opened).toMatchObject([{ kind: 'unknown_step', change: 'opened', wallet: 'treasury', step: 7, plan: 3 }]);
+    expect(opened[0]?.text).toContain('autoclaim actions resolve 7 --applied|--not-applied');
+    expect(evaluateAlerts(t, base({ now: 30 * MIN, unknownSteps: [step] }))).toEqual([]);
+    expect(evaluateAlerts(t, base({ now: 31 * MIN, unknownSteps: [] }))).toMatchObject([
+      { key: 'unknown_step:7', kind: 'unknown_step', change: 'closed', step: 7 },
+    ]);
+    expect(t.open()).toEqual([]);
+  });
+
+  it('closes the episode of a wallet taken out of the config', () => {
+    const t = createAlertTracker();
+    evaluateAlerts(t, base({ now: 10 * MIN, wallets: [{ name: 'old', lastOkAt: undefined, since: 0 }] }));
+    expect(evaluateAlerts(t, base({ now: 11 * MIN, wallets: [] }))).toMatchObject([{ kind: 'wallet_stale', change: 'closed', wallet: 'old' }]);
+  });
+});
+
+describe('reportAlerts', () => {
+  it('logs an opening at error and a closing at info, and passes both to the webhook', () => {
+    const log = captureLog();
+    const sent: WebhookEvent[] = [];
+    const webhook: WebhookNotifier = { notify: (e) => void sent.push(e), close: () => Promise.resolve() };
+    const t = createAlertTracker();
+    const inputs = (now: number, lastOkAt: number): AlertInputs => ({
+      now,
+      intervalMs: MIN,
+      staleAfterIntervals: 3,
+      unknownStepAfterMs: MIN,
+      wallets: [{ name: 'treasury', lastOkAt, since: 0 }],
+      unknownSteps: [],
+    });
+    reportAlerts(evaluateAlerts(t, inputs(5 * MIN, 0)), { logger: log.logger, webhook });
+    reportAlerts(evaluateAlerts(t, inputs(6 * MIN, 0)), { logger: log.logger, webhook });
+    reportAlerts(evaluateAlerts(t, inputs(7 * MIN, 7 * MIN)), { logger: log.logger, webhook });
+
+    expect(log.lines.map((l) => [l['level'], l['event'], l['alert'], l['wallet']])).toEqual([
+      ['error', 'alert.opened', 'wallet_stale', 'treasury'],
+      ['info', 'alert.closed', 'wallet_stale', 'treasury'],
+    ]);
+    expect(sent.map((e) => [e.event, e.key])).toEqual([
+      ['alert.opened', 'wallet_stale:treasury:opened'],
+      ['alert.closed', 'wallet_stale:treasury:closed'],
+    ]);
+  });
+});

@@ -1,0 +1,202 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
+import {
+  evaluateReadiness,
+  isLoopbackHost,
+  parseListen,
+  startHealthServer,
+  type HealthReport,
+  type HealthServer,
+} from '../../src/service/health-server.js';
+import { startLoopLagMonitor } from '../../src/service/loop-lag.js';
+import { createMetrics } from '../../src/service/metrics.js';
+import { captureLog } from './log-capture.js';
+
+const MINUTE = 60_000;
+const T0 = 1_800_000_000_000;
+const healthy: HealthReport = { configValid: true, dbOpen: true, lastCycleAt: T0 - MINUTE, cycleIntervalMs: MINUTE, now: T0 };
+
+describe('evaluateReadiness', () => {
+  it('is ready when the config is valid, the database open and the last cycle recent', () => {
+    const r = evaluateReadiness(healthy);
+    expect(r.ready).toBe(true);
+    expect(r.checks.poll).toMatchObject({ ok: true, ageMs: MINUTE, maxAgeMs: 3 * MINUTE });
+  });
+
+  it.each([
+    ['config invalid', { configValid: false }, 'config'],
+    ['database closed', { dbOpen: false }, 'db'],
+    ['no cycle yet', { lastCycleAt: undefined }, 'poll'],
+    ['last cycle just over 3 intervals ago', { lastCycleAt: T0 - 3 * MINUTE - 1 }, 'poll'],
+  ] as const)('is not ready: %s', (_name, change, failing) => {
+    const r = evaluateReadiness({ ...healthy, ...change });
+    expect(r.ready).toBe(false);
+    expect(Object.entries(r.checks).filter(([, c]) => !c.ok).map(([k]) => k)).toEqual([failing]);
+  });
+
+  it('counts a cycle exactly 3 intervals ago, or one in the future (clock stepped back), as recent', () => {
+    expect(evaluateReadiness({ ...healthy, lastCycleAt: T0 - 3 * MINUTE }).ready).toBe(true);
+    expect(evaluateReadiness({ ...healthy, lastCycleAt: T0 + MINUTE }).checks.poll).toMatchObject({ ok: true, ageMs: 0 });
+  });
+});
+
+describe('parseListen', () => {
+  it.each([
+    ['127.0.0.1:9464', { host: '127.0.0.1', port: 9464 }],
+    ['0.0.0.0:80', { host: '0.0.0.0', port: 80 }],
+    ['localhost:9464', { host: 'localhost', port: 9464 }],
+    ['[::1]:9464', { host: '::1', port: 9464 }],
+    [':9464', { host: '127.0.0.1', port: 9464 }],
+    ['9464', { host: '127.0.0.1', port: 9464 }],
+  ])('%s', (text, expected) => {
+    expect(parseListen(text)).toEqual(expected);
+  });
+
+  it.each(['', 'host', '127.0.0.1:', '127.0.0.1:70000', '::1:9464', '[nothost]:1', 'a:b:c'])('rejects %j', (text) => {
+    expect(() => parseListen(text)).toThrow(/metrics\.listen/);
+  });
+
+  it('knows loopback hosts', () => {
+    expect(['127.0.0.1', '127.0.0.2', '::1', 'localhost'].map(isLoopbackHost)).toEqual([true, true, true, true]);
+    expect(['0.0.0.0', '::', '10.0.0.1', 'example.org'].map(isLoopbackHost)).toEqual([false, false, false, false]);
+  });
+});
+
+describe('startHealthServer', () => {
+  let server: HealthServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  const start = async (over: { report?: () => HealthReport; lag?: number } = {}) => {
+    const metrics = createMetrics({ processMetrics: false });
+    let lag = over.lag ?? 3;
+    server = await startHealthServer({
+      listen: '127.0.0.1:0',
+      metrics,
+      health: over.report ?? (() => healthy),
+      logger: silentLogger(),
+      loopLagMs: () => lag,
+    });
+    return { metrics, url: server.url, setLag: (ms: number) => (lag = ms) };
+  };
+
+  it('answers /healthz by the event loop lag', async () => {
+    const { url, setLag } = await start();
+    const ok = await fetch(`${url}/healthz`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ status: 'ok', loopLagMs: 3, maxLoopLagMs: 1000 });
+    setLag(4000);
+    const lagging = await fetch(`${url}/healthz`);
+    expect(lagging.status).toBe(503);
+    expect(await lagging.json()).toMatchObject({ loopLagMs: 4000 });
+  });
+
+  it('answers /readyz from the report, listing each check', async () => {
+    let report = healthy;
+    const { url } = await start({ report: () => report });
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ ready: true, checks: { config: { ok: true }, db: { ok: true }, poll: { ok: true } } });
+
+    report = { ...healthy, dbOpen: false, lastCycleAt: T0 - 10 * MINUTE };
+    const notReady = await fetch(`${url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toMatchObject({ ready: false, checks: { config: { ok: true }, db: { ok: false }, poll: { ok: false } } });
+  });
+
+  it('answers /readyz with 503 when the report itself throws, and logs it', async () => {
+    const log = captureLog();
+    server = await startHealthServer({
+      listen: '127.0.0.1:0',
+      metrics: createMetrics({ processMetrics: false }),
+      health: () => {
+        throw new Error('store gone');
+      },
+      logger: log.logger,
+      loopLagMs: () => 0,
+    });
+    const res = await fetch(`${server.url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(log.events('health.report_failed')).toHaveLength(1);
+  });
+
+  it('serves Prometheus text on /metrics', async () => {
+    const { url, metrics } = await start();
+    metrics.pollOk('treasury', { pendingLamports: 2_000_000_000n, lifetimeLamports: 5_000_000_000n }, T0);
+    const res = await fetch(`${url}/metrics?x=1`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toContain('autoclaim_polls_total{wallet="treasury",outcome="ok"} 1');
+    expect(text).toContain('autoclaim_pending_sol{wallet="treasury"} 2');
+  });
+
+  it('answers 404 for other paths, 405 for other methods, and HEAD without a body', async () => {
+    const { url } = await start();
+    expect((await fetch(`${url}/`)).status).toBe(404);
+    const post = await fetch(`${url}/healthz`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    const head = await fetch(`${url}/healthz`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+  });
+
+  it('reports its real port and stops answering once closed', async () => {
+    const { url } = await start();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9][0-9]*$/);
+    await server?.close();
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+
+  it('warns before binding a non-loopback host, and names the address when binding fails', async () => {
+    const log = captureLog();
+    // 192.0.2.1 (TEST-NET-1) is on no interface here, so the bind fails without any traffic.
+    await expect(
+      startHealthServer({ listen: '192.0.2.1:0', metrics: createMetrics({ processMetrics: false }), health: () => healthy, logger: log.logger }),
+    ).rejects.toThrow(/metrics\.listen 192\.0\.2\.1:0/);
+    expect(log.events('metrics.exposed')).toMatchObject([{ level: 'warn', host: '192.0.2.1' }]);
+  });
+});
+
+describe('startLoopLagMonitor', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('reports a blocked loop, remembers it for the window, then forgets it', () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const m = startLoopLagMonitor({ intervalMs: 100, windowMs: 1000, now: () => now });
+    const tick = (ms: number) => {
+      now += ms;
+      vi.advanceTimersByTime(ms);
+    };
+    tick(100);
+    expect(m.lagMs()).toBe(0);
+
+    now += 700; // the loop is blocked: the timer is 700 ms overdue
+    expect(m.lagMs()).toBe(600);
+    vi.advanceTimersByTime(100); // the late tick runs
+    expect(m.lagMs()).toBe(600);
+    for (let i = 0; i < 8; i += 1) tick(100);
+    expect(m.lagMs()).toBe(600);
+    for (let i = 0; i < 3; i += 1) tick(100);
+    expect(m.lagMs()).toBe(0);
+    m.stop();
+  });
+
+  it('measures a real busy loop', async () => {
+    const m = startLoopLagMonitor({ intervalMs: 10 });
+    const until = performance.now() + 150;
+    while (performance.now() < until) {
+      // block the loop
+    }
+    expect(m.lagMs()).toBeGreaterThanOrEqual(100);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(m.lagMs()).toBeGreaterThanOrEqual(100);
+    m.stop();
+  });
+});
