@@ -1,0 +1,229 @@
+// Checks that need more than one value at a time: names that refer to each other, amounts against
+// the safety cap, steps against the steps before them, templates against what can fill them.
+// Errors make the config invalid; warnings are things that load but are probably not meant.
+import { formatSol } from '../api/amount.js';
+import { TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
+import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
+import { nextCronTimes } from './cron.js';
+import { formatDuration } from './durations.js';
+import { formatPath, type IssueList, type Path } from './positions.js';
+import type { ResolveContext } from './resolve.js';
+
+/** A fixed instant for schedule arithmetic, so a warning does not depend on when `check` ran. */
+const REFERENCE_TIME = new Date(Date.UTC(2025, 0, 6, 0, 0, 0));
+
+export function crossCheck(config: AppConfig, ctx: ResolveContext): void {
+  const { issues } = ctx;
+  uniqueNames(config, ctx);
+  walletRuleReferences(config, issues);
+  config.rules.forEach((rule, i) => checkRule(rule, i, config, ctx));
+  endpointTemplates(config, issues);
+  scheduleLoad(config, ctx);
+  if (config.rules.length === 0) issues.warn(['rules'], 'no rules: autoclaim will watch the wallets and never act');
+  if (config.api.baseUrl !== 'sandbox' && ctx.source.nodeAt(['sandbox']) !== undefined) {
+    issues.warn(['sandbox'], 'ignored: the simulator only runs with api.base_url: sandbox');
+  }
+}
+
+function uniqueNames(config: AppConfig, ctx: ResolveContext): void {
+  const dup = (what: string, values: string[], base: string, field: string): void => {
+    const first = new Map<string, number>();
+    values.forEach((v, i) => {
+      const earlier = first.get(v);
+      if (earlier === undefined) first.set(v, i);
+      else {
+        const line = ctx.source.position([base, earlier, field]).line;
+        ctx.issues.error([base, i, field], `duplicate ${what} "${v}" (also ${base}[${earlier}], line ${line})`);
+      }
+    });
+  };
+  dup('wallet name', config.wallets.map((w) => w.name), 'wallets', 'name');
+  dup('wallet address', config.wallets.map((w) => w.address), 'wallets', 'address');
+  dup('rule name', config.rules.map((r) => r.name), 'rules', 'name');
+}
+
+function walletRuleReferences(config: AppConfig, issues: IssueList): void {
+  const ruleNames = new Set(config.rules.map((r) => r.name));
+  const used = new Set<string>();
+  config.wallets.forEach((w, i) => {
+    const seen = new Set<string>();
+    w.rules.forEach((name, j) => {
+      used.add(name);
+      if (!ruleNames.has(name)) {
+        const known = config.rules.map((r) => r.name);
+        issues.error(
+          ['wallets', i, 'rules', j],
+          `no rule named "${name}"${known.length ? `; rules are: ${known.join(', ')}` : '; no rules are defined'}`,
+        );
+      } else if (seen.has(name)) {
+        issues.warn(['wallets', i, 'rules', j], `rule "${name}" is listed twice`);
+      }
+      seen.add(name);
+    });
+  });
+  config.rules.forEach((r, i) => {
+    if (!used.has(r.name)) issues.warn(['rules', i, 'name'], `rule "${r.name}" is used by no wallet`);
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// rules
+
+function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext): void {
+  const { issues } = ctx;
+  const base: Path = ['rules', i];
+  const maxAction = config.safety.maxLamportsPerAction;
+  const capKnown = !isBroken(ctx, ['safety', 'max_sol_per_action']);
+  const cap = `safety.max_sol_per_action (${formatSol(maxAction)} SOL)`;
+
+  if (rule.when.length === 0) {
+    issues.warn(
+      [...base, 'name'],
+      rule.limits.oncePerEpoch
+        ? `rule "${rule.name}" has no conditions: it fires for every wallet every epoch`
+        : `rule "${rule.name}" has no conditions: it fires on every poll`,
+    );
+  } else if (!rule.limits.oncePerEpoch && rule.limits.cooldownMs === undefined && rule.limits.maxPlansPerDay === undefined) {
+    issues.warn(
+      [...base, 'limits', 'once_per_epoch'],
+      'with once_per_epoch false and no cooldown or max_plans_per_day, the rule fires on every poll while its conditions hold',
+    );
+  }
+  impossibleConditions(rule.when, [...base, 'when'], issues);
+
+  let claimAt: number | undefined;
+  let sharePpm = 0;
+  let allTaken = false;
+  rule.do.forEach((s, j) => {
+    const at: Path = [...base, 'do', j];
+    if (s.kind === 'claim') {
+      if (claimAt !== undefined) issues.error(at, `a plan claims once; step ${claimAt + 1} already claims`);
+      claimAt ??= j;
+      return;
+    }
+    const amountPath: Path = [...at, s.kind, 'amount'];
+    if (isBroken(ctx, amountPath)) return;
+    const a = s.amount;
+    if (a.kind === 'fixed') {
+      if (capKnown && a.lamports > maxAction) {
+        issues.error(amountPath, `${formatSol(a.lamports)} SOL is above ${cap}; this step would always be refused`);
+      }
+      const perDay = rule.limits.maxLamportsPerDay;
+      if (perDay !== undefined && !isBroken(ctx, [...base, 'limits', 'max_sol_per_day']) && perDay < a.lamports) {
+        issues.warn(
+          [...base, 'limits', 'max_sol_per_day'],
+          `${formatSol(perDay)} SOL a day is less than the ${formatSol(a.lamports)} SOL step ${j + 1} moves`,
+        );
+      }
+      return;
+    }
+    const what = a.kind === 'all' ? '"all"' : `${a.ppm / 10_000}%`;
+    if (claimAt === undefined) {
+      issues.error(amountPath, `${what} is a share of what this plan claimed, but no claim comes before this step`);
+      return;
+    }
+    if (allTaken) {
+      issues.error(amountPath, `an earlier step already moves "all" of the claim; nothing is left for this one`);
+      return;
+    }
+    if (a.kind === 'all') {
+      if (sharePpm > 0) issues.error(amountPath, `"all" of the claim plus the ${sharePpm / 10_000}% before it is more than the claim`);
+      allTaken = true;
+      return;
+    }
+    sharePpm += a.ppm;
+    if (sharePpm > 1_000_000) {
+      issues.error(amountPath, `the steps after the claim add up to ${sharePpm / 10_000}% of it, more than it received`);
+    }
+  });
+
+  if (claimAt !== undefined && capKnown) {
+    for (const c of rule.when) {
+      if (c.field !== 'pending_sol' || (c.op !== 'gte' && c.op !== 'gt' && c.op !== 'eq')) continue;
+      const path = [...base, 'when', 'pending_sol', c.op];
+      if (!isBroken(ctx, path) && c.value > maxAction) {
+        issues.warn(path, `every claim this rule makes is above ${cap} and will be refused`);
+      }
+    }
+  }
+}
+
+/** Bounds that exclude each other (gte 2 with lte 1) make a rule that can never fire. */
+function impossibleConditions(when: Condition[], base: Path, issues: IssueList): void {
+  for (const field of ['pending_sol', 'lifetime_sol', 'rank'] as const) {
+    let low: bigint | undefined;
+    let high: bigint | undefined;
+    for (const c of when) {
+      if (c.field !== field || c.op === 'in' || c.op === 'ne') continue;
+      const v = BigInt(c.value);
+      const lo = c.op === 'gt' ? v + 1n : c.op === 'gte' || c.op === 'eq' ? v : undefined;
+      const hi = c.op === 'lt' ? v - 1n : c.op === 'lte' || c.op === 'eq' ? v : undefined;
+      if (lo !== undefined && (low === undefined || lo > low)) low = lo;
+      if (hi !== undefined && (high === undefined || hi < high)) high = hi;
+    }
+    if (low !== undefined && high !== undefined && low > high) {
+      issues.warn([...base, field], 'these conditions exclude each other: the rule can never fire');
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// api and schedule
+
+const NEEDS: Record<SignedOp, { required: string[]; recommended: string[]; unavailable: string[] }> = {
+  claim: { required: ['wallet', 'ts'], recommended: [], unavailable: ['symbol', 'amount'] },
+  deposit: { required: ['amount', 'symbol'], recommended: ['wallet', 'ts'], unavailable: [] },
+  mint: { required: ['amount', 'symbol'], recommended: ['wallet', 'ts'], unavailable: [] },
+};
+
+function endpointTemplates(config: AppConfig, issues: IssueList): void {
+  for (const op of ['claim', 'deposit', 'mint'] as const) {
+    const path: Path = ['api', 'endpoints', op, 'message'];
+    const used = templateVariables(config.api.endpoints[op].message);
+    const unknown = used.filter((v) => !(TEMPLATE_VARIABLES as readonly string[]).includes(v));
+    const { required, recommended, unavailable } = NEEDS[op];
+    const missing = required.filter((v) => !used.includes(v));
+    const cannot = used.filter((v) => unavailable.includes(v));
+    const known = TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(' ');
+    for (const v of unknown) issues.error(path, `unknown placeholder {${v}}; placeholders are ${known}`);
+    for (const v of cannot) issues.error(path, `a ${op} has no {${v}} to sign`);
+    if (missing.length > 0) {
+      issues.error(path, `the ${op} message must include ${missing.map((v) => `{${v}}`).join(' and ')}`);
+    }
+    const weak = recommended.filter((v) => !used.includes(v));
+    if (weak.length > 0) {
+      issues.warn(path, `without ${weak.map((v) => `{${v}}`).join(' and ')}, a captured ${op} signature could be replayed`);
+    }
+  }
+}
+
+function scheduleLoad(config: AppConfig, ctx: ResolveContext): void {
+  if (ctx.issues.errors.some((e) => e.path === 'schedule.poll')) return;
+  const times = nextCronTimes(config.schedule.poll, REFERENCE_TIME, 6, { utc: true });
+  if (times.length === 0) {
+    ctx.issues.error(['schedule', 'poll'], 'this schedule never fires');
+    return;
+  }
+  if (times.length < 2) return;
+  let gap = Infinity;
+  for (let k = 1; k < times.length; k++) gap = Math.min(gap, (times[k]?.getTime() ?? 0) - (times[k - 1]?.getTime() ?? 0));
+  const jitter = config.schedule.jitterMs;
+  if (jitter >= gap) {
+    ctx.issues.warn(
+      ['schedule', 'jitter'],
+      `${formatDuration(jitter)} of jitter is not less than the ${formatDuration(gap)} between polls; polls will bunch up or be skipped`,
+    );
+  }
+  const perMinute = (config.wallets.length * 60_000) / gap;
+  if (perMinute > config.api.rateLimit.perMinute) {
+    ctx.issues.warn(
+      ['schedule', 'poll'],
+      `polling ${config.wallets.length} wallet(s) every ${formatDuration(gap)} needs ${Math.ceil(perMinute)} reads a minute, ` +
+        `above api.rate_limit.per_minute (${config.api.rateLimit.perMinute})`,
+    );
+  }
+}
+
+function isBroken(ctx: ResolveContext, path: Path): boolean {
+  return ctx.broken.has(formatPath(path));
+}

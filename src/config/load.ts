@@ -1,0 +1,202 @@
+// The config pipeline, the same for `check`, `run` and a SIGHUP reload:
+// read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks.
+// Every problem becomes a ConfigIssue naming file:line:col and key path; nothing here throws.
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
+import type { AppConfig } from '../domain.js';
+import type { ConfigIssue } from '../errors.js';
+import { crossCheck } from './cross-checks.js';
+import { tooDeepAt } from './nesting.js';
+import { allowedKeysAt, configJsonSchema } from './json-schema.js';
+import { ConfigSource, IssueList, type Path } from './positions.js';
+import { resolveConfig, type ResolveContext } from './resolve.js';
+import { ConfigSchema } from './schema.js';
+import { findLiteralSecrets } from './secrets.js';
+import { errorMap, schemaProblems } from './zod-issues.js';
+
+/** A config is a page of YAML; anything near this size is a mistake or an attack. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Anchors are rarely needed in a config; a few dozen alias expansions is plenty (billion laughs). */
+export const MAX_ALIAS_COUNT = 50;
+
+export interface LoadOptions {
+  env: NodeJS.ProcessEnv;
+  /** Base for a relative `file` and for the default state path; process.cwd() when absent. */
+  cwd?: string;
+}
+
+export interface LoadResult {
+  /** Undefined whenever `errors` is not empty. */
+  config: AppConfig | undefined;
+  errors: ConfigIssue[];
+  warnings: ConfigIssue[];
+}
+
+/** Loads and checks a config file. `file` is shown in messages as given. */
+export function loadConfig(file: string, opts: LoadOptions): LoadResult {
+  const cwd = opts.cwd ?? process.cwd();
+  const absFile = resolve(cwd, file);
+  const read = readConfigText(file, absFile);
+  if (typeof read !== 'string') return { config: undefined, errors: [read], warnings: [] };
+  return loadConfigText(read, { file, absFile, env: opts.env, cwd });
+}
+
+function readConfigText(file: string, absFile: string): string | ConfigIssue {
+  const fail = (message: string): ConfigIssue => ({ file, line: 0, col: 0, path: '', message });
+  let bytes: Buffer;
+  try {
+    const st = statSync(absFile);
+    if (st.isDirectory()) return fail('this is a directory, not a config file');
+    if (st.size > MAX_CONFIG_BYTES) return fail(tooBig(st.size));
+    bytes = readFileSync(absFile);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return fail('config file not found (give one with --config or $AUTOCLAIM_CONFIG)');
+    if (code === 'EACCES') return fail('config file is not readable by this user');
+    return fail(`cannot read the config file (${code ?? 'unknown error'})`);
+  }
+  if (bytes.length > MAX_CONFIG_BYTES) return fail(tooBig(bytes.length));
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return fail('the file is not UTF-8 text');
+  }
+}
+
+export interface TextOptions {
+  /** As shown in messages. */
+  file: string;
+  /** Absolute: relative paths in the config resolve against its directory. */
+  absFile: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** The pipeline after reading, for text already in hand. Never throws. */
+export function loadConfigText(text: string, opts: TextOptions): LoadResult {
+  try {
+    return runPipeline(text, opts);
+  } catch (err) {
+    // A bug here must still read as a config problem, not a stack trace; the message is left
+    // out because it could quote a value from the file.
+    const why = err instanceof Error ? err.name : 'unknown failure';
+    return fileIssue(opts.file, 0, `the config could not be checked (${why})`);
+  }
+}
+
+function fileIssue(file: string, line: number, message: string): LoadResult {
+  return { config: undefined, errors: [{ file, line, col: line > 0 ? 1 : 0, path: '', message }], warnings: [] };
+}
+
+function runPipeline(text: string, opts: TextOptions): LoadResult {
+  if (text.length > MAX_CONFIG_BYTES) return fileIssue(opts.file, 0, tooBig(text.length));
+  if (text.trim() === '') return fileIssue(opts.file, 0, 'the config file is empty');
+  const deepAt = tooDeepAt(text);
+  if (deepAt !== undefined) return fileIssue(opts.file, deepAt, 'nested too deeply for a config file; refused');
+
+  const lines = new LineCounter();
+  // merge: `<<: *defaults` lets wallets and rules share settings; the alias guard still applies.
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true });
+  const source = new ConfigSource(opts.file, doc, lines);
+  const issues = new IssueList(source);
+  const done = (config?: AppConfig): LoadResult => {
+    const { errors, warnings } = issues.sorted();
+    return { config: errors.length === 0 ? config : undefined, errors, warnings };
+  };
+
+  for (const e of doc.errors) yamlIssue(e, source, issues, 'error');
+  for (const w of doc.warnings) yamlIssue(w, source, issues, 'warning');
+  if (doc.errors.length > 0) return done();
+  if (doc.contents === null) {
+    issues.errorAt({ line: 0, col: 0 }, [], 'the config file is empty (only comments)');
+    return done();
+  }
+
+  const data = toPlainData(doc, source, issues);
+  if (issues.errors.length > 0) return done();
+
+  const flagged = findLiteralSecrets(data, issues);
+  const parsed = ConfigSchema.safeParse(data, { error: errorMap });
+  if (!parsed.success) {
+    const schema = configJsonSchema();
+    for (const p of schemaProblems(parsed.error.issues, data, (path) => allowedKeysAt(schema, path))) {
+      if (!flagged.some((f) => startsWith(p.path, f))) issues.error(p.path, p.message);
+    }
+    return done();
+  }
+  if (issues.errors.length > 0) return done();
+
+  const ctx: ResolveContext = {
+    source,
+    issues,
+    configDir: dirname(opts.absFile),
+    cwd: opts.cwd,
+    env: opts.env,
+    broken: new Set(),
+  };
+  const config = resolveConfig(parsed.data, opts.absFile, ctx);
+  crossCheck(config, ctx);
+  return done(config);
+}
+
+/** JS values from the document, refusing unresolved aliases and alias bombs with a place. */
+function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueList): unknown {
+  let firstAlias: number | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      const at = node.range?.[0] ?? 0;
+      firstAlias ??= at;
+      if (node.resolve(doc) === undefined) {
+        issues.errorAt(source.positionOfOffset(at), source.pathAtOffset(at), `no anchor &${node.source} before this alias`);
+      }
+    },
+  });
+  if (issues.errors.length > 0) return undefined;
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    const at = firstAlias ?? 0;
+    const why =
+      err instanceof ReferenceError && /alias count/i.test(err.message)
+        ? `aliases expand beyond ${MAX_ALIAS_COUNT} copies (a resource-exhaustion guard); write the values out`
+        : 'cannot be read as data';
+    issues.errorAt(source.positionOfOffset(at), [], why);
+    return undefined;
+  }
+}
+
+const YAML_MESSAGES: Partial<Record<YAMLError['code'], string>> = {
+  TAB_AS_INDENT: 'a tab is used for indentation; YAML indents with spaces',
+  MULTIPLE_DOCS: 'the file holds more than one YAML document (---); a config is one document',
+  BAD_INDENT: undefined,
+};
+
+function yamlIssue(e: YAMLError, source: ConfigSource, issues: IssueList, kind: 'error' | 'warning'): void {
+  const position = source.positionOfOffset(e.pos[0]);
+  let path: Path = [];
+  let message = YAML_MESSAGES[e.code] ?? e.message;
+  if (e.code === 'DUPLICATE_KEY') {
+    path = source.pathAtOffset(e.pos[0]);
+    const earlier = path.length > 0 ? source.position(path) : undefined;
+    const key = path[path.length - 1];
+    message =
+      earlier && earlier.line !== position.line
+        ? `duplicate key "${String(key)}" (first at line ${earlier.line})`
+        : `duplicate key "${String(key)}"`;
+  }
+  if (kind === 'error') issues.errorAt(position, path, message);
+  else issues.warnAt(position, path, message);
+}
+
+function startsWith(path: Path, prefix: Path): boolean {
+  return prefix.length <= path.length && prefix.every((seg, i) => seg === path[i]);
+}
+
+function tooBig(bytes: number): string {
+  return `the file is ${mib(bytes)}; a config file above ${mib(MAX_CONFIG_BYTES)} is refused`;
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}

@@ -1,0 +1,308 @@
+// From what the schema accepted (snake_case, amounts as written) to the AppConfig every other part
+// consumes (camelCase, lamports, milliseconds, absolute paths). Each conversion that can fail
+// reports at its own path and leaves a harmless placeholder, so one bad amount does not hide the
+// next problem; `broken` remembers which values are placeholders for the cross-field checks.
+import { isAbsolute, resolve as resolvePath } from 'node:path';
+import bs58 from 'bs58';
+import { AmountError, parseSol, type Lamports } from '../api/amount.js';
+import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
+import type {
+  AmountSpec,
+  ApiConfig,
+  AppConfig,
+  CmpOp,
+  Condition,
+  EndpointConfig,
+  KeySource,
+  Rule,
+  SignedOp,
+  StepSpec,
+  WalletConfig,
+} from '../domain.js';
+import { cronProblem } from './cron.js';
+import { parseDuration } from './durations.js';
+import { formatPath, type ConfigSource, type IssueList, type Path } from './positions.js';
+import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
+
+export interface ResolveContext {
+  source: ConfigSource;
+  issues: IssueList;
+  /** Absolute directory of the config file: paths inside it are relative to it. */
+  configDir: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Paths (formatted) whose value failed to convert; cross-checks skip comparisons with them. */
+  broken: Set<string>;
+}
+
+export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveContext): AppConfig {
+  return {
+    file: absFile,
+    api: resolveApi(raw.api, ctx),
+    state: { path: statePath(raw.state?.path, ctx) },
+    schedule: {
+      poll: cron(raw.schedule.poll, ctx),
+      jitterMs: duration(raw.schedule.jitter, ['schedule', 'jitter'], ctx),
+    },
+    wallets: raw.wallets.map((w, i) => resolveWallet(w, i, raw.rules, ctx)),
+    rules: raw.rules.map((r, i) => resolveRule(r, i, ctx)),
+    safety: { maxLamportsPerAction: positiveAmount(raw.safety.max_sol_per_action, ['safety', 'max_sol_per_action'], ctx) },
+    sandbox: {
+      epochMs: positiveDuration(raw.sandbox.epoch, ['sandbox', 'epoch'], ctx),
+      // The simulator accrues per second; a per-minute rate that does not divide evenly loses
+      // under a lamport a second, which is fine for a simulator.
+      accrualLamportsPerSec: amount(raw.sandbox.accrual_sol_per_min, ['sandbox', 'accrual_sol_per_min'], ctx) / 60n,
+    },
+    metrics: { listen: listen(raw.metrics?.listen, ctx) },
+    log: { level: raw.log.level },
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// api
+
+function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
+  const endpoints = {} as Record<SignedOp, EndpointConfig>;
+  for (const op of ['claim', 'deposit', 'mint'] as const) {
+    endpoints[op] = { ...DEFAULT_ENDPOINTS[op], ...definedOnly(api.endpoints?.[op] ?? {}) };
+  }
+  return {
+    baseUrl: baseUrl(api.base_url, ctx),
+    headerPrefix: api.header_prefix.toLowerCase(),
+    timeoutMs: api.timeout_ms,
+    connectTimeoutMs: api.connect_timeout_ms,
+    maxResponseBytes: api.max_response_bytes,
+    connections: api.connections,
+    rateLimit: { perMinute: api.rate_limit.per_minute, burst: api.rate_limit.burst },
+    endpoints,
+    signatureEncoding: api.signature_encoding,
+    apiKeyFile: api.api_key_file === undefined ? undefined : fromConfigDir(api.api_key_file, ctx),
+    authReads: api.auth_reads,
+    readAttempts: api.read_attempts,
+  };
+}
+
+function baseUrl(text: string, ctx: ResolveContext): string {
+  if (text === 'sandbox') return text;
+  const path = ['api', 'base_url'];
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    ctx.issues.error(path, 'expected an http(s) URL ending in the version prefix (e.g. https://host/v1)');
+    return text;
+  }
+  if (url.username || url.password) {
+    ctx.issues.error(path, 'credentials in the URL are a secret in the YAML; use $AUTOCLAIM_API_KEY or api.api_key_file');
+  }
+  if (url.search || url.hash) ctx.issues.error(path, 'the base URL takes no query or fragment');
+  if (url.protocol === 'http:' && !isPrivateHost(url.hostname)) {
+    ctx.issues.warn(path, 'plain http to a remote host sends the API key and signatures unencrypted; use https');
+  }
+  // Paths of operations start with "/", so a trailing one would double up.
+  return text.replace(/\/+$/, '');
+}
+
+/**
+ * Loopback, private ranges and single-label names (a compose service such as "sandbox"): places
+ * where plain http stays on a network the operator controls.
+ */
+export function isPrivateHost(host: string): boolean {
+  if (host.startsWith('[')) return isLoopback(host);
+  if (isLoopback(host) || !host.includes('.') || /\.(local|internal|lan)$/.test(host)) return true;
+  return /^(10\.|192\.168\.|172\.(1[6-9]|2[0-9]|3[01])\.)/.test(host);
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host);
+}
+
+// ------------------------------------------------------------------------------------------------
+// state, schedule, metrics
+
+function statePath(given: string | undefined, ctx: ResolveContext): string {
+  if (given !== undefined) return fromConfigDir(given, ctx);
+  // systemd's StateDirectory= may list several directories, colon-separated; the first is ours.
+  const stateDir = ctx.env.STATE_DIRECTORY?.split(':')[0];
+  if (stateDir) return resolvePath(stateDir, 'autoclaim.db');
+  return resolvePath(ctx.cwd, 'var', 'autoclaim.db');
+}
+
+function cron(expr: string, ctx: ResolveContext): string {
+  const problem = cronProblem(expr);
+  if (problem !== undefined) ctx.issues.error(['schedule', 'poll'], `not a node-cron expression: ${problem}`);
+  return expr;
+}
+
+function listen(text: string | undefined, ctx: ResolveContext): string | undefined {
+  if (text === undefined) return undefined;
+  const colon = text.lastIndexOf(':');
+  const port = Number(text.slice(colon + 1));
+  if (port < 1 || port > 65535) ctx.issues.error(['metrics', 'listen'], 'the port must be between 1 and 65535');
+  if (!isLoopback(text.slice(0, colon).replace(/^\[|\]$/g, ''))) {
+    ctx.issues.warn(['metrics', 'listen'], 'the metrics endpoint has no authentication and listens beyond this host');
+  }
+  return text;
+}
+
+// ------------------------------------------------------------------------------------------------
+// wallets
+
+function resolveWallet(w: RawWallet, i: number, rules: RawRule[], ctx: ResolveContext): WalletConfig {
+  return {
+    name: w.name,
+    address: address(w.address, ['wallets', i, 'address'], ctx),
+    key: keySource(w.key, ctx),
+    rules: w.rules ?? rules.map((r) => r.name),
+  };
+}
+
+function address(text: string, path: Path, ctx: ResolveContext): string {
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = bs58.decode(text);
+  } catch {
+    bytes = undefined;
+  }
+  if (bytes?.length !== 32) {
+    ctx.issues.error(path, `not a public key: base58 that decodes to 32 bytes${bytes ? ` (this is ${bytes.length})` : ''}`);
+  }
+  return text;
+}
+
+function keySource(key: RawWallet['key'], ctx: ResolveContext): KeySource {
+  if ('file' in key) return { file: fromConfigDir(key.file, ctx) };
+  if ('env' in key) return { env: key.env };
+  return { credential: key.credential };
+}
+
+// ------------------------------------------------------------------------------------------------
+// rules
+
+function resolveRule(r: RawRule, i: number, ctx: ResolveContext): Rule {
+  const base: Path = ['rules', i];
+  const limits = r.limits;
+  return {
+    name: r.name,
+    when: conditions(r.when ?? {}, [...base, 'when'], ctx),
+    do: r.do.map((s, j) => step(s, [...base, 'do', j], ctx)),
+    limits: {
+      oncePerEpoch: limits.once_per_epoch,
+      cooldownMs: limits.cooldown === undefined ? undefined : duration(limits.cooldown, [...base, 'limits', 'cooldown'], ctx),
+      maxPlansPerDay: limits.max_plans_per_day,
+      maxLamportsPerDay:
+        limits.max_sol_per_day === undefined
+          ? undefined
+          : positiveAmount(limits.max_sol_per_day, [...base, 'limits', 'max_sol_per_day'], ctx),
+    },
+  };
+}
+
+const OPERATOR_EXAMPLE: Record<string, string> = {
+  pending_sol: '{ gte: 0.5 }',
+  lifetime_sol: '{ gte: 10 }',
+  rank: '{ lte: 10 }',
+  tier: '{ in: [gold, platinum] }',
+};
+
+function conditions(when: NonNullable<RawRule['when']>, base: Path, ctx: ResolveContext): Condition[] {
+  const out: Condition[] = [];
+  for (const [field, ops] of Object.entries(when)) {
+    if (ops === undefined) continue;
+    const at = [...base, field];
+    const entries = Object.entries(ops).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) ctx.issues.error(at, `no operator: write e.g. ${OPERATOR_EXAMPLE[field] ?? '{ eq: ... }'}`);
+    for (const [op, value] of entries) {
+      const p = [...at, op];
+      if (field === 'pending_sol' || field === 'lifetime_sol') {
+        if (op === 'in') {
+          const list = value as (number | string)[];
+          out.push({ field, op, value: list.map((v, k) => amount(v, [...p, k], ctx)) });
+        } else {
+          out.push({ field, op: op as CmpOp, value: amount(value as number | string, p, ctx) });
+        }
+      } else if (field === 'rank') {
+        if (op === 'in') out.push({ field, op, value: value as number[] });
+        else out.push({ field, op: op as CmpOp, value: value as number });
+      } else if (field === 'tier') {
+        if (op === 'in') out.push({ field, op, value: value as string[] });
+        else out.push({ field, op: op as 'eq' | 'ne', value: value as string });
+      }
+    }
+  }
+  return out;
+}
+
+function step(s: RawStep, path: Path, ctx: ResolveContext): StepSpec {
+  if (s === 'claim') return { kind: 'claim' };
+  const [kind, t] = 'deposit' in s ? (['deposit', s.deposit] as const) : (['mint', s.mint] as const);
+  return { kind, symbol: t.symbol, amount: stepAmount(t.amount, [...path, kind, 'amount'], ctx) };
+}
+
+function stepAmount(value: number | string, path: Path, ctx: ResolveContext): AmountSpec {
+  if (value === 'all') return { kind: 'all' };
+  if (typeof value === 'string' && value.endsWith('%')) {
+    const [whole = '0', frac = ''] = value.slice(0, -1).split('.');
+    const ppm = Number(whole) * 10_000 + Number(frac.padEnd(4, '0'));
+    if (!(ppm > 0 && ppm <= 1_000_000)) {
+      ctx.issues.error(path, `${value} is out of range: a percent of the claim is more than 0% and at most 100%`);
+      ctx.broken.add(formatPath(path));
+    }
+    return { kind: 'percent', ppm };
+  }
+  return { kind: 'fixed', lamports: positiveAmount(value, path, ctx) };
+}
+
+// ------------------------------------------------------------------------------------------------
+// values
+
+/** Lamports, exactly, from the text the operator wrote; a YAML float is never trusted. */
+function amount(value: number | string, path: Path, ctx: ResolveContext): Lamports {
+  const text = typeof value === 'string' ? value : (ctx.source.scalarSource(path) ?? String(value));
+  try {
+    return parseSol(text);
+  } catch (err) {
+    if (!(err instanceof AmountError)) throw err;
+    ctx.broken.add(formatPath(path));
+    const why = err.message.includes('finer')
+      ? 'is finer than one lamport (SOL has at most 9 decimals)'
+      : err.message.includes('u64')
+        ? 'is more SOL than can exist'
+        : 'is not a decimal SOL amount';
+    ctx.issues.error(path, `${text.trim()} ${why}`);
+    return 0n;
+  }
+}
+
+function positiveAmount(value: number | string, path: Path, ctx: ResolveContext): Lamports {
+  const lamports = amount(value, path, ctx);
+  if (lamports === 0n && !ctx.broken.has(formatPath(path))) {
+    ctx.issues.error(path, 'must be more than 0');
+    ctx.broken.add(formatPath(path));
+  }
+  return lamports;
+}
+
+function duration(text: string, path: Path, ctx: ResolveContext): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
+    ctx.issues.error(path, `${text} is longer than a year`);
+    ctx.broken.add(formatPath(path));
+    return 0;
+  }
+  return ms;
+}
+
+function positiveDuration(text: string, path: Path, ctx: ResolveContext): number {
+  const ms = duration(text, path, ctx);
+  if (ms === 0 && !ctx.broken.has(formatPath(path))) ctx.issues.error(path, 'must be longer than 0');
+  return ms;
+}
+
+function fromConfigDir(p: string, ctx: ResolveContext): string {
+  return isAbsolute(p) ? p : resolvePath(ctx.configDir, p);
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

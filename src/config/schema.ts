@@ -1,0 +1,325 @@
+// The one schema of the config file. It validates shape and types (strict: an unknown key is an
+// error), carries the defaults and descriptions, and is what `autoclaim schema` exports. Values
+// that need the YAML source text or the rest of the file (amounts, durations, paths, names that
+// refer to each other) are converted and checked afterwards, in resolve.ts and cross-checks.ts.
+import { z } from 'zod';
+import { DURATION_PATTERN } from './durations.js';
+
+/** A schema-level message for a present-but-wrong value; a missing value still reads "required". */
+function whenPresent(text: string) {
+  return (iss: { input?: unknown; code?: string }) =>
+    iss.input === undefined || iss.code === 'unrecognized_keys' ? undefined : text;
+}
+
+/** The message for a missing value; wrong values keep the generic phrasing. */
+function whenMissing(text: string) {
+  return (iss: { input?: unknown }) => (iss.input === undefined ? text : undefined);
+}
+
+const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
+const name = (what: string) =>
+  z
+    .string()
+    .regex(new RegExp(NAME_PATTERN), {
+      error: `a ${what} name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit`,
+    });
+
+const SOL_DECIMAL_PATTERN = '^(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$';
+const PERCENT_PATTERN = '^[0-9]+(?:\\.[0-9]{1,4})?%$';
+const SOL_MESSAGE = 'expected a SOL amount: a number like 0.5 or a decimal string like "0.5"';
+
+/** SOL, read exactly from the YAML text and converted to lamports. */
+const SolAmount = z
+  .union(
+    [
+      z.number().nonnegative({ error: 'a SOL amount cannot be negative' }),
+      z.string().regex(new RegExp(SOL_DECIMAL_PATTERN), { error: SOL_MESSAGE }),
+    ],
+    { error: whenPresent(SOL_MESSAGE) },
+  )
+  .describe('SOL amount, exact to the lamport (at most 9 decimals): 0.5 or "0.5"');
+
+const StepAmount = z
+  .union(
+    [
+      z.number().nonnegative({ error: 'a SOL amount cannot be negative' }),
+      z.string().regex(new RegExp(SOL_DECIMAL_PATTERN)).describe('a fixed SOL amount as a decimal string'),
+      z.string().regex(new RegExp(PERCENT_PATTERN)).describe("a percent of what this plan's claim received"),
+      z.literal('all').describe("everything this plan's claim received"),
+    ],
+    {
+      error: whenPresent(
+        'expected a SOL amount (0.5), a percent of what the claim received ("50%", at most 4 decimals) or "all"',
+      ),
+    },
+  )
+  .describe('SOL amount (0.5), "N%" of what this plan claimed (up to 4 decimals), or "all"');
+
+const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 6h, 1d or 500ms';
+const Duration = z
+  .string({ error: whenPresent(DURATION_MESSAGE) })
+  .regex(new RegExp(DURATION_PATTERN), { error: DURATION_MESSAGE });
+
+const SYMBOL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$';
+const symbol = z
+  .string()
+  .regex(new RegExp(SYMBOL_PATTERN), { error: 'a symbol is 1 to 32 letters, digits, "_", "." or "-", e.g. SOL2X' })
+  .describe('vault or token symbol, e.g. SOL2X');
+
+const posInt = () => z.number().int().positive();
+
+// ------------------------------------------------------------------------------------------------
+// api
+
+const Endpoint = z
+  .strictObject({
+    method: z.enum(['POST', 'PUT']).optional().describe('HTTP method (default POST)'),
+    path: z
+      .string()
+      .regex(/^\/[^\s{}?#]*$/, { error: 'expected a path starting with "/", without placeholders, query or fragment' })
+      .optional()
+      .describe('relative to api.base_url, e.g. /rewards/claim'),
+    message: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('signed message template; placeholders {wallet} {symbol} {amount} {ts}'),
+  })
+  .describe('overrides merged over the default endpoint');
+
+const BASE_URL_MESSAGE = 'expected an http(s) URL ending in the version prefix (e.g. https://host/v1), or "sandbox"';
+const Api = z
+  .strictObject({
+    base_url: z
+      .union([z.literal('sandbox'), z.string().regex(/^https?:\/\/\S+$/, { error: BASE_URL_MESSAGE })], {
+        error: (iss) =>
+          iss.input === undefined
+            ? 'required: the API URL ending in its version prefix (e.g. https://host/v1), or "sandbox"'
+            : BASE_URL_MESSAGE,
+      })
+      .describe('API URL ending in its version prefix (e.g. https://host/v1); "sandbox" runs the simulator in-process'),
+    header_prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9-]*$/, { error: 'expected a header name prefix like x-svc' })
+      .default('x-svc')
+      .describe('prefix of the -ts and -wallet headers on signed requests'),
+    timeout_ms: posInt().max(600_000).default(10_000).describe('headers and body timeout per request, ms'),
+    connect_timeout_ms: posInt().max(120_000).default(5_000).describe('TCP/TLS connect timeout, ms'),
+    max_response_bytes: posInt()
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024)
+      .describe('a larger response body is refused'),
+    connections: posInt().max(256).default(8).describe('HTTP connections kept to the API'),
+    rate_limit: z
+      .strictObject({
+        per_minute: posInt().default(500).describe('requests per minute (the service publishes 500)'),
+        burst: posInt().default(100).describe('requests allowed at once (the service publishes 100)'),
+      })
+      .prefault({})
+      .describe('client-side rate limiter'),
+    endpoints: z
+      .strictObject({ claim: Endpoint.optional(), deposit: Endpoint.optional(), mint: Endpoint.optional() })
+      .optional()
+      .describe('method, path and signed message of each signed operation'),
+    signature_encoding: z.enum(['base58', 'base64', 'hex']).default('base58').describe('encoding of the Ed25519 signature'),
+    api_key_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('file holding the API key (mode 0600); used when $AUTOCLAIM_API_KEY is not set'),
+    auth_reads: z.boolean().default(true).describe('send the API key on reads too, when one is set'),
+    read_attempts: posInt().max(10).default(3).describe('tries per read request in all (1 = no retry)'),
+  })
+  .describe('the rewards-and-vaults API');
+
+// ------------------------------------------------------------------------------------------------
+// wallets
+
+const KeySource = z
+  .union(
+    [
+      z.strictObject({ file: z.string().min(1).describe('solana-keygen JSON file (64 numbers), mode 0600') }),
+      z.strictObject({
+        env: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' })
+          .describe('environment variable holding a base58 64-byte secret or 32-byte seed'),
+      }),
+      z.strictObject({
+        credential: z
+          .string()
+          .regex(/^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/, { error: 'expected a systemd credential name' })
+          .describe('systemd credential name, read from $CREDENTIALS_DIRECTORY'),
+      }),
+    ],
+    { error: whenPresent('expected exactly one of { file: PATH }, { env: VARIABLE } or { credential: NAME }') },
+  )
+  .describe('where the signing key is: never the key itself');
+
+const Wallet = z.strictObject({
+  name: name('wallet').describe('unique name used in logs and commands'),
+  address: z
+    .string()
+    .regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, { error: 'expected a base58 public key' })
+    .describe('base58 public key; must equal the address of the key'),
+  key: KeySource,
+  rules: z.array(name('rule')).optional().describe('rules applied to this wallet (default: all rules)'),
+});
+
+// ------------------------------------------------------------------------------------------------
+// rules
+
+/** A map of comparison operators to values, e.g. { gte: 0.5 }. */
+function comparisons<T extends z.ZodType>(value: T, example: string) {
+  return z
+    .strictObject(
+      {
+        gt: value.optional(),
+        gte: value.optional(),
+        lt: value.optional(),
+        lte: value.optional(),
+        eq: value.optional(),
+        ne: value.optional(),
+        in: z.array(value).min(1).optional(),
+      },
+      { error: whenPresent(`expected operators and values, e.g. ${example}`) },
+    )
+    .describe(`operator → value, e.g. ${example}`);
+}
+
+const amountOps = comparisons(SolAmount, '{ gte: 0.5 }');
+const rankOps = comparisons(posInt().describe('leaderboard rank, 1 is first'), '{ lte: 10 }');
+
+const tierValue = z.string().min(1);
+const tierOps = z
+  .strictObject(
+    { eq: tierValue.optional(), ne: tierValue.optional(), in: z.array(tierValue).min(1).optional() },
+    { error: whenPresent('expected operators and values, e.g. { in: [gold, platinum] }') },
+  )
+  .describe('operator → value, e.g. { in: [gold, platinum] }');
+
+const When = z
+  .strictObject(
+    {
+      pending_sol: amountOps.optional(),
+      lifetime_sol: amountOps.optional(),
+      rank: rankOps.optional(),
+      tier: tierOps.optional(),
+    },
+    { error: whenPresent('expected conditions by field, e.g. { pending_sol: { gte: 0.5 } }') },
+  )
+  .describe('conditions, all of which must hold');
+
+const Transfer = z.strictObject({ symbol, amount: StepAmount });
+const Step = z
+  .union(
+    [
+      z.literal('claim').describe("claim the wallet's pending rewards"),
+      z.strictObject({ deposit: Transfer.describe('deposit into a vault') }),
+      z.strictObject({ mint: Transfer.describe('mint a leveraged token') }),
+    ],
+    { error: whenPresent('expected claim, { deposit: { symbol, amount } } or { mint: { symbol, amount } }') },
+  )
+  .describe('one action; steps run in order');
+
+const Limits = z
+  .strictObject({
+    once_per_epoch: z.boolean().default(true).describe('at most one plan per wallet and epoch'),
+    cooldown: Duration.optional().describe('least time between two plans of this rule for a wallet'),
+    max_plans_per_day: posInt().optional().describe('plans of this rule per wallet in any 24 hours'),
+    max_sol_per_day: SolAmount.optional().describe('SOL claimed by this rule per wallet in any 24 hours'),
+  })
+  .prefault({});
+
+const Rule = z.strictObject({
+  name: name('rule').describe('unique rule name'),
+  when: When.optional()
+    .describe('conditions, all of which must hold; none means every epoch'),
+  do: z.array(Step).min(1, { error: 'a rule needs at least one step' }).describe('steps, in order'),
+  limits: Limits,
+});
+
+// ------------------------------------------------------------------------------------------------
+// the file
+
+export const ConfigSchema = z
+  .strictObject(
+    {
+      api: Api,
+      state: z
+        .strictObject({
+          path: z
+            .string()
+            .min(1)
+            .optional()
+            .describe('SQLite file (default $STATE_DIRECTORY/autoclaim.db, else ./var/autoclaim.db)'),
+        })
+        .optional(),
+      schedule: z
+        .strictObject({
+          poll: z
+            .string()
+            .default('*/1 * * * *')
+            .describe('node-cron expression, 5 or 6 fields (seconds first when 6)'),
+          jitter: Duration.default('10s').describe('random delay added to each poll, per wallet'),
+        })
+        .prefault({}),
+      wallets: z
+        .array(Wallet, { error: whenMissing('required: at least one wallet to watch') })
+        .min(1, { error: 'at least one wallet is needed' })
+        .describe('the wallets to watch and act for'),
+      rules: z.array(Rule).default([]).describe('what to do when'),
+      safety: z
+        .strictObject(
+          {
+            max_sol_per_action: z
+              .union(SolAmount.options, {
+                error: (iss) =>
+                  iss.input === undefined
+                    ? 'required: the most SOL one step may move; autoclaim never defaults a money limit'
+                    : SOL_MESSAGE,
+              })
+              .describe('a step moving more SOL than this is refused and logged; required'),
+          },
+          {
+            error: whenMissing(
+              'required: autoclaim moves money and never guesses a limit; add safety: { max_sol_per_action: <SOL> }',
+            ),
+          },
+        )
+        .describe('hard limits'),
+      sandbox: z
+        .strictObject({
+          epoch: Duration.default('1m').describe('length of a simulated epoch'),
+          accrual_sol_per_min: SolAmount.default('0.05').describe('SOL each wallet accrues per minute (kept to the lamport per second, rounded down)'),
+        })
+        .prefault({})
+        .describe('the in-process simulator (only with base_url: sandbox)'),
+      metrics: z
+        .strictObject({
+          listen: z
+            .string()
+            .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/, { error: 'expected HOST:PORT, e.g. 127.0.0.1:9464' })
+            .optional()
+            .describe('HOST:PORT of the Prometheus endpoint; off when absent'),
+        })
+        .optional(),
+      log: z
+        .strictObject({
+          level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        })
+        .prefault({}),
+    },
+    { error: whenPresent('expected a map of settings (api, wallets, rules, safety, ...)') },
+  )
+  .meta({
+    title: 'autoclaim configuration',
+    description: 'Watches wallet rewards and claims and compounds them by rules. Secrets never live in this file.',
+  });
+
+/** What the schema hands to resolve.ts: snake_case, defaults filled, amounts still as written. */
+export type RawConfig = z.output<typeof ConfigSchema>;
+export type RawRule = RawConfig['rules'][number];
+export type RawWallet = RawConfig['wallets'][number];
+export type RawStep = RawRule['do'][number];
+

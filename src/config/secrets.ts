@@ -1,0 +1,142 @@
+// Secrets never live in the YAML (SPEC §4). This file refuses a config that holds one, and finds
+// the API key where it is allowed to be: the environment, a private file, a systemd credential.
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppConfig } from '../domain.js';
+import { KeyError } from '../errors.js';
+import type { IssueList, Path, PathSegment } from './positions.js';
+
+const API_KEY_NAMES = /^(api[_-]?key|apikey|api[_-]?token|bearer|authorization|auth[_-]?token)$/i;
+const WALLET_SECRET_NAMES = /^(secret|secret[_-]?key|private[_-]?key|keypair|seed|mnemonic|seed[_-]?phrase)$/i;
+const OTHER_SECRET_NAMES = /^(password|passwd|token|access[_-]?token)$/i;
+// base58, base64 or hex of 32 bytes or more: nothing a key source would be written as.
+const ENCODED_LONG = /^[A-Za-z0-9+/=_-]{43,}$/;
+
+const API_KEY_HELP =
+  'secrets never live in the YAML: remove it (and rotate it if this file was shared), then set $AUTOCLAIM_API_KEY, ' +
+  'or name a mode-0600 file with api.api_key_file, or use the systemd credential "api_key"';
+const WALLET_KEY_HELP =
+  'wallet keys never live in the YAML: remove it (and move the funds if this file was shared), then use ' +
+  'key: { file: PATH } (a mode-0600 solana-keygen file), { env: VARIABLE } or { credential: NAME }';
+
+/**
+ * Reports every literal secret in the parsed YAML, naming where it is and where it belongs, never
+ * what it is. Returns the flagged paths so schema messages about the same keys are not doubled.
+ */
+export function findLiteralSecrets(data: unknown, issues: IssueList): Path[] {
+  const flagged: Path[] = [];
+  const flag = (path: Path, message: string): void => {
+    flagged.push(path);
+    issues.error(path, message);
+  };
+  const walk = (value: unknown, path: PathSegment[]): void => {
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => walk(v, [...path, i]));
+      return;
+    }
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, v] of Object.entries(value)) {
+      const here = [...path, key];
+      const literal = v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v));
+      if (literal && API_KEY_NAMES.test(key)) flag(here, API_KEY_HELP);
+      else if (literal && WALLET_SECRET_NAMES.test(key)) flag(here, WALLET_KEY_HELP);
+      else if (literal && OTHER_SECRET_NAMES.test(key)) flag(here, 'secrets never live in the YAML; pass them through the environment or a mode-0600 file');
+      else if (key === 'key' && path[0] === 'wallets' && looksLikeKeyMaterial(v)) flag(here, `looks like key material; ${WALLET_KEY_HELP}`);
+      else walk(v, here);
+    }
+  };
+  walk(data, []);
+  return flagged;
+}
+
+function looksLikeKeyMaterial(v: unknown): boolean {
+  if (typeof v === 'string') return ENCODED_LONG.test(v.trim()) || /^\s*\[\s*\d+(\s*,\s*\d+){31,}\s*\]\s*$/.test(v);
+  return Array.isArray(v) && v.length >= 32 && v.every((x) => typeof x === 'number');
+}
+
+// ------------------------------------------------------------------------------------------------
+// the API key
+
+export interface ApiKeyOptions {
+  /** $CREDENTIALS_DIRECTORY, unless given. */
+  credentialsDir?: string | undefined;
+}
+
+export type ApiKeySource =
+  | { kind: 'env' }
+  | { kind: 'file'; path: string }
+  | { kind: 'credential'; path: string }
+  | { kind: 'none' };
+
+/** Where the API key will come from, without reading it (for `check` and logs). */
+export function apiKeySource(config: AppConfig, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): ApiKeySource {
+  if (nonEmpty(env.AUTOCLAIM_API_KEY)) return { kind: 'env' };
+  if (config.api.apiKeyFile !== undefined) return { kind: 'file', path: config.api.apiKeyFile };
+  const dir = opts.credentialsDir ?? env.CREDENTIALS_DIRECTORY;
+  if (nonEmpty(dir)) {
+    const path = join(dir, 'api_key');
+    if (isFile(path)) return { kind: 'credential', path };
+  }
+  return { kind: 'none' };
+}
+
+export function describeApiKeySource(source: ApiKeySource): string {
+  switch (source.kind) {
+    case 'env':
+      return '$AUTOCLAIM_API_KEY';
+    case 'file':
+      return `file ${source.path}`;
+    case 'credential':
+      return `systemd credential api_key (${source.path})`;
+    case 'none':
+      return 'none: reads go unauthenticated and signed requests will be refused';
+  }
+}
+
+/**
+ * The API key: `$AUTOCLAIM_API_KEY`, else `api.api_key_file`, else the systemd credential
+ * `api_key`; undefined when none is set. Throws KeyError when the configured file is unreadable,
+ * empty, or readable by group or others (a key file is refused as ssh refuses one). The value is
+ * never part of a message; the caller registers it with the Redactor.
+ */
+export function resolveApiKey(config: AppConfig, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
+  const fromEnv = env.AUTOCLAIM_API_KEY?.trim();
+  if (fromEnv) return fromEnv;
+  const source = apiKeySource(config, env, opts);
+  if (source.kind === 'file') return readKeyFile(source.path, 'api.api_key_file', true);
+  // systemd writes credentials itself (mode 0400, owned by the service), so no mode check there.
+  if (source.kind === 'credential') return readKeyFile(source.path, 'the systemd credential api_key', false);
+  return undefined;
+}
+
+function readKeyFile(path: string, what: string, checkMode: boolean): string {
+  let text: string;
+  try {
+    if (checkMode && (statSync(path).mode & 0o077) !== 0) {
+      throw new KeyError(
+        'API_KEY_FILE_MODE',
+        `${what} ${path} is readable by group or others; run: chmod 600 ${path}`,
+      );
+    }
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if (err instanceof KeyError) throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+    throw new KeyError('API_KEY_FILE_UNREADABLE', `${what} ${path} cannot be read (${code})`, { cause: err });
+  }
+  const key = text.trim();
+  if (key === '') throw new KeyError('API_KEY_FILE_EMPTY', `${what} ${path} is empty`);
+  return key;
+}
+
+function nonEmpty(v: string | undefined): v is string {
+  return v !== undefined && v.trim() !== '';
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,109 @@
+// What `check` prints: the config as an operator would describe it, so a misread rule shows up
+// before it moves money. Names where keys are, never key material.
+import { formatSol } from '../api/amount.js';
+import type { AmountSpec, AppConfig, Condition, KeySource, Rule, StepSpec } from '../domain.js';
+import { nextCronTimes } from './cron.js';
+import { formatDuration } from './durations.js';
+import { apiKeySource, describeApiKeySource, type ApiKeyOptions } from './secrets.js';
+
+export interface SummaryOptions extends ApiKeyOptions {
+  /** With the environment, the summary names the API key source that will actually be used. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export function summarizeConfig(config: AppConfig, now: Date, opts: SummaryOptions = {}): string {
+  const out: string[] = [];
+  const row = (label: string, value: string) => out.push(`${label.padEnd(9)} ${value}`);
+
+  row('config', config.file);
+  if (config.api.baseUrl === 'sandbox') {
+    const perSec = formatSol(config.sandbox.accrualLamportsPerSec);
+    row('api', `sandbox: the simulator, in-process (epoch ${formatDuration(config.sandbox.epochMs)}, ${perSec} SOL a second per wallet)`);
+  } else {
+    row('api', config.api.baseUrl);
+  }
+  row('api key', apiKeyLine(config, opts));
+  row('state', config.state.path);
+  row('schedule', `${config.schedule.poll} (+ up to ${formatDuration(config.schedule.jitterMs)} jitter per wallet)`);
+  const next = nextCronTimes(config.schedule.poll, now, 3);
+  row('', `next polls: ${next.length > 0 ? next.map((d) => d.toISOString()).join(', ') : 'none'}`);
+  row('safety', `at most ${formatSol(config.safety.maxLamportsPerAction)} SOL per action`);
+  if (config.metrics.listen) row('metrics', `http://${config.metrics.listen}/metrics`);
+
+  out.push('', `wallets (${config.wallets.length})`);
+  const nameWidth = Math.max(...config.wallets.map((w) => w.name.length), 4);
+  for (const w of config.wallets) {
+    const rules = w.rules.length > 0 ? w.rules.join(', ') : 'none (watched only)';
+    out.push(`  ${w.name.padEnd(nameWidth)}  ${w.address}  key: ${describeKey(w.key)}  rules: ${rules}`);
+  }
+
+  out.push('', `rules (${config.rules.length})`);
+  for (const r of config.rules) out.push(...describeRule(r).map((line, i) => (i === 0 ? `  ${line}` : `    ${line}`)));
+  return out.join('\n');
+}
+
+function apiKeyLine(config: AppConfig, opts: SummaryOptions): string {
+  if (opts.env) return describeApiKeySource(apiKeySource(config, opts.env, opts));
+  const order = ['$AUTOCLAIM_API_KEY'];
+  if (config.api.apiKeyFile) order.push(`file ${config.api.apiKeyFile}`);
+  order.push('systemd credential api_key');
+  return order.join(', else ');
+}
+
+export function describeKey(key: KeySource): string {
+  if ('file' in key) return `file ${key.file}`;
+  if ('env' in key) return `env ${key.env}`;
+  return `systemd credential ${key.credential}`;
+}
+
+const FIELD_WORDS: Record<Condition['field'], string> = {
+  pending_sol: 'pending rewards',
+  lifetime_sol: 'lifetime rewards',
+  rank: 'rank',
+  tier: 'tier',
+};
+const OP_WORDS: Record<Condition['op'], string> = {
+  gt: 'above',
+  gte: 'at least',
+  lt: 'below',
+  lte: 'at most',
+  eq: 'exactly',
+  ne: 'not',
+  in: 'one of',
+};
+
+export function describeRule(rule: Rule): string[] {
+  const when =
+    rule.when.length === 0 ? 'always (no conditions)' : `when ${rule.when.map(describeCondition).join(' and ')}`;
+  const steps = rule.do.map(describeStep).join(', then ');
+  const limits: string[] = [];
+  if (rule.limits.oncePerEpoch) limits.push('at most once per epoch');
+  if (rule.limits.cooldownMs !== undefined) limits.push(`cooldown ${formatDuration(rule.limits.cooldownMs)}`);
+  if (rule.limits.maxPlansPerDay !== undefined) limits.push(`at most ${rule.limits.maxPlansPerDay} plan(s) a day`);
+  if (rule.limits.maxLamportsPerDay !== undefined) {
+    limits.push(`at most ${formatSol(rule.limits.maxLamportsPerDay)} SOL claimed a day`);
+  }
+  return [`${rule.name}: ${when}: ${steps}`, limits.length > 0 ? limits.join('; ') : 'no limits'];
+}
+
+function describeCondition(c: Condition): string {
+  const value = (v: unknown): string => {
+    if (typeof v === 'bigint') return `${formatSol(v)} SOL`;
+    if (Array.isArray(v)) return `[${v.map(value).join(', ')}]`;
+    return String(v);
+  };
+  const verb = c.field === 'rank' || c.field === 'tier' ? 'is' : 'are';
+  return `${FIELD_WORDS[c.field]} ${verb} ${OP_WORDS[c.op]} ${value(c.value)}`;
+}
+
+function describeStep(s: StepSpec): string {
+  if (s.kind === 'claim') return 'claim';
+  const amount = describeAmount(s.amount);
+  return s.kind === 'deposit' ? `deposit ${amount} into ${s.symbol}` : `mint ${s.symbol} with ${amount}`;
+}
+
+function describeAmount(a: AmountSpec): string {
+  if (a.kind === 'fixed') return `${formatSol(a.lamports)} SOL`;
+  if (a.kind === 'all') return 'all of the claim';
+  return `${a.ppm / 10_000}% of the claim`;
+}

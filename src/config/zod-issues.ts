@@ -1,0 +1,172 @@
+// Turns zod's issues into what an operator reads: one message per place, in plain words, with the
+// key path zod found. Unions are the hard part: zod reports every branch's failure, so we pick the
+// branch the operator evidently meant, or say what the choices are.
+import type { z } from 'zod';
+import type { Path, PathSegment } from './positions.js';
+
+type Issue = z.core.$ZodIssue;
+type RawIssue = z.core.$ZodRawIssue;
+
+export interface SchemaProblem {
+  path: PathSegment[];
+  message: string;
+}
+
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'a map',
+  record: 'a map',
+};
+
+/** What a YAML value is, in words; never the value itself, which could be a pasted secret. */
+export function describeValue(v: unknown): string {
+  if (v === null) return 'nothing (an empty value)';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return 'a non-finite number';
+    return Number.isInteger(v) ? 'a whole number' : 'a number';
+  }
+  if (typeof v === 'string') return 'a string';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'object') return 'a map';
+  return typeof v;
+}
+
+const YAML11_BOOLEANS = /^(yes|no|on|off|y|n)$/i;
+
+/** The per-parse error map: messages for every issue the schema did not word itself. */
+export function errorMap(iss: RawIssue): string | undefined {
+  switch (iss.code) {
+    case 'invalid_type': {
+      if (iss.input === undefined) return 'required';
+      const expected = EXPECTED[iss.expected] ?? iss.expected;
+      const hint =
+        iss.expected === 'boolean' && typeof iss.input === 'string' && YAML11_BOOLEANS.test(iss.input)
+          ? ' (write true or false)'
+          : '';
+      return `expected ${expected}, got ${describeValue(iss.input)}${hint}`;
+    }
+    case 'too_small':
+      return iss.origin === 'array'
+        ? `needs at least ${iss.minimum} item${Number(iss.minimum) === 1 ? '' : 's'}`
+        : iss.origin === 'string'
+          ? 'must not be empty'
+          : iss.inclusive
+            ? `must be at least ${iss.minimum}`
+            : `must be greater than ${iss.minimum}`;
+    case 'too_big':
+      return iss.origin === 'array'
+        ? `takes at most ${iss.maximum} items`
+        : iss.inclusive
+          ? `must be at most ${iss.maximum}`
+          : `must be less than ${iss.maximum}`;
+    case 'invalid_value':
+      return iss.values.length === 1
+        ? `expected ${JSON.stringify(iss.values[0])}`
+        : `expected one of ${iss.values.map((v) => String(v)).join(', ')}`;
+    case 'invalid_format':
+      return 'has the wrong format';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Flattens zod's issues into problems at full paths. `data` is what was validated, used to tell
+ * a branch the operator meant (its keys were accepted) from one they did not.
+ * `allowedKeys(path)` lists the keys a map at `path` takes, for "did you mean" hints.
+ */
+export function schemaProblems(
+  issues: readonly Issue[],
+  data: unknown,
+  allowedKeys: (path: Path) => string[],
+): SchemaProblem[] {
+  const out: SchemaProblem[] = [];
+  const visit = (list: readonly Issue[], base: PathSegment[]): void => {
+    for (const issue of list) {
+      const path = [...base, ...(issue.path as PathSegment[])];
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) {
+          out.push({ path: [...path, key], message: unknownKeyMessage(key, allowedKeys(path)) });
+        }
+      } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+        const branch = likelyBranch(issue.errors, valueAt(data, path));
+        if (branch) visit(branch, path);
+        else out.push({ path, message: issue.message });
+      } else {
+        out.push({ path, message: issue.message });
+      }
+    }
+  };
+  visit(issues, []);
+  return out;
+}
+
+/**
+ * The branch whose shape the value matches: a map branch that accepted some of the value's keys,
+ * or the only scalar branch of the value's type. Undefined when none or several fit.
+ */
+function likelyBranch(branches: readonly (readonly Issue[])[], value: unknown): readonly Issue[] | undefined {
+  const scores = branches.map((issues) => branchScore(issues, value));
+  const best = Math.max(...scores);
+  if (best <= 0 || scores.filter((s) => s === best).length !== 1) return undefined;
+  return branches[scores.indexOf(best)];
+}
+
+function branchScore(issues: readonly Issue[], value: unknown): number {
+  const atRoot = issues.filter((i) => i.path.length === 0);
+  if (atRoot.some((i) => i.code === 'invalid_type' || i.code === 'invalid_value')) return 0;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const rejected = new Set(atRoot.flatMap((i) => (i.code === 'unrecognized_keys' ? i.keys : [])));
+    const accepted = Object.keys(value).filter((k) => !rejected.has(k)).length;
+    return accepted === 0 ? 0 : 1 + accepted;
+  }
+  return 1;
+}
+
+function valueAt(data: unknown, path: Path): unknown {
+  let v = data;
+  for (const seg of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string | number, unknown>)[seg];
+  }
+  return v;
+}
+
+export function unknownKeyMessage(key: string, allowed: string[]): string {
+  const near = closest(key, allowed);
+  if (near) return `unknown key "${key}" (did you mean "${near}"?)`;
+  if (allowed.length > 0 && allowed.length <= 12) return `unknown key "${key}"; expected one of ${allowed.join(', ')}`;
+  return `unknown key "${key}"`;
+}
+
+function closest(word: string, candidates: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  const tolerance = Math.max(1, Math.floor(word.length / 4));
+  return bestDistance <= tolerance ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
+    }
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
+}

@@ -1,0 +1,130 @@
+import fc from 'fast-check';
+import { createTask } from 'node-cron';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cronProblem, nextCronTimes } from '../../src/config/index.js';
+
+const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
+
+describe('nextCronTimes (UTC)', () => {
+  const cases: Array<{ expr: string; from: string; next: string[] }> = [
+    {
+      expr: '*/1 * * * *',
+      from: '2025-01-01T00:00:30.000Z',
+      next: ['2025-01-01T00:01:00.000Z', '2025-01-01T00:02:00.000Z', '2025-01-01T00:03:00.000Z'],
+    },
+    {
+      expr: '* * * * *',
+      from: '2025-01-01T00:01:00.000Z', // strictly after: a fire time is not its own next
+      next: ['2025-01-01T00:02:00.000Z', '2025-01-01T00:03:00.000Z', '2025-01-01T00:04:00.000Z'],
+    },
+    {
+      expr: '* * * * *',
+      from: '2025-01-01T00:00:59.999Z',
+      next: ['2025-01-01T00:01:00.000Z', '2025-01-01T00:02:00.000Z', '2025-01-01T00:03:00.000Z'],
+    },
+    {
+      expr: '*/15 * * * * *',
+      from: '2025-01-01T23:59:50.000Z',
+      next: ['2025-01-02T00:00:00.000Z', '2025-01-02T00:00:15.000Z', '2025-01-02T00:00:30.000Z'],
+    },
+    {
+      expr: '0 0 * * 1',
+      from: '2025-01-01T12:00:00.000Z', // a Wednesday
+      next: ['2025-01-06T00:00:00.000Z', '2025-01-13T00:00:00.000Z', '2025-01-20T00:00:00.000Z'],
+    },
+    {
+      expr: '0 9 * * MON-FRI',
+      from: '2025-01-03T10:00:00.000Z', // a Friday, after nine
+      next: ['2025-01-06T09:00:00.000Z', '2025-01-07T09:00:00.000Z', '2025-01-08T09:00:00.000Z'],
+    },
+    {
+      expr: '0 0 29 2 *',
+      from: '2025-01-01T00:00:00.000Z',
+      next: ['2028-02-29T00:00:00.000Z', '2032-02-29T00:00:00.000Z', '2036-02-29T00:00:00.000Z'],
+    },
+    {
+      expr: '0 0 1 1 *',
+      from: '2025-06-01T00:00:00.000Z',
+      next: ['2026-01-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z', '2028-01-01T00:00:00.000Z'],
+    },
+    {
+      expr: '0 12 L * *',
+      from: '2025-01-01T00:00:00.000Z',
+      next: ['2025-01-31T12:00:00.000Z', '2025-02-28T12:00:00.000Z', '2025-03-31T12:00:00.000Z'],
+    },
+    {
+      expr: '0 0 * * 5#2',
+      from: '2025-01-01T00:00:00.000Z',
+      next: ['2025-01-10T00:00:00.000Z', '2025-02-14T00:00:00.000Z', '2025-03-14T00:00:00.000Z'],
+    },
+    {
+      expr: '0 0 15W * *',
+      from: '2025-02-01T00:00:00.000Z', // 15 Feb and 15 Mar 2025 are Saturdays
+      next: ['2025-02-14T00:00:00.000Z', '2025-03-14T00:00:00.000Z', '2025-04-15T00:00:00.000Z'],
+    },
+    {
+      // node-cron requires day of month AND day of week: Friday the 13th
+      expr: '0 0 13 * 5',
+      from: '2025-01-01T00:00:00.000Z',
+      next: ['2025-06-13T00:00:00.000Z', '2026-02-13T00:00:00.000Z', '2026-03-13T00:00:00.000Z'],
+    },
+    {
+      expr: '@hourly',
+      from: '2025-01-01T00:30:00.000Z',
+      next: ['2025-01-01T01:00:00.000Z', '2025-01-01T02:00:00.000Z', '2025-01-01T03:00:00.000Z'],
+    },
+    { expr: '0 0 L-30 2 *', from: '2025-01-01T00:00:00.000Z', next: [] },
+  ];
+
+  it.each(cases)('$expr from $from', ({ expr, from, next }) => {
+    expect(iso(nextCronTimes(expr, new Date(from), 3, { utc: true }))).toEqual(next);
+  });
+
+  it('throws on an expression node-cron refuses, and says why', () => {
+    expect(() => nextCronTimes('61 * * * *', new Date(0), 1)).toThrowError('"61" is not a valid minute');
+    expect(cronProblem('61 * * * *')).toBe('"61" is not a valid minute');
+    expect(cronProblem('* * * *')).toBe('expected 5 or 6 fields but got 4');
+    expect(cronProblem('*/5 * * * *')).toBeUndefined();
+  });
+});
+
+describe('nextCronTimes agrees with node-cron', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const field = (values: string[]) => fc.constantFrom(...values);
+  const expression = fc
+    .tuple(
+      field(['0', '*/10', '5,35', '*']),
+      field(['*', '*/15', '0', '30', '5-10']),
+      field(['*', '*/6', '0', '23', '9-17']),
+      field(['*', '1', '15', 'L', '28-31', '10W']),
+      field(['*', '1', '2', '*/3', '6-8']),
+      field(['*', '1-5', '0', '6', '5L', '1#1']),
+    )
+    .map((parts) => parts.join(' '));
+  const instant = fc.date({ min: new Date('2024-01-01T00:00:00Z'), max: new Date('2030-12-31T00:00:00Z'), noInvalidDate: true });
+
+  it('gives the same next five runs as node-cron getNextRuns, for the same clock', () => {
+    fc.assert(
+      fc.property(expression, instant, (expr, now) => {
+        if (cronProblem(expr) !== undefined) return;
+        vi.useFakeTimers({ now });
+        const task = createTask(expr, () => undefined);
+        try {
+          let theirs: string[];
+          try {
+            theirs = iso(task.getNextRuns(5));
+          } catch {
+            theirs = []; // node-cron throws for a schedule that never fires ("10W" on a "1#1")
+          }
+          expect(iso(nextCronTimes(expr, now, 5))).toEqual(theirs);
+        } finally {
+          void task.destroy();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
