@@ -39,6 +39,7 @@ export class StepRepo {
   private readonly selectByState;
   private readonly selectUnknownSigned;
   private readonly selectAttempts;
+  private readonly selectLastTs;
   private readonly toSending;
   private readonly selectEarlierOpen;
   private readonly fromSending;
@@ -62,6 +63,10 @@ export class StepRepo {
         WHERE p.wallet = ? AND p.dry = 0 AND s.state = 'unknown' AND s.kind IN ('deposit', 'mint')
       ) AS n`);
     this.selectAttempts = db.prepare<[number], RawAttempt>('SELECT * FROM attempts WHERE step_id = ? ORDER BY n');
+    this.selectLastTs = db.prepare<[string], { ts: number | null }>(`
+      SELECT MAX(json_extract(a.request, '$.ts')) AS ts
+      FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id
+      WHERE p.wallet = ?`);
     // Only a step of an open, real plan, with its amount known and every earlier step of its plan
     // settled, may go out: a deposit never overtakes the claim that funds it.
     this.toSending = db.prepare<Record<string, unknown>, { attempts: number }>(`
@@ -110,6 +115,11 @@ export class StepRepo {
 
   attempts(stepId: number): AttemptRow[] {
     return this.selectAttempts.all(stepId).map(attemptFromRaw);
+  }
+
+  /** The newest x-svc-ts this wallet ever signed, so a new request never repeats one. */
+  lastRequestTs(wallet: string): number | undefined {
+    return this.selectLastTs.get(wallet)?.ts ?? undefined;
   }
 
   hasUnknownSigned(wallet: string): boolean {

@@ -73,6 +73,8 @@ export interface Store {
 
   recoverInFlight(now?: number): StepRow[];
   hasUnknownSignedStep(wallet: string): boolean;
+  /** The newest request timestamp (Unix seconds) this wallet ever signed. */
+  lastRequestTs(wallet: string): number | undefined;
   unknownSteps(): StepRow[];
 
   /** The connection's settings, for diagnostics (and to prove they were applied). */
@@ -213,6 +215,10 @@ class SqliteStore implements Store {
   recoverInFlight(now = this.clock.now()): StepRow[] {
     return this.io('recoverInFlight', () => this.steps.recoverInFlight(now));
   }
+  lastRequestTs(wallet: string): number | undefined {
+    return this.io('lastRequestTs', () => this.steps.lastRequestTs(wallet));
+  }
+
   hasUnknownSignedStep(wallet: string): boolean {
     return this.io('hasUnknownSignedStep', () => this.steps.hasUnknownSigned(wallet));
   }

@@ -1,0 +1,61 @@
+// `actions`: the recorded plans and steps; `actions resolve ID --applied|--not-applied`.
+import { formatSol } from '../../api/amount.js';
+import type { StepState } from '../../domain.js';
+import { toJson } from '../../log/logger.js';
+import { type CommandContext, UsageError } from '../context.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { writeLine } from '../io.js';
+import { table } from '../table.js';
+import { openStateForCli } from './state-access.js';
+
+const STATES: StepState[] = ['planned', 'sending', 'acknowledged', 'rejected', 'unknown', 'skipped'];
+
+export function actionsCommand(ctx: CommandContext, opts: { json?: boolean; state?: string; limit?: string }): ExitCode {
+  if (opts.state !== undefined && !STATES.includes(opts.state as StepState)) {
+    throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
+  }
+  const limit = opts.limit === undefined ? 50 : Number(opts.limit);
+  if (!Number.isInteger(limit) || limit <= 0) throw new UsageError('--limit must be a positive integer');
+  const { store } = openStateForCli(ctx, { write: false });
+  try {
+    const plans = store.listPlans({ state: opts.state as StepState | undefined, limit });
+    if (opts.json === true) {
+      writeLine(ctx.io.stdout, toJson({ plans }));
+      return EXIT.OK;
+    }
+    const rows = plans.flatMap((p) =>
+      p.steps.map((s) => [
+        s.id,
+        p.id,
+        p.wallet,
+        p.rule,
+        p.epoch,
+        `${s.kind}${s.symbol ? ' ' + s.symbol : ''}`,
+        s.amountLamports === null ? (s.kind === 'claim' && p.claimedLamports !== null ? formatSol(p.claimedLamports) : null) : formatSol(s.amountLamports),
+        s.state + (p.dry ? ' (dry)' : ''),
+        s.error,
+      ]),
+    );
+    writeLine(ctx.io.stdout, table(['step', 'plan', 'wallet', 'rule', 'epoch', 'action', 'SOL', 'state', 'note'], rows));
+    return EXIT.OK;
+  } finally {
+    store.close();
+  }
+}
+
+export function resolveCommand(ctx: CommandContext, id: string, opts: { applied?: boolean; notApplied?: boolean; note?: string }): ExitCode {
+  if (opts.applied === opts.notApplied) throw new UsageError('say exactly one of --applied or --not-applied');
+  const stepId = Number(id);
+  if (!Number.isInteger(stepId) || stepId <= 0) throw new UsageError(`step ID must be a positive integer, got "${id}"`);
+  const { store } = openStateForCli(ctx, { write: true });
+  try {
+    const applied = opts.applied === true;
+    const note = opts.note ?? `resolved by operator as ${applied ? 'applied' : 'not applied'}`;
+    const step = store.resolve(stepId, applied, note, ctx.io.clock.now());
+    ctx.logger.info({ event: 'action.resolved', step: stepId, plan: step.planId, applied }, note);
+    writeLine(ctx.io.stdout, `step ${stepId} (${step.kind}) is now ${step.state}`);
+    return EXIT.OK;
+  } finally {
+    store.close();
+  }
+}

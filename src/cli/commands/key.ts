@@ -1,0 +1,25 @@
+// `key SOURCE`: prints the wallet address of a key file, `env:NAME` or `credential:NAME`.
+import { resolve } from 'node:path';
+import type { KeySource } from '../../domain.js';
+import { loadKey } from '../../api/keys.js';
+import type { CommandContext } from '../context.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { writeLine } from '../io.js';
+
+export function parseKeySource(source: string, cwd: string): KeySource {
+  if (source.startsWith('env:')) return { env: source.slice(4) };
+  if (source.startsWith('credential:')) return { credential: source.slice(11) };
+  return { file: resolve(cwd, source) };
+}
+
+export function keyCommand(ctx: CommandContext, source: string): ExitCode {
+  const { io } = ctx;
+  const signer = loadKey(parseKeySource(source, io.cwd), {
+    env: io.env,
+    credentialsDir: io.env.CREDENTIALS_DIRECTORY,
+    baseDir: io.cwd,
+    redactor: ctx.redactor,
+  });
+  writeLine(io.stdout, signer.address);
+  return EXIT.OK;
+}

@@ -1,0 +1,62 @@
+// `status`: per wallet, the last poll, epoch, pending and the last actions.
+import { formatSol } from '../../api/amount.js';
+import { toJson } from '../../log/logger.js';
+import type { CommandContext } from '../context.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { writeLine } from '../io.js';
+import { table } from '../table.js';
+import { openStateForCli } from './state-access.js';
+
+export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): ExitCode {
+  const { config, store } = openStateForCli(ctx, { write: false });
+  try {
+    const states = new Map(store.walletStates().map((s) => [s.wallet, s]));
+    const rows = config.wallets.map((w) => {
+      const s = states.get(w.name);
+      const plans = store.listPlans({ wallet: w.name, limit: 3 });
+      return {
+        wallet: w.name,
+        address: w.address,
+        lastPollAt: s?.lastPollAt ?? null,
+        lastOkAt: s?.lastOkAt ?? null,
+        lastError: s?.lastError ?? null,
+        epoch: s?.epoch ?? null,
+        pendingSol: s?.pendingLamports == null ? null : formatSol(s.pendingLamports),
+        lifetimeSol: s?.lifetimeLamports == null ? null : formatSol(s.lifetimeLamports),
+        rank: s?.rank ?? null,
+        tier: s?.tier ?? null,
+        unknownSteps: plans.flatMap((p) => p.steps).filter((st) => st.state === 'unknown').map((st) => st.id),
+        lastActions: plans.map((p) => ({
+          plan: p.id,
+          rule: p.rule,
+          epoch: p.epoch,
+          status: p.status,
+          dry: p.dry,
+          createdAt: new Date(p.createdAt).toISOString(),
+          steps: p.steps.map((st) => ({ id: st.id, kind: st.kind, state: st.state, amountSol: st.amountLamports === null ? null : formatSol(st.amountLamports) })),
+        })),
+      };
+    });
+    if (opts.json === true) {
+      writeLine(ctx.io.stdout, toJson({ wallets: rows }));
+      return EXIT.OK;
+    }
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().replace('.000Z', 'Z'));
+    writeLine(
+      ctx.io.stdout,
+      table(
+        ['wallet', 'last poll', 'epoch', 'pending SOL', 'lifetime SOL', 'rank', 'last action'],
+        rows.map((r) => {
+          const a = r.lastActions[0];
+          const last = a === undefined ? null : `#${a.plan} ${a.rule} ${a.status}${a.dry ? ' (dry)' : ''}`;
+          return [r.wallet, r.lastError !== null && r.lastOkAt !== r.lastPollAt ? `${iso(r.lastPollAt)} FAILED` : iso(r.lastPollAt), r.epoch, r.pendingSol, r.lifetimeSol, r.rank, last];
+        }),
+      ),
+    );
+    const unknown = rows.flatMap((r) => r.unknownSteps);
+    if (unknown.length > 0) writeLine(ctx.io.stdout, `\n${unknown.length} step(s) unknown: see \`autoclaim actions --state unknown\``);
+    return EXIT.OK;
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,46 @@
+// What every command starts from: the .env file, the config path, a redactor and a logger.
+import bs58 from 'bs58';
+import { findConfigPath, loadEnvFile } from '../config/index.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { Redactor } from '../log/redact.js';
+import type { CliIo } from './io.js';
+
+export interface GlobalOptions {
+  config?: string;
+  envFile?: string;
+  logLevel?: string;
+}
+
+export interface CommandContext {
+  io: CliIo;
+  configPath: string;
+  redactor: Redactor;
+  logger: Logger;
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 'stderr' = 'stdout'): CommandContext {
+  if (opts.logLevel !== undefined && !LEVELS.includes(opts.logLevel)) {
+    throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}`);
+  }
+  // dotenv never overrides what the environment already says (SPEC §4).
+  loadEnvFile(opts.envFile, io.env);
+  const redactor = new Redactor();
+  redactor.add(io.env.AUTOCLAIM_API_KEY);
+  const level = opts.logLevel ?? io.env.AUTOCLAIM_LOG_LEVEL ?? (logTo === 'stderr' ? 'warn' : 'info');
+  const logger = createLogger({
+    level,
+    redactor,
+    // On the real stdout, createLogger picks a synchronous fd writer (pretty on a terminal).
+    destination: logTo === 'stderr' ? io.stderr : io.stdout === process.stdout ? undefined : io.stdout,
+  });
+  return { io, configPath: findConfigPath(opts.config, io.env), redactor, logger };
+}
+
+export class UsageError extends Error {}
+
+/** Registers a key's bytes with the redactor in every printable form. */
+export function redactKeyBytes(redactor: Redactor, bytes: Uint8Array): void {
+  redactor.addBytes(bytes, (b) => bs58.encode(b));
+}

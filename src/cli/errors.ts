@@ -1,0 +1,17 @@
+// Turns any error into one line for the operator and an exit code. No stack traces for the
+// expected failures: a bad config, a locked state file, an unreachable API.
+import { ApiError, AutoclaimError, ConfigError, KeyError, StateError, formatIssue } from '../errors.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+
+export function describeFailure(err: unknown): { code: ExitCode; lines: string[] } {
+  if (err instanceof ConfigError) return { code: EXIT.CONFIG, lines: err.issues.map(formatIssue) };
+  if (err instanceof KeyError) return { code: EXIT.CONFIG, lines: err.message.split('\n') };
+  if (err instanceof StateError && err.code === 'STATE_LOCKED') return { code: EXIT.LOCKED, lines: [err.message] };
+  if (err instanceof ApiError) {
+    const extra = err.issues.length > 0 ? err.issues.map((i) => `  ${i}`) : [];
+    return { code: EXIT.FAILURE, lines: [err.message, ...extra] };
+  }
+  if (err instanceof AutoclaimError) return { code: EXIT.FAILURE, lines: [`${err.message}`] };
+  if (err instanceof Error) return { code: EXIT.FAILURE, lines: [`unexpected error: ${err.stack ?? err.message}`] };
+  return { code: EXIT.FAILURE, lines: [`unexpected error: ${String(err)}`] };
+}

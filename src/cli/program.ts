@@ -1,0 +1,132 @@
+// Argument parsing and dispatch. Each command returns its exit code; only main.ts exits.
+import { Command, CommanderError, Option } from 'commander';
+import { makeContext, UsageError, type GlobalOptions } from './context.js';
+import { describeFailure } from './errors.js';
+import { EXIT, type ExitCode } from './exit-codes.js';
+import { writeLine, type CliIo } from './io.js';
+import { actionsCommand, resolveCommand } from './commands/actions.js';
+import { checkCommand } from './commands/check.js';
+import { keyCommand } from './commands/key.js';
+import { leaderboardCommand, walletCommand } from './commands/read.js';
+import { onceCommand, runCommand } from './commands/run.js';
+import { sandboxCommand } from './commands/sandbox.js';
+import { schemaCommand } from './commands/schema.js';
+import { statusCommand } from './commands/status.js';
+
+export const VERSION = '0.1.0';
+
+export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
+  let exitCode: ExitCode = EXIT.OK;
+  const program = new Command('autoclaim')
+    .description('Watches wallet rewards and claims and compounds them by YAML rules, exactly once.')
+    .version(VERSION)
+    .option('--config <file>', 'config file (default: $AUTOCLAIM_CONFIG, else ./config/autoclaim.yaml)')
+    .option('--env-file <file>', '.env file to load (never overrides variables already set)')
+    .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+
+  // Read commands log to stderr so their stdout stays clean for scripts.
+  const run = (logTo: 'stdout' | 'stderr', fn: (ctx: ReturnType<typeof makeContext>) => ExitCode | Promise<ExitCode>) =>
+    async function (this: Command) {
+      const ctx = makeContext(io, this.optsWithGlobals<GlobalOptions>(), logTo);
+      try {
+        exitCode = await fn(ctx);
+      } finally {
+        ctx.logger.flush();
+      }
+    };
+
+  program
+    .command('run')
+    .description('the daemon: polls on schedule until SIGTERM/SIGINT; SIGHUP reloads the config')
+    .option('--dry-run', 'decide and log everything, record plans as dry, send nothing signed')
+    .action(run('stdout', (ctx) => runCommand(ctx, program.commands.find((c) => c.name() === 'run')!.opts())));
+  program
+    .command('once')
+    .description('one poll → decide → act cycle for every wallet, then exit (1 if a step failed or is unknown)')
+    .option('--dry-run', 'decide and log everything, record plans as dry, send nothing signed')
+    .action(run('stdout', (ctx) => onceCommand(ctx, program.commands.find((c) => c.name() === 'once')!.opts())));
+  program
+    .command('check')
+    .description('validate config, rules and keys; print a summary (exit 78 when invalid)')
+    .action(run('stderr', (ctx) => checkCommand(ctx)));
+  program
+    .command('status')
+    .description('per wallet: last poll, epoch, pending, last actions')
+    .option('--json', 'machine-readable output')
+    .action(run('stderr', (ctx) => statusCommand(ctx, program.commands.find((c) => c.name() === 'status')!.opts())));
+  const actions = program
+    .command('actions')
+    .description('the recorded plans and steps')
+    .option('--json', 'machine-readable output')
+    .addOption(new Option('--state <state>', 'only steps in this state').choices(['planned', 'sending', 'acknowledged', 'rejected', 'unknown', 'skipped']))
+    .option('--limit <n>', 'at most this many plans', '50')
+    .action(run('stderr', (ctx) => actionsCommand(ctx, actions.opts())));
+  actions
+    .command('resolve <id>')
+    .description('settle an unknown step after checking on chain: --applied or --not-applied')
+    .option('--applied', 'the action took effect')
+    .option('--not-applied', 'the action did not take effect (it will not be re-sent automatically)')
+    .option('--note <text>', 'why, for the record')
+    .action(async function (this: Command, id: string) {
+      const opts = this.opts<{ applied?: boolean; notApplied?: boolean; note?: string }>();
+      await run('stderr', (ctx) => resolveCommand(ctx, id, opts)).call(this);
+    });
+  program
+    .command('leaderboard')
+    .description('read the leaderboard')
+    .option('--limit <n>', 'how many entries', '10')
+    .option('--json', 'print what the server sent')
+    .action(run('stderr', (ctx) => leaderboardCommand(ctx, program.commands.find((c) => c.name() === 'leaderboard')!.opts())));
+  program
+    .command('wallet <address>')
+    .description('read one wallet summary')
+    .option('--json', 'print what the server sent')
+    .action(async function (this: Command, address: string) {
+      const opts = this.opts<{ json?: boolean }>();
+      await run('stderr', (ctx) => walletCommand(ctx, address, opts)).call(this);
+    });
+  program
+    .command('sandbox')
+    .description('serve a local simulator of the whole API')
+    .option('--port <port>', 'port (0 = any free one)', '8787')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--demo-wallets <n>', 'deterministic demo wallets to create', '3')
+    .option('--epoch-seconds <s>', 'epoch length in seconds', '60')
+    .action(run('stdout', (ctx) => sandboxCommand(ctx, program.commands.find((c) => c.name() === 'sandbox')!.opts())));
+  program
+    .command('key <source>')
+    .description('print the wallet address of a key file, env:NAME or credential:NAME')
+    .action(async function (this: Command, source: string) {
+      await run('stderr', (ctx) => keyCommand(ctx, source)).call(this);
+    });
+  program
+    .command('schema')
+    .description('print the JSON Schema of the config file')
+    .action(() => {
+      exitCode = schemaCommand(io);
+    });
+
+  try {
+    if (argv.length === 0) {
+      program.outputHelp({ error: true });
+      return EXIT.USAGE;
+    }
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.OK;
+      return EXIT.USAGE;
+    }
+    if (err instanceof UsageError) {
+      writeLine(io.stderr, `autoclaim: ${err.message}`);
+      return EXIT.USAGE;
+    }
+    const { code, lines } = describeFailure(err);
+    for (const l of lines) writeLine(io.stderr, `autoclaim: ${l}`);
+    return code;
+  }
+}

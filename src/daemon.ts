@@ -1,0 +1,201 @@
+// Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
+import type { AppConfig, Clock, Rule } from './domain.js';
+import { KeyError } from './errors.js';
+import type { Logger } from './log/logger.js';
+import type { Redactor } from './log/redact.js';
+import { formatIssue } from './errors.js';
+import { loadSigners, loadValidConfig, type Runtime } from './runtime.js';
+import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
+import { PlanExecutor } from './worker/executor.js';
+import type { Failpoint } from './worker/failpoints.js';
+import { runWalletCycle, type CycleObserver, type WalletCycleResult } from './worker/wallet-cycle.js';
+import { ConfigError } from './errors.js';
+import { dirname } from 'node:path';
+
+export interface DaemonOptions {
+  runtime: Runtime;
+  configPath: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  clock: Clock;
+  logger: Logger;
+  redactor: Redactor;
+  dry: boolean;
+  failpoint: Failpoint;
+  /** Parallel wallet turns. */
+  concurrency?: number;
+  observer?: CycleObserver;
+}
+
+export interface OnceReport {
+  wallets: number;
+  polled: number;
+  plans: number;
+  /** Plans that ended failed (a rejected step) or blocked (a step unknown). */
+  failed: number;
+  unknown: number;
+}
+
+const DEFAULT_CONCURRENCY = 16;
+
+export class Daemon {
+  private config: AppConfig;
+  private rulesByName: Map<string, Rule>;
+  private readonly executor: PlanExecutor;
+  private scheduler: PollScheduler | undefined;
+  lastCycleAt: number | undefined;
+
+  constructor(private readonly opts: DaemonOptions) {
+    const { runtime } = opts;
+    this.config = runtime.config;
+    this.rulesByName = byName(this.config.rules);
+    this.executor = new PlanExecutor({
+      store: runtime.store,
+      api: runtime.client,
+      signers: runtime.signers,
+      rules: () => this.rulesByName,
+      safety: () => this.config.safety,
+      clock: opts.clock,
+      logger: opts.logger,
+      failpoint: opts.failpoint,
+    });
+  }
+
+  get currentConfig(): AppConfig {
+    return this.config;
+  }
+
+  /** Marks steps left in flight by a crash as unknown; logs each so an operator sees it. */
+  recover(): void {
+    const { store } = this.opts.runtime;
+    for (const step of store.recoverInFlight(this.opts.clock.now())) {
+      this.opts.logger.error(
+        { event: 'action.unknown', plan: step.planId, step: step.id, kind: step.kind },
+        step.kind === 'claim'
+          ? 'claim was in flight at the last shutdown or crash; it will be reconciled from the next summary'
+          : `${step.kind} was in flight at the last shutdown or crash; it will NOT be re-sent. Resolve it with \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
+      );
+    }
+  }
+
+  async runWallet(name: string): Promise<WalletCycleResult | undefined> {
+    const wallet = this.config.wallets.find((w) => w.name === name);
+    if (wallet === undefined) return undefined;
+    return runWalletCycle(
+      {
+        api: this.opts.runtime.client,
+        store: this.opts.runtime.store,
+        executor: this.executor,
+        rules: () => this.config.rules,
+        safety: () => this.config.safety,
+        clock: this.opts.clock,
+        logger: this.opts.logger,
+        failpoint: this.opts.failpoint,
+        dry: this.opts.dry,
+        observer: this.opts.observer,
+      },
+      wallet,
+    );
+  }
+
+  /** One poll → decide → act cycle for every wallet, as fast as the rate budget allows. */
+  async once(): Promise<OnceReport> {
+    this.recover();
+    const sem = new Semaphore(this.opts.concurrency ?? DEFAULT_CONCURRENCY);
+    const results = await Promise.all(this.config.wallets.map((w) => sem.run(() => this.runWallet(w.name))));
+    this.lastCycleAt = this.opts.clock.now();
+    const report: OnceReport = { wallets: this.config.wallets.length, polled: 0, plans: 0, failed: 0, unknown: 0 };
+    for (const r of results) {
+      if (r === undefined) continue;
+      if (r.polled) report.polled++;
+      report.plans += r.plans.length;
+      report.failed += r.statuses.filter((s) => s === 'failed').length;
+      report.unknown += r.statuses.filter((s) => s === 'blocked').length;
+    }
+    return report;
+  }
+
+  start(): void {
+    this.recover();
+    this.scheduler = this.makeScheduler();
+    this.scheduler.start();
+    // Poll right away rather than waiting up to a whole interval for the first tick.
+    this.scheduler.tick();
+    this.opts.logger.info(
+      { event: 'daemon.started', wallets: this.config.wallets.length, rules: this.config.rules.length, schedule: this.config.schedule.poll, dry_run: this.opts.dry },
+      `watching ${this.config.wallets.length} wallet(s)`,
+    );
+  }
+
+  /**
+   * SIGHUP: re-read the config. An invalid file is logged as config.invalid and the running config
+   * stays. Rules, limits, safety, schedule and wallets change in place; api and state need a restart.
+   */
+  reload(): boolean {
+    const { logger, env, cwd, configPath } = this.opts;
+    let next: AppConfig;
+    try {
+      next = loadValidConfig(configPath, env, cwd, logger);
+      const newWallets = next.wallets.filter((w) => !this.opts.runtime.signers.has(w.name));
+      const loaded = loadSigners(newWallets, { env, baseDir: dirname(next.file), redactor: this.opts.redactor });
+      for (const [name, signer] of loaded) this.opts.runtime.signers.set(name, signer);
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        logger.error({ event: 'config.invalid', issues: err.issues.map(formatIssue) }, 'reloaded config is invalid; keeping the running one');
+        return false;
+      }
+      if (err instanceof KeyError) {
+        logger.error({ event: 'config.invalid', issues: [err.message] }, 'reloaded config names a key that does not load; keeping the running one');
+        return false;
+      }
+      throw err;
+    }
+    if (next.api.baseUrl !== this.config.api.baseUrl && this.config.api.baseUrl.startsWith('http') && next.api.baseUrl !== 'sandbox') {
+      logger.warn({ event: 'config.restart_needed', key: 'api' }, 'api settings changed; they take effect at the next restart');
+    }
+    if (next.state.path !== this.config.state.path) {
+      logger.warn({ event: 'config.restart_needed', key: 'state.path' }, 'state.path changed; it takes effect at the next restart');
+    }
+    const scheduleChanged = next.schedule.poll !== this.config.schedule.poll;
+    this.config = { ...next, api: this.config.api, state: this.config.state };
+    this.rulesByName = byName(next.rules);
+    if (scheduleChanged && this.scheduler !== undefined) {
+      const old = this.scheduler;
+      void old.stop(0);
+      this.scheduler = this.makeScheduler();
+      this.scheduler.start();
+    }
+    logger.info({ event: 'config.reloaded', wallets: next.wallets.length, rules: next.rules.length }, 'config reloaded');
+    return true;
+  }
+
+  /** Stops taking new work; waits up to timeoutMs for the steps in flight to be recorded. */
+  async stop(timeoutMs: number): Promise<boolean> {
+    const done = (await this.scheduler?.stop(timeoutMs)) ?? true;
+    this.opts.logger.info({ event: 'daemon.stopping', drained: done }, done ? 'stopped cleanly' : 'stopped with work still in flight (it will be recovered at the next start)');
+    return done;
+  }
+
+  nextPoll(): Date | undefined {
+    return this.scheduler?.nextRun();
+  }
+
+  private makeScheduler(): PollScheduler {
+    return new PollScheduler({
+      cron: this.config.schedule.poll,
+      jitterMs: this.config.schedule.jitterMs,
+      wallets: () => this.config.wallets,
+      runWallet: (w) => this.runWallet(w.name),
+      clock: this.opts.clock,
+      logger: this.opts.logger,
+      concurrency: this.opts.concurrency ?? DEFAULT_CONCURRENCY,
+      onCycleDone: (at) => {
+        this.lastCycleAt = at;
+      },
+    });
+  }
+}
+
+function byName(rules: Rule[]): Map<string, Rule> {
+  return new Map(rules.map((r) => [r.name, r]));
+}

@@ -1,0 +1,144 @@
+// Opens everything a `run` or `once` needs, in an order that fails early and cheaply: config →
+// secrets → keys → lock → database → client. Nothing here runs at import time; every edge comes in.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Dispatcher } from 'undici';
+import type { AppConfig, Clock, WalletConfig } from './domain.js';
+import { ConfigError, KeyError } from './errors.js';
+import type { Logger } from './log/logger.js';
+import type { Redactor } from './log/redact.js';
+import { loadConfig, resolveApiKey } from './config/index.js';
+import { ApiClient, createDispatcher, RateLimiter } from './api/index.js';
+import { checkAddress, loadKey } from './api/keys.js';
+import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
+import { startSandbox, type Sandbox } from './sandbox/server.js';
+import { prepareDemoWorld } from './sandbox/demo.js';
+import type { Signer } from './worker/ports.js';
+
+export interface RuntimeOptions {
+  configPath: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  clock: Clock;
+  logger: Logger;
+  redactor: Redactor;
+  /** Take the single-instance lock (run and once do; read-only commands don't). */
+  lock: boolean;
+}
+
+export interface Runtime {
+  config: AppConfig;
+  store: Store;
+  client: ApiClient;
+  limiter: RateLimiter;
+  dispatcher: Dispatcher;
+  signers: Map<string, Signer>;
+  sandbox: Sandbox | undefined;
+  lock: Lock | undefined;
+  close(): Promise<void>;
+}
+
+/** Loads and validates the config; throws ConfigError with every issue. */
+export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd: string, logger?: Logger): AppConfig {
+  const result = loadConfig(configPath, { env, cwd });
+  for (const w of result.warnings) logger?.warn({ event: 'config.warning', ...w }, w.message);
+  if (result.config === undefined) throw new ConfigError(result.errors);
+  return result.config;
+}
+
+/** Loads every wallet's key and checks it derives the configured address. Collects all failures. */
+export function loadSigners(
+  wallets: WalletConfig[],
+  opts: { env: NodeJS.ProcessEnv; baseDir: string; redactor: Redactor },
+): Map<string, Signer> {
+  const signers = new Map<string, Signer>();
+  const problems: string[] = [];
+  for (const w of wallets) {
+    try {
+      const signer = loadKey(w.key, { env: opts.env, credentialsDir: opts.env.CREDENTIALS_DIRECTORY, baseDir: opts.baseDir, redactor: opts.redactor });
+      checkAddress(signer, w.address, w.name);
+      signers.set(w.name, signer);
+    } catch (err) {
+      if (!(err instanceof KeyError)) throw err;
+      problems.push(`wallet ${w.name}: ${err.message}`);
+    }
+  }
+  if (problems.length > 0) throw new KeyError('KEY_INVALID', problems.join('\n'));
+  return signers;
+}
+
+export interface ApiHandle {
+  /** The config with api.base_url resolved (the sandbox's real URL when it runs in-process). */
+  config: AppConfig;
+  client: ApiClient;
+  limiter: RateLimiter;
+  dispatcher: Dispatcher;
+  sandbox: Sandbox | undefined;
+  close(): Promise<void>;
+}
+
+/** The API client, and the in-process sandbox behind it when api.base_url is "sandbox". */
+export async function openApi(
+  config: AppConfig,
+  opts: { env: NodeJS.ProcessEnv; clock: Clock; logger: Logger; redactor: Redactor },
+): Promise<ApiHandle> {
+  const { env, logger, redactor, clock } = opts;
+  let apiKey = resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
+  redactor.add(apiKey);
+  let sandbox: Sandbox | undefined;
+  if (config.api.baseUrl === 'sandbox') {
+    // The built-in simulator: demo keys are generated into the state folder, the API key is
+    // random per process, and the world accrues on the real clock.
+    const demo = prepareDemoWorld(config, { logger });
+    apiKey ??= demo.apiKey;
+    redactor.add(apiKey);
+    sandbox = await startSandbox({ ...demo.sandboxOptions, apiKey, clock, logger: logger.child({ component: 'sandbox' }) });
+    config = { ...config, api: { ...config.api, baseUrl: sandbox.url } };
+    logger.info({ event: 'sandbox.started', url: sandbox.url }, `built-in sandbox listening on ${sandbox.url}`);
+  }
+  const dispatcher = createDispatcher(config.api);
+  const limiter = new RateLimiter({ ...config.api.rateLimit, clock });
+  const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger });
+  const started = sandbox;
+  return {
+    config,
+    client,
+    limiter,
+    dispatcher,
+    sandbox,
+    close: async () => {
+      await dispatcher.close();
+      await started?.close();
+    },
+  };
+}
+
+export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const { env, logger, redactor, clock } = opts;
+  const loaded = loadValidConfig(opts.configPath, env, opts.cwd, logger);
+  // Keys first: a wallet whose key does not load must stop the start before anything listens.
+  if (loaded.api.baseUrl === 'sandbox') prepareDemoWorld(loaded, { logger });
+  const signers = loadSigners(loaded.wallets, { env, baseDir: dirname(loaded.file), redactor });
+
+  const closers: Array<() => Promise<void> | void> = [];
+  const closeAll = async () => {
+    for (const c of closers.reverse()) await c();
+    closers.length = 0;
+  };
+  try {
+    mkdirSync(dirname(loaded.state.path), { recursive: true, mode: 0o700 });
+    let lock: Lock | undefined;
+    if (opts.lock) {
+      lock = acquireLock(loaded.state.path);
+      closers.push(() => lock?.release());
+    }
+    const store = openStore(loaded.state.path, { logger, clock, redactor });
+    closers.push(() => store.close());
+    const api = await openApi(loaded, { env, clock, logger, redactor });
+    closers.push(() => api.close());
+    return { ...api, store, signers, lock, close: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

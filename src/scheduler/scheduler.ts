@@ -1,0 +1,141 @@
+// When each wallet is polled. node-cron says when a poll interval starts; within the interval the
+// wallets are spread evenly (plus jitter), so a thousand wallets do not all hit the API at the top of
+// the minute. A wallet whose previous turn is still running is skipped, never run twice at once.
+// The API's rate budget is shared through the client's limiter; `concurrency` bounds sockets and memory.
+import cron from 'node-cron';
+import type { Clock, WalletConfig } from '../domain.js';
+import type { Logger } from '../log/logger.js';
+
+export interface SchedulerOptions {
+  cron: string;
+  jitterMs: number;
+  wallets: () => WalletConfig[];
+  runWallet: (wallet: WalletConfig) => Promise<unknown>;
+  clock: Clock;
+  logger: Logger;
+  /** At most this many wallet turns run at once. */
+  concurrency: number;
+  random?: () => number;
+  /** Called after every tick's wallets were all handled (for readiness and metrics). */
+  onCycleDone?: (at: number) => void;
+}
+
+/** Bounded parallelism without a dependency: a counting semaphore. */
+export class Semaphore {
+  private active = 0;
+  private readonly waiters: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiters.shift()?.();
+    }
+  }
+}
+
+/** Offsets (ms) at which each of n wallets is polled within a window: even spread plus jitter. */
+export function spreadOffsets(n: number, windowMs: number, jitterMs: number, random: () => number): number[] {
+  const step = n > 0 ? windowMs / n : 0;
+  return Array.from({ length: n }, (_, i) => Math.floor(i * step + random() * jitterMs));
+}
+
+export class PollScheduler {
+  private task: ReturnType<typeof cron.createTask> | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly semaphore: Semaphore;
+  private readonly random: () => number;
+  private stopped = false;
+  private cycle = 0;
+
+  constructor(private readonly opts: SchedulerOptions) {
+    this.semaphore = new Semaphore(opts.concurrency);
+    this.random = opts.random ?? Math.random;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.task = cron.createTask(this.opts.cron, () => this.tick(), { name: 'autoclaim-poll' });
+    void this.task.start();
+  }
+
+  nextRun(): Date | undefined {
+    return this.task?.getNextRun() ?? undefined;
+  }
+
+  /** Starts one interval's worth of polls now; also used for the first poll at start-up. */
+  tick(): void {
+    if (this.stopped) return;
+    const wallets = this.opts.wallets();
+    const now = this.opts.clock.now();
+    const next = this.task?.getNextRun()?.getTime();
+    const interval = next !== undefined && next > now ? next - now : 60_000;
+    // Leave a fifth of the interval (and the jitter) free, so the last wallet finishes before the next tick.
+    const windowMs = Math.max(0, Math.min(interval * 0.8, interval - this.opts.jitterMs));
+    const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
+    const cycle = ++this.cycle;
+    const turns: Array<Promise<unknown>> = [];
+    wallets.forEach((wallet, i) => {
+      turns.push(
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            this.timers.delete(timer);
+            void this.turn(wallet).finally(resolve);
+          }, offsets[i] ?? 0);
+          this.timers.add(timer);
+        }),
+      );
+    });
+    void Promise.all(turns).then(() => {
+      if (!this.stopped) this.opts.onCycleDone?.(this.opts.clock.now());
+      this.opts.logger.debug({ event: 'cycle.done', cycle, wallets: wallets.length }, 'poll cycle done');
+    });
+  }
+
+  private async turn(wallet: WalletConfig): Promise<void> {
+    if (this.stopped) return;
+    if (this.inFlight.has(wallet.name)) {
+      this.opts.logger.warn({ event: 'poll.overlap', wallet: wallet.name }, 'previous turn of this wallet still running; skipping this one');
+      return;
+    }
+    const run = this.semaphore.run(async () => {
+      if (this.stopped) return;
+      try {
+        await this.opts.runWallet(wallet);
+      } catch (err) {
+        this.opts.logger.error({ event: 'wallet.failed', wallet: wallet.name, err }, 'wallet turn failed unexpectedly');
+      }
+    });
+    this.inFlight.set(wallet.name, run);
+    try {
+      await run;
+    } finally {
+      this.inFlight.delete(wallet.name);
+    }
+  }
+
+  /** Stops taking new work and waits (up to timeoutMs) for turns in flight to finish or record. */
+  async stop(timeoutMs: number): Promise<boolean> {
+    this.stopped = true;
+    if (this.task !== undefined) {
+      await this.task.stop();
+      await this.task.destroy();
+    }
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    const pending = [...this.inFlight.values()];
+    if (pending.length === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const done = await Promise.race([Promise.allSettled(pending).then(() => true as const), timedOut]);
+    clearTimeout(timer);
+    return done;
+  }
+}

@@ -1,0 +1,313 @@
+// Executes the steps of a recorded plan, in order, with the state machine of SPEC §2:
+//   planned → sending → acknowledged | rejected | unknown
+// `sending` is committed to SQLite before the first byte of a signed request goes out, so a crash
+// at any point leaves a record that tells the next start what may have happened.
+import { ApiError, AutoclaimError } from '../errors.js';
+import type { Clock, PlanStatus, Rule, SafetyConfig, WalletSummary } from '../domain.js';
+import { formatSol } from '../api/amount.js';
+import type { Logger } from '../log/logger.js';
+import { resolveStepAmount, stillHolds } from '../rules/index.js';
+import type { ApiPort, PlanWithSteps, Signer, StepRow, StorePort, StoredRequest } from './ports.js';
+import { claimLooksApplied } from './reconcile.js';
+import type { Failpoint } from './failpoints.js';
+
+export interface WorkerDeps {
+  store: StorePort;
+  api: ApiPort;
+  /** By wallet name. */
+  signers: ReadonlyMap<string, Signer>;
+  /** By rule name; the current config's rules (a reload swaps the map). */
+  rules: () => ReadonlyMap<string, Rule>;
+  safety: () => SafetyConfig;
+  clock: Clock;
+  logger: Logger;
+  failpoint: Failpoint;
+}
+
+/** How one step ended for this run; anything but `acknowledged` stops the plan here for now. */
+type StepResult = 'acknowledged' | 'rejected' | 'unknown' | 'retry_later' | 'skipped' | 'blocked';
+
+// A claim reconciled as "not applied" is signed and sent again at once, but only this many times in
+// one execution; after that it waits for the next poll.
+const MAX_SENDS_PER_EXECUTION = 2;
+
+export class PlanExecutor {
+  /** Newest x-svc-ts signed per wallet (Unix seconds); see signingTimeMs. */
+  private readonly lastTs = new Map<string, number>();
+
+  constructor(private readonly deps: WorkerDeps) {}
+
+  /**
+   * The time a new signed request carries. Ed25519 is deterministic and the claim message is
+   * `{wallet}|{ts}`, so two claims in one second would carry the same signature and the second
+   * would be refused as a replay. Each request of a wallet therefore gets a strictly newer second
+   * than the last one it signed, in this process or (from the database) any earlier one.
+   */
+  private signingTimeMs(wallet: string): number {
+    const nowSec = Math.floor(this.deps.clock.now() / 1000);
+    const last = this.lastTs.get(wallet) ?? this.deps.store.lastRequestTs(wallet) ?? 0;
+    const ts = Math.max(nowSec, last + 1);
+    this.lastTs.set(wallet, ts);
+    return ts * 1000;
+  }
+
+  /** Runs a plan's remaining steps. Never throws for API trouble; returns the plan's status. */
+  async execute(planId: number): Promise<PlanStatus> {
+    const { store, clock } = this.deps;
+    let plan = store.getPlan(planId);
+    if (plan === undefined || plan.status !== 'open' && plan.status !== 'blocked') return plan?.status ?? 'failed';
+    for (const step of [...plan.steps].sort((a, b) => a.idx - b.idx)) {
+      if (step.state === 'acknowledged' || step.state === 'skipped') continue;
+      if (step.state === 'rejected') break;
+      const result = await this.runStep(plan, step);
+      if (result !== 'acknowledged') break;
+      // A claim's acknowledgement records what was claimed; the next step's percent is of that.
+      plan = store.getPlan(planId) ?? plan;
+    }
+    return store.finishPlan(planId, clock.now());
+  }
+
+  private async runStep(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
+    if (step.state === 'sending') {
+      // Only recoverInFlight() at start-up may decide about a step left in flight.
+      return 'unknown';
+    }
+    if (step.kind === 'claim') return this.runClaim(plan, step);
+    if (step.state === 'unknown') return 'unknown'; // deposits and mints wait for the operator
+    return this.runTransfer(plan, step);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // claim
+
+  private async runClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
+    let current = step;
+    for (let sends = 0; ; ) {
+      if (current.state === 'unknown') {
+        const r = await this.reconcileClaim(plan, current);
+        if (r !== 'retry_later') return r;
+        current = this.reload(current);
+      }
+      if (current.state !== 'planned') return current.state === 'acknowledged' ? 'acknowledged' : 'unknown';
+      if (sends >= MAX_SENDS_PER_EXECUTION) return 'retry_later';
+      sends++;
+      const r = await this.sendClaim(plan, current);
+      if (r !== 'unknown') return r;
+      current = this.reload(current);
+    }
+  }
+
+  private async sendClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
+    const { store, api, clock } = this.deps;
+    const log = this.stepLogger(plan, step);
+    const signer = this.signer(plan);
+    if (signer === undefined) return this.skip(plan, 'no key loaded for this wallet');
+
+    // Read the summary fresh and re-check the rule right before signing (SPEC: never act on stale data).
+    const fresh = await this.freshSummary(plan, log);
+    if (fresh === undefined) return 'retry_later';
+    if (fresh.epoch !== plan.epoch) return this.skip(plan, `epoch rolled over from ${plan.epoch} to ${fresh.epoch} before the claim was sent`);
+    const rule = this.deps.rules().get(plan.rule);
+    if (rule === undefined) return this.skip(plan, `rule ${plan.rule} is no longer configured`);
+    const check = stillHolds(rule, fresh);
+    if (!check.holds) return this.skip(plan, `rule no longer holds: ${check.detail}`);
+    if (fresh.pendingLamports === 0n) return this.skip(plan, 'nothing to claim');
+    const limit = this.deps.safety().maxLamportsPerAction;
+    if (fresh.pendingLamports > limit) {
+      log.error(
+        { event: 'action.refused', amount_sol: formatSol(fresh.pendingLamports), max_sol: formatSol(limit) },
+        'claim refused: pending is above safety.max_sol_per_action',
+      );
+      store.markRefused(step.id, `pending ${formatSol(fresh.pendingLamports)} SOL is above safety.max_sol_per_action ${formatSol(limit)}`, clock.now());
+      return 'rejected';
+    }
+
+    const prepared = api.prepare({ op: 'claim', wallet: plan.address }, signer, this.signingTimeMs(plan.wallet));
+    const request: StoredRequest = {
+      ...recordOf(prepared),
+      before: {
+        pendingLamports: fresh.pendingLamports.toString(),
+        lifetimeLamports: fresh.lifetimeLamports?.toString() ?? null,
+        epoch: fresh.epoch,
+      },
+    };
+    if (!this.commitSending(plan, step, request, log)) return 'retry_later';
+    return this.send(plan, step, prepared, log, fresh.pendingLamports);
+  }
+
+  private async reconcileClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
+    const { store, clock } = this.deps;
+    const log = this.stepLogger(plan, step);
+    const before = step.request?.before;
+    const fresh = await this.freshSummary(plan, log);
+    if (fresh === undefined) return 'unknown';
+    this.deps.failpoint('during_reconciliation');
+    if (before === undefined) {
+      // Nothing to compare against: never guess that money did not move.
+      log.error({ event: 'action.unknown' }, 'claim outcome unknown and no pre-claim summary recorded; resolve it with `autoclaim actions resolve`');
+      return 'unknown';
+    }
+    const verdict = claimLooksApplied(before, fresh);
+    store.reconcile(step.id, verdict.applied, { claimedLamports: verdict.claimedLamports, note: verdict.note }, clock.now());
+    log.info(
+      { event: 'action.reconciled', applied: verdict.applied, note: verdict.note, claimed_sol: verdict.claimedLamports === undefined ? undefined : formatSol(verdict.claimedLamports) },
+      verdict.applied ? 'claim reconciled as applied' : 'claim reconciled as not applied; it will be signed and sent again',
+    );
+    return verdict.applied ? 'acknowledged' : 'retry_later';
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // deposit and mint
+
+  private async runTransfer(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
+    const { store, api, clock } = this.deps;
+    const log = this.stepLogger(plan, step);
+    const signer = this.signer(plan);
+    if (signer === undefined) return this.skip(plan, 'no key loaded for this wallet');
+    if (store.hasUnknownSignedStep(plan.wallet)) {
+      log.warn({ event: 'action.blocked' }, `${step.kind} held back: an earlier deposit or mint of this wallet is unknown; resolve it with \`autoclaim actions resolve\``);
+      return 'blocked';
+    }
+    if (step.symbol === null || step.amountSpec === null) return this.skip(plan, `${step.kind} step has no symbol or amount`);
+
+    let amount = step.amountLamports;
+    if (amount === null) {
+      amount = resolveStepAmount(step.amountSpec, plan.claimedLamports ?? undefined);
+      store.setStepAmount(step.id, amount);
+    }
+    if (amount === 0n) return this.skip(plan, `${step.kind} amount resolves to 0`);
+    const limit = this.deps.safety().maxLamportsPerAction;
+    if (amount > limit) {
+      log.error({ event: 'action.refused', amount_sol: formatSol(amount), max_sol: formatSol(limit) }, `${step.kind} refused: amount is above safety.max_sol_per_action`);
+      store.markRefused(step.id, `${step.kind} of ${formatSol(amount)} SOL is above safety.max_sol_per_action ${formatSol(limit)}`, clock.now());
+      return 'rejected';
+    }
+
+    const prepared = api.prepare({ op: step.kind, wallet: plan.address, symbol: step.symbol, amount }, signer, this.signingTimeMs(plan.wallet));
+    if (!this.commitSending(plan, step, recordOf(prepared), log)) return 'retry_later';
+    return this.send(plan, step, prepared, log, amount);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // shared
+
+  private commitSending(plan: PlanWithSteps, step: StepRow, request: StoredRequest, log: Logger): boolean {
+    try {
+      this.deps.store.markSending(step.id, request, this.deps.clock.now());
+    } catch (err) {
+      // Fail closed: what is not recorded is not sent.
+      log.error({ event: 'state.write_failed', err: errorSummary(err) }, `could not record the ${step.kind} before sending it; nothing was sent`);
+      return false;
+    }
+    this.deps.failpoint('after_sending_committed');
+    return true;
+  }
+
+  private async send(
+    plan: PlanWithSteps,
+    step: StepRow,
+    prepared: ReturnType<ApiPort['prepare']>,
+    log: Logger,
+    amount: bigint,
+  ): Promise<StepResult> {
+    const { store, api, clock } = this.deps;
+    log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
+    let result;
+    try {
+      result = await api.send(prepared);
+    } catch (err) {
+      this.deps.failpoint('after_answer_before_record');
+      return this.classifyFailure(plan, step, err, log);
+    }
+    this.deps.failpoint('after_answer_before_record');
+    const claimed = step.kind === 'claim' ? (result.body.claimedLamports ?? amount) : undefined;
+    store.markAcknowledged(step.id, { status: result.status, responseRaw: result.rawText, claimedLamports: claimed }, clock.now());
+    log.info(
+      {
+        event: 'action.acknowledged',
+        status: result.status,
+        tx: typeof result.body.tx === 'string' ? result.body.tx : undefined,
+        amount_sol: formatSol(claimed ?? amount),
+      },
+      `${step.kind} acknowledged`,
+    );
+    return 'acknowledged';
+  }
+
+  private classifyFailure(plan: PlanWithSteps, step: StepRow, err: unknown, log: Logger): StepResult {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const e = err instanceof ApiError ? err : undefined;
+    const message = errorSummary(err);
+    if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
+      // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
+      store.markNotSent(step.id, message, now);
+      const level = e.status === 429 ? 'debug' : 'warn';
+      log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
+      return 'retry_later';
+    }
+    if (e?.disposition === 'refused') {
+      store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, error: message }, now);
+      store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
+      log.warn({ event: 'action.rejected', status: e.status, err: message }, `${step.kind} rejected by the API`);
+      return 'rejected';
+    }
+    // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
+    store.markUnknown(step.id, { status: e?.status, responseRaw: e?.rawBody, error: message }, now);
+    if (step.kind === 'claim') {
+      log.warn({ event: 'action.unknown', status: e?.status, err: message }, 'claim outcome unknown; reconciling from the wallet summary');
+    } else {
+      log.error(
+        { event: 'action.unknown', status: e?.status, err: message },
+        `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits and mints of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
+      );
+    }
+    return 'unknown';
+  }
+
+  private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {
+    try {
+      return await this.deps.api.walletSummary(plan.address);
+    } catch (err) {
+      log.warn({ event: 'poll.failed', err: errorSummary(err) }, 'could not read the wallet summary before acting; will try again later');
+      return undefined;
+    }
+  }
+
+  private skip(plan: PlanWithSteps, reason: string): StepResult {
+    this.deps.store.skipRemaining(plan.id, reason, this.deps.clock.now());
+    this.deps.logger.info({ event: 'plan.skipped', wallet: plan.wallet, plan: plan.id, rule: plan.rule, epoch: plan.epoch, reason }, `plan skipped: ${reason}`);
+    return 'skipped';
+  }
+
+  private signer(plan: PlanWithSteps): Signer | undefined {
+    return this.deps.signers.get(plan.wallet);
+  }
+
+  private reload(step: StepRow): StepRow {
+    const plan = this.deps.store.getPlan(step.planId);
+    return plan?.steps.find((s) => s.id === step.id) ?? step;
+  }
+
+  private stepLogger(plan: PlanWithSteps, step: StepRow): Logger {
+    return this.deps.logger.child({
+      wallet: plan.wallet,
+      epoch: plan.epoch,
+      plan: plan.id,
+      step: step.id,
+      kind: step.kind,
+      symbol: step.symbol ?? undefined,
+      rule: plan.rule,
+    });
+  }
+}
+
+function recordOf(p: ReturnType<ApiPort['prepare']>): StoredRequest {
+  return { method: p.method, url: p.url, ts: p.ts, message: p.message, body: p.body };
+}
+
+export function errorSummary(err: unknown): string {
+  if (err instanceof AutoclaimError) return `${err.code}: ${err.message}`;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

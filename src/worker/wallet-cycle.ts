@@ -1,0 +1,145 @@
+// One wallet's turn: poll → decide → plan → execute. The thin I/O wrapper around the pure rules
+// engine (cf. changesets' get-release-plan around assemble-release-plan).
+import type { ApiError } from '../errors.js';
+import type { Clock, Decision, PlanDraft, PlanHistoryEntry, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
+import { formatSol } from '../api/amount.js';
+import type { Logger } from '../log/logger.js';
+import { decide } from '../rules/index.js';
+import type { PlanExecutor } from './executor.js';
+import { errorSummary } from './executor.js';
+import type { Failpoint } from './failpoints.js';
+import type { ApiPort, PlanWithSteps } from './ports.js';
+
+const DAY_MS = 86_400_000;
+
+/** The store operations a cycle needs beyond what the executor uses. */
+export interface CycleStore {
+  recordPoll(
+    wallet: string,
+    address: string,
+    at: number,
+    result: { ok: true; summary: WalletSummary } | { ok: false; error: string },
+  ): { newEpoch: boolean };
+  planHistory(wallet: string, sinceMs: number, epoch: string): PlanHistoryEntry[];
+  insertPlan(draft: PlanDraft, opts: { dry: boolean; now: number; reason: string }): { id: number } | undefined;
+  /** Plans of this wallet that still have work: status open or blocked. */
+  activePlans(wallet: string): PlanWithSteps[];
+  hasUnknownSignedStep(wallet: string): boolean;
+}
+
+export interface CycleObserver {
+  pollOk?(wallet: WalletConfig, summary: WalletSummary): void;
+  pollFailed?(wallet: WalletConfig, err: unknown): void;
+  planRecorded?(rule: string, dry: boolean): void;
+}
+
+export interface CycleDeps {
+  api: Pick<ApiPort, 'walletSummary'>;
+  store: CycleStore;
+  executor: PlanExecutor;
+  rules: () => Rule[];
+  safety: () => SafetyConfig;
+  clock: Clock;
+  logger: Logger;
+  failpoint: Failpoint;
+  dry: boolean;
+  observer?: CycleObserver;
+}
+
+export interface WalletCycleResult {
+  wallet: string;
+  polled: boolean;
+  plans: number[];
+  /** Plan statuses after this cycle, for `once`'s exit code. */
+  statuses: string[];
+}
+
+export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Promise<WalletCycleResult> {
+  const { api, store, clock, executor } = deps;
+  const log = deps.logger.child({ wallet: wallet.name });
+  const result: WalletCycleResult = { wallet: wallet.name, polled: false, plans: [], statuses: [] };
+
+  let summary: WalletSummary;
+  try {
+    summary = await api.walletSummary(wallet.address);
+  } catch (err) {
+    store.recordPoll(wallet.name, wallet.address, clock.now(), { ok: false, error: errorSummary(err) });
+    const issues = (err as Partial<ApiError>).issues;
+    log.warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined }, 'poll failed');
+    deps.observer?.pollFailed?.(wallet, err);
+    return result;
+  }
+  result.polled = true;
+  const { newEpoch } = store.recordPoll(wallet.name, wallet.address, clock.now(), { ok: true, summary });
+  deps.observer?.pollOk?.(wallet, summary);
+  log.info(
+    {
+      event: 'poll.ok',
+      epoch: summary.epoch,
+      pending_sol: formatSol(summary.pendingLamports),
+      lifetime_sol: summary.lifetimeLamports === null ? null : formatSol(summary.lifetimeLamports),
+      rank: summary.rank,
+      tier: summary.tier,
+    },
+    'polled',
+  );
+  if (newEpoch) log.info({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
+
+  // Finish what earlier cycles (or an earlier process) started before deciding anything new.
+  if (!deps.dry) {
+    for (const plan of store.activePlans(wallet.name)) {
+      result.plans.push(plan.id);
+      result.statuses.push(await executor.execute(plan.id));
+    }
+  }
+
+  const now = clock.now();
+  const { plans, decisions } = decide({
+    wallet,
+    summary,
+    history: store.planHistory(wallet.name, now - DAY_MS, summary.epoch),
+    rules: deps.rules(),
+    safety: deps.safety(),
+    now,
+    dry: deps.dry,
+    blockedSignedOps: store.hasUnknownSignedStep(wallet.name),
+  });
+  for (const d of decisions) logDecision(log, summary, d);
+
+  for (const draft of plans) {
+    const reason = decisions.find((d) => d.rule === draft.rule)?.detail ?? '';
+    const recorded = store.insertPlan(draft, { dry: deps.dry, now, reason });
+    if (recorded === undefined) {
+      // The UNIQUE key did its job: this decision was already recorded (a race, or a clock step).
+      log.info({ event: 'plan.duplicate', rule: draft.rule, epoch: draft.epoch, seq: draft.seq }, 'plan already recorded for this rule and epoch');
+      continue;
+    }
+    deps.failpoint('after_plan_recorded');
+    deps.observer?.planRecorded?.(draft.rule, deps.dry);
+    const plog = log.child({ epoch: draft.epoch, plan: recorded.id, rule: draft.rule });
+    plog.info(
+      { event: deps.dry ? 'plan.dry' : 'plan.recorded', steps: draft.steps.map(describeStep), estimate_sol: formatSol(draft.estimateLamports) },
+      deps.dry ? `dry run: would ${draft.steps.map(describeStep).join(', then ')}` : `plan recorded: ${draft.steps.map(describeStep).join(', then ')}`,
+    );
+    if (deps.dry) continue;
+    result.plans.push(recorded.id);
+    result.statuses.push(await executor.execute(recorded.id));
+  }
+  return result;
+}
+
+function logDecision(log: Logger, summary: WalletSummary, d: Decision): void {
+  const fields = { event: d.fired ? 'rule.fired' : 'rule.skipped', epoch: summary.epoch, rule: d.rule, reason: d.reason, detail: d.detail };
+  // A rule whose condition does not hold is the normal case on every poll; keep it out of info
+  // so a fleet of wallets does not drown the log. Limits that held a firing rule back are news.
+  if (d.fired) log.info(fields, `rule ${d.rule} fired: ${d.detail}`);
+  else if (d.reason === 'condition' || d.reason === 'once_per_epoch') log.debug(fields, `rule ${d.rule} skipped: ${d.detail}`);
+  else log.info(fields, `rule ${d.rule} skipped: ${d.detail}`);
+}
+
+export function describeStep(s: PlanDraft['steps'][number]): string {
+  if (s.kind === 'claim') return 'claim';
+  const a = s.amount;
+  const amount = a.kind === 'fixed' ? `${formatSol(a.lamports)} SOL` : a.kind === 'all' ? 'all claimed' : `${a.ppm / 10_000}% of claimed`;
+  return `${s.kind} ${amount} into ${s.symbol}`;
+}
