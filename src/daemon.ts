@@ -6,10 +6,11 @@ import type { Redactor } from './log/redact.js';
 import { formatIssue } from './errors.js';
 import { loadSigners, loadValidConfig, type Runtime } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
-import { PlanExecutor } from './worker/executor.js';
+import { PlanExecutor, type WorkerDeps } from './worker/executor.js';
 import type { Failpoint } from './worker/failpoints.js';
 import { runWalletCycle, type CycleObserver, type WalletCycleResult } from './worker/wallet-cycle.js';
 import { ConfigError } from './errors.js';
+import { nextCronTimes } from './config/index.js';
 import { dirname } from 'node:path';
 
 export interface DaemonOptions {
@@ -25,6 +26,9 @@ export interface DaemonOptions {
   /** Parallel wallet turns. */
   concurrency?: number;
   observer?: CycleObserver;
+  onStep?: WorkerDeps['onStep'];
+  /** After every scheduled cycle has handled all its wallets (readiness, alerts, metrics). */
+  onCycleDone?: (at: number) => void;
 }
 
 export interface OnceReport {
@@ -58,6 +62,7 @@ export class Daemon {
       clock: opts.clock,
       logger: opts.logger,
       failpoint: opts.failpoint,
+      onStep: opts.onStep,
     });
   }
 
@@ -176,6 +181,13 @@ export class Daemon {
     return done;
   }
 
+  /** The time between two polls of a wallet, from the cron schedule (for staleness and readiness). */
+  pollIntervalMs(): number {
+    const times = nextCronTimes(this.config.schedule.poll, new Date(this.opts.clock.now()), 2);
+    const [a, b] = times;
+    return a !== undefined && b !== undefined ? b.getTime() - a.getTime() : 60_000;
+  }
+
   nextPoll(): Date | undefined {
     return this.scheduler?.nextRun();
   }
@@ -191,6 +203,7 @@ export class Daemon {
       concurrency: this.opts.concurrency ?? DEFAULT_CONCURRENCY,
       onCycleDone: (at) => {
         this.lastCycleAt = at;
+        this.opts.onCycleDone?.(at);
       },
     });
   }

@@ -111,7 +111,17 @@ export interface AppConfig {
   safety: SafetyConfig;
   sandbox: SandboxOptionsConfig;
   metrics: { listen: string | undefined };
+  alerts: AlertsConfig;
   log: { level: string };
+}
+
+export interface AlertsConfig {
+  /** A wallet with no successful poll for this many intervals is stale. */
+  staleAfterIntervals: number;
+  /** An unknown step open longer than this raises an alert. */
+  unknownStepAfterMs: number;
+  /** Server Date vs our clock beyond this is warned about (x-svc-ts would be refused). */
+  clockSkewMs: number;
 }
 
 /** Options for the in-process simulator when api.base_url is "sandbox". */

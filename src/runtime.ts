@@ -8,7 +8,7 @@ import { ConfigError, KeyError } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
 import { loadConfig, resolveApiKey } from './config/index.js';
-import { ApiClient, createDispatcher, RateLimiter } from './api/index.js';
+import { ApiClient, createDispatcher, RateLimiter, type ApiClientOptions } from './api/index.js';
 import { checkAddress, loadKey } from './api/keys.js';
 import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
 import { startSandbox, type Sandbox } from './sandbox/server.js';
@@ -24,6 +24,7 @@ export interface RuntimeOptions {
   redactor: Redactor;
   /** Take the single-instance lock (run and once do; read-only commands don't). */
   lock: boolean;
+  onRequest?: ApiClientOptions['onRequest'];
 }
 
 export interface Runtime {
@@ -80,7 +81,7 @@ export interface ApiHandle {
 /** The API client, and the in-process sandbox behind it when api.base_url is "sandbox". */
 export async function openApi(
   config: AppConfig,
-  opts: { env: NodeJS.ProcessEnv; clock: Clock; logger: Logger; redactor: Redactor },
+  opts: { env: NodeJS.ProcessEnv; clock: Clock; logger: Logger; redactor: Redactor; onRequest?: ApiClientOptions['onRequest'] },
 ): Promise<ApiHandle> {
   const { env, logger, redactor, clock } = opts;
   let apiKey = resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
@@ -98,7 +99,7 @@ export async function openApi(
   }
   const dispatcher = createDispatcher(config.api);
   const limiter = new RateLimiter({ ...config.api.rateLimit, clock });
-  const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger });
+  const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger, onRequest: opts.onRequest });
   const started = sandbox;
   return {
     config,
@@ -134,7 +135,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     }
     const store = openStore(loaded.state.path, { logger, clock, redactor });
     closers.push(() => store.close());
-    const api = await openApi(loaded, { env, clock, logger, redactor });
+    const api = await openApi(loaded, { env, clock, logger, redactor, onRequest: opts.onRequest });
     closers.push(() => api.close());
     return { ...api, store, signers, lock, close: closeAll };
   } catch (err) {

@@ -38,6 +38,8 @@ export interface ApiClientOptions {
   /** [0, 1) source for backoff jitter; tests pass a fixed one. */
   random?: () => number;
   backoff?: { baseMs: number; capMs: number };
+  /** Told about every HTTP exchange (for latency metrics); must not throw. */
+  onRequest?: (info: { method: string; url: string; status: number | undefined; seconds: number }) => void;
 }
 
 export interface ActionResult {
@@ -78,6 +80,7 @@ export class ApiClient {
   private readonly random: () => number;
   private readonly backoffMs: { baseMs: number; capMs: number };
   private readonly attempts: number;
+  private readonly onRequest: ApiClientOptions['onRequest'];
 
   constructor(opts: ApiClientOptions) {
     const base = opts.baseUrlOverride ?? opts.config.baseUrl;
@@ -95,6 +98,7 @@ export class ApiClient {
     this.random = opts.random ?? Math.random;
     this.backoffMs = opts.backoff ?? { baseMs: 250, capMs: 5_000 };
     this.attempts = Math.max(1, Math.floor(opts.config.readAttempts));
+    this.onRequest = opts.onRequest;
   }
 
   /** Server clock minus ours at the last response (Date has 1 s resolution), or undefined. */
@@ -200,6 +204,23 @@ export class ApiClient {
   ): Promise<RawResponse> {
     await this.limiter.acquire();
     this.stats.requests += 1;
+    const started = this.clock.monotonic();
+    let status: number | undefined;
+    try {
+      const res = await this.exchangeOnce(method, url, headers, body);
+      status = res.status;
+      return res;
+    } finally {
+      this.onRequest?.({ method, url, status, seconds: (this.clock.monotonic() - started) / 1000 });
+    }
+  }
+
+  private async exchangeOnce(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<RawResponse> {
     const target = new URL(url);
     let res: Dispatcher.ResponseData;
     try {

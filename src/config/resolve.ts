@@ -54,6 +54,11 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
       accrualLamportsPerSec: amount(raw.sandbox.accrual_sol_per_min, ['sandbox', 'accrual_sol_per_min'], ctx) / 60n,
     },
     metrics: { listen: listen(raw.metrics?.listen, ctx) },
+    alerts: {
+      staleAfterIntervals: raw.alerts.stale_after_intervals,
+      unknownStepAfterMs: positiveDuration(raw.alerts.unknown_step_after, ['alerts', 'unknown_step_after'], ctx),
+      clockSkewMs: positiveDuration(raw.alerts.clock_skew, ['alerts', 'clock_skew'], ctx),
+    },
     log: { level: raw.log.level },
   };
 }

@@ -304,6 +304,18 @@ export const ConfigSchema = z
             .describe('HOST:PORT of the Prometheus endpoint; off when absent'),
         })
         .optional(),
+      alerts: z
+        .strictObject({
+          stale_after_intervals: z
+            .int()
+            .min(1)
+            .default(3)
+            .describe('a wallet without a successful poll for this many poll intervals is reported stale (error log, webhook)'),
+          unknown_step_after: Duration.default('15m').describe('an unknown step open longer than this is reported (error log, webhook)'),
+          clock_skew: Duration.default('30s').describe("warn when the server's Date differs from our clock by more than this"),
+        })
+        .prefault({})
+        .describe('when to raise alerts; the webhook URL is a secret: $AUTOCLAIM_WEBHOOK_URL or the systemd credential webhook_url'),
       log: z
         .strictObject({
           level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

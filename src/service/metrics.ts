@@ -22,7 +22,7 @@ export interface Metrics {
   pollFailed(wallet: string): void;
   plan(rule: string, outcome: PlanOutcome): void;
   /** A step that reached a state worth counting (acknowledged, rejected, unknown, skipped, ...). */
-  step(kind: SignedOp, outcome: StepState): void;
+  step(kind: SignedOp, outcome: StepState | 'deferred'): void;
   unknownStepsOpen(count: number): void;
   /** Time spent waiting on the rate limiter (token bucket or Retry-After). */
   rateLimitWait(ms: number): void;

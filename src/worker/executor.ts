@@ -3,7 +3,7 @@
 // `sending` is committed to SQLite before the first byte of a signed request goes out, so a crash
 // at any point leaves a record that tells the next start what may have happened.
 import { ApiError, AutoclaimError } from '../errors.js';
-import type { Clock, PlanStatus, Rule, SafetyConfig, WalletSummary } from '../domain.js';
+import type { Clock, PlanStatus, Rule, SafetyConfig, SignedOp, StepState, WalletSummary } from '../domain.js';
 import { formatSol } from '../api/amount.js';
 import type { Logger } from '../log/logger.js';
 import { resolveStepAmount, stillHolds } from '../rules/index.js';
@@ -22,6 +22,17 @@ export interface WorkerDeps {
   clock: Clock;
   logger: Logger;
   failpoint: Failpoint;
+  /** Told when a step reaches a state worth counting (metrics, webhook); must not throw. */
+  onStep?: (e: StepEvent) => void;
+}
+
+export interface StepEvent {
+  kind: SignedOp;
+  state: StepState | 'deferred';
+  wallet: string;
+  plan: number;
+  step: number;
+  amountLamports?: bigint | undefined;
 }
 
 /** How one step ended for this run; anything but `acknowledged` stops the plan here for now. */
@@ -222,6 +233,7 @@ export class PlanExecutor {
     this.deps.failpoint('after_answer_before_record');
     const claimed = step.kind === 'claim' ? (result.body.claimedLamports ?? amount) : undefined;
     store.markAcknowledged(step.id, { status: result.status, responseRaw: result.rawText, claimedLamports: claimed }, clock.now());
+    this.deps.onStep?.({ kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
     log.info(
       {
         event: 'action.acknowledged',
@@ -242,18 +254,21 @@ export class PlanExecutor {
     if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
       // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
       store.markNotSent(step.id, message, now);
+      this.deps.onStep?.({ kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
       const level = e.status === 429 ? 'debug' : 'warn';
       log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
       return 'retry_later';
     }
     if (e?.disposition === 'refused') {
       store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, error: message }, now);
+      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
       log.warn({ event: 'action.rejected', status: e.status, err: message }, `${step.kind} rejected by the API`);
       return 'rejected';
     }
     // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
     store.markUnknown(step.id, { status: e?.status, responseRaw: e?.rawBody, error: message }, now);
+    this.deps.onStep?.({ kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
     if (step.kind === 'claim') {
       log.warn({ event: 'action.unknown', status: e?.status, err: message }, 'claim outcome unknown; reconciling from the wallet summary');
     } else {

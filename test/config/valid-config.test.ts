@@ -63,6 +63,9 @@ safety:
   max_sol_per_action: 100.5
 metrics:
   listen: 127.0.0.1:9464
+alerts:
+  stale_after_intervals: 5
+  unknown_step_after: 1h
 log:
   level: debug
 `;
@@ -155,6 +158,7 @@ describe('a valid config', () => {
       safety: { maxLamportsPerAction: 100_500_000_000n },
       sandbox: { epochMs: 60_000, accrualLamportsPerSec: 833_333n },
       metrics: { listen: '127.0.0.1:9464' },
+      alerts: { staleAfterIntervals: 5, unknownStepAfterMs: 3_600_000, clockSkewMs: 30_000 },
       log: { level: 'debug' },
     };
     expect(result.config).toStrictEqual(expected);

@@ -2,6 +2,9 @@
 import { Daemon } from '../../daemon.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
 import { failpointsFromEnv } from '../../worker/failpoints.js';
+import { Supervisor } from '../../service/supervisor.js';
+import type { CycleObserver } from '../../worker/wallet-cycle.js';
+import type { WorkerDeps } from '../../worker/executor.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 
@@ -9,12 +12,18 @@ import { EXIT, type ExitCode } from '../exit-codes.js';
 // here stays `sending` and becomes `unknown` at the next start, which is safe, just not pretty.
 const STOP_TIMEOUT_MS = 20_000;
 
-async function open(ctx: CommandContext): Promise<Runtime> {
+async function open(ctx: CommandContext, onRequest?: Parameters<typeof openRuntime>[0]['onRequest']): Promise<Runtime> {
   const { io, logger, redactor } = ctx;
-  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true });
+  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, onRequest });
 }
 
-function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean): Daemon {
+interface Hooks {
+  observer?: CycleObserver;
+  onStep?: WorkerDeps['onStep'];
+  onCycleDone?: (at: number) => void;
+}
+
+function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, hooks: Hooks = {}): Daemon {
   const { io, logger, redactor } = ctx;
   return new Daemon({
     runtime,
@@ -26,6 +35,7 @@ function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean): Daemon
     redactor,
     dry,
     failpoint: failpointsFromEnv(io.env),
+    ...hooks,
   });
 }
 
@@ -44,10 +54,16 @@ export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean 
 
 export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }): Promise<ExitCode> {
   const { io, logger } = ctx;
-  const runtime = await open(ctx);
-  const daemon = makeDaemon(ctx, runtime, opts.dryRun === true);
+  const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor });
+  const runtime = await open(ctx, supervisor.instruments.onRequest);
+  const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, {
+    observer: supervisor.instruments.cycleObserver,
+    onStep: supervisor.onStep,
+    onCycleDone: supervisor.onCycleDone,
+  });
   try {
     daemon.start();
+    await supervisor.start(runtime, daemon);
     await new Promise<void>((resolve) => {
       const stop = () => {
         io.signals.off('SIGTERM', stop);
@@ -56,7 +72,8 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
         resolve();
       };
       const reload = () => {
-        daemon.reload();
+        supervisor.reloading();
+        supervisor.reloaded(daemon.reload());
       };
       io.signals.on('SIGTERM', stop);
       io.signals.on('SIGINT', stop);
@@ -66,6 +83,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     await daemon.stop(STOP_TIMEOUT_MS);
     return EXIT.OK;
   } finally {
+    await supervisor.stop();
     await runtime.close();
   }
 }

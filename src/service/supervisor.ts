@@ -1,0 +1,150 @@
+// Everything a long-running `run` has around the daemon: sd_notify (READY, WATCHDOG, RELOADING,
+// STOPPING), the metrics and health listener, alert episodes and the optional webhook.
+// None of it may stop the daemon: each part degrades to a log line.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatSol } from '../api/amount.js';
+import type { Clock } from '../domain.js';
+import type { Logger } from '../log/logger.js';
+import type { Redactor } from '../log/redact.js';
+import type { Daemon } from '../daemon.js';
+import type { Runtime } from '../runtime.js';
+import type { StepEvent } from '../worker/executor.js';
+import { createAlertTracker, evaluateAlerts, reportAlerts } from './alerts.js';
+import { startHealthServer, type HealthServer } from './health-server.js';
+import { instrument, type Instruments } from './instrument.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { createNotifier } from './notify.js';
+import { createWebhookNotifier, type WebhookNotifier } from './webhook.js';
+
+export interface SupervisorOptions {
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  logger: Logger;
+  redactor: Redactor;
+}
+
+/** The webhook URL is a secret (Slack and Discord URLs are bearer tokens): env or systemd credential. */
+export function webhookUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const fromEnv = env.AUTOCLAIM_WEBHOOK_URL?.trim();
+  if (fromEnv) return fromEnv;
+  if (env.CREDENTIALS_DIRECTORY === undefined) return undefined;
+  try {
+    return readFileSync(join(env.CREDENTIALS_DIRECTORY, 'webhook_url'), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class Supervisor {
+  readonly metrics: Metrics;
+  readonly instruments: Instruments;
+  private readonly notifier;
+  private readonly tracker = createAlertTracker();
+  private readonly webhook: WebhookNotifier | undefined;
+  private readonly startedAt: number;
+  private runtime: Runtime | undefined;
+  private daemon: Daemon | undefined;
+  private health: HealthServer | undefined;
+  private stopWatchdog: () => void = () => {};
+  private configValid = true;
+
+  constructor(private readonly opts: SupervisorOptions) {
+    this.startedAt = opts.clock.now();
+    this.metrics = createMetrics();
+    this.instruments = instrument(this.metrics, {
+      clock: opts.clock,
+      endpoints: () => this.runtime?.config.api.endpoints ?? { claim: noEndpoint, deposit: noEndpoint, mint: noEndpoint },
+    });
+    this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
+    const url = webhookUrl(opts.env);
+    if (url !== undefined) {
+      opts.redactor.add(url);
+      this.webhook = createWebhookNotifier({ url, logger: opts.logger, onOutcome: (o) => this.metrics.notification(o) });
+    }
+  }
+
+  /** Step outcomes: counted, and announced on the webhook when they matter to a human. */
+  onStep = (e: StepEvent): void => {
+    this.instruments.onStep(e);
+    if (e.state === 'acknowledged') {
+      const amount = e.amountLamports === undefined ? '' : ` ${formatSol(e.amountLamports)} SOL`;
+      this.webhook?.notify({ key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan})`, details: { ...e, amountLamports: e.amountLamports?.toString() } });
+    } else if (e.state === 'unknown') {
+      this.webhook?.notify({ key: `unknown:step:${e.step}`, event: 'action.unknown', text: `wallet ${e.wallet}: ${e.kind} step ${e.step} outcome unknown (plan ${e.plan})`, details: { ...e } });
+    }
+  };
+
+  /** After each cycle: limiter waits, unknown steps, staleness and unknown-step alerts. */
+  onCycleDone = (at: number): void => {
+    const { runtime, daemon } = this;
+    if (runtime === undefined || daemon === undefined) return;
+    try {
+      this.instruments.sampleLimiter(runtime.limiter.waitedMs);
+      const unknown = runtime.store.unknownSteps();
+      this.metrics.unknownStepsOpen(unknown.length);
+      const config = daemon.currentConfig;
+      const transitions = evaluateAlerts(this.tracker, {
+        now: at,
+        intervalMs: daemon.pollIntervalMs(),
+        staleAfterIntervals: config.alerts.staleAfterIntervals,
+        unknownStepAfterMs: config.alerts.unknownStepAfterMs,
+        wallets: config.wallets.map((w) => ({ name: w.name, lastOkAt: runtime.store.walletState(w.name)?.lastOkAt ?? undefined, since: this.startedAt })),
+        unknownSteps: unknown.map((s) => ({ id: s.id, plan: s.planId, wallet: runtime.store.getPlan(s.planId)?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
+      });
+      reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook });
+    } catch (err) {
+      this.opts.logger.warn({ event: 'alerts.failed', err }, 'could not evaluate alerts this cycle');
+    }
+  };
+
+  /** Once the daemon runs: the health listener, READY=1 and the watchdog. */
+  async start(runtime: Runtime, daemon: Daemon): Promise<void> {
+    this.runtime = runtime;
+    this.daemon = daemon;
+    const listen = runtime.config.metrics.listen;
+    if (listen !== undefined) {
+      this.health = await startHealthServer({
+        listen,
+        metrics: this.metrics,
+        logger: this.opts.logger,
+        health: () => ({
+          configValid: this.configValid,
+          dbOpen: true,
+          lastCycleAt: daemon.lastCycleAt,
+          cycleIntervalMs: daemon.pollIntervalMs(),
+          now: this.opts.clock.now(),
+        }),
+      });
+      this.opts.logger.info({ event: 'metrics.listening', url: this.health.url }, `metrics and health on ${this.health.url}`);
+    }
+    this.notifier.ready(`watching ${daemon.currentConfig.wallets.length} wallet(s)`);
+    // Pings come from a timer on the event loop: a blocked loop, or cycles that stopped
+    // completing, withhold them and systemd restarts the service.
+    this.stopWatchdog = this.notifier.startWatchdog(() => {
+      const limit = 3 * daemon.pollIntervalMs() + 60_000;
+      const last = daemon.lastCycleAt ?? this.startedAt;
+      return this.opts.clock.now() - last < limit;
+    });
+  }
+
+  reloading(): void {
+    this.notifier.reloading();
+  }
+
+  reloaded(ok: boolean): void {
+    this.configValid = ok;
+    this.metrics.configReload(ok ? 'ok' : 'invalid');
+    this.notifier.ready(ok ? 'config reloaded' : 'config invalid; running the previous one');
+  }
+
+  async stop(): Promise<void> {
+    this.notifier.stopping();
+    this.stopWatchdog();
+    await this.health?.close();
+    await this.webhook?.close(5_000);
+    await this.notifier.close();
+  }
+}
+
+const noEndpoint = { method: 'POST' as const, path: '\0', message: '' };
