@@ -47,6 +47,24 @@ export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd:
   return result.config;
 }
 
+/**
+ * Signed requests need the bearer: against a real API, refuse to start without one rather than
+ * send every claim to be refused with a 401. The sandbox makes up its own key.
+ */
+export function requireApiKey(config: AppConfig, env: NodeJS.ProcessEnv): void {
+  if (config.api.baseUrl === 'sandbox' || config.wallets.length === 0) return;
+  if (resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY }) !== undefined) return;
+  throw new ConfigError([
+    {
+      file: config.file,
+      line: 0,
+      col: 0,
+      path: 'api',
+      message: 'no API key: set $AUTOCLAIM_API_KEY, api.api_key_file, or the systemd credential api_key (signed requests need it)',
+    },
+  ]);
+}
+
 /** Loads every wallet's key and checks it derives the configured address. Collects all failures. */
 export function loadSigners(
   wallets: WalletConfig[],
@@ -117,6 +135,7 @@ export async function openApi(
 export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { env, logger, redactor, clock } = opts;
   const loaded = loadValidConfig(opts.configPath, env, opts.cwd, logger);
+  requireApiKey(loaded, env);
   // Keys first: a wallet whose key does not load must stop the start before anything listens.
   if (loaded.api.baseUrl === 'sandbox') prepareDemoWorld(loaded, { logger });
   const signers = loadSigners(loaded.wallets, { env, baseDir: dirname(loaded.file), redactor });

@@ -116,7 +116,6 @@ export class Supervisor {
           now: this.opts.clock.now(),
         }),
       });
-      this.opts.logger.info({ event: 'metrics.listening', url: this.health.url }, `metrics and health on ${this.health.url}`);
     }
     this.notifier.ready(`watching ${daemon.currentConfig.wallets.length} wallet(s)`);
     // Pings come from a timer on the event loop: a blocked loop, or cycles that stopped

@@ -93,7 +93,7 @@ describe('the daemon as a service', () => {
       extra: `metrics:\n  listen: 127.0.0.1:${port}\nalerts:\n  stale_after_intervals: 1\n`,
     });
     child = spawnCli(['run', '--config', config], { cwd: dir });
-    await child.waitFor((e) => e.event === 'metrics.listening');
+    await child.waitFor((e) => e.event === 'health.listening');
     await child.waitFor((e) => e.event === 'poll.failed');
     // Failed polls still complete a cycle: readiness is about the daemon working, and the
     // failures show in autoclaim_polls_total{outcome="failed"} and the staleness alert.

@@ -2,7 +2,7 @@
 import { dirname } from 'node:path';
 import { loadConfig, summarizeConfig } from '../../config/index.js';
 import { formatIssue } from '../../errors.js';
-import { loadSigners } from '../../runtime.js';
+import { loadSigners, requireApiKey } from '../../runtime.js';
 import { prepareDemoWorld } from '../../sandbox/demo.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
@@ -21,6 +21,7 @@ export function checkCommand(ctx: CommandContext): ExitCode {
   const config = result.config;
   try {
     // The demo config's keys are generated on first use, by check as by run.
+    requireApiKey(config, io.env);
     if (config.api.baseUrl === 'sandbox') prepareDemoWorld(config, { logger: ctx.logger });
     loadSigners(config.wallets, { env: io.env, baseDir: dirname(config.file), redactor: ctx.redactor });
   } catch (err) {
@@ -28,7 +29,7 @@ export function checkCommand(ctx: CommandContext): ExitCode {
     for (const l of lines) writeLine(io.stderr, l);
     return code;
   }
-  writeLine(io.stdout, summarizeConfig(config, new Date(io.clock.now())));
+  writeLine(io.stdout, summarizeConfig(config, new Date(io.clock.now()), { env: io.env }));
   writeLine(io.stdout, `\n${ctx.configPath}: valid (${config.wallets.length} wallet(s), ${config.rules.length} rule(s), all keys load and match)`);
   return EXIT.OK;
 }
