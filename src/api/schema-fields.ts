@@ -85,6 +85,26 @@ export const optionalDecimalText = z
     return z.NEVER;
   });
 
+// A JSON number's text, or a string spelling one; at most 64 characters like an amount.
+const NUMBER_TEXT = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?$/;
+
+/**
+ * Like optionalDecimalText, but a string must spell a number: for what a read reports (scores,
+ * volumes), where "high", "NaN" or a 100 kB string means the answer is not what we think it is.
+ * Answers to signed requests keep the tolerant form: an applied deposit must not turn `unknown`
+ * over a cosmetic field.
+ */
+export const optionalNumberText = z
+  .unknown()
+  .optional()
+  .transform((v, ctx): string | null => {
+    if (v === undefined || v === null) return null;
+    const text = numericText(v);
+    if (text !== undefined && text.length <= 64 && NUMBER_TEXT.test(text)) return text;
+    ctx.addIssue({ code: 'custom', message: `expected a number, got ${describe(v)}` });
+    return z.NEVER;
+  });
+
 export const requiredString = z.unknown().transform((v, ctx): string => {
   if (typeof v === 'string' && v.length > 0) return v;
   ctx.addIssue({

@@ -9,6 +9,7 @@ import {
   describe,
   optionalAmount,
   optionalDecimalText,
+  optionalNumberText,
   optionalPositiveInt,
   optionalString,
   requiredAddress,
@@ -38,8 +39,8 @@ const object = <T extends z.core.$ZodLooseShape>(shape: T) => jsonObject.pipe(z.
 
 const breakdownEntry = object({
   vault: requiredString,
-  volume: optionalDecimalText,
-  score: optionalDecimalText,
+  volume: optionalNumberText,
+  score: optionalNumberText,
 });
 
 export const walletSummarySchema = object({
@@ -58,7 +59,7 @@ export const walletSummarySchema = object({
 const leaderboardEntry = object({
   rank: requiredPositiveInt,
   address: requiredAddress,
-  score: optionalDecimalText,
+  score: optionalNumberText,
   total_rewards_sol: optionalAmount,
 });
 
