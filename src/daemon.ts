@@ -38,6 +38,10 @@ export interface OnceReport {
   /** Plans that ended failed (a rejected step) or blocked (a step unknown). */
   failed: number;
   unknown: number;
+  /** Plans left open: a step deferred (429, not sent) to be retried, freshly signed, next time. */
+  pending: number;
+  /** Wallet turns that threw (a bug or the state database failing); logged as wallet.failed. */
+  crashed: number;
 }
 
 const DEFAULT_CONCURRENCY = 16;
@@ -107,15 +111,26 @@ export class Daemon {
   async once(): Promise<OnceReport> {
     this.recover();
     const sem = new Semaphore(this.opts.concurrency ?? DEFAULT_CONCURRENCY);
-    const results = await Promise.all(this.config.wallets.map((w) => sem.run(() => this.runWallet(w.name))));
+    const report: OnceReport = { wallets: this.config.wallets.length, polled: 0, plans: 0, failed: 0, unknown: 0, pending: 0, crashed: 0 };
+    // One wallet's failure must not cost the others their turn.
+    const turn = async (name: string) => {
+      try {
+        return await this.runWallet(name);
+      } catch (err) {
+        report.crashed++;
+        this.opts.logger.error({ event: 'wallet.failed', wallet: name, err }, 'wallet turn failed unexpectedly');
+        return undefined;
+      }
+    };
+    const results = await Promise.all(this.config.wallets.map((w) => sem.run(() => turn(w.name))));
     this.lastCycleAt = this.opts.clock.now();
-    const report: OnceReport = { wallets: this.config.wallets.length, polled: 0, plans: 0, failed: 0, unknown: 0 };
     for (const r of results) {
       if (r === undefined) continue;
       if (r.polled) report.polled++;
       report.plans += r.plans.length;
       report.failed += r.statuses.filter((s) => s === 'failed').length;
       report.unknown += r.statuses.filter((s) => s === 'blocked').length;
+      report.pending += r.statuses.filter((s) => s === 'open').length;
     }
     return report;
   }

@@ -44,8 +44,13 @@ export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean 
   try {
     const daemon = makeDaemon(ctx, runtime, opts.dryRun === true);
     const report = await daemon.once();
-    const ok = report.polled === report.wallets && report.failed === 0 && report.unknown === 0;
-    ctx.logger.info({ event: 'once.done', ...report, dry_run: opts.dryRun === true }, `cycle done: ${report.polled}/${report.wallets} polled, ${report.plans} plan(s), ${report.failed} failed, ${report.unknown} unknown`);
+    // "All fine" means every wallet was read and every plan finished; a step merely deferred to a
+    // retry (429, not sent) is not a failure, but the cycle did not finish its work either.
+    const ok = report.polled === report.wallets && report.failed === 0 && report.unknown === 0 && report.pending === 0 && report.crashed === 0;
+    ctx.logger.info(
+      { event: 'once.done', ...report, dry_run: opts.dryRun === true },
+      `cycle done: ${report.polled}/${report.wallets} polled, ${report.plans} plan(s), ${report.failed} failed, ${report.unknown} unknown, ${report.pending} waiting to retry`,
+    );
     return ok ? EXIT.OK : EXIT.FAILURE;
   } finally {
     await runtime.close();
