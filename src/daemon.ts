@@ -63,6 +63,7 @@ export class Daemon {
       signers: runtime.signers,
       rules: () => this.rulesByName,
       safety: () => this.config.safety,
+      claimSettleMs: () => this.config.api.claimSettleMs,
       clock: opts.clock,
       logger: opts.logger,
       failpoint: opts.failpoint,

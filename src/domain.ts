@@ -47,6 +47,11 @@ export interface ApiConfig {
   authReads: boolean;
   /** How many times a GET is tried in all (1 = no retry). */
   readAttempts: number;
+  /**
+   * A lost claim answer is judged "not applied" only once the claim is this old: until then the
+   * server may still be holding it, and re-sending would claim twice.
+   */
+  claimSettleMs: number;
 }
 
 export type KeySource = { file: string } | { env: string } | { credential: string };

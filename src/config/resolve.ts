@@ -84,6 +84,7 @@ function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
     apiKeyFile: api.api_key_file === undefined ? undefined : fromConfigDir(api.api_key_file, ctx),
     authReads: api.auth_reads,
     readAttempts: api.read_attempts,
+    claimSettleMs: duration(api.claim_settle, ['api', 'claim_settle'], ctx),
   };
 }
 

@@ -129,6 +129,9 @@ const Api = z
       .describe('file holding the API key (mode 0600); used when $AUTOCLAIM_API_KEY is not set'),
     auth_reads: z.boolean().default(true).describe('send the API key on reads too, when one is set'),
     read_attempts: posInt().max(10).default(3).describe('tries per read request in all (1 = no retry)'),
+    claim_settle: Duration.default('60s').describe(
+      'a claim whose answer was lost counts as not applied (and is sent again) only if the summary still shows no trace of it this long after it was sent: a slow server may still be holding it',
+    ),
   })
   .describe('the rewards-and-vaults API');
 

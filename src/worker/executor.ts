@@ -19,6 +19,8 @@ export interface WorkerDeps {
   /** By rule name; the current config's rules (a reload swaps the map). */
   rules: () => ReadonlyMap<string, Rule>;
   safety: () => SafetyConfig;
+  /** See ApiConfig.claimSettleMs; the daemon passes the configured one. Absent: 0 (judge at once). */
+  claimSettleMs?: () => number;
   clock: Clock;
   logger: Logger;
   failpoint: Failpoint;
@@ -159,6 +161,17 @@ export class PlanExecutor {
       return 'unknown';
     }
     const verdict = claimLooksApplied(before, fresh);
+    const ageMs = clock.now() - (step.request?.ts ?? 0) * 1000;
+    const settleMs = this.deps.claimSettleMs?.() ?? 0;
+    if (!verdict.applied && ageMs < settleMs) {
+      // A slow server may still be holding the claim: judging it "not applied" now and signing a
+      // new one could let both land. Stay unknown and look again at the next poll.
+      log.info(
+        { event: 'action.reconcile_deferred', age_ms: ageMs, settle_ms: settleMs },
+        'claim not visible in the summary yet; waiting for api.claim_settle before calling it not applied',
+      );
+      return 'unknown';
+    }
     store.reconcile(step.id, verdict.applied, { claimedLamports: verdict.claimedLamports, note: verdict.note }, clock.now());
     log.info(
       { event: 'action.reconciled', applied: verdict.applied, note: verdict.note, claimed_sol: verdict.claimedLamports === undefined ? undefined : formatSol(verdict.claimedLamports) },

@@ -101,6 +101,7 @@ describe('a valid config', () => {
         apiKeyFile: join(dir.path, 'etc/secrets/api_key'),
         authReads: false,
         readAttempts: 1,
+        claimSettleMs: 60_000,
       },
       state: { path: join(dir.path, 'state/ac.db') },
       schedule: { poll: '0 */5 * * * *', jitterMs: 90_000 },
@@ -184,6 +185,7 @@ describe('a valid config', () => {
       apiKeyFile: undefined,
       authReads: true,
       readAttempts: 3,
+      claimSettleMs: 60_000,
     });
     expect(config?.schedule).toStrictEqual({ poll: '*/1 * * * *', jitterMs: 10_000 });
     expect(config?.rules[0]?.limits).toStrictEqual({

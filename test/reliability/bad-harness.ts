@@ -33,6 +33,7 @@ export const API_CONFIG: ApiConfig = {
   authReads: true,
   // More than one: a bad answer must still be read once, not retried.
   readAttempts: 3,
+  claimSettleMs: 0,
 };
 
 /** Fires on any summary with something to claim, every time (no once-per-epoch): a slip shows. */

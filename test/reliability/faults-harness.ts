@@ -72,7 +72,9 @@ export async function openFaultWorld(opts: { rules: string; pendingLamports?: bi
     wallets: [{ address: wallet.address, pendingLamports: opts.pendingLamports ?? SOL, accrualLamportsPerSec: 0n, balanceLamports: opts.balanceLamports ?? 0n }],
   });
   const file = join(dir, 'autoclaim.yaml');
-  writeFileSync(file, configYaml({ baseUrl: sandbox.url, wallets: [wallet], rules: opts.rules }));
+  // The table is about reconciliation itself: judge a lost claim at once (the settle window that
+  // guards against a server still holding it is tested in crash.test.ts).
+  writeFileSync(file, configYaml({ baseUrl: sandbox.url, wallets: [wallet], rules: opts.rules, apiExtra: '  claim_settle: 0s\n' }));
   const loaded = loadConfig(file, { env: {}, cwd: dir });
   if (loaded.config === undefined) throw new Error(`test config invalid: ${JSON.stringify(loaded.errors)}`);
   const config: AppConfig = { ...loaded.config, api: { ...loaded.config.api, timeoutMs: TIMEOUT_MS, connectTimeoutMs: CONNECT_TIMEOUT_MS } };
