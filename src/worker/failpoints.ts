@@ -9,6 +9,7 @@
 //   after_answer_before_record  the answer (or a transport error) is in hand; not yet recorded
 //   during_reconciliation       an unknown claim's fresh summary is read; the verdict is not recorded
 import diagnosticsChannel from 'node:diagnostics_channel';
+import { AutoclaimError } from '../errors.js';
 
 export const FAILPOINTS = [
   'after_plan_recorded',
@@ -55,11 +56,11 @@ export function failpointsFromEnv(
   if (spec === undefined || spec === '') return noFailpoints;
   const [name, countText, ...rest] = spec.split(':');
   if (!FAILPOINTS.includes(name as FailpointName)) {
-    throw new Error(`AUTOCLAIM_FAILPOINT names an unknown failpoint "${name}"; known: ${FAILPOINTS.join(', ')}`);
+    throw new AutoclaimError('FAILPOINT_INVALID', `AUTOCLAIM_FAILPOINT names an unknown failpoint "${name}"; known: ${FAILPOINTS.join(', ')}`);
   }
   let remaining = countText === undefined ? 1 : Number(countText);
   if (rest.length > 0 || !Number.isInteger(remaining) || remaining < 1) {
-    throw new Error(`AUTOCLAIM_FAILPOINT "${spec}": the count after ":" must be a positive integer`);
+    throw new AutoclaimError('FAILPOINT_INVALID', `AUTOCLAIM_FAILPOINT "${spec}": the count after ":" must be a positive integer`);
   }
   const reached: Failpoint = (point) => {
     if (point !== name) return;
