@@ -7,6 +7,8 @@ import { formatIssue } from './errors.js';
 import { loadSigners, loadValidConfig, type Runtime } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
 import { PlanExecutor, type WorkerDeps } from './worker/executor.js';
+import { createDecisionClock } from './worker/decision-clock.js';
+import { ClockSkewWatch } from './worker/clock-skew.js';
 import type { Failpoint } from './worker/failpoints.js';
 import { runWalletCycle, type CycleObserver, type WalletCycleResult } from './worker/wallet-cycle.js';
 import { ConfigError } from './errors.js';
@@ -50,11 +52,15 @@ export class Daemon {
   private config: AppConfig;
   private rulesByName: Map<string, Rule>;
   private readonly executor: PlanExecutor;
+  /** Cooldowns, 24 h windows and claim ages are judged by this: an NTP step cannot move it. */
+  private readonly decisionClock: Clock;
+  private readonly clockSkew = new ClockSkewWatch();
   private scheduler: PollScheduler | undefined;
   lastCycleAt: number | undefined;
 
   constructor(private readonly opts: DaemonOptions) {
     const { runtime } = opts;
+    this.decisionClock = createDecisionClock(opts.clock);
     this.config = runtime.config;
     this.rulesByName = byName(this.config.rules);
     this.executor = new PlanExecutor({
@@ -64,6 +70,7 @@ export class Daemon {
       rules: () => this.rulesByName,
       safety: () => this.config.safety,
       claimSettleMs: () => this.config.api.claimSettleMs,
+      elapsedClock: this.decisionClock,
       clock: opts.clock,
       logger: opts.logger,
       failpoint: opts.failpoint,
@@ -99,6 +106,9 @@ export class Daemon {
         rules: () => this.config.rules,
         safety: () => this.config.safety,
         clock: this.opts.clock,
+        decisionClock: this.decisionClock,
+        clockSkew: this.clockSkew,
+        clockSkewThresholdMs: this.config.alerts.clockSkewMs,
         logger: this.opts.logger,
         failpoint: this.opts.failpoint,
         dry: this.opts.dry,

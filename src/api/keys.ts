@@ -139,23 +139,47 @@ export function parseKeyText(raw: string, label: string, redactor?: Redactor): U
   return seed;
 }
 
+/** A signer that remembers where its key came from (never the key), for messages about it. */
+class SourcedSigner implements Signer {
+  constructor(
+    private readonly inner: Signer,
+    readonly source: string,
+  ) {}
+
+  get address(): string {
+    return this.inner.address;
+  }
+
+  sign(message: Uint8Array): Uint8Array {
+    return this.inner.sign(message);
+  }
+
+  toJSON(): { address: string; source: string } {
+    return { address: this.address, source: this.source };
+  }
+}
+
 /** Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem. */
-export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer {
+export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer & { readonly source: string } {
   const { text, label } = readSource(source, opts);
   const seed = parseKeyText(text, label, opts.redactor);
   try {
-    return signerFromSeed(seed);
+    return new SourcedSigner(signerFromSeed(seed), label);
   } finally {
     seed.fill(0);
   }
 }
 
-/** The derived address must be the configured one: signing for the wrong wallet is refused. */
-export function checkAddress(signer: Signer, expected: string, walletName: string): void {
+/**
+ * The derived address must be the configured one: signing for the wrong wallet is refused. The
+ * message names the key's source when the signer knows it, so the operator knows which file to fix.
+ */
+export function checkAddress(signer: Signer & { readonly source?: string }, expected: string, walletName: string): void {
   if (signer.address !== expected) {
+    const what = signer.source ?? `the key loaded for wallet ${walletName}`;
     throw new KeyError(
       'KEY_MISMATCH',
-      `wallet ${walletName}: the key's address is ${signer.address} but the configured address is ${expected}`,
+      `${what} is the key of address ${signer.address}, but wallet ${walletName} is configured with address ${expected}`,
     );
   }
 }

@@ -1,4 +1,5 @@
 // What every command starts from: the .env file, the config path, a redactor and a logger.
+import { Writable } from 'node:stream';
 import bs58 from 'bs58';
 import { findConfigPath, loadEnvFile } from '../config/index.js';
 import { createLogger, type Logger } from '../log/logger.js';
@@ -35,7 +36,23 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
     // On the real stdout, createLogger picks a synchronous fd writer (pretty on a terminal).
     destination: logTo === 'stderr' ? io.stderr : io.stdout === process.stdout ? undefined : io.stdout,
   });
-  return { io, configPath: findConfigPath(opts.config, io.env), redactor, logger };
+  // What a command prints passes the Redactor as log lines do: a server echoing a credential into
+  // a body `wallet --json` prints, or a config error quoting one, must not reach the terminal.
+  const shown: CliIo = { ...io, stdout: redacting(io.stdout, redactor), stderr: redacting(io.stderr, redactor) };
+  return { io: shown, configPath: findConfigPath(opts.config, io.env), redactor, logger };
+}
+
+function redacting(stream: CliIo['stdout'], redactor: Redactor): CliIo['stdout'] {
+  const out: CliIo['stdout'] = new Writable({
+    write(chunk: Buffer | string, _enc, cb) {
+      // Passed on at once (not after the inner write drains) so lines keep their order with the
+      // logger's, which writes to the same stream directly.
+      stream.write(redactor.redact(chunk.toString()));
+      cb();
+    },
+  });
+  out.isTTY = stream.isTTY;
+  return out;
 }
 
 export class UsageError extends Error {}

@@ -27,10 +27,13 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
 
+  // A failure's message may quote what a secret was registered as (the command's Redactor).
+  let redact = (text: string) => text;
   // Read commands log to stderr so their stdout stays clean for scripts.
   const run = (logTo: 'stdout' | 'stderr', fn: (ctx: ReturnType<typeof makeContext>) => ExitCode | Promise<ExitCode>) =>
     async function (this: Command) {
       const ctx = makeContext(io, this.optsWithGlobals<GlobalOptions>(), logTo);
+      redact = (text) => ctx.redactor.redact(text);
       try {
         exitCode = await fn(ctx);
       } finally {
@@ -126,7 +129,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       return EXIT.USAGE;
     }
     const { code, lines } = describeFailure(err);
-    for (const l of lines) writeLine(io.stderr, `autoclaim: ${l}`);
+    for (const l of lines) writeLine(io.stderr, `autoclaim: ${redact(l)}`);
     return code;
   }
 }

@@ -3,13 +3,13 @@
 // Every problem becomes a ConfigIssue naming file:line:col and key path; nothing here throws.
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
+import { isAlias, isScalar, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
 import type { AppConfig } from '../domain.js';
 import type { ConfigIssue } from '../errors.js';
 import { crossCheck } from './cross-checks.js';
 import { tooDeepAt } from './nesting.js';
 import { allowedKeysAt, configJsonSchema } from './json-schema.js';
-import { ConfigSource, IssueList, type Path } from './positions.js';
+import { ConfigSource, IssueList, type Path, type Position } from './positions.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
 import { ConfigSchema } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
@@ -95,9 +95,10 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   const deepAt = tooDeepAt(text);
   if (deepAt !== undefined) return fileIssue(opts.file, deepAt, 'nested too deeply for a config file; refused');
 
-  const lines = new LineCounter();
+  const lines = lineIndex(text);
   // merge: `<<: *defaults` lets wallets and rules share settings; the alias guard still applies.
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, merge: true });
+  // uniqueKeys is checked below, in linear time: yaml's own check scans the map for every key.
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true });
   const source = new ConfigSource(opts.file, doc, lines);
   const issues = new IssueList(source);
   const done = (config?: AppConfig): LoadResult => {
@@ -107,7 +108,8 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
 
   for (const e of doc.errors) yamlIssue(e, source, issues, 'error');
   for (const w of doc.warnings) yamlIssue(w, source, issues, 'warning');
-  if (doc.errors.length > 0) return done();
+  duplicateKeys(doc, source, issues);
+  if (doc.errors.length > 0 || issues.errors.length > 0) return done();
   if (doc.contents === null) {
     issues.errorAt({ line: 0, col: 0 }, [], 'the config file is empty (only comments)');
     return done();
@@ -140,15 +142,39 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   return done(config);
 }
 
+/**
+ * Offsets to line:col from the text itself. yaml's own LineCounter hears only of the newlines its
+ * lexer reports, and in error recovery (a broken block scalar, say) it misses some, so positions
+ * drift past the end of their line; counting the newlines in the text cannot drift.
+ */
+function lineIndex(text: string): LineCounter {
+  const lines = new LineCounter();
+  lines.addNewLine(0);
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
+  return lines;
+}
+
 /** JS values from the document, refusing unresolved aliases and alias bombs with a place. */
 function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueList): unknown {
   let firstAlias: number | undefined;
   visit(doc, {
-    Alias(_key, node) {
+    Alias(_key, node, ancestors) {
       const at = node.range?.[0] ?? 0;
       firstAlias ??= at;
-      if (node.resolve(doc) === undefined) {
-        issues.errorAt(source.positionOfOffset(at), source.pathAtOffset(at), `no anchor &${node.source} before this alias`);
+      const target = source.resolveAlias(node);
+      if (target === undefined) {
+        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `no anchor &${node.source} before this alias`);
+      } else if (ancestors.includes(target)) {
+        // `a: &a [ *a ]` or `r: &r { <<: *r }` makes the data contain itself: an endless structure
+        // no check could finish walking, so it is refused here with its place.
+        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `alias *${node.source} is inside its own anchor &${node.source}: a loop; write the values out`);
+      }
+    },
+    Pair(_key, pair) {
+      // `? [a, b] : c` is valid YAML, but no config key is a list or a map.
+      if (pair.key !== null && !isScalar(pair.key) && !isAlias(pair.key)) {
+        const at = (pair.key as { range?: [number, number, number] }).range?.[0] ?? 0;
+        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), 'a key must be a plain name, not a list or a map');
       }
     },
   });
@@ -166,6 +192,32 @@ function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueLi
   }
 }
 
+/**
+ * Keys are compared as the JS object they become will see them: `1:` and `"1":` are one key. Each
+ * later copy is reported at its place, naming the line of the first.
+ */
+function duplicateKeys(doc: Document.Parsed, source: ConfigSource, issues: IssueList): void {
+  visit(doc, {
+    Map(_key, map) {
+      const first = new Map<string, Position>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        const value: unknown = pair.key.value;
+        const name = typeof value === 'symbol' ? '<<' : String(value);
+        const at = pair.key.range?.[0] ?? 0;
+        const here = source.positionOfOffset(at);
+        const earlier = first.get(name);
+        if (earlier === undefined) {
+          first.set(name, here);
+          continue;
+        }
+        const message = earlier.line !== here.line ? `duplicate key "${name}" (first at line ${earlier.line})` : `duplicate key "${name}"`;
+        issues.errorAt(here, () => source.pathAtOffset(at), message);
+      }
+    },
+  });
+}
+
 const YAML_MESSAGES: Partial<Record<YAMLError['code'], string>> = {
   TAB_AS_INDENT: 'a tab is used for indentation; YAML indents with spaces',
   MULTIPLE_DOCS: 'the file holds more than one YAML document (---); a config is one document',
@@ -174,17 +226,8 @@ const YAML_MESSAGES: Partial<Record<YAMLError['code'], string>> = {
 
 function yamlIssue(e: YAMLError, source: ConfigSource, issues: IssueList, kind: 'error' | 'warning'): void {
   const position = source.positionOfOffset(e.pos[0]);
-  let path: Path = [];
-  let message = YAML_MESSAGES[e.code] ?? e.message;
-  if (e.code === 'DUPLICATE_KEY') {
-    path = source.pathAtOffset(e.pos[0]);
-    const earlier = path.length > 0 ? source.position(path) : undefined;
-    const key = path[path.length - 1];
-    message =
-      earlier && earlier.line !== position.line
-        ? `duplicate key "${String(key)}" (first at line ${earlier.line})`
-        : `duplicate key "${String(key)}"`;
-  }
+  const path: Path = [];
+  const message = YAML_MESSAGES[e.code] ?? e.message;
   if (kind === 'error') issues.errorAt(position, path, message);
   else issues.warnAt(position, path, message);
 }

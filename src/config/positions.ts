@@ -6,6 +6,8 @@ import {
   isPair,
   isScalar,
   isSeq,
+  visit,
+  type Alias,
   type Document,
   type LineCounter,
   type Node,
@@ -44,6 +46,9 @@ function isMergeKey(pair: Pair): boolean {
 
 /** Where things are in one parsed config file. */
 export class ConfigSource {
+  private readonly pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
+  private aliasTargets: Map<Alias, Node> | undefined;
+
   constructor(
     /** The file name as the operator gave it: messages repeat what they typed. */
     readonly file: string,
@@ -101,7 +106,7 @@ export class ConfigSource {
 
   /** The entry for `key`: written in the map, else brought in by a `<<` merge key. */
   private pairFor(map: YAMLMap, key: string, depth: number): Pair | undefined {
-    const own = map.items.find((p) => isScalar(p.key) && !isMergeKey(p) && String(p.key.value) === key);
+    const own = this.ownPairs(map).get(key);
     if (own || depth > 8) return own;
     for (const merge of map.items.filter(isMergeKey)) {
       const source = merge.value ? this.deref(merge.value as Node) : undefined;
@@ -134,12 +139,14 @@ export class ConfigSource {
           if (!isPair(pair) || !isScalar(pair.key)) continue;
           const key = pair.key as Node;
           const value = pair.value as Node | null;
+          // A merge key's value is a symbol; the operator wrote "<<".
+          const name = isMergeKey(pair) ? '<<' : String((pair.key as { value: unknown }).value);
           if (key.range && offset >= key.range[0] && offset < key.range[2]) {
-            out.push(String((pair.key as { value: unknown }).value));
+            out.push(name);
             return out;
           }
           if (value?.range && offset >= value.range[0] && offset < value.range[2]) {
-            out.push(String((pair.key as { value: unknown }).value));
+            out.push(name);
             next = value;
             break;
           }
@@ -158,51 +165,122 @@ export class ConfigSource {
     return out;
   }
 
+  /**
+   * A map's own entries by key, built once per map: a scan per lookup made placing N issues in an
+   * N-key map quadratic (minutes for a 1 MiB file of unknown keys). The first entry of a key wins.
+   */
+  private ownPairs(map: YAMLMap): Map<string, Pair> {
+    let index = this.pairIndex.get(map);
+    if (index === undefined) {
+      index = new Map();
+      for (const p of map.items) {
+        if (!isScalar(p.key) || isMergeKey(p)) continue;
+        const k = String(p.key.value);
+        if (!index.has(k)) index.set(k, p);
+      }
+      this.pairIndex.set(map, index);
+    }
+    return index;
+  }
+
+  /**
+   * What an alias stands for: the last node before it carrying its anchor (yaml's rule). Worked
+   * out for the whole document in one pass: yaml's own Alias.resolve walks the document on every
+   * call, which made a file of 40,000 aliases take minutes to check.
+   */
+  resolveAlias(alias: Alias): Node | undefined {
+    if (this.aliasTargets === undefined) {
+      const targets = new Map<Alias, Node>();
+      const anchors = new Map<string, Node>();
+      if (this.doc) {
+        visit(this.doc, {
+          Node(_key, node) {
+            if (isAlias(node)) {
+              const target = anchors.get(node.source);
+              if (target !== undefined) targets.set(node, target);
+            } else if (typeof node.anchor === 'string') anchors.set(node.anchor, node);
+          },
+        });
+      }
+      this.aliasTargets = targets;
+    }
+    return this.aliasTargets.get(alias);
+  }
+
   private deref(node: Node): Node | undefined {
-    if (isAlias(node) && this.doc) return node.resolve(this.doc) ?? undefined;
-    return node;
+    return isAlias(node) ? this.resolveAlias(node) : node;
   }
 }
+
+/**
+ * Nobody reads past the first screenful of config errors, and placing each one costs a walk of the
+ * document: beyond this many, issues are only counted (a file of 30,000 unknown keys is refused in
+ * milliseconds, not minutes) and one closing issue says how many more there are.
+ */
+export const MAX_LISTED_ISSUES = 100;
 
 /** Collects errors and warnings, placing each in the file. */
 export class IssueList {
   readonly errors: ConfigIssue[] = [];
   readonly warnings: ConfigIssue[] = [];
+  private readonly seen = new Set<string>();
+  private readonly unlisted = { errors: 0, warnings: 0 };
+  private firstUnlisted: { errors?: ConfigIssue; warnings?: ConfigIssue } = {};
 
   constructor(readonly source: ConfigSource) {}
 
   error(path: Path, message: string): void {
-    push(this.errors, this.make(path, message));
+    this.push('errors', () => this.make(path, message));
   }
 
   warn(path: Path, message: string): void {
-    push(this.warnings, this.make(path, message));
+    this.push('warnings', () => this.make(path, message));
   }
 
-  /** An issue at a known place (YAML syntax errors come with an offset, not a path). */
-  errorAt(position: Position, path: Path, message: string): void {
-    push(this.errors, { file: this.source.file, ...position, path: formatPath(path), message });
+  /**
+   * An issue at a known place (YAML syntax errors come with an offset, not a path). The path may
+   * be given as a function: it is then only worked out for an issue that will be listed.
+   */
+  errorAt(position: Position, path: Path | (() => Path), message: string): void {
+    this.push('errors', () => ({ file: this.source.file, ...position, path: formatPath(typeof path === 'function' ? path() : path), message }));
   }
 
-  warnAt(position: Position, path: Path, message: string): void {
-    push(this.warnings, { file: this.source.file, ...position, path: formatPath(path), message });
+  warnAt(position: Position, path: Path | (() => Path), message: string): void {
+    this.push('warnings', () => ({ file: this.source.file, ...position, path: formatPath(typeof path === 'function' ? path() : path), message }));
   }
 
   /** In file order, so the operator can fix them top to bottom. */
   sorted(): { errors: ConfigIssue[]; warnings: ConfigIssue[] } {
-    return { errors: [...this.errors].sort(byPlace), warnings: [...this.warnings].sort(byPlace) };
+    return { errors: this.withTail('errors'), warnings: this.withTail('warnings') };
+  }
+
+  private withTail(kind: 'errors' | 'warnings'): ConfigIssue[] {
+    const list = [...this[kind]].sort(byPlace);
+    const first = this.firstUnlisted[kind];
+    if (first !== undefined) {
+      const n = this.unlisted[kind];
+      list.push({ ...first, path: '', message: `${n} more ${kind === 'errors' ? 'error' : 'warning'}${n === 1 ? '' : 's'} not listed, the first here; fix the ones above first` });
+    }
+    return list;
+  }
+
+  private push(kind: 'errors' | 'warnings', make: () => ConfigIssue): void {
+    const list = this[kind];
+    if (list.length >= MAX_LISTED_ISSUES) {
+      this.unlisted[kind] += 1;
+      this.firstUnlisted[kind] ??= make();
+      return;
+    }
+    const issue = make();
+    const key = `${kind}\u0000${issue.line}:${issue.col}\u0000${issue.path}\u0000${issue.message}`;
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    list.push(issue);
   }
 
   private make(path: Path, message: string): ConfigIssue {
     return { file: this.source.file, ...this.source.position(path), path: formatPath(path), message };
   }
-}
-
-function push(list: ConfigIssue[], issue: ConfigIssue): void {
-  const dup = list.some(
-    (i) => i.line === issue.line && i.col === issue.col && i.path === issue.path && i.message === issue.message,
-  );
-  if (!dup) list.push(issue);
 }
 
 function byPlace(a: ConfigIssue, b: ConfigIssue): number {

@@ -191,6 +191,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   };
 
   const server: Server = createServer((req, res) => {
+    // The Date header tells the time of the sandbox's clock, not the host's, so a test can give the
+    // simulated server a clock of its own and watch the client notice the skew.
+    res.setHeader('date', new Date(clock.now()).toUTCString());
     dispatch(req, res).catch((err: unknown) => {
       // A client that hangs up mid-body is routine here (faults provoke it); anything else is a bug.
       if (req.destroyed) logger.debug({ event: 'sandbox.aborted' }, 'client went away mid-request');

@@ -21,6 +21,8 @@ export interface WorkerDeps {
   safety: () => SafetyConfig;
   /** See ApiConfig.claimSettleMs; the daemon passes the configured one. Absent: 0 (judge at once). */
   claimSettleMs?: () => number;
+  /** Measures a claim's age for claim_settle; the daemon's decision clock, so an NTP step cannot fake it. Default: clock. */
+  elapsedClock?: Clock;
   clock: Clock;
   logger: Logger;
   failpoint: Failpoint;
@@ -161,7 +163,7 @@ export class PlanExecutor {
       return 'unknown';
     }
     const verdict = claimLooksApplied(before, fresh);
-    const ageMs = clock.now() - (step.request?.ts ?? 0) * 1000;
+    const ageMs = (this.deps.elapsedClock ?? clock).now() - (step.request?.ts ?? 0) * 1000;
     const settleMs = this.deps.claimSettleMs?.() ?? 0;
     if (!verdict.applied && ageMs < settleMs) {
       // A slow server may still be holding the claim: judging it "not applied" now and signing a
@@ -195,6 +197,11 @@ export class PlanExecutor {
     if (step.symbol === null || step.amountSpec === null) return this.skip(plan, `${step.kind} step has no symbol or amount`);
 
     let amount = step.amountLamports;
+    if (amount === null && step.amountSpec.kind !== 'fixed' && plan.claimedLamports === null) {
+      // The claim was settled by hand (`actions resolve --applied`): what it received is unknown,
+      // so a share of it cannot be computed. Guessing would move money nobody decided on.
+      return this.skip(plan, `${step.kind} is a share of the claim, and the claim's amount is unknown (it was resolved by an operator)`);
+    }
     if (amount === null) {
       amount = resolveStepAmount(step.amountSpec, plan.claimedLamports ?? undefined);
       store.setStepAmount(step.id, amount);

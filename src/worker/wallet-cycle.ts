@@ -8,6 +8,7 @@ import { decide } from '../rules/index.js';
 import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
+import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } from './clock-skew.js';
 import type { ApiPort, PlanWithSteps } from './ports.js';
 
 const DAY_MS = 86_400_000;
@@ -34,12 +35,23 @@ export interface CycleObserver {
 }
 
 export interface CycleDeps {
-  api: Pick<ApiPort, 'walletSummary'>;
+  /** `clockSkewMs` (server Date minus our clock at the last response) feeds the skew warning. */
+  api: Pick<ApiPort, 'walletSummary'> & { clockSkewMs?: () => number | undefined };
   store: CycleStore;
   executor: PlanExecutor;
   rules: () => Rule[];
   safety: () => SafetyConfig;
+  /** Wall clock: poll times, what the operator reads. */
   clock: Clock;
+  /**
+   * What rules judge cooldowns and 24 h windows by, and what plans are dated with: one that an NTP
+   * step cannot move (createDecisionClock). Created once per process; `clock` when absent.
+   */
+  decisionClock?: Clock;
+  /** Episode state for the clock-skew warning, kept across cycles; no skew check when absent. */
+  clockSkew?: ClockSkewWatch;
+  /** |server − ours| above this is logged as `clock.skew` (default 30 s). */
+  clockSkewThresholdMs?: number;
   logger: Logger;
   failpoint: Failpoint;
   dry: boolean;
@@ -84,6 +96,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     'polled',
   );
   if (newEpoch) log.info({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
+  checkClockSkew(deps);
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry) {
@@ -93,7 +106,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     }
   }
 
-  const now = clock.now();
+  const now = (deps.decisionClock ?? clock).now();
   const { plans, decisions } = decide({
     wallet,
     summary,
@@ -126,6 +139,22 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     result.statuses.push(await executor.execute(recorded.id));
   }
   return result;
+}
+
+function checkClockSkew(deps: CycleDeps): void {
+  if (deps.clockSkew === undefined || deps.api.clockSkewMs === undefined) return;
+  const thresholdMs = deps.clockSkewThresholdMs ?? DEFAULT_CLOCK_SKEW_THRESHOLD_MS;
+  const report = deps.clockSkew.observe(deps.api.clockSkewMs(), thresholdMs);
+  if (report === undefined) return;
+  const fields = { event: report.event, skew_ms: report.skewMs, threshold_ms: thresholdMs };
+  if (report.event === 'clock.skew') {
+    deps.logger.warn(
+      fields,
+      `${describeSkew(report.skewMs)} (more than ${thresholdMs / 1000}s); signed requests may be refused as stale: check NTP (timedatectl, chronyc tracking)`,
+    );
+  } else {
+    deps.logger.info(fields, `clock skew back within ${thresholdMs / 1000}s of the API server's`);
+  }
 }
 
 function logDecision(log: Logger, summary: WalletSummary, d: Decision): void {

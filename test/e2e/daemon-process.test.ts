@@ -136,6 +136,43 @@ describe('the daemon process', () => {
   });
 });
 
+describe('a claim settled by hand', () => {
+  it('skips a percent deposit whose claim amount is unknown, instead of failing every poll', async () => {
+    const { dir, cleanup } = tempDir();
+    const wallets = makeWallets(dir, ['alpha']);
+    const sandbox = await startSandbox({
+      apiKey: 'canary-apikey-7Qk2ZxW9pLmN4vR8sT1u',
+      defaultAccrualLamportsPerSec: 0n,
+      wallets: [{ address: wallets[0]!.address, pendingLamports: 1n * SOL, accrualLamportsPerSec: 0n }],
+    });
+    try {
+      const config = writeConfig(dir, { baseUrl: sandbox.url, wallets });
+      // Killed after `sending` was committed for the claim: the claim never left.
+      const d = spawnCli(['once', '--config', config], { cwd: dir, env: { AUTOCLAIM_FAILPOINT: 'after_sending_committed:1' } });
+      expect((await d.exited).signal).toBe('SIGKILL');
+      // The restart recovers it as unknown; within api.claim_settle it is not yet judged "not applied".
+      const restart = await runCli(['once', '--config', config], { cwd: dir });
+      expect(restart.code).toBe(1);
+      expect(restart.events.some((e) => e.event === 'action.reconcile_deferred')).toBe(true);
+      const listed = await runCli(['actions', '--state', 'unknown', '--json', '--config', config], { cwd: dir });
+      const claim = (JSON.parse(listed.stdout) as { plans: Array<{ steps: Array<{ id: number; kind: string; state: string }> }> }).plans
+        .flatMap((p) => p.steps)
+        .find((s) => s.kind === 'claim');
+      expect(claim?.state).toBe('unknown');
+      // The operator (wrongly, here) says it was applied; nothing tells us how much it received.
+      expect((await runCli(['actions', 'resolve', String(claim!.id), '--applied', '--config', config], { cwd: dir })).code).toBe(0);
+      const after = await runCli(['once', '--config', config], { cwd: dir });
+      expect(after.code).toBe(0);
+      expect(after.events.some((e) => e.event === 'wallet.failed')).toBe(false);
+      expect(String(after.events.find((e) => e.event === 'plan.skipped')?.reason)).toMatch(/claim's amount is unknown/);
+      expect(sandbox.ledger()).toEqual([]);
+    } finally {
+      await sandbox.close();
+      cleanup();
+    }
+  });
+});
+
 async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
