@@ -19,6 +19,12 @@ interface Scenario {
   reconciled?: boolean;
   /** The second step was in flight: it stays unknown and is never re-sent. */
   secondUnknown?: boolean;
+  /**
+   * Killed right after the request was written: the kernel may reset the connection before the
+   * server has read it all, and then it is not applied. Both outcomes are legitimate; the
+   * invariants must hold for whichever happened.
+   */
+  mayNotLand?: boolean;
 }
 
 // `:1` is the claim's turn at a point reached by both steps, `:2` the second step's. Together the
@@ -30,8 +36,8 @@ const SCENARIOS: Scenario[] = [
   { kills: ['after_plan_recorded'], ledgerAfterKills: [], statesAfterKills: ['planned', 'planned'] },
   { kills: ['after_sending_committed:1'], ledgerAfterKills: [], statesAfterKills: ['sending', 'planned'], reconciled: false },
   { kills: ['after_sending_committed:2'], ledgerAfterKills: ['claim'], statesAfterKills: ['acknowledged', 'sending'], secondUnknown: true },
-  { kills: ['after_request_written:1'], ledgerAfterKills: ['claim'], statesAfterKills: ['sending', 'planned'], reconciled: true },
-  { kills: ['after_request_written:2'], ledgerAfterKills: ['claim', 'second'], statesAfterKills: ['acknowledged', 'sending'], secondUnknown: true },
+  { kills: ['after_request_written:1'], ledgerAfterKills: ['claim'], statesAfterKills: ['sending', 'planned'], reconciled: true, mayNotLand: true },
+  { kills: ['after_request_written:2'], ledgerAfterKills: ['claim', 'second'], statesAfterKills: ['acknowledged', 'sending'], secondUnknown: true, mayNotLand: true },
   { kills: ['after_answer_before_record:1'], ledgerAfterKills: ['claim'], statesAfterKills: ['sending', 'planned'], reconciled: true },
   { kills: ['after_answer_before_record:2'], ledgerAfterKills: ['claim', 'second'], statesAfterKills: ['acknowledged', 'sending'], secondUnknown: true },
 ];
@@ -64,11 +70,19 @@ async function crashAt({ expect, onTestFinished }: TestContext, w: CrashWorld, f
 // Each test has its own sandbox, state file and processes; running them side by side keeps the
 // file's wall time near its CPU time (a spawned daemon spends much of its life starting Node).
 describe.concurrent.each<SecondStep>(['deposit', 'mint'])('SIGKILL at every failpoint, claim then %s', (second) => {
-  it.for(SCENARIOS.map((s) => [s.kills.join(' → '), s] as const))('%s', async ([, s], ctx) => {
+  it.for(SCENARIOS.map((s) => [s.kills.join(' → '), s] as const))('%s', async ([, scenario], ctx) => {
     const { expect } = ctx;
     const w = await openWorld(ctx, { names: ['alpha'], rules: ruleYaml(second) });
     const ops = () => w.sandbox.ledger().map((e) => (e.op === 'claim' ? 'claim' : e.op === second ? 'second' : e.op));
-    for (const k of s.kills) await crashAt(ctx, w, k);
+    for (const k of scenario.kills) await crashAt(ctx, w, k);
+    let s = scenario;
+    if (scenario.mayNotLand === true) {
+      await new Promise((r) => setTimeout(r, 300)); // let the server finish whatever it received
+      const landed = ops();
+      if (landed.length < scenario.ledgerAfterKills.length) {
+        s = { ...scenario, ledgerAfterKills: scenario.ledgerAfterKills.slice(0, landed.length), reconciled: scenario.reconciled === undefined ? undefined : false };
+      }
+    }
     expect(ops()).toEqual(s.ledgerAfterKills);
     const afterKills = readState(w.statePath);
     expect(afterKills.integrity).toBe('ok');
@@ -117,12 +131,12 @@ describe.concurrent.each<SecondStep>(['deposit', 'mint'])('SIGKILL at every fail
     const { expect } = ctx;
     const w = await openWorld(ctx, { names: ['alpha'], rules: ruleYaml(second) });
     // plan recorded → claim `sending`, not sent → its reconciliation (not applied) → claim re-sent
-    // and written → its reconciliation (applied) → second step `sending`, not sent.
+    // and answered (so surely applied) → its reconciliation (applied) → second step `sending`, not sent.
     const chain = [
       'after_plan_recorded',
       'after_sending_committed',
       'during_reconciliation',
-      'after_request_written',
+      'after_answer_before_record',
       'during_reconciliation',
       'after_sending_committed',
     ];
