@@ -1,23 +1,16 @@
 // What the worker needs from its edges, stated narrowly. The SQLite store and the undici client
 // satisfy these structurally; tests can hand in anything that does.
 import type { Disposition } from '../errors.js';
-import type { AmountSpec, Lamports, PlanStatus, SignedOp, StepState, WalletSummary } from '../domain.js';
+import type { Lamports, PlanStatus, SignedOp, WalletSummary } from '../domain.js';
+import type { Signer } from '../api/signer.js';
+import type { PreparedRequest } from '../api/signed-request.js';
+import type { PlanWithSteps, StoredRequest } from '../store/rows.js';
 
-export interface Signer {
-  address: string;
-  sign(message: Uint8Array): Uint8Array;
-}
-
-export interface PreparedRequest {
-  op: SignedOp;
-  method: string;
-  path: string;
-  url: string;
-  ts: number;
-  message: string;
-  body: string;
-  headers: Record<string, string>;
-}
+// The data shapes are the store's and the client's own (type-only imports: no runtime coupling);
+// what is narrowed here is the set of operations the worker may call.
+export type { Signer } from '../api/signer.js';
+export type { PreparedRequest } from '../api/signed-request.js';
+export type { PlanWithSteps, StepRow, StoredRequest } from '../store/rows.js';
 
 export interface ActionResult {
   status: number;
@@ -33,45 +26,6 @@ export interface ApiPort {
     nowMs: number,
   ): PreparedRequest;
   send(prepared: PreparedRequest): Promise<ActionResult>;
-}
-
-export interface StepRow {
-  id: number;
-  planId: number;
-  idx: number;
-  kind: SignedOp;
-  symbol: string | null;
-  amountSpec: AmountSpec | null;
-  amountLamports: Lamports | null;
-  state: StepState;
-  attempts: number;
-  request: StoredRequest | null;
-  error: string | null;
-}
-
-export interface PlanWithSteps {
-  id: number;
-  wallet: string;
-  address: string;
-  rule: string;
-  epoch: string;
-  dry: boolean;
-  status: PlanStatus;
-  estimateLamports: Lamports;
-  claimedLamports: Lamports | null;
-  createdAt: number;
-  steps: StepRow[];
-}
-
-/** What is recorded of a request: enough to audit and reconcile it, never a credential. */
-export interface StoredRequest {
-  method: string;
-  url: string;
-  ts: number;
-  message: string;
-  body: string;
-  /** For a claim: what the summary said just before it was signed; reconciliation compares against it. */
-  before?: { pendingLamports: string; lifetimeLamports: string | null; epoch: string };
 }
 
 export interface StorePort {
