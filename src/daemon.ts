@@ -1,5 +1,5 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
-import type { AppConfig, Clock, Rule } from './domain.js';
+import type { AppConfig, Clock, Rule, WalletConfig } from './domain.js';
 import { KeyError } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
@@ -51,6 +51,8 @@ const DEFAULT_CONCURRENCY = 16;
 export class Daemon {
   private config: AppConfig;
   private rulesByName: Map<string, Rule>;
+  /** By name; a cycle over 10,000 wallets must not scan the list once per wallet. */
+  private walletsByName: Map<string, WalletConfig>;
   private readonly executor: PlanExecutor;
   /** Cooldowns, 24 h windows and claim ages are judged by this: an NTP step cannot move it. */
   private readonly decisionClock: Clock;
@@ -63,6 +65,7 @@ export class Daemon {
     this.decisionClock = createDecisionClock(opts.clock);
     this.config = runtime.config;
     this.rulesByName = byName(this.config.rules);
+    this.walletsByName = byName(this.config.wallets);
     this.executor = new PlanExecutor({
       store: runtime.store,
       api: runtime.client,
@@ -96,7 +99,7 @@ export class Daemon {
   }
 
   async runWallet(name: string): Promise<WalletCycleResult | undefined> {
-    const wallet = this.config.wallets.find((w) => w.name === name);
+    const wallet = this.walletsByName.get(name);
     if (wallet === undefined) return undefined;
     return runWalletCycle(
       {
@@ -190,6 +193,7 @@ export class Daemon {
     const scheduleChanged = next.schedule.poll !== this.config.schedule.poll;
     this.config = { ...next, api: this.config.api, state: this.config.state };
     this.rulesByName = byName(next.rules);
+    this.walletsByName = byName(next.wallets);
     if (scheduleChanged && this.scheduler !== undefined) {
       const old = this.scheduler;
       void old.stop(0);
@@ -235,6 +239,6 @@ export class Daemon {
   }
 }
 
-function byName(rules: Rule[]): Map<string, Rule> {
-  return new Map(rules.map((r) => [r.name, r]));
+function byName<T extends { name: string }>(items: T[]): Map<string, T> {
+  return new Map(items.map((i) => [i.name, i]));
 }
