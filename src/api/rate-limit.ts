@@ -8,6 +8,8 @@ export type Sleep = (ms: number) => Promise<void>;
 
 export const defaultSleep: Sleep = (ms) => delay(ms);
 
+const DEFAULT_HEADROOM = 0.02;
+
 export interface RateLimiterOptions {
   /** Sustained requests per minute; 0 or Infinity means unlimited. */
   perMinute: number;
@@ -19,6 +21,12 @@ export interface RateLimiterOptions {
   defaultPauseMs?: number;
   /** A Retry-After longer than this is capped, so one odd header cannot stall the daemon (default 5 min). */
   maxPauseMs?: number;
+  /**
+   * Share of the budget (rate and burst) left unused, default 0.02. A server bucket of exactly our
+   * size sees our requests a varying few ms late, so a limiter that spends every token the moment
+   * it refills draws an occasional 429 (and its pause costs far more than 2%).
+   */
+  headroom?: number;
 }
 
 interface Waiter {
@@ -49,8 +57,9 @@ export class RateLimiter {
 
   constructor(opts: RateLimiterOptions) {
     this.unlimited = !(opts.perMinute > 0) || !Number.isFinite(opts.perMinute);
-    this.capacity = Math.max(1, Math.floor(opts.burst));
-    this.msPerToken = this.unlimited ? 0 : 60_000 / opts.perMinute;
+    const headroom = Math.min(0.5, Math.max(0, opts.headroom ?? DEFAULT_HEADROOM));
+    this.capacity = Math.max(1, Math.floor(opts.burst) * (1 - headroom));
+    this.msPerToken = this.unlimited ? 0 : 60_000 / (opts.perMinute * (1 - headroom));
     this.clock = opts.clock;
     this.sleep = opts.sleep ?? defaultSleep;
     this.defaultPauseMs = opts.defaultPauseMs ?? 2_000;

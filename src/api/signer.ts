@@ -19,6 +19,14 @@ const PUBLIC_KEY_LENGTH = 32;
 
 export function privateKeyFromSeed(seed: Uint8Array): KeyObject {
   if (seed.length !== SEED_LENGTH) throw new RangeError(`an Ed25519 seed is ${SEED_LENGTH} bytes, got ${seed.length}`);
+  // The JWK import goes straight to OpenSSL's raw-key constructor; the PKCS#8 one runs OpenSSL 3's
+  // decoder lookup, ~9x slower (0.6 ms a key: 6 s of start-up for 10,000 wallets). Node requires `x`
+  // to be a string but derives the public key from `d`; the address check catches any surprise.
+  try {
+    return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(seed).toString('base64url'), x: '' }, format: 'jwk' });
+  } catch {
+    // A Node that insists on a matching `x`: fall back to the PKCS#8 route.
+  }
   const der = Buffer.concat([PKCS8_ED25519_PREFIX, seed]);
   try {
     return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
@@ -27,8 +35,12 @@ export function privateKeyFromSeed(seed: Uint8Array): KeyObject {
   }
 }
 
-/** The raw 32-byte public key of a private KeyObject (the tail of its SPKI DER). */
+/** The raw 32-byte public key of a private KeyObject. */
 export function publicKeyBytes(privateKey: KeyObject): Uint8Array {
+  // The JWK export is ~25x faster than the SPKI DER one (OpenSSL's encoder lookup again).
+  const x = createPublicKey(privateKey).export({ format: 'jwk' }).x;
+  const raw = x === undefined ? undefined : Buffer.from(x, 'base64url');
+  if (raw?.length === PUBLIC_KEY_LENGTH) return new Uint8Array(raw);
   const spki = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
   return new Uint8Array(spki.subarray(spki.length - PUBLIC_KEY_LENGTH));
 }

@@ -124,7 +124,7 @@ export class SandboxWorld {
   private readonly wallets = new Map<string, WalletRecord>();
   private readonly entries: LedgerEntry[] = [];
   private epochShift = 0;
-  private scoreCache: { epoch: string; scores: Map<string, bigint> } | undefined;
+  private scoreCache: { epoch: string; ranked: Array<{ address: string; score: bigint }>; rankOf: Map<string, number> } | undefined;
 
   constructor(opts: WorldOptions) {
     if (!(opts.epochMs > 0)) throw new Error('epochMs must be positive');
@@ -203,7 +203,7 @@ export class SandboxWorld {
       epoch,
       pendingLamports: this.pendingOf(w, this.now()),
       lifetimeLamports: w.lifetime,
-      rank: ranked.findIndex((r) => r.address === w.address) + 1,
+      rank: ranked.rankOf.get(w.address) ?? 0,
       tier: this.tierOf(w),
       breakdown: this.symbols.map((s) => {
         const { volume, score } = this.vaultActivity(w.address, epoch, s);
@@ -215,7 +215,7 @@ export class SandboxWorld {
   leaderboard(limit: number): LeaderboardRow[] {
     const now = this.now();
     return this.ranking()
-      .slice(0, limit)
+      .ranked.slice(0, limit)
       .map((r, i) => {
         const w = this.wallets.get(r.address) as WalletRecord;
         return { rank: i + 1, address: r.address, score: formatMilli(r.score), totalRewardsLamports: w.lifetime + this.pendingOf(w, now) };
@@ -327,19 +327,19 @@ export class SandboxWorld {
     return { volume, score: (volume * weight) / 1000n };
   }
 
-  /** All wallets by score descending, ties by address, cached per epoch. */
-  private ranking(): Array<{ address: string; score: bigint }> {
+  /**
+   * All wallets by score descending, ties by address, and each one's rank (from 1), cached per
+   * epoch: sorting on every summary made a 10,000-wallet sandbox the bottleneck of any benchmark.
+   */
+  private ranking(): { ranked: Array<{ address: string; score: bigint }>; rankOf: Map<string, number> } {
     const epoch = this.epoch();
     if (this.scoreCache?.epoch !== epoch) {
-      const scores = new Map<string, bigint>();
-      for (const address of this.wallets.keys()) {
-        scores.set(address, this.symbols.reduce((sum, s) => sum + this.vaultActivity(address, epoch, s).score, 0n));
-      }
-      this.scoreCache = { epoch, scores };
+      const ranked = [...this.wallets.keys()]
+        .map((address) => ({ address, score: this.symbols.reduce((sum, s) => sum + this.vaultActivity(address, epoch, s).score, 0n) }))
+        .sort((a, b) => (a.score === b.score ? (a.address < b.address ? -1 : 1) : a.score > b.score ? -1 : 1));
+      this.scoreCache = { epoch, ranked, rankOf: new Map(ranked.map((r, i) => [r.address, i + 1])) };
     }
-    return [...this.scoreCache.scores]
-      .map(([address, score]) => ({ address, score }))
-      .sort((a, b) => (a.score === b.score ? (a.address < b.address ? -1 : 1) : a.score > b.score ? -1 : 1));
+    return this.scoreCache;
   }
 
   private record(op: SignedOp, wallet: string, symbol: string | null, amountLamports: Lamports, signature: string, now: number): LedgerEntry {

@@ -2,9 +2,11 @@
 // wallets are spread evenly (plus jitter), so a thousand wallets do not all hit the API at the top of
 // the minute. A wallet whose previous turn is still running is skipped, never run twice at once.
 // The API's rate budget is shared through the client's limiter; `concurrency` bounds sockets and memory.
+// When the fleet outgrows the budget, a planner (planner.ts, priority.ts) picks each tick's wallets.
 import cron from 'node-cron';
 import type { Clock, WalletConfig } from '../domain.js';
 import type { Logger } from '../log/logger.js';
+import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
 export interface SchedulerOptions {
   cron: string;
@@ -18,12 +20,24 @@ export interface SchedulerOptions {
   random?: () => number;
   /** Called after every tick's wallets were all handled (for readiness and metrics). */
   onCycleDone?: (at: number) => void;
+  /**
+   * Chooses, each tick, which wallets spend the interval's budget and in what order. Without one,
+   * every wallet is polled every tick and the rate limiter queues what does not fit.
+   */
+  planner?: PollPlanner;
+  /** Polls an interval of this length may spend (see pollBudget); default unlimited. Used with a planner. */
+  budget?: (intervalMs: number) => number;
 }
 
-/** Bounded parallelism without a dependency: a counting semaphore. */
+/**
+ * Bounded parallelism without a dependency: a counting semaphore. Waiters sit in an array read
+ * from a moving head, because `once` queues every wallet at once and Array#shift is O(n): with
+ * 10,000 wallets the shifts alone cost most of a second.
+ */
 export class Semaphore {
   private active = 0;
-  private readonly waiters: Array<() => void> = [];
+  private waiters: Array<() => void> = [];
+  private head = 0;
   constructor(private readonly limit: number) {}
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
@@ -33,8 +47,24 @@ export class Semaphore {
       return await fn();
     } finally {
       this.active--;
-      this.waiters.shift()?.();
+      this.wakeNext();
     }
+  }
+
+  /** Turns waiting right now. */
+  get waiting(): number {
+    return this.waiters.length - this.head;
+  }
+
+  private wakeNext(): void {
+    if (this.head >= this.waiters.length) return;
+    const next = this.waiters[this.head];
+    this.head++;
+    if (this.head > 1024 && this.head * 2 > this.waiters.length) {
+      this.waiters = this.waiters.slice(this.head);
+      this.head = 0;
+    }
+    next?.();
   }
 }
 
@@ -71,12 +101,12 @@ export class PollScheduler {
   /** Starts one interval's worth of polls now; also used for the first poll at start-up. */
   tick(): void {
     if (this.stopped) return;
-    const wallets = this.opts.wallets();
     const now = this.opts.clock.now();
     const next = this.task?.getNextRun()?.getTime();
     const interval = next !== undefined && next > now ? next - now : 60_000;
+    const wallets = this.plan(interval);
     // Leave a fifth of the interval (and the jitter) free, so the last wallet finishes before the next tick.
-    const windowMs = Math.max(0, Math.min(interval * 0.8, interval - this.opts.jitterMs));
+    const windowMs = Math.max(0, Math.min(interval * POLL_WINDOW_SHARE, interval - this.opts.jitterMs));
     const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
     const cycle = ++this.cycle;
     const turns: Array<Promise<unknown>> = [];
@@ -95,6 +125,20 @@ export class PollScheduler {
       if (!this.stopped) this.opts.onCycleDone?.(this.opts.clock.now());
       this.opts.logger.debug({ event: 'cycle.done', cycle, wallets: wallets.length }, 'poll cycle done');
     });
+  }
+
+  /**
+   * This tick's wallets. A planner sees only the wallets not still busy from an earlier tick, and a
+   * budget net of those turns, which will spend tokens of this interval too. It is given the
+   * monotonic clock: a wall-clock step must not make every wallet look overdue.
+   */
+  private plan(intervalMs: number): WalletConfig[] {
+    const all = this.opts.wallets();
+    const planner = this.opts.planner;
+    if (planner === undefined) return all;
+    const idle = all.filter((w) => !this.inFlight.has(w.name));
+    const budget = Math.max(0, (this.opts.budget?.(intervalMs) ?? Number.POSITIVE_INFINITY) - this.inFlight.size);
+    return planner.choose(idle, budget, this.opts.clock.monotonic(), intervalMs);
   }
 
   private async turn(wallet: WalletConfig): Promise<void> {

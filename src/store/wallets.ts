@@ -17,6 +17,8 @@ export class WalletRepo {
   private readonly selectAll;
   private readonly selectOne;
   private readonly recordPollTx;
+  private readonly syncNormal: () => unknown;
+  private readonly syncFull: () => unknown;
 
   constructor(
     db: Db,
@@ -42,13 +44,30 @@ export class WalletRepo {
     );
     this.selectAll = db.prepare<[], RawWalletState>('SELECT * FROM wallet_state ORDER BY wallet');
     this.selectOne = db.prepare<[string], RawWalletState>('SELECT * FROM wallet_state WHERE wallet = ?');
+    // Not prepared statements: SQLite applies `PRAGMA synchronous = X` when it compiles it, so a
+    // prepared one does not reliably apply again when run.
+    // The level cannot change inside a transaction; a caller's outer one keeps its own.
+    this.syncNormal = () => !db.inTransaction && db.pragma('synchronous = NORMAL');
+    this.syncFull = () => !db.inTransaction && db.pragma('synchronous = FULL');
     this.recordPollTx = db.transaction((wallet: string, address: string, at: number, result: PollResult) =>
       this.recordPollInTx(wallet, address, at, result),
     );
   }
 
+  /**
+   * A poll record is what `status` shows, nothing that exactly-once rests on (plans and steps carry
+   * their own baselines), so it is committed without the fsync that synchronous=FULL costs each
+   * commit: at one fsync per poll, 10,000 wallets spent more time in fsync than on the network.
+   * WAL keeps commits in order, so the next FULL commit (a plan, a step) makes these durable too;
+   * a power cut loses at most the last few poll records, never a step.
+   */
   recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean } {
-    return this.recordPollTx.immediate(wallet, address, at, result);
+    this.syncNormal();
+    try {
+      return this.recordPollTx.immediate(wallet, address, at, result);
+    } finally {
+      this.syncFull();
+    }
   }
 
   private recordPollInTx(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean } {

@@ -32,7 +32,7 @@ function setup(over: Partial<ApiConfig> = {}, apiKey: string | null = API_KEY) {
   agents.push(agent);
   const pool = agent.get(ORIGIN);
   const log = captureLogger('debug');
-  const limiter = new RateLimiter({ ...config.rateLimit, clock: time, sleep: time.autoSleep });
+  const limiter = new RateLimiter({ ...config.rateLimit, clock: time, sleep: time.autoSleep, headroom: 0 });
   const client = new ApiClient({
     config,
     apiKey: apiKey ?? undefined,

@@ -3,7 +3,7 @@ import { parseRetryAfter, RateLimiter } from '../../src/api/rate-limit.js';
 import { FakeTime, flush } from './helpers.js';
 
 function limiter(time: FakeTime, perMinute: number, burst: number, extra: { defaultPauseMs?: number; maxPauseMs?: number } = {}) {
-  return new RateLimiter({ perMinute, burst, clock: time, sleep: time.sleep, ...extra });
+  return new RateLimiter({ perMinute, burst, clock: time, sleep: time.sleep, headroom: 0, ...extra });
 }
 
 /** Starts n acquisitions and records the order and fake-monotonic time at which each is granted. */

@@ -1,0 +1,18 @@
+// Start-up, phase by phase, in a fresh process: module loading, the config pipeline, and loading
+// every key (read, parse, derive the address, register with the redactor, compare). Prints JSON.
+//   node startup-phases.mjs CONFIG
+import { dirname, join } from 'node:path';
+
+const t0 = performance.now();
+const DIST = join(import.meta.dirname, '../../dist');
+const { loadConfig } = await import(join(DIST, 'config/index.js'));
+const { loadSigners } = await import(join(DIST, 'runtime.js'));
+const { Redactor } = await import(join(DIST, 'log/redact.js'));
+await import(join(DIST, 'cli/program.js')); // everything a command loads
+const t1 = performance.now();
+const result = loadConfig(process.argv[2], { env: process.env, cwd: process.cwd() });
+if (result.config === undefined) throw new Error(JSON.stringify(result.errors.slice(0, 3)));
+const t2 = performance.now();
+const signers = loadSigners(result.config.wallets, { env: process.env, baseDir: dirname(result.config.file), redactor: new Redactor() });
+const t3 = performance.now();
+process.stdout.write(`${JSON.stringify({ wallets: signers.size, modulesMs: t1 - t0, configMs: t2 - t1, keysMs: t3 - t2 })}\n`);

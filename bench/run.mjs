@@ -1,0 +1,47 @@
+// `npm run bench`: every benchmark of issue #6 against the sandbox on loopback, then
+// bench/RESULTS.md. Options: --quick (small sizes, one run: a smoke test of the harness),
+// --only=signing,scheduling,throughput,rate,latency,plannerLive (a subset).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { log, machine, OUT, REPO } from './lib/common.mjs';
+import { benchLatency } from './latency.mjs';
+import { benchPlannerLive } from './planner-live.mjs';
+import { benchRateBudget } from './rate-budget.mjs';
+import { renderReport } from './report.mjs';
+import { benchScheduling } from './scheduling.mjs';
+import { benchSigning } from './signing.mjs';
+import { benchThroughput, cycleCost } from './throughput.mjs';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const want = (name) => only === undefined || only.includes(name);
+
+mkdirSync(OUT, { recursive: true });
+const started = performance.now();
+const results = { machine: machine(), quick, sections: {} };
+const timed = async (name, fn) => {
+  if (!want(name)) return;
+  const t = performance.now();
+  log(`${name} …`);
+  results.sections[name] = await fn();
+  results.sections[name].elapsedSec = (performance.now() - t) / 1000;
+  log(`${name} done in ${results.sections[name].elapsedSec.toFixed(0)} s`);
+  writeFileSync(join(OUT, 'results.json'), JSON.stringify(results, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 1));
+};
+
+await timed('signing', async () => benchSigning({ runs: quick ? 1 : 5 }));
+await timed('scheduling', async () => ({ scenarios: benchScheduling(quick ? { wallets: 400, hours: 3, perMinute: 100 } : {}) }));
+await timed('throughput', async () => ({
+  sizes: await benchThroughput(quick ? { sizes: [200, 1000], runs: 1 } : { sizes: [1000, 10_000], runs: 3 }),
+  cycleCost: await cycleCost(quick ? { wallets: 500, rounds: 1 } : { wallets: 3000, rounds: 3 }),
+}));
+await timed('rate', async () => benchRateBudget(quick ? { seconds: 20 } : { seconds: 75 }));
+await timed('latency', async () => benchLatency(quick ? { runs: 1, onceWallets: 200, runWallets: 100 } : { runs: 3 }));
+await timed('plannerLive', async () => benchPlannerLive(quick ? { seconds: 15 } : {}));
+
+results.totalSec = (performance.now() - started) / 1000;
+writeFileSync(join(OUT, 'results.json'), JSON.stringify(results, null, 1));
+const file = join(REPO, quick ? 'bench/out/RESULTS.quick.md' : 'bench/RESULTS.md');
+writeFileSync(file, renderReport(results));
+log(`wrote ${file} (${results.totalSec.toFixed(0)} s in all)`);

@@ -1,0 +1,131 @@
+// §1 poll-cycle throughput, §2 start-up and §3 peak RSS: `once` as a whole process against a plain
+// undici script doing the same GETs, run alternately against one forked sandbox so that both see
+// the same server and the same machine load; figures are medians over the runs.
+import { API_KEY, CLI, NEVER_RULE, events, log, median, runProcess, walletFixtures, walletsFile, writeRunConfig } from './lib/common.mjs';
+import { forkSandbox } from './lib/sandbox-client.mjs';
+
+/** The daemon's wallet-turn concurrency (DEFAULT_CONCURRENCY in src/daemon.ts) and api.connections' default. */
+export const DAEMON_CONCURRENCY = 16;
+export const DEFAULT_CONNECTIONS = 8;
+
+const UNLIMITED = { perMinute: 1_000_000_000, burst: 1_000_000 };
+
+/** Spawn time to the first poll.ok, and first poll.ok to once.done, from the log's own timestamps. */
+function phases(stdout, spawnedAt) {
+  const ev = events(stdout);
+  const first = ev.find((e) => e.event === 'poll.ok');
+  const done = ev.find((e) => e.event === 'once.done');
+  if (!first || !done) return { startupMs: NaN, cycleMs: NaN, polled: 0 };
+  const t0 = Date.parse(first.time);
+  return { startupMs: t0 - spawnedAt, cycleMs: Date.parse(done.time) - t0, polled: done.polled };
+}
+
+async function onceRun(config, nodeArgs = []) {
+  const spawnedAt = Date.now();
+  const r = await runProcess([CLI, 'once', '--config', config], { env: { AUTOCLAIM_API_KEY: API_KEY }, nodeArgs });
+  if (r.code !== 0) throw new Error(`once exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
+  return { wallMs: r.wallMs, cpuSec: r.cpuSec, peakRssKb: r.peakRssKb, logLines: r.lines, ...phases(r.stdout, spawnedAt) };
+}
+
+async function rawRun(url, n) {
+  const r = await runProcess(['bench/lib/raw-poll.mjs', url, walletsFile(n), String(DAEMON_CONCURRENCY), String(DEFAULT_CONNECTIONS)], {
+    env: { AUTOCLAIM_API_KEY: API_KEY },
+  });
+  if (r.code !== 0) throw new Error(`raw script exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
+  return { wallMs: r.wallMs, cpuSec: r.cpuSec, peakRssKb: r.peakRssKb };
+}
+
+async function checkRun(config) {
+  const r = await runProcess([CLI, 'check', '--config', config], { env: { AUTOCLAIM_API_KEY: API_KEY } });
+  if (r.code !== 0) throw new Error(`check exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
+  return { wallMs: r.wallMs, cpuSec: r.cpuSec, peakRssKb: r.peakRssKb };
+}
+
+/** Module loading, config pipeline and key loading, timed separately in a fresh process. */
+async function phasesRun(config) {
+  const r = await runProcess(['bench/lib/startup-phases.mjs', config], { env: { AUTOCLAIM_API_KEY: API_KEY } });
+  if (r.code !== 0) throw new Error(`startup-phases exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1));
+}
+
+/** A node process that loads nothing: the floor under every start-up figure. */
+async function bareNode() {
+  const r = await runProcess(['-e', '0']);
+  return { wallMs: r.wallMs };
+}
+
+/** CPU per poll with parts of the cycle switched off (bench/lib/cycle-cost.mjs), in a fresh process. */
+export async function cycleCost({ wallets = 5000, rounds = 2 } = {}) {
+  await walletFixtures(10_000);
+  const r = await runProcess(['bench/lib/cycle-cost.mjs', String(wallets), String(rounds)]);
+  if (r.code !== 0) throw new Error(`cycle-cost exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1));
+}
+
+export async function benchThroughput({ sizes, runs }) {
+  const out = [];
+  for (const n of sizes) {
+    const wallets = await walletFixtures(n);
+    // Wallets accrue slowly and the rule's threshold is out of reach: pure poll cycles.
+    const sandbox = await forkSandbox({
+      apiKey: API_KEY,
+      wallets: wallets.map((w) => ({ address: w.address, pendingLamports: '0', accrualLamportsPerSec: '1000' })),
+    });
+    try {
+      const daemon = [];
+      const raw = [];
+      const check = [];
+      const bare = [];
+      const startup = [];
+      for (let i = 0; i < runs; i++) {
+        const { config } = writeRunConfig(`once-${n}-${i}`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED });
+        // Alternate which goes first, so a drift in machine load does not favour one side.
+        if (i % 2 === 0) {
+          raw.push(await rawRun(sandbox.url, n));
+          daemon.push(await onceRun(config));
+        } else {
+          daemon.push(await onceRun(config));
+          raw.push(await rawRun(sandbox.url, n));
+        }
+        check.push(await checkRun(config));
+        bare.push(await bareNode());
+        startup.push(await phasesRun(config));
+        log(`throughput n=${n} run ${i + 1}/${runs}: once ${daemon.at(-1).wallMs.toFixed(0)} ms, raw ${raw.at(-1).wallMs.toFixed(0)} ms, check ${check.at(-1).wallMs.toFixed(0)} ms`);
+      }
+      // What V8's --optimize-for-size does to the peak (a candidate NODE_OPTIONS for the service).
+      const { config: small } = writeRunConfig(`once-${n}-small`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED });
+      const optimized = await onceRun(small, ['--optimize-for-size']);
+      const ratios = daemon.map((d, i) => raw[i].wallMs / d.wallMs);
+      out.push({
+        wallets: n,
+        runs,
+        daemon,
+        raw,
+        check,
+        bare,
+        median: {
+          onceMs: median(daemon.map((d) => d.wallMs)),
+          rawMs: median(raw.map((r) => r.wallMs)),
+          ratio: median(ratios),
+          cycleRatio: median(daemon.map((d, i) => raw[i].wallMs / d.cycleMs)),
+          onceCpuSec: median(daemon.map((d) => d.cpuSec)),
+          rawCpuSec: median(raw.map((r) => r.cpuSec)),
+          startupMs: median(daemon.map((d) => d.startupMs)),
+          cycleMs: median(daemon.map((d) => d.cycleMs)),
+          checkMs: median(check.map((c) => c.wallMs)),
+          bareNodeMs: median(bare.map((b) => b.wallMs)),
+          modulesMs: median(startup.map((x) => x.modulesMs)),
+          configMs: median(startup.map((x) => x.configMs)),
+          keysMs: median(startup.map((x) => x.keysMs)),
+          oncePeakRssMb: Math.max(...daemon.map((d) => d.peakRssKb)) / 1024,
+          onceOptimizeForSize: { peakRssMb: optimized.peakRssKb / 1024, wallMs: optimized.wallMs, cpuSec: optimized.cpuSec },
+          rawPeakRssMb: Math.max(...raw.map((r) => r.peakRssKb)) / 1024,
+          checkPeakRssMb: Math.max(...check.map((c) => c.peakRssKb)) / 1024,
+        },
+      });
+    } finally {
+      await sandbox.close();
+    }
+  }
+  return out;
+}

@@ -1,0 +1,86 @@
+// Which wallets a poll interval spends the rate budget on, when the budget is smaller than the
+// fleet. A planner only orders and trims the list the scheduler hands it; it never polls, sleeps
+// or reads a clock (the scheduler passes `now`), so it is tested with tables in virtual time.
+import type { Lamports, Rule, WalletConfig, WalletSummary } from '../domain.js';
+
+/** The share of an interval the scheduler spreads its polls over (the rest is slack before the next tick). */
+export const POLL_WINDOW_SHARE = 0.8;
+
+export interface PollPlanner {
+  /**
+   * The wallets to poll in the interval starting at `now`: at most `budget` of `wallets`, in the
+   * order they should go (the scheduler spreads them over the interval in this order).
+   */
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number): WalletConfig[];
+  /** A successful poll's summary, seen at `now`. */
+  observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void;
+}
+
+/**
+ * Plain round-robin: the `budget` wallets chosen least recently, in the order they were last
+ * chosen (configured order for the never-chosen), so the fleet is walked as a cycle. Every wallet
+ * gets one poll per ceil(n / budget) intervals, whatever it is doing.
+ */
+export class RoundRobinPlanner implements PollPlanner {
+  /** When each wallet was last chosen, as a sequence number of picks. */
+  private readonly lastPick = new Map<string, number>();
+  private picks = 0;
+
+  choose(wallets: readonly WalletConfig[], budget: number): WalletConfig[] {
+    pruneTo(this.lastPick, wallets);
+    const picked =
+      wallets.length <= budget
+        ? [...wallets]
+        : wallets
+            .map((w, i) => ({ w, i, seq: this.lastPick.get(w.name) ?? Number.NEGATIVE_INFINITY }))
+            .sort((a, b) => a.seq - b.seq || a.i - b.i)
+            .slice(0, Math.max(0, Math.floor(budget)))
+            .map((x) => x.w);
+    for (const w of picked) this.lastPick.set(w.name, this.picks++);
+    return picked;
+  }
+
+  observe(): void {
+    // round-robin ignores what it sees
+  }
+}
+
+/** Drops entries of wallets no longer configured, once the map has grown well past the fleet. */
+export function pruneTo<V>(map: Map<string, V>, wallets: readonly WalletConfig[]): void {
+  if (map.size <= 2 * wallets.length + 64) return;
+  const keep = new Set(wallets.map((w) => w.name));
+  for (const name of map.keys()) if (!keep.has(name)) map.delete(name);
+}
+
+/**
+ * The pending amount at which one of the wallet's rules can start to fire: the lowest
+ * `pending_sol` gte (or gt, plus one lamport) among its rules. Undefined when any of its rules can
+ * fire without such a lower bound (a tier, rank or lifetime rule), because then pending alone does
+ * not say when the wallet needs a poll.
+ */
+export function lowestPendingThreshold(wallet: WalletConfig, rules: readonly Rule[]): Lamports | undefined {
+  const mine = rules.filter((r) => wallet.rules.includes(r.name));
+  let lowest: Lamports | undefined;
+  for (const rule of mine) {
+    let bound: Lamports | undefined;
+    for (const c of rule.when) {
+      if (c.field !== 'pending_sol' || (c.op !== 'gte' && c.op !== 'gt')) continue;
+      const v = c.op === 'gt' ? c.value + 1n : c.value;
+      // All conditions must hold: the rule's bound is the highest of its lower bounds.
+      if (bound === undefined || v > bound) bound = v;
+    }
+    if (bound === undefined) return undefined;
+    if (lowest === undefined || bound < lowest) lowest = bound;
+  }
+  return lowest;
+}
+
+/**
+ * Polls one interval may spend: the tokens the rate limiter refills over it, less a share kept for
+ * the signed requests (claims, deposits) and reconciliation reads the polls will trigger.
+ */
+export function pollBudget(rateLimit: { perMinute: number }, intervalMs: number, reserveShare = 0.1): number {
+  if (!(rateLimit.perMinute > 0) || !Number.isFinite(rateLimit.perMinute)) return Number.POSITIVE_INFINITY;
+  const refill = (rateLimit.perMinute * intervalMs) / 60_000;
+  return Math.max(1, Math.floor(refill * (1 - reserveShare)));
+}

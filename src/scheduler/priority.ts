@@ -1,0 +1,150 @@
+// Spend the rate budget where it matters: a wallet about to cross its rule's threshold is polled
+// soon after it does, one far below it waits. From successive summaries each wallet gets an
+// accrual rate (lamports per ms, smoothed); its next crossing is projected from the last pending
+// seen. A drop in pending (a claim, a new epoch) restarts the series but keeps the rate, since
+// rewards go on accruing at the same pace after a claim.
+//
+// Each interval the planner takes, within the budget:
+//   1. wallets never polled, then those last polled N intervals ago (the staleness bound: every
+//      wallet is polled at least once every N intervals, whatever its projection says; this
+//      needs N × budget ≥ fleet, else the oldest go first and the planner is round-robin);
+//   2. then the rest by projected crossing time, soonest (or longest overdue) first;
+// and orders them so that each lands in the interval after its projected crossing (inSlots).
+// Wallets whose rules do not hang on a pending threshold, and wallets whose rate is not known
+// yet, are due at the round-robin cadence, so they fare no worse than under round-robin.
+import type { Lamports, WalletConfig, WalletSummary } from '../domain.js';
+import { POLL_WINDOW_SHARE, pruneTo, type PollPlanner } from './planner.js';
+
+export const DEFAULT_MAX_INTERVALS = 5;
+const DEFAULT_SMOOTHING = 0.5;
+
+export interface AccrualPlannerOptions {
+  /** The pending amount (lamports) at which the wallet's rules may fire; undefined: none known. */
+  threshold: (wallet: WalletConfig) => Lamports | undefined;
+  /** Every wallet is polled at least once every this many intervals (default 5, at least 1). */
+  maxIntervals?: number;
+  /** Weight of the newest rate sample in the moving average, in (0, 1] (default 0.5). */
+  smoothing?: number;
+}
+
+interface Ranked {
+  w: WalletConfig;
+  /** Position in the configured list: the last tie-break, so choices are deterministic. */
+  i: number;
+  t: Track;
+  forced: boolean;
+  due: number;
+}
+
+/**
+ * Orders an interval's picks for the scheduler, which polls the k of them at evenly spread times
+ * now + j·(window/k). A wallet due within the window takes the first slot at or after its due
+ * time, and wallets not due this interval pad the slots before, so a wallet that crosses its
+ * threshold mid-interval is not polled just before it crosses (a wasted poll, then a wait).
+ */
+export function inSlots<T extends { due: number; i: number }>(picked: readonly T[], now: number, windowEnd: number): T[] {
+  const urgent = picked.filter((p) => p.due <= windowEnd).sort((a, b) => a.due - b.due || a.i - b.i);
+  const padding = picked.filter((p) => !(p.due <= windowEnd));
+  const k = picked.length;
+  const out: T[] = [];
+  let u = 0;
+  let r = 0;
+  for (let j = 0; j < k; j++) {
+    const slotAt = now + (j * (windowEnd - now)) / k;
+    const next = urgent[u];
+    if (next !== undefined && (next.due <= slotAt || r >= padding.length)) {
+      out.push(next);
+      u++;
+    } else {
+      const pad = padding[r++];
+      if (pad !== undefined) out.push(pad);
+    }
+  }
+  return out;
+}
+
+interface Track {
+  /** When the planner last put this wallet in an interval. */
+  chosenAt: number;
+  /** The last pending seen, and when. */
+  pending: Lamports | undefined;
+  seenAt: number;
+  /** Lamports per ms; undefined until two polls a measurable time apart. */
+  rate: number | undefined;
+}
+
+export class AccrualPlanner implements PollPlanner {
+  private readonly tracks = new Map<string, Track>();
+  private readonly maxIntervals: number;
+  private readonly smoothing: number;
+
+  constructor(private readonly opts: AccrualPlannerOptions) {
+    this.maxIntervals = Math.max(1, Math.floor(opts.maxIntervals ?? DEFAULT_MAX_INTERVALS));
+    const s = opts.smoothing ?? DEFAULT_SMOOTHING;
+    this.smoothing = s > 0 && s <= 1 ? s : DEFAULT_SMOOTHING;
+  }
+
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number): WalletConfig[] {
+    pruneTo(this.tracks, wallets);
+    if (wallets.length <= budget) {
+      for (const w of wallets) this.track(w).chosenAt = now;
+      return [...wallets];
+    }
+    const take = Math.max(0, Math.floor(budget));
+    const roundRobinMs = Math.ceil(wallets.length / Math.max(1, take)) * intervalMs;
+    // A wallet chosen N ticks ago must go now (a gap of N intervals, the bound). Not earlier: with
+    // n/N of the fleet forced each tick, only the rest of the budget is free to follow accrual.
+    // A little slack, so timer jitter in the interval length cannot push a wallet past its bound.
+    const staleMs = this.maxIntervals * intervalMs * 0.999;
+    const ranked: Ranked[] = wallets.map((w, i) => {
+      const t = this.track(w);
+      const never = t.chosenAt === Number.NEGATIVE_INFINITY;
+      const forced = never || now - t.chosenAt >= staleMs;
+      return { w, i, t, forced, due: never ? Number.NEGATIVE_INFINITY : this.dueAt(w, t, roundRobinMs) };
+    });
+    ranked.sort((a, b) =>
+      a.forced !== b.forced ? (a.forced ? -1 : 1) : a.forced ? a.t.chosenAt - b.t.chosenAt || a.i - b.i : a.due - b.due || a.t.chosenAt - b.t.chosenAt || a.i - b.i,
+    );
+    const picked = ranked.slice(0, take);
+    for (const p of picked) p.t.chosenAt = now;
+    return inSlots(picked, now, now + POLL_WINDOW_SHARE * intervalMs).map((p) => p.w);
+  }
+
+  observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void {
+    const t = this.track(wallet);
+    const pending = summary.pendingLamports;
+    if (t.pending !== undefined && pending >= t.pending && now > t.seenAt) {
+      const sample = Number(pending - t.pending) / (now - t.seenAt);
+      t.rate = t.rate === undefined ? sample : t.rate + this.smoothing * (sample - t.rate);
+    }
+    // A drop (pending < before) is a claim or a new epoch: no sample across it, the rate stays.
+    t.pending = pending;
+    t.seenAt = now;
+  }
+
+  /** When polling this wallet next becomes worthwhile (ms, same clock as `now`). */
+  private dueAt(wallet: WalletConfig, t: Track, roundRobinMs: number): number {
+    const threshold = this.opts.threshold(wallet);
+    if (threshold === undefined || t.pending === undefined || t.rate === undefined) return t.chosenAt + roundRobinMs;
+    if (!(t.rate > 0)) return t.chosenAt + this.maxIntervals * roundRobinMs; // not accruing: the bound will fetch it
+    // At or over the threshold when last seen: the rule fired (or a limit held it); either way the
+    // next crossing is a whole threshold's accrual after that poll.
+    const missing = t.pending >= threshold ? threshold : threshold - t.pending;
+    return t.seenAt + Number(missing) / t.rate;
+  }
+
+  private track(wallet: WalletConfig): Track {
+    let t = this.tracks.get(wallet.name);
+    if (t === undefined) {
+      t = { chosenAt: Number.NEGATIVE_INFINITY, pending: undefined, seenAt: Number.NEGATIVE_INFINITY, rate: undefined };
+      this.tracks.set(wallet.name, t);
+    }
+    return t;
+  }
+
+  /** What the planner believes about a wallet, for logs and tests. */
+  snapshot(wallet: WalletConfig): { ratePerSec: number | undefined; pending: Lamports | undefined; chosenAt: number } | undefined {
+    const t = this.tracks.get(wallet.name);
+    return t && { ratePerSec: t.rate === undefined ? undefined : t.rate * 1000, pending: t.pending, chosenAt: t.chosenAt };
+  }
+}

@@ -1,0 +1,46 @@
+// The limiter keeps a share of the budget unused, so a server enforcing exactly the published
+// budget never sees us over it when our requests reach it a few ms early or late.
+import { describe, expect, it } from 'vitest';
+import { RateLimiter } from '../../src/api/rate-limit.js';
+import { TokenBucket } from '../../src/sandbox/stats.js';
+import { FakeTime, flush } from './helpers.js';
+
+describe('RateLimiter headroom', () => {
+  it('by default spends 98% of the rate and of the burst', async () => {
+    const time = new FakeTime();
+    const l = new RateLimiter({ perMinute: 600, burst: 10, clock: time, sleep: time.sleep });
+    const granted: number[] = [];
+    for (let i = 0; i < 200; i++) void l.acquire().then(() => granted.push(time.mono));
+    await flush();
+    expect(granted).toHaveLength(9); // 9.8 tokens: nine at once
+    await time.advance(10_000);
+    // 0.8 + 98 tokens in 10 s at 9.8/s: 98 more, not 100.
+    expect(granted).toHaveLength(9 + 98);
+  });
+
+  /** Grant times of n acquisitions, then the 429s a same-size server bucket gives when each arrives 0-20 ms later. */
+  async function refusedBySameSizeServer(headroom: number | undefined, n: number): Promise<number> {
+    const time = new FakeTime();
+    const l = new RateLimiter({ perMinute: 500, burst: 10, clock: time, sleep: time.sleep, ...(headroom === undefined ? {} : { headroom }) });
+    const granted: number[] = [];
+    for (let i = 0; i < n; i++) void l.acquire().then(() => granted.push(time.mono));
+    await time.advance(100_000);
+    expect(granted).toHaveLength(n);
+    // The first request is the slowest to arrive (a new connection), the rest vary by up to 20 ms.
+    const arrivals = granted.map((t, i) => t + (i === 0 ? 20 : (i * 7919) % 20)).sort((a, b) => a - b);
+    let at = 0;
+    const server = new TokenBucket({ perMinute: 500, burst: 10 }, { now: () => at, monotonic: () => at });
+    return arrivals.filter((a) => {
+      at = a;
+      return !server.take().ok;
+    }).length;
+  }
+
+  it('never draws a 429 from a server bucket of the same size, whatever the arrival jitter', async () => {
+    expect(await refusedBySameSizeServer(undefined, 600)).toBe(0);
+  });
+
+  it('without headroom, the same jitter does draw 429s', async () => {
+    expect(await refusedBySameSizeServer(0, 600)).toBeGreaterThan(0);
+  });
+});

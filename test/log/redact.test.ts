@@ -1,0 +1,67 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { REDACTED, Redactor } from '../../src/log/redact.js';
+
+/** The obvious implementation the indexed scan must agree with: one longest-first alternation. */
+function reference(secrets: string[], text: string): string {
+  const kept = [...new Set(secrets.map((s) => s.trim()).filter((s) => s.length >= 8))].sort((a, b) => b.length - a.length);
+  if (kept.length === 0) return text;
+  const pattern = new RegExp(kept.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  return text.replace(pattern, REDACTED);
+}
+
+describe('Redactor', () => {
+  it.each([
+    ['a secret anywhere in a line', ['s3cr3t-value'], 'x=s3cr3t-value;', `x=${REDACTED};`],
+    ['at the very start and end', ['abcdefgh'], 'abcdefgh mid abcdefgh', `${REDACTED} mid ${REDACTED}`],
+    ['back to back', ['abcdefgh'], 'abcdefghabcdefgh', `${REDACTED}${REDACTED}`],
+    ['the longer of two secrets sharing a prefix', ['abcdefgh', 'abcdefghijkl'], '[abcdefghijkl]', `[${REDACTED}]`],
+    ['a secret inside a longer one', ['cdefghij', 'abcdefghijkl'], 'abcdefghijkl cdefghij', `${REDACTED} ${REDACTED}`],
+    ['nothing shorter than 8 characters', ['short'], 'a short line', 'a short line'],
+    ['regex metacharacters literally', ['a.b*c+d?(e)'], 'a.b*c+d?(e) aXbbcdd(e)', `${REDACTED} aXbbcdd(e)`],
+    ['non-ASCII text around a secret', ['clé-secrète-42'], 'ünïcødé clé-secrète-42 ✓', `ünïcødé ${REDACTED} ✓`],
+  ])('scrubs %s', (_name, secrets, text, expected) => {
+    const r = new Redactor();
+    for (const s of secrets) r.add(s);
+    expect(r.redact(text)).toBe(expected);
+    expect(r.redact(text)).toBe(reference(secrets, text));
+  });
+
+  it('leaves a line without secrets unchanged (and the same string)', () => {
+    const r = new Redactor().add('0123456789abcdef');
+    const line = '{"event":"poll.ok","wallet":"w1"}';
+    expect(r.redact(line)).toBe(line);
+  });
+
+  it('registers key bytes in every printable encoding', () => {
+    const bytes = Uint8Array.from({ length: 32 }, (_, i) => i * 7 + 1);
+    const r = new Redactor().addBytes(bytes, (b) => Buffer.from(b).toString('hex').toUpperCase());
+    const buf = Buffer.from(bytes);
+    for (const form of [buf.toString('hex'), buf.toString('base64'), JSON.stringify([...bytes]), [...bytes].join(',')]) {
+      expect(r.redact(`key=${form}!`)).toBe(`key=${REDACTED}!`);
+    }
+  });
+
+  it('agrees with a longest-first alternation regex on arbitrary secrets and text', () => {
+    // A small alphabet makes overlaps, shared prefixes and hash-bucket neighbours common.
+    const str = (min: number, max: number) => fc.string({ unit: fc.constantFrom('a', 'b', 'c', '.', 'é', '\u{1F600}'), minLength: min, maxLength: max });
+    fc.assert(
+      fc.property(fc.array(str(6, 14), { maxLength: 8 }), fc.array(fc.oneof(str(0, 6), fc.nat(7)), { maxLength: 12 }), (secrets, parts) => {
+        // Text built from pieces of the secrets and noise, so matches actually happen.
+        const text = parts.map((p) => (typeof p === 'number' ? (secrets[p] ?? '') : p)).join('');
+        const r = new Redactor();
+        for (const s of secrets) r.add(s);
+        expect(r.redact(text)).toBe(reference(secrets, text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('stays fast with a fleet-sized set of secrets', () => {
+    const r = new Redactor();
+    for (let i = 0; i < 130_000; i++) r.add(`secret-${i.toString(36).padStart(8, '0')}`);
+    const line = `{"event":"poll.ok","wallet":"w1","note":"secret-${(4242).toString(36).padStart(8, '0')}"}`;
+    expect(r.redact(line)).toBe(`{"event":"poll.ok","wallet":"w1","note":"${REDACTED}"}`);
+    expect(r.size).toBe(130_000);
+  });
+});

@@ -1,0 +1,170 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { WalletConfig } from '../../src/domain.js';
+import { AccrualPlanner } from '../../src/scheduler/priority.js';
+
+const SOL = 1_000_000_000n;
+const I = 10_000; // interval, ms
+const wallet = (name: string): WalletConfig => ({ name, address: name, key: { env: 'X' }, rules: ['r'] });
+const names = (xs: WalletConfig[]) => xs.map((w) => w.name);
+
+/** A planner where every wallet's threshold is 1 SOL unless the table says otherwise. */
+function planner(thresholds: Record<string, bigint | undefined> = {}, maxIntervals = 5) {
+  return new AccrualPlanner({ threshold: (w) => (w.name in thresholds ? thresholds[w.name] : SOL), maxIntervals });
+}
+
+describe('AccrualPlanner', () => {
+  it('polls everyone, in configured order, while the budget allows', () => {
+    const p = planner();
+    const ws = ['a', 'b', 'c'].map(wallet);
+    expect(names(p.choose(ws, 3, 0, I))).toEqual(['a', 'b', 'c']);
+    expect(names(p.choose(ws, Number.POSITIVE_INFINITY, I, I))).toEqual(['a', 'b', 'c']);
+  });
+
+  it('first polls the wallets it has never polled', () => {
+    const p = planner();
+    const ws = ['a', 'b', 'c', 'd'].map(wallet);
+    expect(names(p.choose(ws, 2, 0, I))).toEqual(['a', 'b']);
+    expect(names(p.choose(ws, 2, I, I))).toEqual(['c', 'd']);
+  });
+
+  it('measures each wallet’s accrual rate from successive summaries', () => {
+    const p = planner();
+    const a = wallet('a');
+    p.observe(a, { pendingLamports: 0n }, 0);
+    p.observe(a, { pendingLamports: 1_000_000n }, 1_000);
+    expect(p.snapshot(a)?.ratePerSec).toBe(1_000_000);
+    // Smoothed: half the new sample, half the old estimate.
+    p.observe(a, { pendingLamports: 4_000_000n }, 2_000);
+    expect(p.snapshot(a)?.ratePerSec).toBe(2_000_000);
+  });
+
+  it('takes no sample across a drop in pending (a claim) and keeps the rate it had', () => {
+    const p = planner();
+    const a = wallet('a');
+    p.observe(a, { pendingLamports: 0n }, 0);
+    p.observe(a, { pendingLamports: 2_000_000n }, 1_000);
+    p.observe(a, { pendingLamports: 500_000n }, 2_000);
+    expect(p.snapshot(a)).toMatchObject({ ratePerSec: 2_000_000, pending: 500_000n });
+    p.observe(a, { pendingLamports: 2_500_000n }, 3_000);
+    expect(p.snapshot(a)?.ratePerSec).toBe(2_000_000);
+  });
+
+  /**
+   * Wallets a..d, all seen twice already (t = 0 and t = I) so rates are known, budget 1 an
+   * interval. Pending at t = I and accrual per interval decide who goes at t = 2I.
+   */
+  it.each<[string, Record<string, [bigint, bigint]>, string]>([
+    ['the one that crossed already over one far below', { a: [0n, 100n], b: [SOL, SOL / 2n] }, 'b'],
+    ['the one projected to cross sooner', { a: [SOL - SOL / 10n, SOL / 5n], b: [SOL / 2n, SOL / 5n] }, 'a'],
+    ['a fast accruer over a slow one at equal pending', { a: [SOL / 2n, SOL / 100n], b: [SOL / 2n, SOL / 4n] }, 'b'],
+    ['the longest overdue among crossed ones', { a: [SOL + SOL / 10n, SOL / 10n], b: [3n * SOL, SOL] }, 'b'],
+  ])('prefers %s', (_name, table, expected) => {
+    const p = planner();
+    const ws = Object.keys(table).map(wallet);
+    for (const w of ws) {
+      const [pendingAtI, perInterval] = table[w.name]!;
+      p.choose([w], 1, 0, I);
+      p.observe(w, { pendingLamports: pendingAtI - perInterval }, 0);
+      p.choose([w], 1, I, I);
+      p.observe(w, { pendingLamports: pendingAtI }, I);
+    }
+    expect(names(p.choose(ws, 1, 2 * I, I))).toEqual([expected]);
+  });
+
+  it('after a poll at or over the threshold (it fired), waits a whole threshold of accrual', () => {
+    const p = planner({}, 100);
+    const [a, b] = [wallet('a'), wallet('b')];
+    for (const [w, at0, at1] of [
+      [a, 0n, SOL / 10n], // 0.1 SOL an interval: crosses again 10 intervals after t = I
+      [b, SOL / 2n, SOL / 2n + SOL / 20n], // 0.05 an interval: crosses at t = I + 9 intervals
+    ] as const) {
+      p.choose([w], 1, 0, I);
+      p.observe(w, { pendingLamports: at0 }, 0);
+      p.choose([w], 1, I, I);
+      p.observe(w, { pendingLamports: at1 }, I);
+    }
+    p.observe(a, { pendingLamports: SOL }, I); // a is over its threshold: claimed now
+    expect(names(p.choose([a, b], 1, 2 * I, I))).toEqual(['b']);
+  });
+
+  it('gives wallets without a pending threshold the round-robin cadence', () => {
+    const p = planner({ t: undefined });
+    const ws = ['t', 'x', 'y', 'z'].map(wallet);
+    expect(names(p.choose(ws, 2, 0, I))).toEqual(['t', 'x']);
+    for (const w of ws) p.observe(w, { pendingLamports: 0n }, 0);
+    expect(names(p.choose(ws, 2, I, I))).toEqual(['y', 'z']);
+    // Round-robin period is 2 intervals: t is due again at 2I, x too but x is far below threshold.
+    for (const w of ws) p.observe(w, { pendingLamports: 1n }, I);
+    expect(names(p.choose(ws, 1, 2 * I, I))).toEqual(['t']);
+  });
+
+  it('orders an interval soonest-due first, so late crossers get late slots', () => {
+    const p = planner();
+    const ws = ['a', 'b', 'c', 'd'].map(wallet);
+    const perInterval = SOL / 10n;
+    // Pending at t = I: b crossed at 1.5I, c crosses at 2.25I, a at 2.5I, d far later.
+    const at1: Record<string, bigint> = { a: SOL - (3n * perInterval) / 2n, b: SOL - perInterval / 2n, c: SOL - (5n * perInterval) / 4n, d: SOL / 10n };
+    for (const w of ws) {
+      p.choose([w], 1, 0, I);
+      p.observe(w, { pendingLamports: at1[w.name]! - perInterval }, 0);
+      p.choose([w], 1, I, I);
+      p.observe(w, { pendingLamports: at1[w.name]! }, I);
+    }
+    expect(names(p.choose(ws, 3, 2 * I, I))).toEqual(['b', 'c', 'a']);
+  });
+
+  it('pads early slots with wallets not due, so a wallet crossing mid-interval is not polled before it crosses', () => {
+    const p = planner({}, 1); // every wallet chosen at t = I is stale at 2I: all forced
+    const ws = ['a', 'c', 'd'].map(wallet);
+    const perInterval = SOL / 10n;
+    // Pending at t = I: c crosses at 2.25I, a at 2.5I, d far later. Slots at 2I, 2.27I, 2.53I.
+    const at1: Record<string, bigint> = { a: SOL - (3n * perInterval) / 2n, c: SOL - (5n * perInterval) / 4n, d: SOL / 10n };
+    for (const w of ws) {
+      p.choose([w], 1, 0, I);
+      p.observe(w, { pendingLamports: at1[w.name]! - perInterval }, 0);
+      p.choose([w], 1, I, I);
+      p.observe(w, { pendingLamports: at1[w.name]! }, I);
+    }
+    const x = wallet('x'); // chosen recently: neither forced nor due, so not picked
+    p.choose([x], 1, 1.5 * I, I);
+    p.observe(x, { pendingLamports: 0n }, 1.5 * I);
+    expect(names(p.choose([...ws, x], 3, 2 * I, I))).toEqual(['d', 'c', 'a']);
+  });
+
+  it('polls every wallet at least once every N intervals, whatever the rates (N × budget ≥ fleet)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.record({ rate: fc.integer({ min: 0, max: 1_000 }), threshold: fc.integer({ min: 1, max: 100_000 }) }), { minLength: 2, maxLength: 30 }),
+        fc.integer({ min: 0, max: 3 }),
+        (n, specs, extra) => {
+          const ws = specs.map((_, i) => wallet(`w${i}`));
+          const budget = Math.ceil(ws.length / n) + extra;
+          const p = new AccrualPlanner({ threshold: (w) => BigInt(specs[Number(w.name.slice(1))]!.threshold), maxIntervals: n });
+          const pendingBase = new Map(ws.map((w) => [w.name, { base: 0, at: 0 }]));
+          const last = new Map<string, number>();
+          for (let k = 0; k < 40; k++) {
+            const now = k * I;
+            const chosen = p.choose(ws, budget, now, I);
+            expect(chosen.length).toBeLessThanOrEqual(budget);
+            chosen.forEach((w, slot) => {
+              const at = now + (slot * I * 0.8) / chosen.length;
+              const spec = specs[Number(w.name.slice(1))]!;
+              const st = pendingBase.get(w.name)!;
+              let pendingNow = st.base + (spec.rate * (at - st.at)) / 1000;
+              p.observe(w, { pendingLamports: BigInt(Math.floor(pendingNow)) }, at);
+              if (pendingNow >= spec.threshold) pendingNow = 0; // claimed
+              pendingBase.set(w.name, { base: pendingNow, at });
+              last.set(w.name, k);
+            });
+            for (const w of ws) {
+              if (k >= n) expect(k - (last.get(w.name) ?? -1)).toBeLessThanOrEqual(n);
+            }
+          }
+        },
+      ),
+      { numRuns: 300, seed: 42 },
+    );
+  });
+});

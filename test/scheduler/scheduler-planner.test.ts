@@ -1,0 +1,114 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Clock, WalletConfig } from '../../src/domain.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { PollPlanner } from '../../src/scheduler/planner.js';
+import { PollScheduler, Semaphore } from '../../src/scheduler/scheduler.js';
+
+const wallet = (name: string): WalletConfig => ({ name, address: name, key: { env: 'X' }, rules: [] });
+const fleet = ['a', 'b', 'c', 'd', 'e'].map(wallet);
+const clock: Clock = { now: () => Date.now(), monotonic: () => 5_000 + Date.now() };
+
+/** A planner that records what it was asked and picks the first `budget` wallets it is offered. */
+class RecordingPlanner implements PollPlanner {
+  calls: Array<{ offered: string[]; budget: number; now: number; intervalMs: number }> = [];
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number): WalletConfig[] {
+    this.calls.push({ offered: wallets.map((w) => w.name), budget, now, intervalMs });
+    return wallets.slice(0, budget);
+  }
+  observe(): void {}
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_000_000 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('PollScheduler with a planner', () => {
+  it('polls only what the planner chose, with the budget for the interval, on the monotonic clock', async () => {
+    const polled: string[] = [];
+    const planner = new RecordingPlanner();
+    const scheduler = new PollScheduler({
+      cron: '0 0 1 1 *',
+      jitterMs: 0,
+      wallets: () => fleet,
+      runWallet: (w) => {
+        polled.push(w.name);
+        return Promise.resolve();
+      },
+      clock,
+      logger: silentLogger(),
+      concurrency: 4,
+      planner,
+      budget: (intervalMs) => intervalMs / 30_000,
+    });
+    scheduler.tick();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(polled).toEqual(['a', 'b']);
+    expect(planner.calls).toEqual([{ offered: ['a', 'b', 'c', 'd', 'e'], budget: 2, now: 1_005_000, intervalMs: 60_000 }]);
+    expect(await scheduler.stop(100)).toBe(true);
+  });
+
+  it('offers no wallet still busy from an earlier tick, and counts busy turns against the budget', async () => {
+    const release: Array<() => void> = [];
+    const planner = new RecordingPlanner();
+    const scheduler = new PollScheduler({
+      cron: '0 0 1 1 *',
+      jitterMs: 0,
+      wallets: () => fleet,
+      runWallet: (w) => (w.name === 'a' ? new Promise<void>((r) => release.push(r)) : Promise.resolve()),
+      clock,
+      logger: silentLogger(),
+      concurrency: 4,
+      planner,
+      budget: () => 3,
+    });
+    scheduler.tick();
+    await vi.advanceTimersByTimeAsync(60_000);
+    scheduler.tick();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(planner.calls[1]).toMatchObject({ offered: ['b', 'c', 'd', 'e'], budget: 2 });
+    release.forEach((r) => r());
+    expect(await scheduler.stop(100)).toBe(true);
+  });
+
+  it('without a planner polls every wallet every tick, as before', async () => {
+    const polled: string[] = [];
+    const scheduler = new PollScheduler({
+      cron: '0 0 1 1 *',
+      jitterMs: 0,
+      wallets: () => fleet,
+      runWallet: (w) => {
+        polled.push(w.name);
+        return Promise.resolve();
+      },
+      clock,
+      logger: silentLogger(),
+      concurrency: 4,
+      budget: () => 1,
+    });
+    scheduler.tick();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(polled).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(await scheduler.stop(100)).toBe(true);
+  });
+});
+
+describe('Semaphore', () => {
+  it('admits waiters in arrival order, also past its queue compaction', async () => {
+    vi.useRealTimers();
+    const sem = new Semaphore(3);
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 3_000 }, (_, i) =>
+        sem.run(async () => {
+          order.push(i);
+          await Promise.resolve();
+        }),
+      ),
+    );
+    expect(order).toEqual(Array.from({ length: 3_000 }, (_, i) => i));
+    expect(sem.waiting).toBe(0);
+  });
+});
