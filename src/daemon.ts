@@ -6,6 +6,8 @@ import type { Redactor } from './log/redact.js';
 import { formatIssue } from './errors.js';
 import { loadSigners, loadValidConfig, type Runtime } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
+import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
+import { AccrualPlanner } from './scheduler/priority.js';
 import { PlanExecutor, type WorkerDeps } from './worker/executor.js';
 import { createDecisionClock } from './worker/decision-clock.js';
 import { ClockSkewWatch } from './worker/clock-skew.js';
@@ -57,6 +59,13 @@ export class Daemon {
   /** Cooldowns, 24 h windows and claim ages are judged by this: an NTP step cannot move it. */
   private readonly decisionClock: Clock;
   private readonly clockSkew = new ClockSkewWatch();
+  /**
+   * When the fleet outgrows an interval's rate budget, polls go first to the wallets projected to
+   * cross a rule's threshold soon (every wallet still at least every 5 intervals). Within budget
+   * it changes nothing: every wallet is polled every tick.
+   */
+  private readonly planner = new AccrualPlanner({ threshold: (w) => lowestPendingThreshold(w, this.config.rules) });
+  private readonly observer: CycleObserver;
   private scheduler: PollScheduler | undefined;
   lastCycleAt: number | undefined;
 
@@ -66,6 +75,15 @@ export class Daemon {
     this.config = runtime.config;
     this.rulesByName = byName(this.config.rules);
     this.walletsByName = byName(this.config.wallets);
+    const outer = opts.observer;
+    this.observer = {
+      pollOk: (w, summary) => {
+        this.planner.observe(w, summary, opts.clock.monotonic());
+        outer?.pollOk?.(w, summary);
+      },
+      pollFailed: (w, err) => outer?.pollFailed?.(w, err),
+      planRecorded: (rule, dry) => outer?.planRecorded?.(rule, dry),
+    };
     this.executor = new PlanExecutor({
       store: runtime.store,
       api: runtime.client,
@@ -115,7 +133,7 @@ export class Daemon {
         logger: this.opts.logger,
         failpoint: this.opts.failpoint,
         dry: this.opts.dry,
-        observer: this.opts.observer,
+        observer: this.observer,
       },
       wallet,
     );
@@ -231,6 +249,8 @@ export class Daemon {
       clock: this.opts.clock,
       logger: this.opts.logger,
       concurrency: this.opts.concurrency ?? DEFAULT_CONCURRENCY,
+      planner: this.planner,
+      budget: (ms) => pollBudget(this.config.api.rateLimit, ms),
       onCycleDone: (at) => {
         this.lastCycleAt = at;
         this.opts.onCycleDone?.(at);
