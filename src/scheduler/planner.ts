@@ -76,10 +76,11 @@ export function lowestPendingThreshold(wallet: WalletConfig, rules: readonly Rul
 }
 
 /**
- * Polls one interval may spend: the tokens the rate limiter refills over it, less a share kept for
- * the signed requests (claims, deposits) and reconciliation reads the polls will trigger.
+ * Requests one interval may spend: the tokens the rate limiter refills over it, less a share
+ * (default 2%, the limiter's own headroom) so the planner never plans more than the limiter
+ * grants. The accrual planner keeps, out of this, the requests of the claims it expects.
  */
-export function pollBudget(rateLimit: { perMinute: number }, intervalMs: number, reserveShare = 0.1): number {
+export function pollBudget(rateLimit: { perMinute: number }, intervalMs: number, reserveShare = 0.02): number {
   if (!(rateLimit.perMinute > 0) || !Number.isFinite(rateLimit.perMinute)) return Number.POSITIVE_INFINITY;
   const refill = (rateLimit.perMinute * intervalMs) / 60_000;
   return Math.max(1, Math.floor(refill * (1 - reserveShare)));

@@ -9,7 +9,9 @@
 //      wallet is polled at least once every N intervals, whatever its projection says; this
 //      needs N × budget ≥ fleet, else the oldest go first and the planner is round-robin);
 //   2. then the rest by projected crossing time, soonest (or longest overdue) first;
-// and orders them so that each lands in the interval after its projected crossing (inSlots).
+// and orders them so that each lands in the interval after its projected crossing (inSlots). The
+// budget is counted in requests: a wallet expected to cross this interval costs its poll and the
+// requests of its claim, so the polls leave room for the claims they lead to.
 // Wallets whose rules do not hang on a pending threshold, and wallets whose rate is not known
 // yet, are due at the round-robin cadence, so they fare no worse than under round-robin.
 import type { Lamports, WalletConfig, WalletSummary } from '../domain.js';
@@ -17,6 +19,7 @@ import { POLL_WINDOW_SHARE, pruneTo, type PollPlanner } from './planner.js';
 
 export const DEFAULT_MAX_INTERVALS = 5;
 const DEFAULT_SMOOTHING = 0.5;
+const DEFAULT_REQUESTS_PER_CLAIM = 2;
 
 export interface AccrualPlannerOptions {
   /** The pending amount (lamports) at which the wallet's rules may fire; undefined: none known. */
@@ -25,6 +28,12 @@ export interface AccrualPlannerOptions {
   maxIntervals?: number;
   /** Weight of the newest rate sample in the moving average, in (0, 1] (default 0.5). */
   smoothing?: number;
+  /**
+   * Requests a claim costs beyond its poll (default 2: the fresh read before signing, and the
+   * POST). The budget is in requests: a wallet expected to cross this interval is counted with its
+   * claim, so polls do not crowd the claims they cause out of the rate limiter.
+   */
+  requestsPerClaim?: number;
 }
 
 interface Ranked {
@@ -34,6 +43,8 @@ interface Ranked {
   t: Track;
   forced: boolean;
   due: number;
+  /** `due` is a projected crossing (not a cadence), so a poll at it should lead to a claim. */
+  projected: boolean;
 }
 
 /**
@@ -77,11 +88,13 @@ export class AccrualPlanner implements PollPlanner {
   private readonly tracks = new Map<string, Track>();
   private readonly maxIntervals: number;
   private readonly smoothing: number;
+  private readonly requestsPerClaim: number;
 
   constructor(private readonly opts: AccrualPlannerOptions) {
     this.maxIntervals = Math.max(1, Math.floor(opts.maxIntervals ?? DEFAULT_MAX_INTERVALS));
     const s = opts.smoothing ?? DEFAULT_SMOOTHING;
     this.smoothing = s > 0 && s <= 1 ? s : DEFAULT_SMOOTHING;
+    this.requestsPerClaim = Math.max(0, opts.requestsPerClaim ?? DEFAULT_REQUESTS_PER_CLAIM);
   }
 
   choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number): WalletConfig[] {
@@ -96,18 +109,31 @@ export class AccrualPlanner implements PollPlanner {
     // n/N of the fleet forced each tick, only the rest of the budget is free to follow accrual.
     // A little slack, so timer jitter in the interval length cannot push a wallet past its bound.
     const staleMs = this.maxIntervals * intervalMs * 0.999;
+    const windowEnd = now + POLL_WINDOW_SHARE * intervalMs;
     const ranked: Ranked[] = wallets.map((w, i) => {
       const t = this.track(w);
       const never = t.chosenAt === Number.NEGATIVE_INFINITY;
       const forced = never || now - t.chosenAt >= staleMs;
-      return { w, i, t, forced, due: never ? Number.NEGATIVE_INFINITY : this.dueAt(w, t, roundRobinMs) };
+      const { due, projected } = never ? { due: Number.NEGATIVE_INFINITY, projected: false } : this.dueAt(w, t, roundRobinMs);
+      return { w, i, t, forced, due, projected };
     });
     ranked.sort((a, b) =>
       a.forced !== b.forced ? (a.forced ? -1 : 1) : a.forced ? a.t.chosenAt - b.t.chosenAt || a.i - b.i : a.due - b.due || a.t.chosenAt - b.t.chosenAt || a.i - b.i,
     );
-    const picked = ranked.slice(0, take);
+    // Spend the budget in rank order. A forced wallet counts as its poll alone (the bound comes
+    // first); another one due to cross in this window counts with its claim, and is passed over
+    // for cheaper ones when that no longer fits (it goes first next interval).
+    const picked: Ranked[] = [];
+    let spent = 0;
+    for (const r of ranked) {
+      if (spent >= take) break;
+      const cost = 1 + (!r.forced && r.projected && r.due <= windowEnd ? this.requestsPerClaim : 0);
+      if (spent + cost > take) continue;
+      picked.push(r);
+      spent += cost;
+    }
     for (const p of picked) p.t.chosenAt = now;
-    return inSlots(picked, now, now + POLL_WINDOW_SHARE * intervalMs).map((p) => p.w);
+    return inSlots(picked, now, windowEnd).map((p) => p.w);
   }
 
   observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void {
@@ -122,15 +148,19 @@ export class AccrualPlanner implements PollPlanner {
     t.seenAt = now;
   }
 
-  /** When polling this wallet next becomes worthwhile (ms, same clock as `now`). */
-  private dueAt(wallet: WalletConfig, t: Track, roundRobinMs: number): number {
+  /**
+   * When polling this wallet next becomes worthwhile (ms, same clock as `now`), and whether that is
+   * a projected crossing rather than a cadence.
+   */
+  private dueAt(wallet: WalletConfig, t: Track, roundRobinMs: number): { due: number; projected: boolean } {
     const threshold = this.opts.threshold(wallet);
-    if (threshold === undefined || t.pending === undefined || t.rate === undefined) return t.chosenAt + roundRobinMs;
-    if (!(t.rate > 0)) return t.chosenAt + this.maxIntervals * roundRobinMs; // not accruing: the bound will fetch it
+    if (threshold === undefined || t.pending === undefined || t.rate === undefined) return { due: t.chosenAt + roundRobinMs, projected: false };
+    // Not accruing: the staleness bound will fetch it.
+    if (!(t.rate > 0)) return { due: t.chosenAt + this.maxIntervals * roundRobinMs, projected: false };
     // At or over the threshold when last seen: the rule fired (or a limit held it); either way the
     // next crossing is a whole threshold's accrual after that poll.
     const missing = t.pending >= threshold ? threshold : threshold - t.pending;
-    return t.seenAt + Number(missing) / t.rate;
+    return { due: t.seenAt + Number(missing) / t.rate, projected: true };
   }
 
   private track(wallet: WalletConfig): Track {

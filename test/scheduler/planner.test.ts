@@ -39,6 +39,11 @@ describe('pollBudget', () => {
   ])('%o over %d ms with %d reserved → %d', (rate, interval, reserve, expected) => {
     expect(pollBudget(rate, interval, reserve)).toBe(expected);
   });
+
+  it('by default keeps the limiter’s 2% headroom', () => {
+    expect(pollBudget({ perMinute: 500 }, 60_000)).toBe(490);
+    expect(pollBudget({ perMinute: 500 }, 6_000)).toBe(49);
+  });
 });
 
 describe('RoundRobinPlanner', () => {

@@ -8,9 +8,12 @@ const I = 10_000; // interval, ms
 const wallet = (name: string): WalletConfig => ({ name, address: name, key: { env: 'X' }, rules: ['r'] });
 const names = (xs: WalletConfig[]) => xs.map((w) => w.name);
 
-/** A planner where every wallet's threshold is 1 SOL unless the table says otherwise. */
+/**
+ * A planner where every wallet's threshold is 1 SOL unless the table says otherwise, counting polls
+ * only (claims cost nothing), so tests of the order are not tests of the budget too.
+ */
 function planner(thresholds: Record<string, bigint | undefined> = {}, maxIntervals = 5) {
-  return new AccrualPlanner({ threshold: (w) => (w.name in thresholds ? thresholds[w.name] : SOL), maxIntervals });
+  return new AccrualPlanner({ threshold: (w) => (w.name in thresholds ? thresholds[w.name] : SOL), maxIntervals, requestsPerClaim: 0 });
 }
 
 describe('AccrualPlanner', () => {
@@ -130,6 +133,29 @@ describe('AccrualPlanner', () => {
     p.choose([x], 1, 1.5 * I, I);
     p.observe(x, { pendingLamports: 0n }, 1.5 * I);
     expect(names(p.choose([...ws, x], 3, 2 * I, I))).toEqual(['d', 'c', 'a']);
+  });
+
+  it('counts a wallet due to cross this interval with its claim’s requests', () => {
+    const setup = (requestsPerClaim: number) => {
+      const p = new AccrualPlanner({ threshold: () => SOL, requestsPerClaim });
+      const ws = ['a', 'b', 'c', 'd', 'e', 'f'].map(wallet);
+      const perInterval = SOL / 10n;
+      // Pending at t = I: a crosses at 2.25I, b at 2.5I; c..f are far below.
+      const at1: Record<string, bigint> = { a: SOL - (5n * perInterval) / 4n, b: SOL - (3n * perInterval) / 2n };
+      for (const w of ws) {
+        p.choose([w], 1, 0, I);
+        p.observe(w, { pendingLamports: (at1[w.name] ?? 0n) - (w.name in at1 ? perInterval : 0n) }, 0);
+        p.choose([w], 1, I, I);
+        p.observe(w, { pendingLamports: at1[w.name] ?? 0n }, I);
+      }
+      return { p, ws };
+    };
+    // Budget 5 requests: a and its claim (3), then b would need 3 more: the rest go to c and d.
+    const withClaims = setup(2);
+    expect(names(withClaims.p.choose(withClaims.ws, 5, 2 * I, I))).toEqual(['c', 'a', 'd']);
+    // Counting polls only, five wallets fit, the two crossers in slots after their crossing.
+    const pollsOnly = setup(0);
+    expect(names(pollsOnly.p.choose(pollsOnly.ws, 5, 2 * I, I))).toEqual(['c', 'd', 'a', 'e', 'b']);
   });
 
   it('polls every wallet at least once every N intervals, whatever the rates (N × budget ≥ fleet)', () => {
