@@ -1,7 +1,8 @@
 // §7 "spend the budget where it matters": the delay from a wallet crossing its rule's threshold to
 // its claim, round-robin against the accrual planner, under the same rate budget. A simulation in
-// virtual time: the real planners and the scheduler's own spreading (dist/scheduler), and the
-// sandbox's own world model (SandboxWorld: linear accrual, claims reset pending) on a fake clock.
+// virtual time: the real planners and the scheduler's own spreading (dist/scheduler), the
+// sandbox's own world model (SandboxWorld: linear accrual, claims reset pending) on a fake clock,
+// and the rate limiter modelled per interval (a poll without a token waits for the next one).
 // Deterministic: a seeded PRNG draws thresholds, rates, starting pending and the jitter.
 import { join } from 'node:path';
 import { DIST, mean, quantile } from './lib/common.mjs';
@@ -14,6 +15,8 @@ const { AccrualPlanner } = await import(join(DIST, 'scheduler/priority.js'));
 
 const LAMPORTS = 1_000_000_000n;
 const MIN = 60_000;
+/** The fresh read before signing and the POST: what a claim costs beyond its poll. */
+const REQUESTS_PER_CLAIM = 2;
 
 /** mulberry32: a small seeded PRNG, so every run draws the same world. */
 function prng(seed) {
@@ -76,6 +79,9 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
   let claims = 0;
   let wasted = 0;
   let peakRequestsPerInterval = 0;
+  let carried = [];
+  let carriedMax = 0;
+  const capacity = pollBudget({ perMinute }, intervalMs, 0.02); // the limiter's refill, net of its headroom
   const warmupMs = 60 * MIN;
   const ticks = Math.floor((hours * 60 * MIN) / intervalMs);
   const jitter = Math.min(jitterMs, intervalMs * 0.2);
@@ -93,24 +99,38 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
       }
     }
     now = tickAt;
-    const chosen = planner.choose(configs, budget, now, intervalMs);
+    // The rate limiter, per interval: `capacity` requests (its refill). A poll that finds none left
+    // waits for the next interval and goes first there, as in the limiter's FIFO; meanwhile the
+    // scheduler neither offers that wallet nor counts its request again (budget net of busy turns).
+    let tokens = capacity;
+    const busy = new Set(carried.map((c) => c.w.name));
+    const chosen = planner.choose(busy.size === 0 ? configs : configs.filter((w) => !busy.has(w.name)), Math.max(0, budget - busy.size), now, intervalMs);
     const offsets = spreadOffsets(chosen.length, windowMs, jitter, random);
-    const order = chosen.map((w, j) => ({ w, at: tickAt + (offsets[j] ?? 0) })).sort((a, b) => a.at - b.at);
+    const order = [...carried.map((c) => ({ w: c.w, at: tickAt })), ...chosen.map((w, j) => ({ w, at: tickAt + (offsets[j] ?? 0) })).sort((a, b) => a.at - b.at)];
+    carried = [];
     let requests = 0;
     for (const { w, at } of order) {
+      if (tokens < 1) {
+        carried.push({ w });
+        continue;
+      }
       now = at;
       const f = byName.get(w.name);
       if (f.crossedAt === undefined && f.projected <= now) f.crossedAt = f.projected;
       const summary = world.summary(w.address);
       polls++;
       requests++;
+      tokens--;
       planner.observe(w, summary, now);
       if (f.lastPollTick !== undefined) f.maxGap = Math.max(f.maxGap, k - f.lastPollTick);
       f.lastPollTick = k;
       if (summary.pendingLamports >= f.threshold) {
+        // A claim is a fresh read and a POST; they go even if they overdraw this interval's tokens
+        // (they would wait a moment in the limiter), and the polls after them pay for it.
         world.claim(w.address, 'simulated');
         claims++;
-        requests++;
+        requests += REQUESTS_PER_CLAIM;
+        tokens -= REQUESTS_PER_CLAIM;
         if (f.crossedAt !== undefined && f.crossedAt >= warmupMs) delays.push((now - f.crossedAt) / 1000);
         f.crossedAt = undefined;
         f.projected = project(f);
@@ -118,6 +138,7 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
         wasted++;
       }
     }
+    carriedMax = Math.max(carriedMax, carried.length);
     peakRequestsPerInterval = Math.max(peakRequestsPerInterval, requests);
   }
   return {
@@ -136,6 +157,7 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
     maxGapIntervals: Math.max(...fleet.map((f) => f.maxGap)),
     neverPolled: fleet.filter((f) => f.lastPollTick === undefined).length,
     peakRequestsPerInterval,
+    mostPollsWaitingForTokens: carriedMax,
   };
 }
 
