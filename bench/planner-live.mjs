@@ -1,8 +1,9 @@
-// §7, in real time: the daemon (in this process, from dist/) wired with a planner exactly as the
-// lead is asked to wire it (PollScheduler `planner` + `budget`, `observe` from the cycle observer's
-// pollOk), against a forked sandbox whose wallets accrue at different rates towards different
-// thresholds and which enforces the rate budget itself. A small, fast world: a poll every 2 s,
-// 1,200 requests a minute, 160 wallets — over four times what one interval's budget can poll.
+// §7, in real time: the daemon (in this process, from dist/) with its scheduler wired as
+// src/daemon.ts wires it (PollScheduler `planner` + `budget`, `observe` from the cycle observer's
+// pollOk), the planner swapped for each run, against a forked sandbox whose wallets accrue at
+// different rates towards different thresholds and which enforces the rate budget itself. A
+// small, fast world: a poll every 2 s, 1,200 requests a minute, 160 wallets — over four times
+// what one interval's budget can poll.
 // Measures, per planner: crossing → claim delay (from the claimed amount and the wallet's rate,
 // exact for linear accrual), 429s, requests, claims.
 import { join } from 'node:path';
@@ -74,7 +75,7 @@ async function runOnce(kind, { wallets: n, seconds, perMinute, burst, poll, inte
     redactor,
     dry: false,
     failpoint: () => {},
-    // The wiring asked of src/daemon.ts: observe every good poll on the monotonic clock…
+    // As src/daemon.ts wires its own planner: observe every good poll on the monotonic clock…
     observer: {
       pollOk: (w, s) => {
         polls++;

@@ -51,12 +51,12 @@ export function renderReport(r) {
   if (lat) p(`| 5 | decision latency p50 / p99 (daemon \`run\`) | reported | ${fmt(lat.run.p50Ms, 1)} / ${fmt(lat.run.p99Ms, 1)} ms | — |`);
   const sg = s.signing;
   if (sg) p(`| 6 | signatures per second, node:crypto vs tweetnacl | reported | ${n(Math.round(sg.perSec.nodeSign))} vs ${n(Math.round(sg.perSec.naclSign))} (${fmt(sg.signRatio, 0)}×) | — |`);
+  for (const sc of s.scheduling?.scenarios ?? []) {
+    p(`| 7 | crossing → claim delay, accrual planner ÷ round-robin (simulated, ${sc.scenario}), mean / p95 | ≤ 0.5 | ${fmt(sc.meanRatio)} / ${fmt(sc.p95Ratio)} | ${yes(sc.meanRatio <= 0.5 && sc.p95Ratio <= 0.5)} |`);
+  }
   if (s.plannerLive) {
     const l = s.plannerLive;
-    p(`| 7 | the same, in real time: daemon + planner against the sandbox, mean / p95 | ≤ 0.5 | ${fmt(l.meanRatio)} / ${fmt(l.p95Ratio)} | ${yes(l.meanRatio <= 0.5 && l.p95Ratio <= 0.5)} |`);
-  }
-  for (const sc of s.scheduling?.scenarios ?? []) {
-    p(`| 7 | crossing → claim delay, accrual planner ÷ round-robin (${sc.scenario}), mean / p95 | ≤ 0.5 | ${fmt(sc.meanRatio)} / ${fmt(sc.p95Ratio)} | ${yes(sc.meanRatio <= 0.5 && sc.p95Ratio <= 0.5)} |`);
+    p(`| 7 | the same in real time: the daemon with each planner against the sandbox, mean / p95 | ≤ 0.5 | ${fmt(l.meanRatio)} / ${fmt(l.p95Ratio)} | ${yes(l.meanRatio <= 0.5 && l.p95Ratio <= 0.5)} |`);
   }
   p();
 
@@ -140,7 +140,7 @@ function memorySection(p, tp, soak) {
     const big = tp.at(-1);
     if (big.median.oncePeakRssMb > 150) {
       const o = big.median.onceOptimizeForSize;
-      p(`**Goal (≤ 150 MB at ${n(big.wallets)} wallets) missed.** Why: the modules alone take ~80 MB (\`check\` with one wallet, measured during development); parsing the 1 MB config with the \`yaml\` library peaks ~95 MB above that (its token stream and positioned document: after a GC the live heap is only ~25 MB, but V8 grew the heap for it and does not hand the pages back); the redactor holds ~120,000 strings for 10,000 keys (~40 MB of live heap with the signers); the poll cycle adds ~${Math.max(0, big.median.oncePeakRssMb - big.median.checkPeakRssMb).toFixed(0)} MB over \`check\`. What would close it: \`NODE_OPTIONS=--optimize-for-size\` in the systemd unit and the Dockerfile (${o.peakRssMb.toFixed(0)} MB here, ${o.peakRssMb <= 150 ? 'within' : 'still above'} the goal); a \`wallets:\` list read without a positioned document model (or from a JSON/CSV side file) for large fleets; registering each key with the redactor in fewer redundant encodings.`);
+      p(`**Goal (≤ 150 MB at ${n(big.wallets)} wallets) missed.** Why: the modules alone take ~80 MB (\`check\` with one wallet, measured during development); parsing the 1 MB config with the \`yaml\` library peaks ~95 MB above that (its token stream and positioned document: after a GC the live heap is only ~25 MB, but V8 grew the heap for it and does not hand the pages back); the redactor holds ~120,000 strings for 10,000 keys (~40 MB of live heap with the signers); the poll cycle adds ~${Math.max(0, big.median.oncePeakRssMb - big.median.checkPeakRssMb).toFixed(0)} MB over \`check\`. What would close it: \`NODE_OPTIONS=--optimize-for-size\` in the systemd unit and the Dockerfile (${o.peakRssMb.toFixed(0)} MB here, ${o.peakRssMb <= 150 ? 'within' : 'still above'} the goal, for ${pct(o.cpuSec / big.median.onceCpuSec - 1)} more CPU); a \`wallets:\` list read without a positioned document model (or from a JSON/CSV side file) for large fleets; registering each key with the redactor in fewer redundant encodings.`);
       p();
     }
   }
@@ -176,7 +176,7 @@ function rateSection(p, rb) {
   if (rb.overlapWarnings > 0) {
     p(`Over-subscribed without a planner, each tick re-queues the wallets still waiting from the last one and logs a \`poll.overlap\` warning for each: **${n(rb.overlapWarnings)} warnings in ${rb.seconds} s** here. The accrual planner (section 7), once wired, offers each tick only the wallets not still busy and no more than the budget allows, so this goes away.`);
   } else {
-    p(`The daemon's scheduler ran with the accrual planner (section 7): each tick it offers only the wallets not still busy from the last one, and no more polls than \`pollBudget\` allows (the interval's refill less 4% kept for the requests a claim makes), so no turn overlaps another (${rb.overlapWarnings} \`poll.overlap\` warnings) and the limiter queue stays short; ${n(rb.pollsOk)} polls succeeded.`);
+    p(`The daemon's scheduler ran with the accrual planner (section 7): each tick it offers only the wallets not still busy from the last one, and no more requests than \`pollBudget\` allows (the interval's refill less the limiter's own 2% headroom; the planner keeps room within it for the claims it expects, none here), so no turn overlaps another (${rb.overlapWarnings} \`poll.overlap\` warnings) and the limiter queue stays short; ${n(rb.pollsOk)} polls succeeded.`);
   }
   p();
 }
@@ -226,7 +226,7 @@ function schedulingSection(p, scenarios) {
     p(`| | **ratio** | | **${fmt(sc.meanRatio, 3)}** | | **${fmt(sc.p95Ratio, 3)}** | | | |`);
   }
   p();
-  p('Round-robin polls every wallet once per ⌈${n(rr.wallets)}/${rr.budget}⌉ = ${Math.ceil(rr.wallets / rr.budget)} minutes whatever it does, so a crossing waits about half that on average. The accrual planner learns each wallet\'s rate from successive summaries and polls it in the first interval after its projected crossing, in a slot at or after the crossing time; the wallets far below their threshold fill the rest of the budget and are still polled every ${first.maxIntervals} intervals. With rates that drift (×0.5–2 every 30 min, unseen by the planner) projections are late for wallets that sped up, which the staleness bound caps.');
+  p(`Round-robin polls every wallet once per ⌈${n(rr.wallets)}/${rr.budget}⌉ = ${Math.ceil(rr.wallets / rr.budget)} minutes whatever it does, so a crossing waits about half that on average. The accrual planner learns each wallet's rate from successive summaries and polls it in the first interval after its projected crossing, in a slot at or after the crossing time; the wallets far below their threshold fill the rest of the budget and are still polled every ${first.maxIntervals} intervals. With rates that drift (×0.5–2 every 30 min, unseen by the planner) projections are late for wallets that sped up, which the staleness bound caps.`);
   p();
   p(`The accrual planner counts a wallet it expects to cross in the interval with its claim's two requests, so its polls leave room for the claims they cause; round-robin spends the whole budget on polls and its claims push polls into the next interval. A gap of ${first.maxIntervals + 1} intervals is a poll the planner chose on time that the limiter held over into the next interval, when claims nobody expected (rates that jumped) overdrew it.`);
   p();
@@ -237,7 +237,7 @@ function schedulingSection(p, scenarios) {
 function plannerLiveSection(p, l) {
   p('### In real time, through the daemon');
   p();
-  p(`The daemon (in-process, from dist/) wired as proposed for src/daemon.ts — \`PollScheduler\` given the planner and \`budget: (ms) => pollBudget(config.api.rateLimit, ms)\`, \`planner.observe(wallet, summary, clock.monotonic())\` from the cycle observer's \`pollOk\` — against a forked sandbox that enforces ${l.perMinute}/min burst ${l.burst} itself. ${n(l.wallets)} wallets, a poll every 2 s (\`${l.poll}\`, budget ${l.roundRobin.budgetPerInterval} polls an interval), thresholds 0.01/0.05/0.1 SOL, an empty wallet reaching its threshold in ${l.minCrossSec}–${l.maxCrossSec} s. After a warm-up of two round-robin periods, ${l.seconds} s measured per planner. The delay is computed by the sandbox from the claimed amount and the wallet's rate: exact for linear accrual, and it includes the decision latency of section 5.`);
+  p(`The daemon (in-process, from dist/) with its scheduler wired as src/daemon.ts wires it — \`PollScheduler\` given the planner and \`budget: (ms) => pollBudget(config.api.rateLimit, ms)\`, \`planner.observe(wallet, summary, clock.monotonic())\` from the cycle observer's \`pollOk\` — the round-robin run with \`RoundRobinPlanner\` swapped in, against a forked sandbox that enforces ${l.perMinute}/min burst ${l.burst} itself. ${n(l.wallets)} wallets, a poll every 2 s (\`${l.poll}\`, budget ${l.roundRobin.budgetPerInterval} polls an interval), thresholds 0.01/0.05/0.1 SOL, an empty wallet reaching its threshold in ${l.minCrossSec}–${l.maxCrossSec} s. After a warm-up of two round-robin periods, ${l.seconds} s measured per planner. The delay is computed by the sandbox from the claimed amount and the wallet's rate: exact for linear accrual, and it includes the decision latency of section 5.`);
   p();
   p('| planner | claims | mean delay | p50 | p95 | max | requests | 429s |');
   p('|---|---|---|---|---|---|---|---|');

@@ -1,7 +1,8 @@
 // `npm run bench`: every benchmark of issue #6 against the sandbox on loopback, then
 // bench/RESULTS.md. Options: --quick (small sizes, one run: a smoke test of the harness),
-// --only=signing,scheduling,throughput,rate,latency,plannerLive (a subset).
-import { mkdirSync, writeFileSync } from 'node:fs';
+// --only=signing,scheduling,throughput,rate,latency,plannerLive (a subset); --render (rewrite
+// RESULTS.md from bench/out/results.json, e.g. to fold in a new bench/SOAK.json).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, machine, OUT, REPO } from './lib/common.mjs';
 import { benchLatency } from './latency.mjs';
@@ -18,6 +19,12 @@ const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).
 const want = (name) => only === undefined || only.includes(name);
 
 mkdirSync(OUT, { recursive: true });
+if (args.includes('--render')) {
+  // Re-render bench/RESULTS.md from the last run's measurements (e.g. after `npm run bench:soak`).
+  const last = JSON.parse(readFileSync(join(OUT, 'results.json'), 'utf8'));
+  writeFileSync(join(REPO, last.quick ? 'bench/out/RESULTS.quick.md' : 'bench/RESULTS.md'), renderReport(last));
+  process.exit(0);
+}
 const started = performance.now();
 const results = { machine: machine(), quick, sections: {} };
 const timed = async (name, fn) => {
