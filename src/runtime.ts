@@ -11,7 +11,7 @@ import { loadConfig, resolveApiKey } from './config/index.js';
 import { ApiClient, createDispatcher, RateLimiter, type ApiClientOptions } from './api/index.js';
 import { checkAddress, loadKey } from './api/keys.js';
 import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
-import { startSandbox, type Sandbox } from './sandbox/server.js';
+import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
 import type { Signer } from './worker/ports.js';
 
@@ -110,6 +110,8 @@ export async function openApi(
     // random per process, and the world accrues on the real clock.
     const demo = prepareDemoWorld(config, { logger });
     apiKey ??= demo.apiKey;
+    // Loaded only here: a daemon against a real API never needs the simulator's code in memory.
+    const { startSandbox } = await import('./sandbox/server.js');
     redactor.add(apiKey);
     sandbox = await startSandbox({ ...demo.sandboxOptions, apiKey, clock, logger: logger.child({ component: 'sandbox' }) });
     config = { ...config, api: { ...config.api, baseUrl: sandbox.url } };

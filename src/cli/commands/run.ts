@@ -2,7 +2,6 @@
 import { Daemon } from '../../daemon.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
 import { failpointsFromEnv } from '../../worker/failpoints.js';
-import { Supervisor } from '../../service/supervisor.js';
 import type { CycleObserver } from '../../worker/wallet-cycle.js';
 import type { WorkerDeps } from '../../worker/executor.js';
 import type { CommandContext } from '../context.js';
@@ -59,6 +58,9 @@ export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean 
 
 export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }): Promise<ExitCode> {
   const { io, logger } = ctx;
+  // The service parts (metrics, health server, sd_notify, webhook) are for `run` alone: `once` and
+  // the other commands do not load them.
+  const { Supervisor } = await import('../../service/supervisor.js');
   const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor });
   const runtime = await open(ctx, supervisor.instruments.onRequest);
   const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, {

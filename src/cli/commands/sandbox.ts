@@ -1,5 +1,4 @@
 // `sandbox`: serves the local simulator of the whole API until SIGTERM/SIGINT.
-import { startSandbox } from '../../sandbox/server.js';
 import { demoSandboxOptions } from '../../sandbox/demo.js';
 import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
@@ -15,6 +14,7 @@ export async function sandboxCommand(ctx: CommandContext, opts: { port?: string;
   if (!Number.isFinite(epochSeconds) || epochSeconds <= 0) throw new UsageError('--epoch-seconds must be a positive number');
   const host = opts.host ?? '127.0.0.1';
   const apiKey = io.env.AUTOCLAIM_API_KEY;
+  const { startSandbox } = await import('../../sandbox/server.js');
   const sandbox = await startSandbox({
     ...demoSandboxOptions(demoWallets),
     host,
