@@ -1,13 +1,13 @@
 // Loading wallet keys. Like ssh, a key file anyone else can read is refused. Every message names
 // the source (file, variable, credential) and never the key material; when a Redactor is given,
 // the material is registered with it before anything can go wrong.
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import bs58 from 'bs58';
 import type { KeySource } from '../domain.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
-import { publicKeyFromSeed, signerFromSeed, type Signer } from './signer.js';
+import { deriveSigner, type Signer } from './signer.js';
 
 export interface LoadKeyOptions {
   env: NodeJS.ProcessEnv;
@@ -34,27 +34,44 @@ function errnoCode(err: unknown): string | undefined {
 }
 
 function readSecretFile(path: string, label: string, checkMode: boolean): string {
-  let mode: number;
+  // One open, then everything on that descriptor: the mode checked is the mode of the file read
+  // (a stat by path then a read by path could see two different files). O_NONBLOCK so that a FIFO
+  // at the path is refused below instead of blocking the open until something writes to it.
+  let fd: number;
   try {
-    const st = statSync(path);
-    if (!st.isFile()) throw new KeyError('KEY_UNREADABLE', `${label} is not a regular file`);
-    mode = st.mode;
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    if (err instanceof KeyError) throw err;
     if (errnoCode(err) === 'ENOENT') throw new KeyError('KEY_MISSING', `${label} does not exist`);
     throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
   }
-  if (checkMode && (mode & 0o077) !== 0) {
-    const octal = (mode & 0o777).toString(8).padStart(4, '0');
-    throw new KeyError(
-      'KEY_PERMISSIONS',
-      `${label} is readable by group or others (mode ${octal}); restrict it with: chmod 600 ${path}`,
-    );
-  }
   try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
+    let mode: number;
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw new KeyError('KEY_UNREADABLE', `${label} is not a regular file`);
+      mode = st.mode;
+    } catch (err) {
+      if (err instanceof KeyError) throw err;
+      throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
+    }
+    if (checkMode && (mode & 0o077) !== 0) {
+      const octal = (mode & 0o777).toString(8).padStart(4, '0');
+      throw new KeyError(
+        'KEY_PERMISSIONS',
+        `${label} is readable by group or others (mode ${octal}); restrict it with: chmod 600 ${path}`,
+      );
+    }
+    let raw: Buffer;
+    try {
+      raw = readFileSync(fd);
+    } catch (err) {
+      throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
+    }
+    const text = raw.toString('utf8');
+    raw.fill(0);
+    return text;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -84,11 +101,24 @@ function readSource(source: KeySource, opts: LoadKeyOptions): { text: string; la
   return { text: readSecretFile(join(dir, source.credential), `${label} (${join(dir, source.credential)})`, false), label };
 }
 
+/** Key text decoded. */
+export interface ParsedKey {
+  /** The 32-byte Ed25519 seed. */
+  seed: Uint8Array;
+  /**
+   * The public half of a 64-byte secret key, as given: unchecked. Deriving the public key is the
+   * costly part of loading a key, so the caller compares it with the one it derives anyway for
+   * the signer (loadKey does, through signerFromKeyText).
+   */
+  givenPublicKey: Uint8Array | undefined;
+}
+
 /**
- * Turns key text into a 32-byte seed: a solana-keygen JSON array of 64 numbers, or base58 of a
- * 64-byte secret key (seed ‖ public key) or of a 32-byte seed. Surrounding whitespace is ignored.
+ * Turns key text into a 32-byte seed (and the given public half): a solana-keygen JSON array of 64
+ * numbers, or base58 of a 64-byte secret key (seed ‖ public key) or of a 32-byte seed. Surrounding
+ * whitespace is ignored.
  */
-export function parseKeyText(raw: string, label: string, redactor?: Redactor): Uint8Array {
+export function parseKeyText(raw: string, label: string, redactor?: Redactor): ParsedKey {
   const text = raw.trim();
   redactor?.add(text);
   let bytes: Uint8Array;
@@ -120,23 +150,59 @@ export function parseKeyText(raw: string, label: string, redactor?: Redactor): U
       throw new KeyError('KEY_LENGTH', `${label} decodes to ${bytes.length} bytes; expected 64 (secret key) or 32 (seed)`);
     }
   }
-  redactor?.addBytes(bytes, (b) => bs58.encode(b));
+  if (redactor !== undefined) {
+    redactSeed(redactor, bytes.subarray(0, 32));
+    if (bytes.length === 64) redactSecretKey(redactor, bytes);
+  }
   const seed = bytes.slice(0, 32);
-  if (bytes.length === 64) {
-    redactor?.addBytes(seed, (b) => bs58.encode(b));
-    const derived = publicKeyFromSeed(seed);
-    const given = bytes.subarray(32);
-    const consistent = Buffer.from(derived).equals(Buffer.from(given));
-    bytes.fill(0);
-    if (!consistent) {
-      seed.fill(0);
+  const givenPublicKey = bytes.length === 64 ? bytes.slice(32) : undefined;
+  bytes.fill(0);
+  return { seed, givenPublicKey };
+}
+
+/** Registers a seed in every encoding it could be printed in. */
+function redactSeed(redactor: Redactor, seed: Uint8Array): void {
+  redactor.addBytes(seed, (b) => bs58.encode(b));
+}
+
+/**
+ * Of a 64-byte secret key (seed ‖ public key), only the forms that do not start with the seed's
+ * own form: its hex, number list and JSON array begin with the seed's hex and number list, so
+ * scrubbing those leaves at most the public half, which is the wallet's address and no secret.
+ * Its base64, base64url and base58 mix the two halves and are registered whole.
+ */
+function redactSecretKey(redactor: Redactor, secretKey64: Uint8Array): void {
+  const whole = Buffer.from(secretKey64.buffer, secretKey64.byteOffset, secretKey64.byteLength); // a view, not a copy
+  redactor.add(whole.toString('base64')).add(whole.toString('base64url')).add(bs58.encode(secretKey64));
+}
+
+/**
+ * A signer for key text, from one key derivation: a 64-byte key whose public half is not the
+ * public key of its seed (corrupt, or spliced from two keys) is refused.
+ */
+function signerFromKeyText(raw: string, label: string, redactor?: Redactor): Signer {
+  const { seed, givenPublicKey } = parseKeyText(raw, label, redactor);
+  try {
+    const { signer, publicKey } = deriveSigner(seed);
+    if (givenPublicKey === undefined) {
+      // A bare seed: the 64-byte secret key it stands for can be printed too.
+      if (redactor !== undefined) {
+        const secretKey64 = new Uint8Array(64);
+        secretKey64.set(seed);
+        secretKey64.set(publicKey, 32);
+        redactSecretKey(redactor, secretKey64);
+        secretKey64.fill(0);
+      }
+    } else if (!Buffer.from(publicKey).equals(givenPublicKey)) {
       throw new KeyError(
         'KEY_INCONSISTENT',
         `${label}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
       );
     }
+    return signer;
+  } finally {
+    seed.fill(0);
   }
-  return seed;
 }
 
 /** A signer that remembers where its key came from (never the key), for messages about it. */
@@ -162,12 +228,7 @@ class SourcedSigner implements Signer {
 /** Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem. */
 export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer & { readonly source: string } {
   const { text, label } = readSource(source, opts);
-  const seed = parseKeyText(text, label, opts.redactor);
-  try {
-    return new SourcedSigner(signerFromSeed(seed), label);
-  } finally {
-    seed.fill(0);
-  }
+  return new SourcedSigner(signerFromKeyText(text, label, opts.redactor), label);
 }
 
 /**

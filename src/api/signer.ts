@@ -23,7 +23,8 @@ export function privateKeyFromSeed(seed: Uint8Array): KeyObject {
   // decoder lookup, ~9x slower (0.6 ms a key: 6 s of start-up for 10,000 wallets). Node requires `x`
   // to be a string but derives the public key from `d`; the address check catches any surprise.
   try {
-    return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(seed).toString('base64url'), x: '' }, format: 'jwk' });
+    const d = Buffer.from(seed.buffer, seed.byteOffset, seed.byteLength).toString('base64url'); // a view: no copy of the seed left behind
+    return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d, x: '' }, format: 'jwk' });
   } catch {
     // A Node that insists on a matching `x`: fall back to the PKCS#8 route.
   }
@@ -51,12 +52,13 @@ export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
 
 /** Holds the key as an opaque KeyObject: printing or serializing a signer shows no key material. */
 class Ed25519Signer implements Signer {
-  readonly address: string;
   readonly #key: KeyObject;
 
-  constructor(key: KeyObject) {
+  constructor(
+    key: KeyObject,
+    readonly address: string,
+  ) {
     this.#key = key;
-    this.address = bs58.encode(publicKeyBytes(key));
   }
 
   sign(message: Uint8Array): Uint8Array {
@@ -69,7 +71,17 @@ class Ed25519Signer implements Signer {
 }
 
 export function signerFromSeed(seed: Uint8Array): Signer {
-  return new Ed25519Signer(privateKeyFromSeed(seed));
+  return deriveSigner(seed).signer;
+}
+
+/**
+ * A signer and its raw public key, from one derivation (the costly part of loading a key): for a
+ * caller that also checks the public key against one it was given.
+ */
+export function deriveSigner(seed: Uint8Array): { signer: Signer; publicKey: Uint8Array } {
+  const key = privateKeyFromSeed(seed);
+  const publicKey = publicKeyBytes(key);
+  return { signer: new Ed25519Signer(key, bs58.encode(publicKey)), publicKey };
 }
 
 /** A fresh keypair in solana-keygen layout (seed ‖ public key), for demo wallets and tests. */

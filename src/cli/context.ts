@@ -1,6 +1,5 @@
 // What every command starts from: the .env file, the config path, a redactor and a logger.
 import { Writable } from 'node:stream';
-import bs58 from 'bs58';
 import { findConfigPath, loadEnvFile } from '../config/index.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
@@ -56,8 +55,3 @@ function redacting(stream: CliIo['stdout'], redactor: Redactor): CliIo['stdout']
 }
 
 export class UsageError extends Error {}
-
-/** Registers a key's bytes with the redactor in every printable form. */
-export function redactKeyBytes(redactor: Redactor, bytes: Uint8Array): void {
-  redactor.addBytes(bytes, (b) => bs58.encode(b));
-}

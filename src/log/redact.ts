@@ -1,12 +1,20 @@
 // Secrets are redacted by value, not by key name: a key can end up in an error message, a URL or
 // a nested object no path-based rule foresaw. Every secret autoclaim loads is registered here
-// (in all the encodings it could be printed in) and scrubbed from every line before it is written.
+// (in the encodings it could be printed in) and scrubbed from every line before it is written.
 //
-// A fleet of 10,000 wallets registers ~130,000 secret strings, and every log line and every stored
+// A fleet of 10,000 wallets registers ~90,000 secret strings, and every log line and every stored
 // summary passes through redact(). One big alternation regex costs O(secrets) per character (and
 // rebuilding it on each add made start-up quadratic), so secrets are indexed by a rolling hash of
 // their first MIN_SECRET_LENGTH characters, then by length: a scan is O(text length × distinct
 // secret lengths sharing a prefix), whatever the fleet size.
+//
+// The redactor keeps no copy of any secret, only its length and a 64-bit hash of its whole text
+// (two independent 32-bit lanes): it holds no key material, and a secret costs a few dozen bytes of
+// typed arrays instead of a string, a Set entry and a bucket object. Matching by hash cannot miss
+// a secret: the same text always hashes the same. A different text would be taken for a secret
+// only with the same prefix hash, the same length and the same 64-bit hash (a chance of about
+// 2^-64 for each comparison, and comparisons only happen where a prefix hash matched); it would
+// then be redacted too, which over-redacts, the safe direction, and never leaks.
 
 const MIN_SECRET_LENGTH = 8; // shorter "secrets" would scrub ordinary words out of logs
 export const REDACTED = '[REDACTED]';
@@ -19,8 +27,6 @@ const LEAD_WEIGHT = (() => {
   for (let i = 1; i < WINDOW; i++) w = Math.imul(w, BASE);
   return w;
 })();
-/** Hashes are kept to 30 bits so Map keys stay small integers. */
-const MASK = 0x3fffffff;
 
 function windowHash(text: string, at: number): number {
   let h = 0;
@@ -28,46 +34,89 @@ function windowHash(text: string, at: number): number {
   return h;
 }
 
+/**
+ * One 32-bit lane of the full-text hash of text[at, end). Each step (xor a character in, multiply
+ * by an odd constant, xor-shift the high bits down) is a bijection of the state, so two texts of
+ * the same length that differ in a single character never collide. The two lanes differ in seed,
+ * multiplier and shift, so that a text colliding in one is no likelier to collide in the other.
+ */
+function laneHash(text: string, at: number, end: number, seed: number, multiplier: number, shift: number): number {
+  let h = seed;
+  for (let i = at; i < end; i++) {
+    h = Math.imul(h ^ text.charCodeAt(i), multiplier);
+    h ^= h >>> shift;
+  }
+  return h | 0;
+}
+const hashA = (text: string, at: number, end: number): number => laneHash(text, at, end, 0x2545f491, 0xcc9e2d51, 15);
+const hashB = (text: string, at: number, end: number): number => laneHash(text, at, end, 0x6a09e667, 0x1b873593, 13);
+
+// Two hash tables in Int32Arrays (no object, array or Set per secret):
+// - `secrets`: every secret as a cell [window hash, length, hashA, hashB] (length 0: a free cell),
+//   open addressing by its full hash. Probed only where a window matched, so it may be 3/4 full.
+// - `lengths`: for each window hash, the distinct lengths of the secrets that start with it, as
+//   entries [window hash, length, next] chained from `heads` longest first (most windows have
+//   one). Probed at every position of every line, so `heads` stays at most half full: most probes
+//   read one empty head.
+const CELL = 4;
+const WIN = 0;
+const LEN = 1;
+const HASH_A = 2;
+const HASH_B = 3;
+const ENTRY = 3;
+const NEXT = 2;
+
+/** The top `bits` bits of x times the golden ratio (Fibonacci hashing: the polynomial window hash's low bits are weak). */
+function spread(x: number, bits: number): number {
+  return Math.imul(x, 0x9e3779b1) >>> (32 - bits);
+}
+
+function putCell(secrets: Int32Array, o: number, win: number, len: number, a: number, b: number): void {
+  secrets[o + WIN] = win;
+  secrets[o + LEN] = len;
+  secrets[o + HASH_A] = a;
+  secrets[o + HASH_B] = b;
+}
+
 export class Redactor {
-  private readonly secrets = new Set<string>();
-  /** Secrets by the hash of their first WINDOW characters. */
-  private readonly buckets = new Map<number, Bucket>();
+  private count = 0;
+  private secretBits = 6;
+  private secrets = new Int32Array(CELL << this.secretBits);
+  private entries = 0;
+  private lengths = new Int32Array(ENTRY * 64);
+  private headBits = 7;
+  private heads = new Int32Array(1 << this.headBits).fill(-1);
 
   /** Registers a secret value. Returns this for chaining. */
   add(secret: string | undefined): this {
     if (secret === undefined) return this;
     const s = secret.trim();
-    if (s.length < MIN_SECRET_LENGTH || this.secrets.has(s)) return this;
-    this.secrets.add(s);
-    const key = windowHash(s, 0) & MASK;
-    let bucket = this.buckets.get(key);
-    if (bucket === undefined) {
-      bucket = { lengths: [], secrets: new Set() };
-      this.buckets.set(key, bucket);
-    }
-    bucket.secrets.add(s);
-    if (!bucket.lengths.includes(s.length)) {
-      // Longest first, so a secret containing another is scrubbed whole.
-      bucket.lengths.push(s.length);
-      bucket.lengths.sort((a, b) => b - a);
-    }
+    if (s.length < MIN_SECRET_LENGTH) return this;
+    const win = windowHash(s, 0);
+    if (!this.insertSecret(win, s.length, hashA(s, 0, s.length), hashB(s, 0, s.length))) return this;
+    this.count++;
+    if (this.count * 4 > (this.secrets.length / CELL) * 3) this.growSecrets();
+    this.addLength(win, s.length);
     return this;
   }
 
-  /** Registers raw key bytes in every encoding a log line might carry them in. */
+  /**
+   * Registers raw secret bytes in every encoding a log line might carry them in. A JSON array
+   * of the numbers contains the comma list, whose match scrubs everything inside the brackets.
+   */
   addBytes(bytes: Uint8Array, encodeBase58: (b: Uint8Array) => string): this {
-    const buf = Buffer.from(bytes);
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength); // a view: no copy of the secret to leave behind
     this.add(buf.toString('hex'));
     this.add(buf.toString('base64'));
     this.add(buf.toString('base64url'));
     this.add(encodeBase58(bytes));
-    this.add(JSON.stringify([...bytes]));
-    this.add([...bytes].join(','));
+    this.add(bytes.join(','));
     return this;
   }
 
+  /** How many distinct secrets are registered. */
   get size(): number {
-    return this.secrets.size;
+    return this.count;
   }
 
   /**
@@ -75,7 +124,7 @@ export class Redactor {
    * secret that starts at each position (what a longest-first alternation regex does).
    */
   redact(text: string): string {
-    if (this.secrets.size === 0 || text.length < WINDOW) return text;
+    if (this.count === 0 || text.length < WINDOW) return text;
     let out = '';
     let copied = 0;
     let h = windowHash(text, 0);
@@ -98,17 +147,87 @@ export class Redactor {
 
   /** Length of the longest secret starting at `at` (whose window hashes to h), or 0. */
   private matchAt(text: string, at: number, h: number): number {
-    const bucket = this.buckets.get(h & MASK);
-    if (bucket === undefined) return 0;
-    for (const len of bucket.lengths) {
-      if (at + len <= text.length && bucket.secrets.has(text.slice(at, at + len))) return len;
+    const { lengths } = this;
+    for (let e = this.heads[spread(h, this.headBits)] ?? -1; e >= 0; e = lengths[e * ENTRY + NEXT] ?? -1) {
+      if (lengths[e * ENTRY + WIN] !== h) continue;
+      const end = at + (lengths[e * ENTRY + LEN] ?? 0);
+      if (end <= text.length && this.hasSecret(h, end - at, hashA(text, at, end), hashB(text, at, end))) return end - at;
     }
     return 0;
   }
-}
 
-interface Bucket {
-  /** Distinct lengths of the secrets here, longest first. */
-  lengths: number[];
-  secrets: Set<string>;
+  /** The cell of (win, len, a, b) in `secrets`, or the free cell where it would go. */
+  private cellOf(secrets: Int32Array, bits: number, win: number, len: number, a: number, b: number): number {
+    const mask = (1 << bits) - 1;
+    for (let i = spread(a ^ Math.imul(b, 0x85ebca6b), bits); ; i = (i + 1) & mask) {
+      const o = i * CELL;
+      const l = secrets[o + LEN] ?? 0;
+      if (l === 0) return o;
+      if (l === len && secrets[o + WIN] === win && secrets[o + HASH_A] === a && secrets[o + HASH_B] === b) return o;
+    }
+  }
+
+  private hasSecret(win: number, len: number, a: number, b: number): boolean {
+    return this.secrets[this.cellOf(this.secrets, this.secretBits, win, len, a, b) + LEN] !== 0;
+  }
+
+  /** False when the secret is already there. */
+  private insertSecret(win: number, len: number, a: number, b: number): boolean {
+    const o = this.cellOf(this.secrets, this.secretBits, win, len, a, b);
+    if (this.secrets[o + LEN] !== 0) return false;
+    putCell(this.secrets, o, win, len, a, b);
+    return true;
+  }
+
+  private growSecrets(): void {
+    const old = this.secrets;
+    this.secretBits++;
+    this.secrets = new Int32Array(CELL << this.secretBits);
+    for (let o = 0; o < old.length; o += CELL) {
+      const len = old[o + LEN] ?? 0;
+      if (len === 0) continue;
+      const win = old[o + WIN] ?? 0;
+      const a = old[o + HASH_A] ?? 0;
+      const b = old[o + HASH_B] ?? 0;
+      putCell(this.secrets, this.cellOf(this.secrets, this.secretBits, win, len, a, b), win, len, a, b);
+    }
+  }
+
+  /** Adds `len` to the lengths of window `win`, unless it is there already. */
+  private addLength(win: number, len: number): void {
+    for (let e = this.heads[spread(win, this.headBits)] ?? -1; e >= 0; e = this.lengths[e * ENTRY + NEXT] ?? -1) {
+      if (this.lengths[e * ENTRY + WIN] === win && this.lengths[e * ENTRY + LEN] === len) return;
+    }
+    if ((this.entries + 1) * ENTRY > this.lengths.length) {
+      const grown = new Int32Array(this.lengths.length * 2);
+      grown.set(this.lengths);
+      this.lengths = grown;
+    }
+    const e = this.entries++;
+    this.lengths[e * ENTRY + WIN] = win;
+    this.lengths[e * ENTRY + LEN] = len;
+    if (this.entries * 2 > this.heads.length) {
+      this.headBits++;
+      this.heads = new Int32Array(1 << this.headBits).fill(-1);
+      for (let i = 0; i < this.entries; i++) this.link(i);
+    } else {
+      this.link(e);
+    }
+  }
+
+  /** Puts an entry into its window's chain after the longer ones, so the first match is the longest. */
+  private link(e: number): void {
+    const { lengths, heads } = this;
+    const bucket = spread(lengths[e * ENTRY + WIN] ?? 0, this.headBits);
+    const len = lengths[e * ENTRY + LEN] ?? 0;
+    let prev = -1;
+    let cur = heads[bucket] ?? -1;
+    while (cur >= 0 && (lengths[cur * ENTRY + LEN] ?? 0) >= len) {
+      prev = cur;
+      cur = lengths[cur * ENTRY + NEXT] ?? -1;
+    }
+    lengths[e * ENTRY + NEXT] = cur;
+    if (prev < 0) heads[bucket] = e;
+    else lengths[prev * ENTRY + NEXT] = e;
+  }
 }

@@ -1,12 +1,20 @@
 import bs58 from 'bs58';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkAddress, loadKey, writeKeyFile } from '../../src/api/keys.js';
-import { generateKeypair, verifySignature } from '../../src/api/signer.js';
+import { generateKeypair, signerFromSeed, verifySignature } from '../../src/api/signer.js';
 import { KeyError } from '../../src/errors.js';
-import { Redactor } from '../../src/log/redact.js';
+import { REDACTED, Redactor } from '../../src/log/redact.js';
+
+// Counts key derivations (OpenSSL private-key imports); otherwise node:crypto itself.
+vi.mock('node:crypto', async (importOriginal) => {
+  const crypto = await importOriginal<typeof import('node:crypto')>();
+  return { ...crypto, createPrivateKey: vi.fn(crypto.createPrivateKey) };
+});
 
 let dir: string;
 beforeEach(() => {
@@ -114,10 +122,112 @@ describe('loadKey from a file', () => {
     expect(redactor.redact(line)).toContain('[REDACTED]');
   });
 
+  it('refuses a directory or a FIFO at the key path, without blocking on the FIFO', () => {
+    const sub = join(dir, 'sub');
+    mkdirSync(sub, { mode: 0o700 });
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', ['-m', '600', fifo]);
+    for (const file of [sub, fifo]) {
+      const err = keyError(() => loadKey({ file }, noEnv));
+      expect(err.code).toBe('KEY_UNREADABLE');
+      expect(err.message).toBe(`key file ${file} is not a regular file`);
+    }
+  });
+
+  it('derives the key once: the public half of a 64-byte key is checked against the signer\'s own', () => {
+    const { secretKey64, address } = generateKeypair();
+    const file = join(dir, 'k.json');
+    writeKeyFile(file, secretKey64);
+    const imports = vi.mocked(createPrivateKey);
+    imports.mockClear();
+    signerFromSeed(secretKey64.slice(0, 32));
+    const oneDerivation = imports.mock.calls.length;
+    expect(oneDerivation).toBeGreaterThan(0);
+    imports.mockClear();
+    expect(loadKey({ file }, { ...noEnv, redactor: new Redactor() }).address).toBe(address);
+    expect(imports.mock.calls.length).toBe(oneDerivation);
+  });
+
   it('writeKeyFile never overwrites an existing file', () => {
     const file = join(dir, 'k.json');
     writeKeyFile(file, generateKeypair().secretKey64);
     expect(keyError(() => writeKeyFile(file, generateKeypair().secretKey64)).code).toBe('KEY_EXISTS');
+  });
+});
+
+describe('what loading a key registers with the redactor', () => {
+  /**
+   * Every printed form of the 64-byte key and of its seed, and what must be left of it: nothing,
+   * or, where the form starts with the seed's own form (hex, number list), the public half — the
+   * wallet's address in another encoding, no secret.
+   */
+  function expectations(secretKey64: Uint8Array, fileText: string | undefined): Array<[string, string, string]> {
+    const seed = secretKey64.slice(0, 32);
+    const pub = secretKey64.slice(32);
+    const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+    const list = (b: Uint8Array) => [...b].join(',');
+    const all: Array<[string, string, string]> = [];
+    for (const [what, bytes] of [['seed', seed], ['64-byte key', secretKey64]] as const) {
+      const tail = bytes.length === 64 ? pub : new Uint8Array(0);
+      const json = JSON.stringify([...bytes]);
+      all.push(
+        [`${what} hex`, hex(bytes), `${REDACTED}${hex(tail)}`],
+        [`${what} base64`, Buffer.from(bytes).toString('base64'), REDACTED],
+        [`${what} base64url`, Buffer.from(bytes).toString('base64url'), REDACTED],
+        [`${what} base58`, bs58.encode(bytes), REDACTED],
+        [`${what} number list`, list(bytes), tail.length > 0 ? `${REDACTED},${list(tail)}` : REDACTED],
+        // The key file's own text is registered whole, so printing it leaves nothing.
+        [`${what} JSON array`, json, json === fileText?.trim() ? REDACTED : tail.length > 0 ? `[${REDACTED},${list(tail)}]` : `[${REDACTED}]`],
+      );
+    }
+    if (fileText !== undefined) all.push(['raw key file text', fileText, `${REDACTED}${fileText.slice(fileText.trimEnd().length)}`]);
+    return all;
+  }
+
+  function expectScrubbed(redactor: Redactor, secretKey64: Uint8Array, fileText?: string): void {
+    const seed = secretKey64.slice(0, 32);
+    const seedForms = [Buffer.from(seed).toString('hex'), Buffer.from(seed).toString('base64'), bs58.encode(seed), [...seed].join(',')];
+    for (const [what, form, left] of expectations(secretKey64, fileText)) {
+      const out = redactor.redact(`printed: ${form} (end)`);
+      expect(out, what).toBe(`printed: ${left} (end)`);
+      for (const s of seedForms) expect(out, what).not.toContain(s);
+    }
+  }
+
+  it('from a solana-keygen key file', () => {
+    const { secretKey64 } = generateKeypair();
+    const file = join(dir, 'k.json');
+    writeKeyFile(file, secretKey64);
+    const redactor = new Redactor();
+    loadKey({ file }, { ...noEnv, redactor });
+    expectScrubbed(redactor, secretKey64, readFileSync(file, 'utf8'));
+  });
+
+  it('from base58 of the 64-byte key, and from base58 of the bare seed', () => {
+    const { secretKey64 } = generateKeypair();
+    for (const text of [bs58.encode(secretKey64), `${bs58.encode(secretKey64.slice(0, 32))}\n`]) {
+      const redactor = new Redactor();
+      loadKey({ env: 'K' }, { env: { K: text }, redactor });
+      expectScrubbed(redactor, secretKey64);
+    }
+  });
+
+  it('from a file that is not canonical JSON, and from one that fails to parse', () => {
+    const { secretKey64 } = generateKeypair();
+    const pretty = `${JSON.stringify([...secretKey64], null, 2)}\n`;
+    const file = join(dir, 'pretty.json');
+    writeFileSync(file, pretty, { mode: 0o600 });
+    const redactor = new Redactor();
+    loadKey({ file }, { ...noEnv, redactor });
+    expect(redactor.redact(`x ${pretty.trim()} y`)).toBe(`x ${REDACTED} y`);
+    expectScrubbed(redactor, secretKey64);
+
+    const broken = join(dir, 'broken.json');
+    const text = JSON.stringify([...secretKey64]).slice(0, -1);
+    writeFileSync(broken, text, { mode: 0o600 });
+    const failed = new Redactor();
+    expect(keyError(() => loadKey({ file: broken }, { ...noEnv, redactor: failed })).code).toBe('KEY_FORMAT');
+    expect(failed.redact(`x ${text} y`)).toBe(`x ${REDACTED} y`);
   });
 });
 

@@ -5,6 +5,7 @@ import nacl from 'tweetnacl';
 import { describe, expect, it } from 'vitest';
 import {
   decodeSignature,
+  deriveSigner,
   encodeSignature,
   generateKeypair,
   publicKeyFromSeed,
@@ -25,6 +26,20 @@ describe('Ed25519 via node:crypto', () => {
         expect(verifySignature(message, sig, signer.address)).toBe(true);
       }),
       { numRuns: 250 },
+    );
+  });
+
+  it('deriveSigner returns the signer and its raw public key from one derivation, matching tweetnacl', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (seed) => {
+        const reference = nacl.sign.keyPair.fromSeed(seed);
+        const { signer, publicKey } = deriveSigner(seed);
+        expect(Buffer.from(publicKey)).toEqual(Buffer.from(reference.publicKey));
+        expect(signer.address).toBe(bs58.encode(reference.publicKey));
+        const message = new Uint8Array([1, 2, 3]);
+        expect(Buffer.from(signer.sign(message))).toEqual(Buffer.from(nacl.sign.detached(message, reference.secretKey)));
+      }),
+      { numRuns: 50 },
     );
   });
 

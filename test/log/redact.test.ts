@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor } from '../../src/log/redact.js';
 
@@ -35,11 +36,34 @@ describe('Redactor', () => {
 
   it('registers key bytes in every printable encoding', () => {
     const bytes = Uint8Array.from({ length: 32 }, (_, i) => i * 7 + 1);
-    const r = new Redactor().addBytes(bytes, (b) => Buffer.from(b).toString('hex').toUpperCase());
+    const r = new Redactor().addBytes(bytes, (b) => `b58:${Buffer.from(b).toString('hex').toUpperCase()}`);
     const buf = Buffer.from(bytes);
-    for (const form of [buf.toString('hex'), buf.toString('base64'), JSON.stringify([...bytes]), [...bytes].join(',')]) {
-      expect(r.redact(`key=${form}!`)).toBe(`key=${REDACTED}!`);
-    }
+    const forms = [buf.toString('hex'), buf.toString('base64'), buf.toString('base64url'), `b58:${buf.toString('hex').toUpperCase()}`, [...bytes].join(',')];
+    for (const form of forms) expect(r.redact(`key=${form}!`)).toBe(`key=${REDACTED}!`);
+    // The JSON array is not registered on its own: the number list inside it is, and is scrubbed.
+    expect(r.redact(`key=${JSON.stringify([...bytes])}!`)).toBe(`key=[${REDACTED}]!`);
+    expect(r.size).toBe(forms.length);
+  });
+
+  it('counts distinct secrets, ignoring repeats and surrounding whitespace', () => {
+    const r = new Redactor().add('0123456789abcdef').add('  0123456789abcdef\n').add('0123456789abcdeF').add('short').add(undefined);
+    expect(r.size).toBe(2);
+  });
+
+  it('keeps no copy of a secret, only hashes of it', () => {
+    const secret = 'sk_live_4f9a1c2e8b7d6a5f3e2d1c0b';
+    const r = new Redactor().add(secret);
+    expect(r.redact(`Bearer ${secret}`)).toBe(`Bearer ${REDACTED}`);
+    const seen = inspect(r, { depth: Infinity, showHidden: true, maxArrayLength: Infinity, maxStringLength: Infinity });
+    for (let i = 0; i + 8 <= secret.length; i++) expect(seen).not.toContain(secret.slice(i, i + 8));
+  });
+
+  it('keeps lookups exact when many secrets share a prefix and a length', () => {
+    // One window (and one length) for every secret: the full-text hash tells them apart.
+    const r = new Redactor();
+    for (let i = 0; i < 20_000; i++) r.add(`prefix--${i.toString().padStart(6, '0')}`);
+    expect(r.size).toBe(20_000);
+    expect(r.redact('a prefix--012345 b prefix--0123456 c prefix--999999')).toBe(`a ${REDACTED} b ${REDACTED}6 c prefix--999999`);
   });
 
   it('agrees with a longest-first alternation regex on arbitrary secrets and text', () => {
