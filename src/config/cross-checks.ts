@@ -32,8 +32,11 @@ function uniqueNames(config: AppConfig, ctx: ResolveContext): void {
       const earlier = first.get(v);
       if (earlier === undefined) first.set(v, i);
       else {
-        const line = ctx.source.position([base, earlier, field]).line;
-        ctx.issues.error([base, i, field], `duplicate ${what} "${v}" (also ${base}[${earlier}], line ${line})`);
+        // The first may be in the other file (the config or its wallets_file): then name it.
+        const { source } = ctx;
+        const there = source.position([base, earlier, field]);
+        const where = source.fileOf(there) === source.fileOf(source.position([base, i, field])) ? 'line' : `${source.fileOf(there)} line`;
+        ctx.issues.error([base, i, field], `duplicate ${what} "${v}" (also ${base}[${earlier}], ${where} ${there.line})`);
       }
     });
   };

@@ -1,5 +1,6 @@
 // The config pipeline, the same for `check`, `run` and a SIGHUP reload:
-// read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks.
+// read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks,
+// with the wallets of a wallets_file read and checked line by line and added before resolving.
 // Every problem becomes a ConfigIssue naming file:line:col and key path; nothing here throws.
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -9,10 +10,11 @@ import type { ConfigIssue } from '../errors.js';
 import { crossCheck } from './cross-checks.js';
 import { tooDeepAt } from './nesting.js';
 import { allowedKeysAt, configJsonSchema } from './json-schema.js';
-import { ConfigSource, IssueList, type Path, type Position } from './positions.js';
+import { ConfigSource, IssueList, pathStartsWith, type Path, type Position } from './positions.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
 import { ConfigSchema } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
+import { walletsFromFile } from './wallets-file.js';
 import { errorMap, schemaProblems } from './zod-issues.js';
 
 /** A config is a page of YAML; anything near this size is a mistake or an attack. */
@@ -117,13 +119,14 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
 
   const data = toPlainData(doc, source, issues);
   if (issues.errors.length > 0) return done();
+  const side = walletsFromFile(data, { file: opts.file, absFile: opts.absFile, source, issues });
 
   const flagged = findLiteralSecrets(data, issues);
   const parsed = ConfigSchema.safeParse(data, { error: errorMap });
   if (!parsed.success) {
     const schema = configJsonSchema();
     for (const p of schemaProblems(parsed.error.issues, data, (path) => allowedKeysAt(schema, path))) {
-      if (!flagged.some((f) => startsWith(p.path, f))) issues.error(p.path, p.message);
+      if (!flagged.some((f) => pathStartsWith(p.path, f))) issues.error(p.path, p.message);
     }
     return done();
   }
@@ -133,11 +136,13 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
     source,
     issues,
     configDir: dirname(opts.absFile),
+    walletsFile: side.walletsFile,
     cwd: opts.cwd,
     env: opts.env,
     broken: new Set(),
   };
-  const config = resolveConfig(parsed.data, opts.absFile, ctx);
+  const raw = side.walletsFile === undefined ? parsed.data : { ...parsed.data, wallets: [...(parsed.data.wallets ?? []), ...side.wallets] };
+  const config = resolveConfig(raw, opts.absFile, ctx);
   crossCheck(config, ctx);
   return done(config);
 }
@@ -230,10 +235,6 @@ function yamlIssue(e: YAMLError, source: ConfigSource, issues: IssueList, kind: 
   const message = YAML_MESSAGES[e.code] ?? e.message;
   if (kind === 'error') issues.errorAt(position, path, message);
   else issues.warnAt(position, path, message);
-}
-
-function startsWith(path: Path, prefix: Path): boolean {
-  return prefix.length <= path.length && prefix.every((seg, i) => seg === path[i]);
 }
 
 function tooBig(bytes: number): string {

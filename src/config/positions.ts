@@ -1,5 +1,6 @@
 // Maps a key path (as zod and our own checks report it) back to a place in the YAML text, so every
 // issue reads `file:line:col path: message`. The Document is kept from parsing for exactly this.
+// Wallets brought in by wallets_file are placed in that file instead (see SideFile).
 import {
   isAlias,
   isMap,
@@ -32,9 +33,28 @@ export function formatPath(path: Path): string {
   return out;
 }
 
+export function pathStartsWith(path: Path, prefix: Path): boolean {
+  return prefix.length <= path.length && prefix.every((seg, i) => seg === path[i]);
+}
+
 export interface Position {
+  /** Set only for a place in another file than the config (a wallets_file line). */
+  file?: string;
   line: number;
   col: number;
+}
+
+/**
+ * A file the config names whose entries continue a list of the config: the wallets_file lines are
+ * `wallets[firstIndex]` onwards. It places paths into those entries in its own text.
+ */
+export interface SideFile {
+  /** As shown in messages. */
+  readonly file: string;
+  /** How many wallets the config lists itself: the first index that belongs to this file. */
+  readonly firstIndex: number;
+  /** The place of `rest` inside entry `k` of this file (`wallets[firstIndex + k]`), `file` set. */
+  position(k: number, rest: Path): Position;
 }
 
 const NOWHERE: Position = { line: 0, col: 0 };
@@ -48,6 +68,7 @@ function isMergeKey(pair: Pair): boolean {
 export class ConfigSource {
   private readonly pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
   private aliasTargets: Map<Alias, Node> | undefined;
+  private walletsFile: SideFile | undefined;
 
   constructor(
     /** The file name as the operator gave it: messages repeat what they typed. */
@@ -61,6 +82,16 @@ export class ConfigSource {
     return new ConfigSource(file, undefined, undefined);
   }
 
+  /** From here on, `wallets[i]` with i at or past its firstIndex is placed in `side`. */
+  addWalletsFile(side: SideFile): void {
+    this.walletsFile = side;
+  }
+
+  /** The file a position is in: the config, unless the position names another. */
+  fileOf(position: Position): string {
+    return position.file ?? this.file;
+  }
+
   positionOfOffset(offset: number): Position {
     if (!this.lines) return NOWHERE;
     return this.lines.linePos(offset);
@@ -72,6 +103,11 @@ export class ConfigSource {
    * (a missing key) points at the deepest ancestor that does exist.
    */
   position(path: Path): Position {
+    const side = this.walletsFile;
+    const i = path[1];
+    if (side !== undefined && path[0] === 'wallets' && typeof i === 'number' && i >= side.firstIndex) {
+      return side.position(i - side.firstIndex, path.slice(2));
+    }
     return this.walk(path).position;
   }
 
@@ -245,17 +281,31 @@ export class IssueList {
     this.push('errors', () => ({ file: this.source.file, ...position, path: formatPath(typeof path === 'function' ? path() : path), message }));
   }
 
+  /** True once further errors would only be counted. */
+  get errorsFull(): boolean {
+    return this.errors.length >= MAX_LISTED_ISSUES;
+  }
+
+  /**
+   * An error listed even past MAX_LISTED_ISSUES: the one that says why checking stopped early
+   * (a wallets_file that is evidently not one), which the operator must see whatever came first.
+   */
+  closingErrorAt(position: Position, message: string): void {
+    this.errors.push({ file: this.source.file, ...position, path: '', message });
+  }
+
   warnAt(position: Position, path: Path | (() => Path), message: string): void {
     this.push('warnings', () => ({ file: this.source.file, ...position, path: formatPath(typeof path === 'function' ? path() : path), message }));
   }
 
-  /** In file order, so the operator can fix them top to bottom. */
+  /** In file order, so the operator can fix them top to bottom: the config's, then wallets_file's. */
   sorted(): { errors: ConfigIssue[]; warnings: ConfigIssue[] } {
     return { errors: this.withTail('errors'), warnings: this.withTail('warnings') };
   }
 
   private withTail(kind: 'errors' | 'warnings'): ConfigIssue[] {
-    const list = [...this[kind]].sort(byPlace);
+    const rank = (i: ConfigIssue): number => (i.file === this.source.file ? 0 : 1);
+    const list = [...this[kind]].sort((a, b) => rank(a) - rank(b) || byPlace(a, b));
     const first = this.firstUnlisted[kind];
     if (first !== undefined) {
       const n = this.unlisted[kind];
@@ -272,7 +322,7 @@ export class IssueList {
       return;
     }
     const issue = make();
-    const key = `${kind}\u0000${issue.line}:${issue.col}\u0000${issue.path}\u0000${issue.message}`;
+    const key = `${kind}\u0000${issue.file}:${issue.line}:${issue.col}\u0000${issue.path}\u0000${issue.message}`;
     if (this.seen.has(key)) return;
     this.seen.add(key);
     list.push(issue);

@@ -29,6 +29,8 @@ export interface ResolveContext {
   issues: IssueList;
   /** Absolute directory of the config file: paths inside it are relative to it. */
   configDir: string;
+  /** Wallets from `firstIndex` on came from wallets_file: their key paths are relative to its `dir`. */
+  walletsFile: { dir: string; firstIndex: number } | undefined;
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Paths (formatted) whose value failed to convert; cross-checks skip comparisons with them. */
@@ -44,7 +46,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
       poll: cron(raw.schedule.poll, ctx),
       jitterMs: duration(raw.schedule.jitter, ['schedule', 'jitter'], ctx),
     },
-    wallets: raw.wallets.map((w, i) => resolveWallet(w, i, raw.rules, ctx)),
+    wallets: (raw.wallets ?? []).map((w, i) => resolveWallet(w, i, raw.rules, ctx)),
     rules: raw.rules.map((r, i) => resolveRule(r, i, ctx)),
     safety: { maxLamportsPerAction: positiveAmount(raw.safety.max_sol_per_action, ['safety', 'max_sol_per_action'], ctx) },
     sandbox: {
@@ -155,10 +157,13 @@ function listen(text: string | undefined, ctx: ResolveContext): string | undefin
 // wallets
 
 function resolveWallet(w: RawWallet, i: number, rules: RawRule[], ctx: ResolveContext): WalletConfig {
+  // A key path is relative to the file that names it.
+  const side = ctx.walletsFile;
+  const dir = side !== undefined && i >= side.firstIndex ? side.dir : ctx.configDir;
   return {
     name: w.name,
     address: address(w.address, ['wallets', i, 'address'], ctx),
-    key: keySource(w.key, ctx),
+    key: keySource(w.key, dir),
     rules: w.rules ?? rules.map((r) => r.name),
   };
 }
@@ -176,8 +181,8 @@ function address(text: string, path: Path, ctx: ResolveContext): string {
   return text;
 }
 
-function keySource(key: RawWallet['key'], ctx: ResolveContext): KeySource {
-  if ('file' in key) return { file: fromConfigDir(key.file, ctx) };
+function keySource(key: RawWallet['key'], dir: string): KeySource {
+  if ('file' in key) return { file: fromDir(key.file, dir) };
   if ('env' in key) return { env: key.env };
   return { credential: key.credential };
 }
@@ -306,7 +311,11 @@ function positiveDuration(text: string, path: Path, ctx: ResolveContext): number
 }
 
 function fromConfigDir(p: string, ctx: ResolveContext): string {
-  return isAbsolute(p) ? p : resolvePath(ctx.configDir, p);
+  return fromDir(p, ctx.configDir);
+}
+
+function fromDir(p: string, dir: string): string {
+  return isAbsolute(p) ? p : resolvePath(dir, p);
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -159,7 +159,8 @@ const KeySource = z
   )
   .describe('where the signing key is: never the key itself');
 
-const Wallet = z.strictObject({
+/** One wallet: an entry of `wallets:`, and a line of wallets_file. */
+export const WalletSchema = z.strictObject({
   name: name('wallet').describe('unique name used in logs and commands'),
   address: z
     .string()
@@ -267,10 +268,16 @@ export const ConfigSchema = z
           jitter: Duration.default('10s').describe('random delay added to each poll, per wallet'),
         })
         .prefault({}),
-      wallets: z
-        .array(Wallet, { error: whenMissing('required: at least one wallet to watch') })
-        .min(1, { error: 'at least one wallet is needed' })
-        .describe('the wallets to watch and act for'),
+      // Neither is required alone, and either may be empty when the other is not: at least one
+      // wallet in all is checked where both are known (wallets-file.ts).
+      wallets: z.array(WalletSchema).describe('the wallets to watch and act for').optional(),
+      wallets_file: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'JSON Lines file of more wallets, one wallets entry per line ("#" comments and blank lines skipped), listed after those of wallets; relative key paths in it are relative to it',
+        ),
       rules: z.array(Rule).default([]).describe('what to do when'),
       safety: z
         .strictObject(
@@ -330,11 +337,12 @@ export const ConfigSchema = z
   .meta({
     title: 'autoclaim configuration',
     description: 'Watches wallet rewards and claims and compounds them by rules. Secrets never live in this file.',
+    anyOf: [{ required: ['wallets'] }, { required: ['wallets_file'] }],
   });
 
 /** What the schema hands to resolve.ts: snake_case, defaults filled, amounts still as written. */
 export type RawConfig = z.output<typeof ConfigSchema>;
 export type RawRule = RawConfig['rules'][number];
-export type RawWallet = RawConfig['wallets'][number];
+export type RawWallet = NonNullable<RawConfig['wallets']>[number];
 export type RawStep = RawRule['do'][number];
 

@@ -22,8 +22,9 @@ const WALLET_KEY_HELP =
 /**
  * Reports every literal secret in the parsed YAML, naming where it is and where it belongs, never
  * what it is. Returns the flagged paths so schema messages about the same keys are not doubled.
+ * `base` is where `data` sits in the config (a wallets_file line is `['wallets', i]`).
  */
-export function findLiteralSecrets(data: unknown, issues: IssueList): Path[] {
+export function findLiteralSecrets(data: unknown, issues: IssueList, base: Path = []): Path[] {
   const flagged: Path[] = [];
   const flag = (path: Path, message: string): void => {
     flagged.push(path);
@@ -45,7 +46,7 @@ export function findLiteralSecrets(data: unknown, issues: IssueList): Path[] {
       else walk(v, here);
     }
   };
-  walk(data, []);
+  walk(data, [...base]);
   return flagged;
 }
 
