@@ -53,6 +53,7 @@ EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.AUTOCLAIM_HEALTH_URL, { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# The same entry as the package bin (`autoclaim`) and the tests: dist/cli/main.js.
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/cli/main.js"]
+# The same entry as the package bin (`autoclaim`) and the tests: dist/cli/main.js, with the node
+# flags of `npm start` and the systemd unit (a small young generation: see the unit's comment).
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=1", "/app/dist/cli/main.js"]
 CMD ["run"]

@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startHealthServer } from '../../src/service/health-server.js';
 import { createMetrics } from '../../src/service/metrics.js';
+import { startNodeFlags } from './node-flags.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const read = (f: string): string => readFileSync(join(ROOT, f), 'utf8');
@@ -98,11 +99,11 @@ describe('Dockerfile', () => {
     expect(runtimeRuns).not.toMatch(/g\+\+|python3|npm (ci|install)/);
   });
 
-  it('runs the package bin, dist/cli/main.js, under tini as PID 1, with `run` as the default command', () => {
+  it('runs the package bin, dist/cli/main.js, with the node flags of npm start, under tini as PID 1, with `run` as the default command', () => {
     const entry = JSON.parse(inRuntime('ENTRYPOINT').at(-1)?.args ?? 'null') as string[];
     const bin = pkg.bin['autoclaim'];
     expect(bin).toBe('dist/cli/main.js');
-    expect(entry).toEqual(['/usr/bin/tini', '--', 'node', `/app/${bin}`]);
+    expect(entry).toEqual(['/usr/bin/tini', '--', 'node', ...startNodeFlags(), `/app/${bin}`]);
     expect(inRuntime('RUN').map((i) => i.args).join('\n')).toMatch(/install .*\btini\b/);
     expect(JSON.parse(inRuntime('CMD').at(-1)?.args ?? 'null')).toEqual(['run']);
     expect(inRuntime('WORKDIR').at(-1)?.args).toBe('/app');

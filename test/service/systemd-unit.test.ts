@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startNodeFlags } from './node-flags.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const UNIT = join(ROOT, 'systemd', 'autoclaim.service');
@@ -43,7 +44,9 @@ describe('systemd/autoclaim.service, read statically', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
     const bin = pkg.bin['autoclaim'];
     expect(bin).toBe('dist/cli/main.js');
-    expect(one('ExecStart')).toBe(`/usr/bin/node /opt/autoclaim/${bin} run --config %E/autoclaim/autoclaim.yaml`);
+    // With the node flags of `npm start`: a small young generation (the unit's comment says why).
+    expect(startNodeFlags()).toEqual(['--max-semi-space-size=1']);
+    expect(one('ExecStart')).toBe(`/usr/bin/node ${startNodeFlags().join(' ')} /opt/autoclaim/${bin} run --config %E/autoclaim/autoclaim.yaml`);
     expect(one('ConfigurationDirectory')).toBe('autoclaim');
     expect(one('StateDirectory')).toBe('autoclaim');
   });
