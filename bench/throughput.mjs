@@ -1,7 +1,7 @@
 // §1 poll-cycle throughput, §2 start-up and §3 peak RSS: `once` as a whole process against a plain
 // undici script doing the same GETs, run alternately against one forked sandbox so that both see
 // the same server and the same machine load; figures are medians over the runs.
-import { API_KEY, CLI, NEVER_RULE, events, log, median, runProcess, walletFixtures, walletsFile, writeRunConfig } from './lib/common.mjs';
+import { API_KEY, CLI, NEVER_RULE, SERVICE_NODE_ARGS, events, log, median, runProcess, walletFixtures, walletsFile, writeRunConfig } from './lib/common.mjs';
 import { forkSandbox } from './lib/sandbox-client.mjs';
 
 /** The daemon's wallet-turn concurrency (DEFAULT_CONCURRENCY in src/daemon.ts) and api.connections' default. */
@@ -20,7 +20,8 @@ function phases(stdout, spawnedAt) {
   return { startupMs: t0 - spawnedAt, cycleMs: Date.parse(done.time) - t0, polled: done.polled };
 }
 
-async function onceRun(config, nodeArgs = []) {
+/** `once` as the service would run it: with the node flags of `npm start` (SERVICE_NODE_ARGS). */
+async function onceRun(config, nodeArgs = SERVICE_NODE_ARGS) {
   const spawnedAt = Date.now();
   const r = await runProcess([CLI, 'once', '--config', config], { env: { AUTOCLAIM_API_KEY: API_KEY }, nodeArgs });
   if (r.code !== 0) throw new Error(`once exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
@@ -77,8 +78,11 @@ export async function benchThroughput({ sizes, runs }) {
       const check = [];
       const bare = [];
       const startup = [];
+      // The same runs with the wallets in a JSON Lines `wallets_file` (the form for large fleets).
+      const side = { daemon: [], check: [], startup: [] };
       for (let i = 0; i < runs; i++) {
         const { config } = writeRunConfig(`once-${n}-${i}`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED });
+        const { config: sideConfig } = writeRunConfig(`once-${n}-${i}-side`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED, sideFile: true });
         // Alternate which goes first, so a drift in machine load does not favour one side.
         if (i % 2 === 0) {
           raw.push(await rawRun(sandbox.url, n));
@@ -87,15 +91,35 @@ export async function benchThroughput({ sizes, runs }) {
           daemon.push(await onceRun(config));
           raw.push(await rawRun(sandbox.url, n));
         }
+        side.daemon.push(await onceRun(sideConfig));
         check.push(await checkRun(config));
+        side.check.push(await checkRun(sideConfig));
         bare.push(await bareNode());
         startup.push(await phasesRun(config));
-        log(`throughput n=${n} run ${i + 1}/${runs}: once ${daemon.at(-1).wallMs.toFixed(0)} ms, raw ${raw.at(-1).wallMs.toFixed(0)} ms, check ${check.at(-1).wallMs.toFixed(0)} ms`);
+        side.startup.push(await phasesRun(sideConfig));
+        log(
+          `throughput n=${n} run ${i + 1}/${runs}: once ${daemon.at(-1).wallMs.toFixed(0)} ms (wallets_file ${side.daemon.at(-1).wallMs.toFixed(0)} ms), ` +
+            `raw ${raw.at(-1).wallMs.toFixed(0)} ms, check ${check.at(-1).wallMs.toFixed(0)} ms`,
+        );
       }
-      // What V8's --optimize-for-size does to the peak (a candidate NODE_OPTIONS for the service).
-      const { config: small } = writeRunConfig(`once-${n}-small`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED });
-      const optimized = await onceRun(small, ['--optimize-for-size']);
+      // The same with a bare `node` (V8's default young generation): what the service flags buy.
+      const { config: bareConfig } = writeRunConfig(`once-${n}-bare`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED, sideFile: true });
+      const bareFlags = await onceRun(bareConfig, []);
       const ratios = daemon.map((d, i) => raw[i].wallMs / d.wallMs);
+      const summarize = (runsOf, checks, phases) => ({
+        onceMs: median(runsOf.map((d) => d.wallMs)),
+        ratio: median(runsOf.map((d, i) => raw[i].wallMs / d.wallMs)),
+        cycleRatio: median(runsOf.map((d, i) => raw[i].wallMs / d.cycleMs)),
+        onceCpuSec: median(runsOf.map((d) => d.cpuSec)),
+        startupMs: median(runsOf.map((d) => d.startupMs)),
+        cycleMs: median(runsOf.map((d) => d.cycleMs)),
+        checkMs: median(checks.map((c) => c.wallMs)),
+        modulesMs: median(phases.map((x) => x.modulesMs)),
+        configMs: median(phases.map((x) => x.configMs)),
+        keysMs: median(phases.map((x) => x.keysMs)),
+        oncePeakRssMb: Math.max(...runsOf.map((d) => d.peakRssKb)) / 1024,
+        checkPeakRssMb: Math.max(...checks.map((c) => c.peakRssKb)) / 1024,
+      });
       out.push({
         wallets: n,
         runs,
@@ -103,6 +127,8 @@ export async function benchThroughput({ sizes, runs }) {
         raw,
         check,
         bare,
+        side,
+        sideMedian: summarize(side.daemon, side.check, side.startup),
         median: {
           onceMs: median(daemon.map((d) => d.wallMs)),
           rawMs: median(raw.map((r) => r.wallMs)),
@@ -118,7 +144,7 @@ export async function benchThroughput({ sizes, runs }) {
           configMs: median(startup.map((x) => x.configMs)),
           keysMs: median(startup.map((x) => x.keysMs)),
           oncePeakRssMb: Math.max(...daemon.map((d) => d.peakRssKb)) / 1024,
-          onceOptimizeForSize: { peakRssMb: optimized.peakRssKb / 1024, wallMs: optimized.wallMs, cpuSec: optimized.cpuSec },
+          onceBareNode: { peakRssMb: bareFlags.peakRssKb / 1024, wallMs: bareFlags.wallMs, cpuSec: bareFlags.cpuSec },
           rawPeakRssMb: Math.max(...raw.map((r) => r.peakRssKb)) / 1024,
           checkPeakRssMb: Math.max(...check.map((c) => c.peakRssKb)) / 1024,
         },

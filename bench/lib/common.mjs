@@ -16,6 +16,17 @@ export const API_KEY = 'bench-api-key-not-a-secret-0123456789';
 const dist = (p) => import(join(DIST, p));
 
 /**
+ * The node flags the daemon is started with: those of `npm start`, which the systemd unit and the
+ * Docker image share (test/service checks that). The whole-process runs use them, as deployed.
+ */
+export const SERVICE_NODE_ARGS = (() => {
+  const start = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).scripts.start;
+  const m = /^node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\/main\.js run$/.exec(start);
+  if (m === null) throw new Error(`npm start is not "node [flags] dist/cli/main.js run": ${start}`);
+  return m[1].trim().split(' ').filter((f) => f !== '');
+})();
+
+/**
  * N wallets with real key files, generated once and cached under bench/out/keys-N (key material
  * for a loopback sandbox only). Returns [{name, address, keyFile}]; keyFile is relative to the
  * fixture folder, where the run configs are written too.
@@ -48,14 +59,23 @@ export const walletsFile = (n) => join(OUT, `keys-${n}`, 'wallets.json');
 /**
  * Writes a config for `wallets` (all from one fixture of `fixtureSize`) and returns {dir, config}.
  * The config sits in the fixture folder so key paths stay short: the loader refuses a config above
- * 1 MiB, and 10,000 wallets in flow style come to ~1.0 MB. The state file lives in a fresh run
+ * 1 MiB, and 10,000 wallets in flow style come to ~1.0 MB (a wallets_file has no such limit). The state file lives in a fresh run
  * folder, so every run starts from an empty database.
  */
-export function writeRunConfig(name, { fixtureSize, baseUrl, wallets, rules, perMinute, burst, poll = '*/1 * * * *', jitter = '0s', connections, readAttempts = 1 }) {
+export function writeRunConfig(name, { fixtureSize, baseUrl, wallets, rules, perMinute, burst, poll = '*/1 * * * *', jitter = '0s', connections, readAttempts = 1, sideFile = false }) {
   const dir = join(OUT, 'runs', name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const walletYaml = wallets.map((w) => `- {name: ${w.name}, address: ${w.address}, key: {file: ${w.keyFile}}${w.rules ? `, rules: [${w.rules.join(', ')}]` : ''}}\n`).join('');
+  // sideFile: the wallets go to a JSON Lines `wallets_file` beside the config (the form for large
+  // fleets) instead of the YAML list.
+  const sidePath = join(OUT, `keys-${fixtureSize}`, `${name}.jsonl`);
+  if (sideFile) {
+    const lines = wallets.map((w) => JSON.stringify({ name: w.name, address: w.address, key: { file: w.keyFile }, ...(w.rules ? { rules: w.rules } : {}) }));
+    writeFileSync(sidePath, `${lines.join('\n')}\n`);
+  }
+  const walletYaml = sideFile
+    ? `wallets_file: ${name}.jsonl\n`
+    : `wallets:\n${wallets.map((w) => `- {name: ${w.name}, address: ${w.address}, key: {file: ${w.keyFile}}${w.rules ? `, rules: [${w.rules.join(', ')}]` : ''}}\n`).join('')}`;
   const yaml = `api:
   base_url: ${baseUrl}
   timeout_ms: 30000
@@ -69,7 +89,6 @@ schedule:
 rules:
 ${rules}safety:
   max_sol_per_action: 1000000
-wallets:
 ${walletYaml}`;
   const config = join(OUT, `keys-${fixtureSize}`, `${name}.yaml`);
   writeFileSync(config, yaml);
