@@ -2,7 +2,6 @@
 // read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks,
 // with the wallets of a wallets_file read and checked line by line and added before resolving.
 // Every problem becomes a ConfigIssue naming file:line:col and key path; nothing here throws.
-import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isAlias, isScalar, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
 import type { AppConfig } from '../domain.js';
@@ -11,6 +10,7 @@ import { crossCheck } from './cross-checks.js';
 import { tooDeepAt } from './nesting.js';
 import { allowedKeysAt, configJsonSchema } from './json-schema.js';
 import { ConfigSource, IssueList, pathStartsWith, type Path, type Position } from './positions.js';
+import { readTextFile, tooBig, type TextFile } from './read-text.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
 import { ConfigSchema } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
@@ -44,26 +44,15 @@ export function loadConfig(file: string, opts: LoadOptions): LoadResult {
   return loadConfigText(read, { file, absFile, env: opts.env, cwd });
 }
 
+const CONFIG_FILE: TextFile = {
+  what: 'config file',
+  maxBytes: MAX_CONFIG_BYTES,
+  notFoundHint: 'give one with --config or $AUTOCLAIM_CONFIG',
+};
+
 function readConfigText(file: string, absFile: string): string | ConfigIssue {
-  const fail = (message: string): ConfigIssue => ({ file, line: 0, col: 0, path: '', message });
-  let bytes: Buffer;
-  try {
-    const st = statSync(absFile);
-    if (st.isDirectory()) return fail('this is a directory, not a config file');
-    if (st.size > MAX_CONFIG_BYTES) return fail(tooBig(st.size));
-    bytes = readFileSync(absFile);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return fail('config file not found (give one with --config or $AUTOCLAIM_CONFIG)');
-    if (code === 'EACCES') return fail('config file is not readable by this user');
-    return fail(`cannot read the config file (${code ?? 'unknown error'})`);
-  }
-  if (bytes.length > MAX_CONFIG_BYTES) return fail(tooBig(bytes.length));
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return fail('the file is not UTF-8 text');
-  }
+  const text = readTextFile(absFile, CONFIG_FILE);
+  return typeof text === 'string' ? text : { file, line: 0, col: 0, path: '', message: text.problem };
 }
 
 export interface TextOptions {
@@ -92,7 +81,7 @@ function fileIssue(file: string, line: number, message: string): LoadResult {
 }
 
 function runPipeline(text: string, opts: TextOptions): LoadResult {
-  if (text.length > MAX_CONFIG_BYTES) return fileIssue(opts.file, 0, tooBig(text.length));
+  if (text.length > MAX_CONFIG_BYTES) return fileIssue(opts.file, 0, tooBig(text.length, CONFIG_FILE));
   if (text.trim() === '') return fileIssue(opts.file, 0, 'the config file is empty');
   const deepAt = tooDeepAt(text);
   if (deepAt !== undefined) return fileIssue(opts.file, deepAt, 'nested too deeply for a config file; refused');
@@ -235,12 +224,4 @@ function yamlIssue(e: YAMLError, source: ConfigSource, issues: IssueList, kind: 
   const message = YAML_MESSAGES[e.code] ?? e.message;
   if (kind === 'error') issues.errorAt(position, path, message);
   else issues.warnAt(position, path, message);
-}
-
-function tooBig(bytes: number): string {
-  return `the file is ${mib(bytes)}; a config file above ${mib(MAX_CONFIG_BYTES)} is refused`;
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }

@@ -4,12 +4,12 @@
 // parsing each line as JSON. Each line is checked here, as it is read, with the schema of a
 // `wallets:` entry and the literal-secret scan; the wallets then follow the inline ones (load.ts),
 // so resolving and every cross-check see one list. A problem in a line is placed at that line.
-import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'lossless-json';
 import { allowedKeysAt, configJsonSchema, type JsonSchema } from './json-schema.js';
 import { pathStartsWith, type ConfigSource, type IssueList, type Path, type Position, type SideFile } from './positions.js';
 import { WalletSchema, type RawWallet } from './schema.js';
+import { readTextFile } from './read-text.js';
 import { findLiteralSecrets } from './secrets.js';
 import { describeValue, errorMap, schemaProblems } from './zod-issues.js';
 
@@ -80,31 +80,8 @@ export function walletsFromFile(data: unknown, ctx: WalletsFileContext): Wallets
 }
 
 function readWalletsFile(absPath: string, shown: string): string | { problem: string } {
-  const fail = (what: string) => ({ problem: `${shown}: ${what}` });
-  let bytes: Buffer;
-  try {
-    const st = statSync(absPath);
-    if (st.isDirectory()) return fail('this is a directory, not a wallets file');
-    if (st.size > MAX_WALLETS_FILE_BYTES) return fail(tooBig(st.size));
-    bytes = readFileSync(absPath);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return fail('wallets file not found');
-    if (code === 'EACCES') return fail('the wallets file is not readable by this user');
-    return fail(`cannot read the wallets file (${code ?? 'unknown error'})`);
-  }
-  // It may have grown between stat and read.
-  if (bytes.length > MAX_WALLETS_FILE_BYTES) return fail(tooBig(bytes.length));
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return fail('the wallets file is not UTF-8 text');
-  }
-}
-
-function tooBig(bytes: number): string {
-  const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-  return `the file is ${mib(bytes)}; a wallets file above ${mib(MAX_WALLETS_FILE_BYTES)} is refused`;
+  const text = readTextFile(absPath, { what: 'wallets file', maxBytes: MAX_WALLETS_FILE_BYTES });
+  return typeof text === 'string' ? text : { problem: `${shown}: ${text.problem}` };
 }
 
 /** Checks each line's JSON value as a wallet and reports what is wrong with it; counts bad lines. */

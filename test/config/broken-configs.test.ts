@@ -346,6 +346,6 @@ metrics:
     mkdirSync(join(dir.path, 'conf.d'));
     expect(formatted(dir.load('conf.d')).errors).toEqual(['conf.d: this is a directory, not a config file']);
     dir.write('config.yaml', Buffer.from([0x61, 0x3a, 0x20, 0xff, 0xfe, 0x0a]));
-    expect(formatted(dir.load('config.yaml')).errors).toEqual(['config.yaml: the file is not UTF-8 text']);
+    expect(formatted(dir.load('config.yaml')).errors).toEqual(['config.yaml: the config file is not UTF-8 text']);
   });
 });
