@@ -42,7 +42,8 @@ export function renderReport(r) {
     const b = big.sideMedian;
     p(`| 2 | loading and checking ${n(big.wallets)} keys, share of the whole \`once\` | must not dominate (< half) | ${fmtMs(b.keysMs)} of ${fmtMs(b.onceMs)} (${pct(b.keysMs / b.onceMs)}) | ${yes(b.keysMs / b.onceMs < 0.5)} |`);
     p(`| 2 | all of start-up (modules, config, keys, database) with ${n(big.wallets)} wallets, share of \`once\` (wallets_file · YAML list) | must not dominate (< half) | ${fmtMs(b.startupMs)} (${pct(b.startupMs / b.onceMs)}) · ${fmtMs(big.median.startupMs)} (${pct(big.median.startupMs / big.median.onceMs)}) | ${yes(b.startupMs / b.onceMs < 0.5)} |`);
-    p(`| 3 | peak RSS of \`once\`, ${n(big.wallets)} wallets (wallets_file · YAML list) | ≤ 150 MB | ${b.oncePeakRssMb.toFixed(0)} MB · ${big.median.oncePeakRssMb.toFixed(0)} MB | ${yes(b.oncePeakRssMb <= 150)} |`);
+    const within = b.oncePeakRssRunsMb.filter((x) => x <= 150).length;
+    p(`| 3 | peak RSS of \`once\`, ${n(big.wallets)} wallets, highest of ${b.oncePeakRssRunsMb.length} runs (wallets_file · YAML list) | ≤ 150 MB | ${b.oncePeakRssMb.toFixed(0)} MB (median ${b.oncePeakRssMedianMb.toFixed(0)}; ${within} of ${b.oncePeakRssRunsMb.length} runs within) · ${big.median.oncePeakRssMb.toFixed(0)} MB | ${yes(b.oncePeakRssMb <= 150)} |`);
   }
   const soak = readSoak();
   p(`| 3 | heap after warm-up of a long \`run\` (≥ 200,000 polls) | flat within 10% | ${soak ? `${soak.polls.toLocaleString('en-US')} polls, drift ${pct(soak.drift)}` : 'see `npm run bench:soak`'} | ${soak ? yes(soak.polls >= 200_000 && Math.abs(soak.drift) <= 0.1) : ''} |`);
@@ -143,18 +144,25 @@ function memorySection(p, tp, soak) {
   p('## 3. Memory');
   p();
   if (tp.length > 0) {
-    p('Peak RSS (`/usr/bin/time` maximum resident set size) of the runs in section 1 (max over the runs), and one run with a bare `node` (no flags: V8\'s default 16 MiB semi-spaces):');
+    p('Peak RSS (`/usr/bin/time` maximum resident set size) of the runs in section 1, every run listed, and one run with a bare `node` (no flags: V8\'s default 16 MiB semi-spaces):');
     p();
-    p('| wallets | `once`, wallets_file | `once`, YAML list | `once`, wallets_file, bare `node` (its wall time / CPU) | `check`, wallets_file · YAML list (bare `node`) | raw script |');
+    p('| wallets | `once`, wallets_file: highest (each run) | `once`, YAML list: highest (each run) | `once`, wallets_file, bare `node` (its wall time / CPU) | `check`, wallets_file · YAML list (bare `node`) | raw script |');
     p('|---|---|---|---|---|---|');
+    const runs = (xs) => xs.map((x) => x.toFixed(0)).join(', ');
     for (const t of tp) {
       const b = t.median.onceBareNode;
-      p(`| ${n(t.wallets)} | **${t.sideMedian.oncePeakRssMb.toFixed(0)} MB** | ${t.median.oncePeakRssMb.toFixed(0)} MB | ${b.peakRssMb.toFixed(0)} MB (${fmtMs(b.wallMs)} / ${fmt(b.cpuSec, 1)} s, against ${fmtMs(t.sideMedian.onceMs)} / ${fmt(t.sideMedian.onceCpuSec, 1)} s) | ${t.sideMedian.checkPeakRssMb.toFixed(0)} · ${t.median.checkPeakRssMb.toFixed(0)} MB | ${t.median.rawPeakRssMb.toFixed(0)} MB |`);
+      const yamlRuns = t.daemon.map((d) => d.peakRssKb / 1024);
+      p(`| ${n(t.wallets)} | **${t.sideMedian.oncePeakRssMb.toFixed(0)} MB** (${runs(t.sideMedian.oncePeakRssRunsMb)}) | ${t.median.oncePeakRssMb.toFixed(0)} MB (${runs(yamlRuns)}) | ${b.peakRssMb.toFixed(0)} MB (${fmtMs(b.wallMs)} / ${fmt(b.cpuSec, 1)} s, against ${fmtMs(t.sideMedian.onceMs)} / ${fmt(t.sideMedian.onceCpuSec, 1)} s) | ${t.sideMedian.checkPeakRssMb.toFixed(0)} · ${t.median.checkPeakRssMb.toFixed(0)} MB | ${t.median.rawPeakRssMb.toFixed(0)} MB |`);
     }
     p();
     const big = tp.at(-1);
     const side = big.sideMedian.oncePeakRssMb;
-    p(`${side <= 150 ? `**Goal (≤ 150 MB at ${n(big.wallets)} wallets) met** with the wallets in a \`wallets_file\`` : `**Goal (≤ 150 MB at ${n(big.wallets)} wallets) missed** (${side.toFixed(0)} MB with a \`wallets_file\`)`}; as a YAML list, ${big.median.oncePeakRssMb.toFixed(0)} MB. Where it goes: loading the modules takes ~80 MB of RSS before any wallet (node itself ~43 MB); 10,000 signers and their redactor entries ~20 MB (OpenSSL key objects, and the redactor\'s hash tables: ~0.9 KB a key, down from ~4.7 KB when it kept 13 strings a key); the rest is heap V8 grows while it works. Three changes brought it down from 285 MB: the redactor keeping hashes, not strings (−40 MB of live heap); the \`wallets_file\` (a positioned YAML document of 10,000 wallets peaks ~100 MB above the modules, and V8 then sizes the old generation after that peak); and \`--max-semi-space-size=1\` in the service\'s node flags (the bare-\`node\` column: the default young generation is ${Math.max(0, big.median.onceBareNode.peakRssMb - side).toFixed(0)} MB more at ${n(big.wallets)} wallets, for no CPU measured). The YAML list stays above the goal: its document model is the \`yaml\` library\'s, kept for the line and column of every message; for a fleet this size the README points to \`wallets_file\`.`);
+    const over = big.sideMedian.oncePeakRssRunsMb.filter((x) => x > 150);
+    const verdict =
+      side <= 150
+        ? `**Goal (≤ 150 MB at ${n(big.wallets)} wallets) met** with the wallets in a \`wallets_file\`, in every run`
+        : `**Goal (≤ 150 MB at ${n(big.wallets)} wallets) missed** with the wallets in a \`wallets_file\`: ${over.length} of ${big.sideMedian.oncePeakRssRunsMb.length} runs peaked above it (${runs(over)} MB), the others at ${runs(big.sideMedian.oncePeakRssRunsMb.filter((x) => x <= 150))} MB. The same program and input land in two clusters, ~142 MB and ~188 MB. On the machine this was developed on, 34 of 35 runs of this \`once\` outside the benchmark harness stayed at 141–147 MB (one reached 155 MB), while inside it 3 of 11 runs over three full benchmark runs landed near 188 MB; the cause was not found (a \`--trace-gc\` run never caught one; \`MALLOC_ARENA_MAX=2\` did not remove them). V8 sizes its heap from how fast it collects against how fast the program runs, so load on the machine is the likeliest lever. What would make it hold under load as well: \`--max-old-space-size\` would cap the heap but turn a larger fleet into an out-of-memory crash, so it was not used; a smaller module footprint (zod and undici are ~26 MB of the ~80 MB that loading takes) is the lasting fix`;
+    p(`${verdict}; as a YAML list, ${big.median.oncePeakRssMb.toFixed(0)} MB. Where it goes: loading the modules takes ~80 MB of RSS before any wallet (node itself ~43 MB); 10,000 signers and their redactor entries ~20 MB (OpenSSL key objects, and the redactor\'s hash tables: ~0.9 KB a key, down from ~4.7 KB when it kept 13 strings a key); the rest is heap V8 grows while it works. Three changes brought it down from 285 MB: the redactor keeping hashes, not strings (−40 MB of live heap); the \`wallets_file\` (a positioned YAML document of 10,000 wallets peaks ~100 MB above the modules, and V8 then sizes the old generation after that peak); and \`--max-semi-space-size=1\` in the service\'s node flags (the bare-\`node\` column: the default young generation is ${Math.max(0, big.median.onceBareNode.peakRssMb - big.sideMedian.oncePeakRssMedianMb).toFixed(0)} MB more than the median run at ${n(big.wallets)} wallets, for no CPU measured). The YAML list stays above the goal: its document model is the \`yaml\` library\'s, kept for the line and column of every message; for a fleet this size the README points to \`wallets_file\`.`);
     p();
   }
   if (soak) {

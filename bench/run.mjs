@@ -40,7 +40,7 @@ const timed = async (name, fn) => {
 await timed('signing', async () => benchSigning({ runs: quick ? 1 : 5 }));
 await timed('scheduling', async () => ({ scenarios: benchScheduling(quick ? { wallets: 400, hours: 3, perMinute: 100 } : {}) }));
 await timed('throughput', async () => ({
-  sizes: await benchThroughput(quick ? { sizes: [200, 1000], runs: 1 } : { sizes: [1000, 10_000], runs: 3 }),
+  sizes: await benchThroughput(quick ? { sizes: [200, 1000], runs: 1 } : { sizes: [1000, 10_000], runs: 5 }),
   cycleCost: await cycleCost(quick ? { wallets: 500, rounds: 1 } : { wallets: 3000, rounds: 3 }),
 }));
 await timed('rate', async () => benchRateBudget(quick ? { seconds: 20 } : { seconds: 75 }));

@@ -105,7 +105,6 @@ export async function benchThroughput({ sizes, runs }) {
       // The same with a bare `node` (V8's default young generation): what the service flags buy.
       const { config: bareConfig } = writeRunConfig(`once-${n}-bare`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED, sideFile: true });
       const bareFlags = await onceRun(bareConfig, []);
-      const ratios = daemon.map((d, i) => raw[i].wallMs / d.wallMs);
       const summarize = (runsOf, checks, phases) => ({
         onceMs: median(runsOf.map((d) => d.wallMs)),
         ratio: median(runsOf.map((d, i) => raw[i].wallMs / d.wallMs)),
@@ -118,6 +117,8 @@ export async function benchThroughput({ sizes, runs }) {
         configMs: median(phases.map((x) => x.configMs)),
         keysMs: median(phases.map((x) => x.keysMs)),
         oncePeakRssMb: Math.max(...runsOf.map((d) => d.peakRssKb)) / 1024,
+        oncePeakRssMedianMb: median(runsOf.map((d) => d.peakRssKb)) / 1024,
+        oncePeakRssRunsMb: runsOf.map((d) => d.peakRssKb / 1024),
         checkPeakRssMb: Math.max(...checks.map((c) => c.peakRssKb)) / 1024,
       });
       out.push({
@@ -130,23 +131,12 @@ export async function benchThroughput({ sizes, runs }) {
         side,
         sideMedian: summarize(side.daemon, side.check, side.startup),
         median: {
-          onceMs: median(daemon.map((d) => d.wallMs)),
+          ...summarize(daemon, check, startup),
           rawMs: median(raw.map((r) => r.wallMs)),
-          ratio: median(ratios),
-          cycleRatio: median(daemon.map((d, i) => raw[i].wallMs / d.cycleMs)),
-          onceCpuSec: median(daemon.map((d) => d.cpuSec)),
           rawCpuSec: median(raw.map((r) => r.cpuSec)),
-          startupMs: median(daemon.map((d) => d.startupMs)),
-          cycleMs: median(daemon.map((d) => d.cycleMs)),
-          checkMs: median(check.map((c) => c.wallMs)),
           bareNodeMs: median(bare.map((b) => b.wallMs)),
-          modulesMs: median(startup.map((x) => x.modulesMs)),
-          configMs: median(startup.map((x) => x.configMs)),
-          keysMs: median(startup.map((x) => x.keysMs)),
-          oncePeakRssMb: Math.max(...daemon.map((d) => d.peakRssKb)) / 1024,
           onceBareNode: { peakRssMb: bareFlags.peakRssKb / 1024, wallMs: bareFlags.wallMs, cpuSec: bareFlags.cpuSec },
           rawPeakRssMb: Math.max(...raw.map((r) => r.peakRssKb)) / 1024,
-          checkPeakRssMb: Math.max(...check.map((c) => c.peakRssKb)) / 1024,
         },
       });
     } finally {
