@@ -19,7 +19,7 @@ const SCALE = Math.max(1, Number(process.env.AUTOCLAIM_FUZZ_SCALE ?? 1) || 1);
 const DEMO = readFileSync(join(REPO, 'config/autoclaim.yaml'), 'utf8');
 
 /** Problems of the whole file, which have no line to point at. */
-const WHOLE_FILE = /^(the config file is empty|the file is [\d.]+ MiB|the file is not UTF-8|config file not found)/;
+const WHOLE_FILE = /^(the config file is empty|the file is [\d.]+ MiB|the config file is not UTF-8|config file not found)/;
 
 /** Every issue is placed inside the text and formats as one `file:line:col path: message` line. */
 function placementProblems(text: string, issues: readonly ConfigIssue[]): string[] {
@@ -217,7 +217,7 @@ describe('config fuzz', () => {
   it('hand-written: a file that is not UTF-8, and one of NUL bytes', async () => {
     const bad = Buffer.concat([Buffer.from(sandboxYaml), Buffer.from([0xff, 0xfe, 0x0a])]);
     writeFileSync(join(dir, FILE), bad);
-    expect(loadConfig(FILE, { env: {}, cwd: dir }).errors.map(formatIssue)).toEqual([`${FILE}: the file is not UTF-8 text`]);
+    expect(loadConfig(FILE, { env: {}, cwd: dir }).errors.map(formatIssue)).toEqual([`${FILE}: the config file is not UTF-8 text`]);
     await expectRefusedByCli(bad);
     const nul = '\u0000'.repeat(1000);
     expect(placementProblems(nul, load(nul).errors)).toEqual([]);
