@@ -1,7 +1,7 @@
 // Ed25519 signing with node:crypto (OpenSSL), which is far faster than tweetnacl's pure JS.
 // tweetnacl stays as the independent verifier: two implementations agreeing byte-for-byte is the
 // check that the PKCS#8 wrapping below is right.
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, sign, type KeyObject } from 'node:crypto';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import type { SignatureEncoding } from '../domain.js';
@@ -86,15 +86,20 @@ export function deriveSigner(seed: Uint8Array): { signer: Signer; publicKey: Uin
 
 /** A fresh keypair in solana-keygen layout (seed ‖ public key), for demo wallets and tests. */
 export function generateKeypair(): { secretKey64: Uint8Array; address: string } {
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' });
-  const seed = pkcs8.subarray(pkcs8.length - SEED_LENGTH);
-  const pub = publicKeyBytes(privateKey);
-  const secretKey64 = new Uint8Array(64);
-  secretKey64.set(seed, 0);
-  secretKey64.set(pub, SEED_LENGTH);
-  pkcs8.fill(0);
-  return { secretKey64, address: bs58.encode(pub) };
+  // An Ed25519 private key is 32 random bytes; it goes through the same import as a loaded key.
+  // Not generateKeyPairSync: on Node 20 the benchmark hung in a JWK export of such a key — a GC
+  // during the export finalized the finished generation job, whose destructor waited on the key
+  // mutex the export held (seen in gdb: ExportJWK → GC → ~KeyGenJob → uv_mutex_lock).
+  const seed = randomBytes(SEED_LENGTH);
+  try {
+    const pub = publicKeyBytes(privateKeyFromSeed(seed));
+    const secretKey64 = new Uint8Array(64);
+    secretKey64.set(seed, 0);
+    secretKey64.set(pub, SEED_LENGTH);
+    return { secretKey64, address: bs58.encode(pub) };
+  } finally {
+    seed.fill(0);
+  }
 }
 
 /** Independent check with tweetnacl; false for any malformed input rather than a throw. */
