@@ -1,10 +1,8 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
 import type { AppConfig, Clock, Rule, WalletConfig } from './domain.js';
 import { KeyError } from './errors.js';
-import type { Logger } from './log/logger.js';
-import type { Redactor } from './log/redact.js';
 import { formatIssue } from './errors.js';
-import { loadSigners, loadValidConfig, type Runtime } from './runtime.js';
+import { loadSigners, loadValidConfig, type Runtime, type RuntimeOptions } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
@@ -17,14 +15,9 @@ import { ConfigError } from './errors.js';
 import { nextCronTimes } from './config/index.js';
 import { dirname } from 'node:path';
 
-export interface DaemonOptions {
+/** What the runtime was opened with (the daemon reloads the config the same way), and more. */
+export interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'onRequest'> {
   runtime: Runtime;
-  configPath: string;
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  clock: Clock;
-  logger: Logger;
-  redactor: Redactor;
   dry: boolean;
   failpoint: Failpoint;
   /** Parallel wallet turns. */

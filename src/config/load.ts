@@ -8,14 +8,13 @@ import type { AppConfig } from '../domain.js';
 import type { ConfigIssue } from '../errors.js';
 import { crossCheck } from './cross-checks.js';
 import { tooDeepAt } from './nesting.js';
-import { allowedKeysAt, configJsonSchema } from './json-schema.js';
-import { ConfigSource, IssueList, pathStartsWith, type Path, type Position } from './positions.js';
+import { ConfigSource, IssueList, type Path, type Position } from './positions.js';
 import { readTextFile, tooBig, type TextFile } from './read-text.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
 import { ConfigSchema } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
 import { walletsFromFile } from './wallets-file.js';
-import { errorMap, schemaProblems } from './zod-issues.js';
+import { errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** A config is a page of YAML; anything near this size is a mistake or an attack. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -113,10 +112,7 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   const flagged = findLiteralSecrets(data, issues);
   const parsed = ConfigSchema.safeParse(data, { error: errorMap });
   if (!parsed.success) {
-    const schema = configJsonSchema();
-    for (const p of schemaProblems(parsed.error.issues, data, (path) => allowedKeysAt(schema, path))) {
-      if (!flagged.some((f) => pathStartsWith(p.path, f))) issues.error(p.path, p.message);
-    }
+    reportSchemaProblems(issues, parsed.error.issues, data, [], flagged);
     return done();
   }
   if (issues.errors.length > 0) return done();

@@ -6,12 +6,11 @@
 // so resolving and every cross-check see one list. A problem in a line is placed at that line.
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'lossless-json';
-import { allowedKeysAt, configJsonSchema, type JsonSchema } from './json-schema.js';
-import { pathStartsWith, type ConfigSource, type IssueList, type Path, type Position, type SideFile } from './positions.js';
+import { type ConfigSource, type IssueList, type Path, type Position, type SideFile } from './positions.js';
 import { WalletSchema, type RawWallet } from './schema.js';
 import { readTextFile } from './read-text.js';
 import { findLiteralSecrets } from './secrets.js';
-import { describeValue, errorMap, schemaProblems } from './zod-issues.js';
+import { describeValue, errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** Far above any fleet (about 500,000 wallets of 130 bytes); anything bigger is the wrong file. */
 export const MAX_WALLETS_FILE_BYTES = 64 * 1024 * 1024;
@@ -87,7 +86,6 @@ function readWalletsFile(absPath: string, shown: string): string | { problem: st
 /** Checks each line's JSON value as a wallet and reports what is wrong with it; counts bad lines. */
 class LineChecker {
   bad = 0;
-  private schema: JsonSchema | undefined;
 
   constructor(
     readonly issues: IssueList,
@@ -115,12 +113,7 @@ class LineChecker {
     const flagged = findLiteralSecrets(value, this.issues, path);
     const result = WalletSchema.safeParse(value, { error: errorMap });
     if (result.success) return flagged.length === 0 ? result.data : undefined;
-    this.schema ??= configJsonSchema();
-    const schema = this.schema;
-    for (const p of schemaProblems(result.error.issues, value, (sub) => allowedKeysAt(schema, [...path, ...sub]))) {
-      const full = [...path, ...p.path];
-      if (!flagged.some((f) => pathStartsWith(full, f))) this.issues.error(full, p.message);
-    }
+    reportSchemaProblems(this.issues, result.error.issues, value, path, flagged);
     return undefined;
   }
 }

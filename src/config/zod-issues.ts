@@ -2,7 +2,8 @@
 // key path zod found. Unions are the hard part: zod reports every branch's failure, so we pick the
 // branch the operator evidently meant, or say what the choices are.
 import type { z } from 'zod';
-import type { Path, PathSegment } from './positions.js';
+import { allowedKeysAt, configJsonSchema, type JsonSchema } from './json-schema.js';
+import { pathStartsWith, type IssueList, type Path, type PathSegment } from './positions.js';
 
 type Issue = z.core.$ZodIssue;
 type RawIssue = z.core.$ZodRawIssue;
@@ -169,4 +170,20 @@ function editDistance(a: string, b: string): number {
     prev = cur;
   }
   return prev[b.length] ?? 0;
+}
+
+/** The config's JSON Schema, for "did you mean" hints: made once, on the first problem. */
+let hintSchema: JsonSchema | undefined;
+
+/**
+ * Files zod's issues about `value`, found at `base` in the config (the whole file, or one line of
+ * a wallets_file), as errors at their places. A key already flagged as a literal secret gets no
+ * second message.
+ */
+export function reportSchemaProblems(issues: IssueList, zodIssues: readonly Issue[], value: unknown, base: Path, flagged: readonly Path[]): void {
+  const schema = (hintSchema ??= configJsonSchema());
+  for (const p of schemaProblems(zodIssues, value, (sub) => allowedKeysAt(schema, [...base, ...sub]))) {
+    const full = [...base, ...p.path];
+    if (!flagged.some((f) => pathStartsWith(full, f))) issues.error(full, p.message);
+  }
 }
