@@ -6,10 +6,9 @@ import { ApiClient, createDispatcher } from '../../src/api/client.js';
 import { RateLimiter } from '../../src/api/rate-limit.js';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
 import { systemClock, type ApiConfig } from '../../src/domain.js';
-import { ApiError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSandbox, type FaultSpec, type Sandbox } from '../../src/sandbox/server.js';
-import { apiConfig } from './helpers.js';
+import { apiConfig, apiError } from './helpers.js';
 
 const API_KEY = 'sandbox-test-key-123456';
 const kp = generateKeypair();
@@ -45,16 +44,6 @@ function client(over: Partial<ApiConfig> = {}, apiKey = API_KEY): ApiClient {
     logger: silentLogger(),
     sleep: () => Promise.resolve(),
   });
-}
-
-async function apiError(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
 }
 
 const deposit = (api: ApiClient, lamports: bigint) =>

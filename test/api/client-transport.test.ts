@@ -9,9 +9,8 @@ import { ApiClient, createDispatcher } from '../../src/api/client.js';
 import { RateLimiter } from '../../src/api/rate-limit.js';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
 import { systemClock, type ApiConfig } from '../../src/domain.js';
-import { ApiError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { apiConfig } from './helpers.js';
+import { apiConfig, apiError } from './helpers.js';
 
 const kp = generateKeypair();
 const signer = signerFromSeed(kp.secretKey64.slice(0, 32));
@@ -92,16 +91,6 @@ function client(base: string, over: Partial<ApiConfig> = {}, dispatcher?: Dispat
     sleep: () => Promise.resolve(),
   });
   return api;
-}
-
-async function apiError(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
 }
 
 const claim = (api: ApiClient) => api.prepare({ op: 'claim', wallet: WALLET }, signer, Date.now());

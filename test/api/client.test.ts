@@ -6,8 +6,8 @@ import { ApiClient } from '../../src/api/client.js';
 import { RateLimiter } from '../../src/api/rate-limit.js';
 import { decodeSignature, generateKeypair, signerFromSeed, verifySignature } from '../../src/api/signer.js';
 import type { ApiConfig } from '../../src/domain.js';
-import { ApiError, KeyError } from '../../src/errors.js';
-import { apiConfig, captureLogger, FakeTime } from './helpers.js';
+import { KeyError } from '../../src/errors.js';
+import { apiConfig, apiError, captureLogger, FakeTime } from './helpers.js';
 
 const API_KEY = 'canary-api-key-3f9d2b7c1e';
 const ORIGIN = 'http://api.test';
@@ -59,16 +59,6 @@ function setup(over: Partial<ApiConfig> = {}, apiKey: string | null = API_KEY) {
     }
   };
   return { config, time, agent, pool, log, limiter, client, seen, answer };
-}
-
-async function apiError(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
 }
 
 const kp = generateKeypair();

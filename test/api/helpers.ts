@@ -3,6 +3,7 @@
 import { Writable } from 'node:stream';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import type { ApiConfig, Clock } from '../../src/domain.js';
+import { ApiError } from '../../src/errors.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 
@@ -107,4 +108,15 @@ export function captureLogger(level = 'debug', redactor = new Redactor()): Captu
     },
     text: () => raw.join(''),
   };
+}
+
+/** The ApiError a promise rejects with; fails the test if it resolves or rejects otherwise. */
+export async function apiError(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
 }

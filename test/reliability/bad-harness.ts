@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import { ApiClient, createDispatcher, generateKeypair, RateLimiter } from '../../src/api/index.js';
-import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { systemClock, type ApiConfig, type Rule, type WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
@@ -18,23 +17,13 @@ import { PlanExecutor } from '../../src/worker/executor.js';
 import { noFailpoints } from '../../src/worker/failpoints.js';
 import type { Signer } from '../../src/worker/ports.js';
 import { runWalletCycle, type WalletCycleResult } from '../../src/worker/wallet-cycle.js';
+import { apiConfig } from '../api/helpers.js';
 
-export const API_CONFIG: ApiConfig = {
+// readAttempts stays above one (apiConfig's 3): a bad answer must still be read once, not retried.
+export const API_CONFIG: ApiConfig = apiConfig({
   baseUrl: 'http://127.0.0.1:1/v1', // replaced by the loopback server's address
-  headerPrefix: 'x-svc',
-  timeoutMs: 2_000,
-  connectTimeoutMs: 1_000,
-  maxResponseBytes: 1 << 20,
   connections: 1,
-  rateLimit: { perMinute: 0, burst: 100 },
-  endpoints: { ...DEFAULT_ENDPOINTS },
-  signatureEncoding: 'base58',
-  apiKeyFile: undefined,
-  authReads: true,
-  // More than one: a bad answer must still be read once, not retried.
-  readAttempts: 3,
-  claimSettleMs: 0,
-};
+});
 
 /** Fires on any summary with something to claim, every time (no once-per-epoch): a slip shows. */
 const GREEDY_RULE: Rule = {
