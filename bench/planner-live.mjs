@@ -7,18 +7,13 @@
 // Measures, per planner: crossing → claim delay (from the claimed amount and the wallet's rate,
 // exact for linear accrual), 429s, requests, claims.
 import { join } from 'node:path';
-import { API_KEY, DIST, log, mean, quantile, REPO, sleep, walletFixtures, writeRunConfig } from './lib/common.mjs';
+import { API_KEY, DIST, log, mean, openInProcess, prng, quantile, sleep, walletFixtures, writeRunConfig } from './lib/common.mjs';
 import { forkSandbox } from './lib/sandbox-client.mjs';
 
-const { openRuntime } = await import(join(DIST, 'runtime.js'));
-const { Daemon } = await import(join(DIST, 'daemon.js'));
-const { createLogger } = await import(join(DIST, 'log/logger.js'));
-const { Redactor } = await import(join(DIST, 'log/redact.js'));
 const { systemClock } = await import(join(DIST, 'domain.js'));
 const { PollScheduler } = await import(join(DIST, 'scheduler/scheduler.js'));
 const { pollBudget, RoundRobinPlanner, lowestPendingThreshold } = await import(join(DIST, 'scheduler/planner.js'));
 const { AccrualPlanner } = await import(join(DIST, 'scheduler/priority.js'));
-const { default: pino } = await import('pino');
 
 const SOL = 1_000_000_000;
 const THRESHOLDS = [0.01, 0.05, 0.1];
@@ -33,18 +28,6 @@ const RULES = THRESHOLDS.map(
 `,
 ).join('');
 
-/** mulberry32, so both planners face the same world. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function runOnce(kind, { wallets: n, seconds, perMinute, burst, poll, intervalMs, minCrossSec, maxCrossSec, seed }) {
   const random = prng(seed);
   const fleet = (await walletFixtures(10_000)).slice(0, n).map((w) => {
@@ -58,23 +41,11 @@ async function runOnce(kind, { wallets: n, seconds, perMinute, burst, poll, inte
     wallets: fleet.map((w) => ({ address: w.address, pendingLamports: String(w.start), accrualLamportsPerSec: String(w.rate), balanceLamports: '0' })),
   });
   const { config } = writeRunConfig(`planner-${kind}`, { fixtureSize: 10_000, baseUrl: sandbox.url, wallets: fleet, rules: RULES, perMinute, burst, poll, readAttempts: 3 });
-  const redactor = new Redactor();
-  const logger = createLogger({ level: 'warn', redactor, destination: pino.destination({ dest: '/dev/null', sync: true }) });
-  const env = { AUTOCLAIM_API_KEY: API_KEY };
-  const runtime = await openRuntime({ configPath: config, env, cwd: REPO, clock: systemClock, logger, redactor, lock: true });
+  const { runtime, logger, daemon: makeDaemon } = await openInProcess(config, { level: 'warn' });
   const planner =
     kind === 'accrual' ? new AccrualPlanner({ threshold: (w) => lowestPendingThreshold(w, runtime.config.rules) }) : new RoundRobinPlanner();
   let polls = 0;
-  const daemon = new Daemon({
-    runtime,
-    configPath: config,
-    env,
-    cwd: REPO,
-    clock: systemClock,
-    logger,
-    redactor,
-    dry: false,
-    failpoint: () => {},
+  const daemon = makeDaemon({
     // As src/daemon.ts wires its own planner: observe every good poll on the monotonic clock…
     observer: {
       pollOk: (w, s) => {

@@ -5,7 +5,7 @@
 // and the rate limiter modelled per interval (a poll without a token waits for the next one).
 // Deterministic: a seeded PRNG draws thresholds, rates, starting pending and the jitter.
 import { join } from 'node:path';
-import { DIST, mean, quantile } from './lib/common.mjs';
+import { DIST, mean, prng, quantile } from './lib/common.mjs';
 
 const { SandboxWorld } = await import(join(DIST, 'sandbox/world.js'));
 const { generateKeypair } = await import(join(DIST, 'api/signer.js'));
@@ -17,18 +17,6 @@ const LAMPORTS = 1_000_000_000n;
 const MIN = 60_000;
 /** The fresh read before signing and the POST: what a claim costs beyond its poll. */
 const REQUESTS_PER_CLAIM = 2;
-
-/** mulberry32: a small seeded PRNG, so every run draws the same world. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const THRESHOLDS_SOL = ['0.1', '0.5', '1', '5'];
 const rules = THRESHOLDS_SOL.map((sol) => ({

@@ -5,7 +5,7 @@
 //   node --expose-gc bench/soak.mjs [--polls=200000] [--wallets=600] [--schedule="* * * * * *"]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { API_KEY, DIST, log, machine, mean, NEVER_RULE, REPO, sleep, walletFixtures, writeRunConfig } from './lib/common.mjs';
+import { API_KEY, log, machine, mean, NEVER_RULE, openInProcess, REPO, sleep, walletFixtures, writeRunConfig } from './lib/common.mjs';
 import { forkSandbox } from './lib/sandbox-client.mjs';
 
 if (typeof globalThis.gc !== 'function') {
@@ -19,37 +19,16 @@ const schedule = arg('schedule', '* * * * * *');
 const sampleEverySec = Number(arg('sample', 10));
 const warmupShare = 0.2;
 
-const { openRuntime } = await import(join(DIST, 'runtime.js'));
-const { Daemon } = await import(join(DIST, 'daemon.js'));
-const { createLogger } = await import(join(DIST, 'log/logger.js'));
-const { Redactor } = await import(join(DIST, 'log/redact.js'));
-const { systemClock } = await import(join(DIST, 'domain.js'));
-const { default: pino } = await import('pino');
-
 const wallets = (await walletFixtures(10_000)).slice(0, walletCount);
 const sandbox = await forkSandbox({ apiKey: API_KEY, wallets: wallets.map((w) => ({ address: w.address, pendingLamports: '0', accrualLamportsPerSec: '1000' })) });
 const { config } = writeRunConfig('soak', { fixtureSize: 10_000, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, perMinute: 1_000_000_000, burst: 1_000_000, poll: schedule });
 
-const redactor = new Redactor();
 // The log goes where a service's would, through the same redacting logger, but to /dev/null:
 // 200,000 lines are not the point here.
-const logger = createLogger({ level: 'info', redactor, destination: pino.destination({ dest: '/dev/null', sync: true }) });
-const env = { AUTOCLAIM_API_KEY: API_KEY };
-const runtime = await openRuntime({ configPath: config, env, cwd: REPO, clock: systemClock, logger, redactor, lock: true });
+const { runtime, daemon: makeDaemon } = await openInProcess(config);
 let polls = 0;
 let failed = 0;
-const daemon = new Daemon({
-  runtime,
-  configPath: config,
-  env,
-  cwd: REPO,
-  clock: systemClock,
-  logger,
-  redactor,
-  dry: false,
-  failpoint: () => {},
-  observer: { pollOk: () => polls++, pollFailed: () => failed++ },
-});
+const daemon = makeDaemon({ observer: { pollOk: () => polls++, pollFailed: () => failed++ } });
 
 const samples = [];
 const sample = () => {

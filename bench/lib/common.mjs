@@ -26,6 +26,38 @@ export const SERVICE_NODE_ARGS = (() => {
   return m[1].trim().split(' ').filter((f) => f !== '');
 })();
 
+/** mulberry32: a small seeded PRNG, so every run (and every planner) draws the same world. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * The daemon in this process, opened as `run` opens it (runtime from `config`, the lock, the
+ * redacting JSON logger, here to `logFile`), for benchmarks that need to reach inside it. Returns
+ * {runtime, logger, daemon: (options) => Daemon}; Daemon options (observer, ...) go to `daemon`,
+ * so a caller can build what they need from the runtime first.
+ */
+export async function openInProcess(config, { level = 'info', logFile = '/dev/null' } = {}) {
+  const { openRuntime } = await dist('runtime.js');
+  const { Daemon } = await dist('daemon.js');
+  const { createLogger } = await dist('log/logger.js');
+  const { Redactor } = await dist('log/redact.js');
+  const { systemClock } = await dist('domain.js');
+  const { default: pino } = await import('pino');
+  const redactor = new Redactor();
+  const logger = createLogger({ level, redactor, destination: pino.destination({ dest: logFile, sync: true }) });
+  const common = { configPath: config, env: { AUTOCLAIM_API_KEY: API_KEY }, cwd: REPO, clock: systemClock, logger, redactor };
+  const runtime = await openRuntime({ ...common, lock: true });
+  return { runtime, logger, daemon: (options = {}) => new Daemon({ ...common, runtime, dry: false, failpoint: () => {}, ...options }) };
+}
+
 /**
  * N wallets with real key files, generated once and cached under bench/out/keys-N (key material
  * for a loopback sandbox only). Returns [{name, address, keyFile}]; keyFile is relative to the

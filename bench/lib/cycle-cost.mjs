@@ -4,23 +4,16 @@
 // round starts from an empty state database, as `once` in section 1 does.
 //   node cycle-cost.mjs WALLETS ROUNDS
 import { join } from 'node:path';
-import { API_KEY, DIST, median, NEVER_RULE, REPO, walletFixtures, writeRunConfig } from './common.mjs';
+import { API_KEY, DIST, median, NEVER_RULE, openInProcess, REPO, walletFixtures, writeRunConfig } from './common.mjs';
 import { forkSandbox } from './sandbox-client.mjs';
 
 const [nArg, roundsArg] = process.argv.slice(2);
 const n = Number(nArg ?? 5000);
 const rounds = Number(roundsArg ?? 2);
-const { openRuntime } = await import(join(DIST, 'runtime.js'));
-const { Daemon } = await import(join(DIST, 'daemon.js'));
 const { Semaphore } = await import(join(DIST, 'scheduler/scheduler.js'));
-const { createLogger } = await import(join(DIST, 'log/logger.js'));
-const { Redactor } = await import(join(DIST, 'log/redact.js'));
-const { systemClock } = await import(join(DIST, 'domain.js'));
-const { default: pino } = await import('pino');
 
 const wallets = (await walletFixtures(10_000)).slice(0, n);
 const sandbox = await forkSandbox({ apiKey: API_KEY, wallets: wallets.map((w) => ({ address: w.address, pendingLamports: '0', accrualLamportsPerSec: '1000' })) });
-const env = { AUTOCLAIM_API_KEY: API_KEY };
 const MODES = {
   // The API client alone (same limiter, dispatcher, lossless parse and schema check): the floor.
   client: { client: true },
@@ -33,12 +26,10 @@ try {
   // Round 0 warms the JIT up for every mode and is not recorded.
   for (let r = 0; r <= rounds; r++) {
     for (const [mode, o] of Object.entries(MODES)) {
-      const redactor = new Redactor();
       const { config } = writeRunConfig('cycle-cost', { fixtureSize: 10_000, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, perMinute: 1_000_000_000, burst: 1_000_000 });
-      const logger = createLogger({ level: o.quiet ? 'warn' : 'info', redactor, destination: pino.destination({ dest: join(REPO, 'bench/out/cycle-cost.log'), sync: true }) });
-      const runtime = await openRuntime({ configPath: config, env, cwd: REPO, clock: systemClock, logger, redactor, lock: true });
+      const { runtime, daemon: makeDaemon } = await openInProcess(config, { level: o.quiet ? 'warn' : 'info', logFile: join(REPO, 'bench/out/cycle-cost.log') });
       if (o.noStore) runtime.store.recordPoll = () => ({ newEpoch: false });
-      const daemon = new Daemon({ runtime, configPath: config, env, cwd: REPO, clock: systemClock, logger, redactor, dry: false, failpoint: () => {} });
+      const daemon = makeDaemon();
       const sandboxBefore = await sandbox.cpuMs();
       const before = process.cpuUsage();
       if (o.client) {
