@@ -2,6 +2,7 @@
 // consumes (camelCase, lamports, milliseconds, absolute paths). Each conversion that can fail
 // reports at its own path and leaves a harmless placeholder, so one bad amount does not hide the
 // next problem; `broken` remembers which values are placeholders for the cross-field checks.
+import { BlockList, isIP } from 'node:net';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import bs58 from 'bs58';
 import { AmountError, parseSol, type Lamports } from '../api/amount.js';
@@ -74,7 +75,7 @@ function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
     endpoints[op] = { ...DEFAULT_ENDPOINTS[op], ...definedOnly(api.endpoints?.[op] ?? {}) };
   }
   return {
-    baseUrl: baseUrl(api.base_url, ctx),
+    baseUrl: baseUrl(api.base_url, api.allow_insecure_http, ctx),
     headerPrefix: api.header_prefix.toLowerCase(),
     timeoutMs: api.timeout_ms,
     connectTimeoutMs: api.connect_timeout_ms,
@@ -90,7 +91,7 @@ function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
   };
 }
 
-function baseUrl(text: string, ctx: ResolveContext): string {
+function baseUrl(text: string, allowInsecureHttp: boolean, ctx: ResolveContext): string {
   if (text === 'sandbox') return text;
   const path = ['api', 'base_url'];
   let url: URL;
@@ -104,25 +105,44 @@ function baseUrl(text: string, ctx: ResolveContext): string {
     ctx.issues.error(path, 'credentials in the URL are a secret in the YAML; use $AUTOCLAIM_API_KEY or api.api_key_file');
   }
   if (url.search || url.hash) ctx.issues.error(path, 'the base URL takes no query or fragment');
-  if (url.protocol === 'http:' && !isPrivateHost(url.hostname)) {
-    ctx.issues.warn(path, 'plain http to a remote host sends the API key and signatures unencrypted; use https');
+  // Every signed request carries the bearer: in clear text it may only stay on this machine. A
+  // "private" network is not one the operator can vouch for (a café, a shared VPC, a compromised
+  // neighbour), and a name that merely looks private (10.evil.example.com) resolves anywhere.
+  // url.hostname is the host as the request will use it (0x7f000001 is 127.0.0.1 to both).
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    if (allowInsecureHttp) {
+      ctx.issues.warn(
+        path,
+        `plain http to ${url.hostname}, which is not this machine, sends the API key and signatures unencrypted (allowed by api.allow_insecure_http); use https`,
+      );
+    } else {
+      ctx.issues.error(
+        path,
+        `plain http is allowed only to this machine (127.0.0.0/8, ::1 or localhost), not ${url.hostname}: the API key and signatures would cross the network unencrypted; use https, or set api.allow_insecure_http: true`,
+      );
+    }
   }
   // Paths of operations start with "/", so a trailing one would double up.
   return text.replace(/\/+$/, '');
 }
 
 /**
- * Loopback, private ranges and single-label names (a compose service such as "sandbox"): places
- * where plain http stays on a network the operator controls.
+ * Whether a host is this machine and nothing else: an IP literal in 127.0.0.0/8 or ::1 (bracketed
+ * or not, also IPv4-mapped as ::ffff:127.x.y.z), or exactly "localhost". Decided by parsing the
+ * address, never by its spelling: 127.attacker.example is a DNS name that can point anywhere.
  */
-export function isPrivateHost(host: string): boolean {
-  if (host.startsWith('[')) return isLoopback(host);
-  if (isLoopback(host) || !host.includes('.') || /\.(local|internal|lan)$/.test(host)) return true;
-  return /^(10\.|192\.168\.|172\.(1[6-9]|2[0-9]|3[01])\.)/.test(host);
-}
-
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host);
+  const bracketed = host.startsWith('[') && host.endsWith(']');
+  const bare = bracketed ? host.slice(1, -1) : host;
+  if (!bracketed && bare.toLowerCase() === 'localhost') return true;
+  const family = isIP(bare);
+  // Brackets hold an IPv6 address and nothing else.
+  if (family === 0 || (bracketed && family !== 6)) return false;
+  // BlockList compares parsed addresses and matches IPv4-mapped IPv6 against the IPv4 subnet.
+  const loopback = new BlockList();
+  loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+  loopback.addAddress('::1', 'ipv6');
+  return loopback.check(bare, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -147,7 +167,8 @@ function listen(text: string | undefined, ctx: ResolveContext): string | undefin
   const colon = text.lastIndexOf(':');
   const port = Number(text.slice(colon + 1));
   if (port < 1 || port > 65535) ctx.issues.error(['metrics', 'listen'], 'the port must be between 1 and 65535');
-  if (!isLoopback(text.slice(0, colon).replace(/^\[|\]$/g, ''))) {
+  // The host is bound as written: a name other than localhost is looked up, so it may be anything.
+  if (!isLoopback(text.slice(0, colon))) {
     ctx.issues.warn(['metrics', 'listen'], 'the metrics endpoint has no authentication and listens beyond this host');
   }
   return text;

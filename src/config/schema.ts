@@ -98,6 +98,12 @@ const Api = z
             : BASE_URL_MESSAGE,
       })
       .describe('API URL ending in its version prefix (e.g. https://host/v1); "sandbox" runs the simulator in-process'),
+    allow_insecure_http: z
+      .boolean()
+      .default(false)
+      .describe(
+        'allow a plain http:// base_url to a host other than this machine (the API key and signatures then cross the network unencrypted); a warning instead of an error',
+      ),
     header_prefix: z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9-]*$/, { error: 'expected a header name prefix like x-svc' })
