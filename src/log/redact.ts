@@ -1,6 +1,9 @@
 // Secrets are redacted by value, not by key name: a key can end up in an error message, a URL or
 // a nested object no path-based rule foresaw. Every secret autoclaim loads is registered here
 // (in the encodings it could be printed in) and scrubbed from every line before it is written.
+// Each registered text is also registered in the forms a line carries it in: JSON-escaped (a log
+// line is JSON, and a stored body logged is JSON inside JSON) and URL-encoded, since a secret with
+// a `"`, `\` or `&` in it would otherwise pass through in its escaped spelling.
 //
 // A fleet of 10,000 wallets registers ~90,000 secret strings, and every log line and every stored
 // summary passes through redact(). One big alternation regex costs O(secrets) per character (and
@@ -16,7 +19,9 @@
 // 2^-64 for each comparison, and comparisons only happen where a prefix hash matched); it would
 // then be redacted too, which over-redacts, the safe direction, and never leaks.
 
-const MIN_SECRET_LENGTH = 8; // shorter "secrets" would scrub ordinary words out of logs
+// Shorter "secrets" would scrub ordinary words out of logs. The config refuses an API key shorter
+// than 16 characters (src/config/secrets.ts), so no secret autoclaim loads falls below this.
+const MIN_SECRET_LENGTH = 8;
 export const REDACTED = '[REDACTED]';
 
 const WINDOW = MIN_SECRET_LENGTH;
@@ -78,6 +83,27 @@ function putCell(secrets: Int32Array, o: number, win: number, len: number, a: nu
   secrets[o + HASH_B] = b;
 }
 
+/** The inside of a JSON string literal holding `s`. */
+function jsonEscaped(s: string): string {
+  return JSON.stringify(s).slice(1, -1);
+}
+
+/**
+ * The spellings a secret can take in a line: itself, JSON-escaped once and twice, and URL-encoded
+ * (percent-encoded, and form-encoded with `+` for spaces). Most secrets have one distinct form.
+ */
+function printedForms(s: string): Set<string> {
+  const json = jsonEscaped(s);
+  const forms = new Set([s, json, jsonEscaped(json)]);
+  try {
+    forms.add(encodeURIComponent(s));
+    forms.add(new URLSearchParams([['', s]]).toString().slice(1));
+  } catch {
+    // a lone surrogate has no URL encoding, so it cannot appear URL-encoded either
+  }
+  return forms;
+}
+
 export class Redactor {
   private count = 0;
   private secretBits = 6;
@@ -87,17 +113,21 @@ export class Redactor {
   private headBits = 7;
   private heads = new Int32Array(1 << this.headBits).fill(-1);
 
-  /** Registers a secret value. Returns this for chaining. */
+  /** Registers a secret value, and its escaped forms (see printedForms). Returns this for chaining. */
   add(secret: string | undefined): this {
     if (secret === undefined) return this;
     const s = secret.trim();
     if (s.length < MIN_SECRET_LENGTH) return this;
+    for (const form of printedForms(s)) this.addForm(form);
+    return this;
+  }
+
+  private addForm(s: string): void {
     const win = windowHash(s, 0);
-    if (!this.insertSecret(win, s.length, hashA(s, 0, s.length), hashB(s, 0, s.length))) return this;
+    if (!this.insertSecret(win, s.length, hashA(s, 0, s.length), hashB(s, 0, s.length))) return;
     this.count++;
     if (this.count * 4 > (this.secrets.length / CELL) * 3) this.growSecrets();
     this.addLength(win, s.length);
-    return this;
   }
 
   /**
@@ -114,7 +144,7 @@ export class Redactor {
     return this;
   }
 
-  /** How many distinct secrets are registered. */
+  /** How many distinct texts are registered (a secret and each of its forms that differs from it). */
   get size(): number {
     return this.count;
   }

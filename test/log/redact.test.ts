@@ -3,9 +3,22 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REDACTED, Redactor } from '../../src/log/redact.js';
 
+/** Every spelling of a secret the redactor registers: itself, JSON-escaped once and twice, URL-encoded. */
+function forms(s: string): string[] {
+  const json = (t: string) => JSON.stringify(t).slice(1, -1);
+  const out = [s, json(s), json(json(s))];
+  try {
+    out.push(encodeURIComponent(s), new URLSearchParams([['', s]]).toString().slice(1));
+  } catch {
+    // a lone surrogate has no URL encoding
+  }
+  return out;
+}
+
 /** The obvious implementation the indexed scan must agree with: one longest-first alternation. */
 function reference(secrets: string[], text: string): string {
-  const kept = [...new Set(secrets.map((s) => s.trim()).filter((s) => s.length >= 8))].sort((a, b) => b.length - a.length);
+  const trimmed = secrets.map((s) => s.trim()).filter((s) => s.length >= 8);
+  const kept = [...new Set(trimmed.flatMap(forms))].sort((a, b) => b.length - a.length);
   if (kept.length === 0) return text;
   const pattern = new RegExp(kept.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
   return text.replace(pattern, REDACTED);
@@ -42,7 +55,27 @@ describe('Redactor', () => {
     for (const form of forms) expect(r.redact(`key=${form}!`)).toBe(`key=${REDACTED}!`);
     // The JSON array is not registered on its own: the number list inside it is, and is scrubbed.
     expect(r.redact(`key=${JSON.stringify([...bytes])}!`)).toBe(`key=[${REDACTED}]!`);
-    expect(r.size).toBe(forms.length);
+    // base64 ('+', '/', '=') and the comma list also have URL-encoded spellings, registered too
+    expect(r.size).toBe(new Set(forms.flatMap((f) => [f, encodeURIComponent(f), new URLSearchParams([['', f]]).toString().slice(1)])).size);
+    expect(r.redact(`key=${encodeURIComponent(buf.toString('base64'))}!`)).toBe(`key=${REDACTED}!`);
+  });
+
+  it('scrubs a secret in its JSON-escaped and URL-encoded spellings, as a log line or a URL carries it', () => {
+    const secret = 'k3y"with\\quote & slash/+ é';
+    const r = new Redactor().add(secret);
+    const once = JSON.stringify(secret).slice(1, -1);
+    const line = JSON.stringify({ msg: `Bearer ${secret}` });
+    expect(line).toContain(once); // the escaped form is what a JSON log line holds
+    expect(r.redact(line)).toBe(JSON.stringify({ msg: `Bearer ${REDACTED}` }));
+    // a stored body (JSON) logged inside a JSON line: escaped twice
+    const twice = JSON.stringify({ raw: JSON.stringify({ error: { message: secret } }) });
+    expect(r.redact(twice)).not.toContain('k3y');
+    expect(r.redact(`GET /x?key=${encodeURIComponent(secret)}&a=1`)).toBe(`GET /x?key=${REDACTED}&a=1`);
+    expect(r.redact(`key=${new URLSearchParams([['', secret]]).toString().slice(1)}`)).toBe(`key=${REDACTED}`);
+    expect(r.redact(`raw ${secret} end`)).toBe(`raw ${REDACTED} end`);
+    // No copy of any form is kept either.
+    const seen = inspect(r, { depth: Infinity, showHidden: true, maxArrayLength: Infinity, maxStringLength: Infinity });
+    expect(seen).not.toContain('k3y');
   });
 
   it('counts distinct secrets, ignoring repeats and surrounding whitespace', () => {
@@ -68,11 +101,15 @@ describe('Redactor', () => {
 
   it('agrees with a longest-first alternation regex on arbitrary secrets and text', () => {
     // A small alphabet makes overlaps, shared prefixes and hash-bucket neighbours common.
-    const str = (min: number, max: number) => fc.string({ unit: fc.constantFrom('a', 'b', 'c', '.', 'é', '\u{1F600}'), minLength: min, maxLength: max });
+    // '"', '\\' and '%' give secrets escaped spellings, which pieces of text can then spell out.
+    const str = (min: number, max: number) =>
+      fc.string({ unit: fc.constantFrom('a', 'b', 'c', '.', 'é', '\u{1F600}', '"', '\\', '%', '2'), minLength: min, maxLength: max });
     fc.assert(
-      fc.property(fc.array(str(6, 14), { maxLength: 8 }), fc.array(fc.oneof(str(0, 6), fc.nat(7)), { maxLength: 12 }), (secrets, parts) => {
+      fc.property(fc.array(str(6, 14), { maxLength: 8 }), fc.array(fc.oneof(str(0, 6), fc.nat(39)), { maxLength: 12 }), (secrets, parts) => {
         // Text built from pieces of the secrets and noise, so matches actually happen.
-        const text = parts.map((p) => (typeof p === 'number' ? (secrets[p] ?? '') : p)).join('');
+        const text = parts
+          .map((p) => (typeof p === 'number' ? (forms(secrets[p % 8] ?? '')[Math.floor(p / 8) % 5] ?? '') : p))
+          .join('');
         const r = new Redactor();
         for (const s of secrets) r.add(s);
         expect(r.redact(text)).toBe(reference(secrets, text));
