@@ -97,17 +97,37 @@ export function describeApiKeySource(source: ApiKeySource): string {
 /**
  * The API key: `$AUTOCLAIM_API_KEY`, else `api.api_key_file`, else the systemd credential
  * `api_key`; undefined when none is set. Throws KeyError when the configured file is unreadable,
- * empty, or readable by group or others (a key file is refused as ssh refuses one). The value is
+ * empty, or readable by group or others (a key file is refused as ssh refuses one), and when the key
+ * is shorter than MIN_API_KEY_LENGTH, naming where it came from. The value is
  * never part of a message; the caller registers it with the Redactor.
  */
 export function resolveApiKey(config: AppConfig, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
   const fromEnv = env.AUTOCLAIM_API_KEY?.trim();
-  if (fromEnv) return fromEnv;
+  if (fromEnv) return longEnough(fromEnv, '$AUTOCLAIM_API_KEY');
   const source = apiKeySource(config, env, opts);
-  if (source.kind === 'file') return readKeyFile(source.path, 'api.api_key_file', true);
+  if (source.kind === 'file') return longEnough(readKeyFile(source.path, 'api.api_key_file', true), `api.api_key_file ${source.path}`);
   // systemd writes credentials itself (mode 0400, owned by the service), so no mode check there.
-  if (source.kind === 'credential') return readKeyFile(source.path, 'the systemd credential api_key', false);
+  if (source.kind === 'credential') {
+    const what = `the systemd credential api_key (${source.path})`;
+    return longEnough(readKeyFile(source.path, 'the systemd credential api_key', false), what);
+  }
   return undefined;
+}
+
+/**
+ * The shortest API key accepted. A short key is guessable, and short text is where redaction is
+ * weakest: the redactor scrubs nothing under 8 characters (ordinary words would go with it). Real
+ * API keys are far longer; 16 leaves a margin.
+ */
+export const MIN_API_KEY_LENGTH = 16;
+
+function longEnough(key: string, what: string): string {
+  if (key.length >= MIN_API_KEY_LENGTH) return key;
+  throw new KeyError(
+    'API_KEY_TOO_SHORT',
+    `the API key from ${what} is shorter than ${MIN_API_KEY_LENGTH} characters; an API key that short cannot be kept out of ` +
+      'logs reliably (and is guessable): use the full key the API issued',
+  );
 }
 
 function readKeyFile(path: string, what: string, checkMode: boolean): string {

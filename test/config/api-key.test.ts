@@ -21,15 +21,15 @@ describe('resolveApiKey: environment, else api_key_file, else the systemd creden
   afterEach(() => dir.remove());
 
   it('prefers $AUTOCLAIM_API_KEY, trimmed', () => {
-    dir.write('api_key', 'from-file\n');
-    expect(resolveApiKey(config, { AUTOCLAIM_API_KEY: ' from-env \n' })).toBe('from-env');
+    dir.write('api_key', 'from-file-0123456789\n');
+    expect(resolveApiKey(config, { AUTOCLAIM_API_KEY: ' from-env-0123456789 \n' })).toBe('from-env-0123456789');
     expect(describeApiKeySource(apiKeySource(config, { AUTOCLAIM_API_KEY: 'x' }))).toBe('$AUTOCLAIM_API_KEY');
   });
 
   it('reads api.api_key_file (relative to the config) when the variable is unset or empty', () => {
-    dir.write('api_key', '  from-file\n\n');
-    expect(resolveApiKey(config, {})).toBe('from-file');
-    expect(resolveApiKey(config, { AUTOCLAIM_API_KEY: '' })).toBe('from-file');
+    dir.write('api_key', '  from-file-0123456789\n\n');
+    expect(resolveApiKey(config, {})).toBe('from-file-0123456789');
+    expect(resolveApiKey(config, { AUTOCLAIM_API_KEY: '' })).toBe('from-file-0123456789');
     expect(describeApiKeySource(apiKeySource(config, {}))).toBe(`file ${join(dir.path, 'api_key')}`);
   });
 
@@ -55,9 +55,9 @@ describe('resolveApiKey: environment, else api_key_file, else the systemd creden
   it('reads $CREDENTIALS_DIRECTORY/api_key, or the directory given', () => {
     const creds = join(dir.path, 'creds.d');
     mkdirSync(creds);
-    writeFileSync(join(creds, 'api_key'), 'from-credential\n', { mode: 0o400 });
-    expect(resolveApiKey(configNoFile, { CREDENTIALS_DIRECTORY: creds })).toBe('from-credential');
-    expect(resolveApiKey(configNoFile, {}, { credentialsDir: creds })).toBe('from-credential');
+    writeFileSync(join(creds, 'api_key'), 'from-credential-0123\n', { mode: 0o400 });
+    expect(resolveApiKey(configNoFile, { CREDENTIALS_DIRECTORY: creds })).toBe('from-credential-0123');
+    expect(resolveApiKey(configNoFile, {}, { credentialsDir: creds })).toBe('from-credential-0123');
     expect(describeApiKeySource(apiKeySource(configNoFile, {}, { credentialsDir: creds }))).toBe(
       `systemd credential api_key (${join(creds, 'api_key')})`,
     );
@@ -66,9 +66,9 @@ describe('resolveApiKey: environment, else api_key_file, else the systemd creden
   it('prefers api.api_key_file over the credential', () => {
     const creds = join(dir.path, 'creds.d');
     mkdirSync(creds);
-    writeFileSync(join(creds, 'api_key'), 'from-credential\n', { mode: 0o400 });
-    dir.write('api_key', 'from-file\n');
-    expect(resolveApiKey(config, { CREDENTIALS_DIRECTORY: creds })).toBe('from-file');
+    writeFileSync(join(creds, 'api_key'), 'from-credential-0123\n', { mode: 0o400 });
+    dir.write('api_key', 'from-file-0123456789\n');
+    expect(resolveApiKey(config, { CREDENTIALS_DIRECTORY: creds })).toBe('from-file-0123456789');
   });
 
   it('is undefined when no source is set', () => {
