@@ -8,6 +8,11 @@ import { openStore, type Store, type StoreOptions, type StoredRequest } from '..
 
 export const T0 = Date.UTC(2025, 5, 1, 12, 0, 0);
 
+/** The address `draft()` and `summary()` use; a wallet is its address, its name only a label. */
+export const ADDR = 'Addr1111111111111111111111111111111111111111';
+/** Another wallet's address. */
+export const ADDR2 = 'Addr2222222222222222222222222222222222222222';
+
 export interface TempDir {
   dir: string;
   /** A path inside the temp dir, in a not-yet-existing `state/` subdirectory. */
@@ -32,7 +37,7 @@ export function draft(over: Partial<PlanDraft> = {}): PlanDraft {
   const steps: StepSpec[] = [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }];
   return {
     wallet: 'treasury',
-    address: 'Addr1111111111111111111111111111111111111111',
+    address: ADDR,
     rule: 'compound',
     epoch: '2025-06-01',
     seq: 0,

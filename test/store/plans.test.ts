@@ -3,7 +3,7 @@ import { MAX_LAMPORTS } from '../../src/api/amount.js';
 import type { StepState } from '../../src/domain.js';
 import { StateError } from '../../src/errors.js';
 import { deriveStatus, type Store } from '../../src/store/index.js';
-import { draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
+import { ADDR, ADDR2, draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
 
 let tmp: TempDir;
 let store: Store;
@@ -54,7 +54,7 @@ describe('insertPlan', () => {
     expect(store.finishPlan(plan.id, T0)).toBe('dry');
   });
 
-  it('returns undefined for a second plan with the same (wallet, rule, epoch, seq, dry), leaving one', () => {
+  it('returns undefined for a second plan with the same (address, rule, epoch, seq, dry), leaving one', () => {
     const first = store.insertPlan(draft(), { dry: false, now: T0, reason: 'first' });
     expect(first).toBeDefined();
     const second = store.insertPlan(draft({ estimateLamports: 7n }), { dry: false, now: T0 + 1, reason: 'second' });
@@ -64,14 +64,27 @@ describe('insertPlan', () => {
     expect(plans[0]).toEqual(first);
   });
 
-  it('keys on every part: another seq, rule, epoch, wallet or dryness is another plan', () => {
+  it('the name is a label: the same address under another name is refused, another address under the same name is not', () => {
+    const opts = { dry: false, now: T0, reason: 'r' };
+    const first = store.insertPlan(draft({ wallet: 'old' }), opts)!;
+    // A renamed wallet (same address) may not plan the same (rule, epoch, seq) again.
+    expect(store.insertPlan(draft({ wallet: 'new' }), { ...opts, now: T0 + 1 })).toBeUndefined();
+    // A name pointed at another address is another wallet, with its own key.
+    const other = store.insertPlan(draft({ wallet: 'old', address: ADDR2 }), opts);
+    expect(other).toMatchObject({ wallet: 'old', address: ADDR2, seq: 0 });
+    expect(store.listPlans().map((p) => p.id)).toEqual([other!.id, first.id]);
+  });
+
+  it('keys on every part: another seq, rule, epoch, address or dryness is another plan', () => {
     const opts = { dry: false, now: T0, reason: 'r' };
     expect(store.insertPlan(draft(), opts)).toBeDefined();
     expect(store.insertPlan(draft({ seq: 1 }), opts)).toBeDefined();
     expect(store.insertPlan(draft({ rule: 'other' }), opts)).toBeDefined();
     expect(store.insertPlan(draft({ epoch: '2025-06-02' }), opts)).toBeDefined();
-    expect(store.insertPlan(draft({ wallet: 'ops' }), opts)).toBeDefined();
+    expect(store.insertPlan(draft({ address: ADDR2 }), opts)).toBeDefined();
     expect(store.insertPlan(draft(), { ...opts, dry: true })).toBeDefined();
+    // Another name is not another key.
+    expect(store.insertPlan(draft({ wallet: 'ops' }), opts)).toBeUndefined();
     expect(store.listPlans()).toHaveLength(6);
   });
 
@@ -93,7 +106,7 @@ describe('insertPlan', () => {
     store.markSending(back.steps[0]!.id, request(), T0);
     store.markAcknowledged(back.steps[0]!.id, { status: 200, responseRaw: '{}', claimedLamports: MAX_LAMPORTS }, T0);
     expect(store.getPlan(plan.id)!.claimedLamports).toBe(MAX_LAMPORTS);
-    expect(store.planHistory('treasury', 0)[0]!.lamports).toBe(MAX_LAMPORTS);
+    expect(store.planHistory(ADDR, 0)[0]!.lamports).toBe(MAX_LAMPORTS);
   });
 
   it('refuses lamports outside u64 and a plan without steps, recording nothing', () => {
@@ -121,61 +134,73 @@ describe('planHistory', () => {
   it('returns plans created since the cut-off or in the given epoch, claimed lamports when known', () => {
     const opts = (now: number) => ({ dry: false, now, reason: 'r' });
     const old = store.insertPlan(draft({ epoch: '2025-05-30', estimateLamports: 1n }), opts(T0 - 48 * HOUR))!;
-    store.insertPlan(draft({ epoch: '2025-06-01', estimateLamports: 2n }), opts(T0 - 30 * HOUR));
-    const recent = store.insertPlan(draft({ epoch: '2025-05-31', estimateLamports: 3n }), opts(T0 - HOUR))!;
-    store.insertPlan(draft({ wallet: 'other', estimateLamports: 4n }), opts(T0));
-    store.insertPlan(draft({ epoch: '2025-05-31', seq: 1, estimateLamports: 5n }), { dry: true, now: T0, reason: 'r' });
+    const inEpoch = store.insertPlan(draft({ epoch: '2025-06-01', estimateLamports: 2n }), opts(T0 - 30 * HOUR))!;
+    // Recorded under another name: the same wallet all the same.
+    const recent = store.insertPlan(draft({ wallet: 'renamed', epoch: '2025-05-31', estimateLamports: 3n }), opts(T0 - HOUR))!;
+    // The same name on another address: another wallet's history.
+    store.insertPlan(draft({ address: ADDR2, estimateLamports: 4n }), opts(T0));
+    const dry = store.insertPlan(draft({ epoch: '2025-05-31', seq: 1, estimateLamports: 5n }), { dry: true, now: T0, reason: 'r' })!;
 
     const claim = recent.steps[0]!;
     store.markSending(claim.id, request(), T0);
     store.markAcknowledged(claim.id, { status: 200, responseRaw: '{}', claimedLamports: 33n }, T0);
 
-    const h = store.planHistory('treasury', T0 - 24 * HOUR, '2025-06-01');
+    const h = store.planHistory(ADDR, T0 - 24 * HOUR, '2025-06-01');
     expect(h).toEqual([
-      { rule: 'compound', epoch: '2025-06-01', seq: 0, createdAt: T0 - 30 * HOUR, dry: false, status: 'open', lamports: 2n },
-      { rule: 'compound', epoch: '2025-05-31', seq: 0, createdAt: T0 - HOUR, dry: false, status: 'open', lamports: 33n },
-      { rule: 'compound', epoch: '2025-05-31', seq: 1, createdAt: T0, dry: true, status: 'dry', lamports: 5n },
+      { id: inEpoch.id, rule: 'compound', epoch: '2025-06-01', seq: 0, createdAt: T0 - 30 * HOUR, dry: false, status: 'open', lamports: 2n },
+      { id: recent.id, rule: 'compound', epoch: '2025-05-31', seq: 0, createdAt: T0 - HOUR, dry: false, status: 'open', lamports: 33n },
+      { id: dry.id, rule: 'compound', epoch: '2025-05-31', seq: 1, createdAt: T0, dry: true, status: 'dry', lamports: 5n },
     ]);
-    expect(store.planHistory('treasury', T0 - 24 * HOUR).map((e) => e.lamports)).toEqual([33n, 5n]);
-    expect(store.planHistory('treasury', 0).map((e) => e.lamports)).toEqual([1n, 2n, 33n, 5n]);
+    expect(store.planHistory(ADDR, T0 - 24 * HOUR).map((e) => e.lamports)).toEqual([33n, 5n]);
+    expect(store.planHistory(ADDR, 0).map((e) => e.lamports)).toEqual([1n, 2n, 33n, 5n]);
+    expect(store.planHistory(ADDR2, 0).map((e) => e.lamports)).toEqual([4n]);
+    // Names are not keys.
+    expect(store.planHistory('treasury', 0)).toEqual([]);
     expect(old.id).toBeGreaterThan(0);
   });
 });
 
 describe('listing plans', () => {
-  it('listPlans is most recent first, filters by wallet and by step state, and honours the limit', () => {
+  it('listPlans is most recent first, filters by address and by step state, and honours the limit', () => {
     const opts = { dry: false, now: T0, reason: 'r' };
     const a = store.insertPlan(draft({ seq: 0 }), opts)!;
     const b = store.insertPlan(draft({ seq: 1 }), opts)!;
-    const c = store.insertPlan(draft({ wallet: 'ops' }), opts)!;
+    // The same name on another address.
+    const c = store.insertPlan(draft({ address: ADDR2 }), opts)!;
     store.markSending(b.steps[0]!.id, request(), T0);
     store.markUnknown(b.steps[0]!.id, { error: 'timeout' }, T0);
 
     expect(store.listPlans().map((p) => p.id)).toEqual([c.id, b.id, a.id]);
-    expect(store.listPlans({ wallet: 'treasury' }).map((p) => p.id)).toEqual([b.id, a.id]);
+    expect(store.listPlans({ address: ADDR }).map((p) => p.id)).toEqual([b.id, a.id]);
     expect(store.listPlans({ state: 'unknown' }).map((p) => p.id)).toEqual([b.id]);
-    expect(store.listPlans({ state: 'planned', wallet: 'ops' }).map((p) => p.id)).toEqual([c.id]);
+    expect(store.listPlans({ state: 'planned', address: ADDR2 }).map((p) => p.id)).toEqual([c.id]);
     expect(store.listPlans({ limit: 1 }).map((p) => p.id)).toEqual([c.id]);
     expect(() => store.listPlans({ limit: 0 })).toThrow(StateError);
     expect(store.getPlan(9999)).toBeUndefined();
     expect(store.getStep(9999)).toBeUndefined();
   });
 
-  it('openPlans lists open real plans oldest first; activePlans adds blocked ones for a wallet', () => {
+  it('openPlans lists open real plans oldest first; activePlans adds blocked ones for an address', () => {
     const opts = { dry: false, now: T0, reason: 'r' };
     const a = store.insertPlan(draft({ seq: 0 }), opts)!;
-    const b = store.insertPlan(draft({ seq: 1 }), opts)!;
-    const c = store.insertPlan(draft({ wallet: 'ops' }), opts)!;
+    // The same address, renamed: still this wallet's plan.
+    const b = store.insertPlan(draft({ wallet: 'renamed', seq: 1 }), opts)!;
+    // The same name, another address: another wallet's plan.
+    const c = store.insertPlan(draft({ address: ADDR2 }), opts)!;
     store.insertPlan(draft({ seq: 2 }), { ...opts, dry: true });
     store.markSending(a.steps[0]!.id, request(), T0);
     store.markUnknown(a.steps[0]!.id, { error: 'reset' }, T0);
 
     expect(store.openPlans().map((p) => p.id)).toEqual([b.id, c.id]);
-    expect(store.openPlans('treasury').map((p) => p.id)).toEqual([b.id]);
-    expect(store.activePlans('treasury').map((p) => [p.id, p.status])).toEqual([
+    expect(store.openPlans(ADDR).map((p) => p.id)).toEqual([b.id]);
+    expect(store.openPlans(ADDR2).map((p) => p.id)).toEqual([c.id]);
+    expect(store.activePlans(ADDR).map((p) => [p.id, p.status])).toEqual([
       [a.id, 'blocked'],
       [b.id, 'open'],
     ]);
+    expect(store.activePlans(ADDR2).map((p) => p.id)).toEqual([c.id]);
+    expect(store.openPlans('treasury')).toEqual([]);
+    expect(store.activePlans('treasury')).toEqual([]);
   });
 });
 

@@ -37,7 +37,7 @@ describe('recordPoll durability', () => {
     store.recordPoll('a', 'A', T0, { ok: true, summary: summary() });
     const reader = open(tmp.dbPath, { readonly: true });
     try {
-      expect(reader.walletState('a')?.pendingLamports).toBe(1_500_000_000n);
+      expect(reader.walletState('A')?.pendingLamports).toBe(1_500_000_000n);
     } finally {
       reader.close();
     }

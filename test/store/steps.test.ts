@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { IN_FLIGHT_ERROR, type PlanWithSteps, type Store } from '../../src/store/index.js';
-import { draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
+import { ADDR, ADDR2, draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
 
 let tmp: TempDir;
 let store: Store;
@@ -132,20 +132,34 @@ describe('leaving sending', () => {
     expect(store.openPlans()).toEqual([]);
   });
 
-  it('markUnknown blocks the plan; an unknown deposit blocks the wallet’s signed steps, an unknown claim does not', () => {
+  it('markUnknown blocks the plan; an unknown deposit blocks the address’s signed steps, an unknown claim does not', () => {
     store.markSending(claimId, request(), T0);
     store.markUnknown(claimId, { status: 502, error: 'HTTP 502' }, T0);
     expect(status()).toBe('blocked');
-    expect(store.hasUnknownSignedStep('treasury')).toBe(false);
+    expect(store.hasUnknownSignedStep(ADDR)).toBe(false);
     expect(store.unknownSteps().map((s) => s.id)).toEqual([claimId]);
 
     store.reconcile(claimId, true, { claimedLamports: 10n, note: 'pending dropped' }, T0);
     store.setStepAmount(depositId, 5n, T0);
     store.markSending(depositId, request(), T0);
     store.markUnknown(depositId, { error: 'socket hang up' }, T0);
-    expect(store.hasUnknownSignedStep('treasury')).toBe(true);
-    expect(store.hasUnknownSignedStep('ops')).toBe(false);
+    expect(store.hasUnknownSignedStep(ADDR)).toBe(true);
+    expect(store.hasUnknownSignedStep(ADDR2)).toBe(false);
+    // The hold is the address's, not the name's.
+    expect(store.hasUnknownSignedStep('treasury')).toBe(false);
     expect(store.stepAttempts(depositId)[0]).toMatchObject({ outcome: 'unknown', error: 'socket hang up' });
+  });
+
+  it('the unknown-step hold follows the address: a renamed wallet keeps it, a reassigned name does not carry it', () => {
+    depositSending();
+    store.markUnknown(depositId, { error: 'socket hang up' }, T0);
+    // The plan was recorded under 'treasury'; the wallet is renamed: the same address is still held.
+    const renamed = store.insertPlan(draft({ wallet: 'renamed', seq: 1 }), { dry: false, now: T0, reason: 'r' })!;
+    expect(renamed.address).toBe(ADDR);
+    expect(store.hasUnknownSignedStep(ADDR)).toBe(true);
+    // 'treasury' now names another address, which has nothing unknown.
+    store.insertPlan(draft({ address: ADDR2 }), { dry: false, now: T0, reason: 'r' });
+    expect(store.hasUnknownSignedStep(ADDR2)).toBe(false);
   });
 
   it('markNotSent puts the step back to planned for another attempt', () => {
@@ -217,7 +231,7 @@ describe('resolve (the operator’s verdict)', () => {
     const step = store.resolve(depositId, true, 'operator: applied', T0);
     expect(step).toMatchObject({ id: depositId, state: 'acknowledged', resolution: 'operator: applied' });
     expect(status()).toBe('done');
-    expect(store.hasUnknownSignedStep('treasury')).toBe(false);
+    expect(store.hasUnknownSignedStep(ADDR)).toBe(false);
   });
 
   it('not applied: rejected, never retried, the rest skipped', () => {
@@ -309,7 +323,32 @@ describe('reopening', () => {
     store.close();
     store = open(tmp.dbPath);
     expect({ plan: store.getPlan(plan.id), attempts: [claimId, depositId].map((id) => store.stepAttempts(id)) }).toEqual(before);
-    expect(store.hasUnknownSignedStep('treasury')).toBe(true);
+    expect(store.hasUnknownSignedStep(ADDR)).toBe(true);
+  });
+});
+
+describe('lastRequestTs (the newest x-svc-ts an address signed)', () => {
+  it('is undefined before anything was signed, then the newest ts over every attempt', () => {
+    expect(store.lastRequestTs(ADDR)).toBeUndefined();
+    store.markSending(claimId, request({ ts: 1_748_779_300 }), T0);
+    store.markNotSent(claimId, 'connect ECONNREFUSED', T0);
+    store.markSending(claimId, request({ ts: 1_748_779_200 }), T0);
+    expect(store.lastRequestTs(ADDR)).toBe(1_748_779_300);
+  });
+
+  it('is one per address: shared under two names, separate for two addresses under one name', () => {
+    store.markSending(claimId, request({ ts: 1_748_779_200 }), T0);
+    // The same address renamed: its newer signature counts for it, whatever it is called.
+    const renamed = store.insertPlan(draft({ wallet: 'renamed', seq: 1 }), { dry: false, now: T0, reason: 'r' })!;
+    store.markSending(renamed.steps[0]!.id, request({ ts: 1_748_779_500 }), T0);
+    expect(store.lastRequestTs(ADDR)).toBe(1_748_779_500);
+    // 'treasury' pointed at another address: that address signed at its own time, and neither leaks
+    // into the other.
+    const other = store.insertPlan(draft({ address: ADDR2, seq: 0 }), { dry: false, now: T0, reason: 'r' })!;
+    store.markSending(other.steps[0]!.id, request({ ts: 1_748_779_100 }), T0);
+    expect(store.lastRequestTs(ADDR2)).toBe(1_748_779_100);
+    expect(store.lastRequestTs(ADDR)).toBe(1_748_779_500);
+    expect(store.lastRequestTs('treasury')).toBeUndefined();
   });
 });
 
