@@ -1,8 +1,7 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
 import type { AppConfig, Clock, Rule, WalletConfig } from './domain.js';
-import { KeyError } from './errors.js';
 import { formatIssue } from './errors.js';
-import { loadSigners, loadValidConfig, type Runtime, type RuntimeOptions } from './runtime.js';
+import { loadValidConfig, tryLoadSigners, type Runtime, type RuntimeOptions } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
@@ -10,6 +9,7 @@ import { PlanExecutor, type WorkerDeps } from './worker/executor.js';
 import { createDecisionClock } from './worker/decision-clock.js';
 import { ClockSkewWatch } from './worker/clock-skew.js';
 import type { Failpoint } from './worker/failpoints.js';
+import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleObserver, type WalletCycleResult } from './worker/wallet-cycle.js';
 import { ConfigError } from './errors.js';
 import { nextCronTimes } from './config/index.js';
@@ -173,27 +173,30 @@ export class Daemon {
   }
 
   /**
-   * SIGHUP: re-read the config. An invalid file is logged as config.invalid and the running config
-   * stays. Rules, limits, safety, schedule and wallets change in place; api and state need a restart.
+   * SIGHUP: re-read the config and every wallet's key. An invalid file, or a key that does not load
+   * or does not derive its wallet's address, is logged as config.invalid and the running config and
+   * keys stay, whole. Rules, limits, safety, schedule, wallets and keys change in place; api and
+   * state need a restart.
    */
   reload(): boolean {
-    const { logger, env, cwd, configPath } = this.opts;
+    const { logger, env, cwd, configPath, redactor } = this.opts;
     let next: AppConfig;
     try {
       next = loadValidConfig(configPath, env, cwd, logger);
-      const newWallets = next.wallets.filter((w) => !this.opts.runtime.signers.has(w.name));
-      const loaded = loadSigners(newWallets, { env, baseDir: dirname(next.file), redactor: this.opts.redactor });
-      for (const [name, signer] of loaded) this.opts.runtime.signers.set(name, signer);
     } catch (err) {
-      if (err instanceof ConfigError) {
-        logger.error({ event: 'config.invalid', issues: err.issues.map(formatIssue) }, 'reloaded config is invalid; keeping the running one');
-        return false;
-      }
-      if (err instanceof KeyError) {
-        logger.error({ event: 'config.invalid', issues: [err.message] }, 'reloaded config names a key that does not load; keeping the running one');
-        return false;
-      }
-      throw err;
+      if (!(err instanceof ConfigError)) throw err;
+      logger.error({ event: 'config.invalid', issues: err.issues.map(formatIssue) }, 'reloaded config is invalid; keeping the running one');
+      return false;
+    }
+    // Every key again, not only those of new wallets: a wallet pointed at another key file, or a key
+    // file opened up to others since it was loaded, must not go on signing with what was read before.
+    const keys = tryLoadSigners(next.wallets, { env, baseDir: dirname(next.file), redactor });
+    if (keys.problems.length > 0) {
+      logger.error(
+        { event: 'config.invalid', issues: keys.problems },
+        'reloaded config names a key that does not load or does not derive its wallet\'s address; keeping the running config and keys',
+      );
+      return false;
     }
     if (next.api.baseUrl !== this.config.api.baseUrl && this.config.api.baseUrl.startsWith('http') && next.api.baseUrl !== 'sandbox') {
       logger.warn({ event: 'config.restart_needed', key: 'api' }, 'api settings changed; they take effect at the next restart');
@@ -202,9 +205,11 @@ export class Daemon {
       logger.warn({ event: 'config.restart_needed', key: 'state.path' }, 'state.path changed; it takes effect at the next restart');
     }
     const scheduleChanged = next.schedule.poll !== this.config.schedule.poll;
+    // Config and keys change together, with no await in between: no wallet turn sees one without the other.
     this.config = { ...next, api: this.config.api, state: this.config.state };
     this.rulesByName = byName(next.rules);
     this.walletsByName = byName(next.wallets);
+    this.replaceSigners(keys.signers);
     if (scheduleChanged && this.scheduler !== undefined) {
       const old = this.scheduler;
       void old.stop(0);
@@ -213,6 +218,16 @@ export class Daemon {
     }
     logger.info({ event: 'config.reloaded', wallets: next.wallets.length, rules: next.rules.length }, 'config reloaded');
     return true;
+  }
+
+  /**
+   * The executor holds the runtime's map itself, so its contents are replaced in place, at once:
+   * a removed wallet's key is dropped, a changed one replaced, a new one added.
+   */
+  private replaceSigners(next: ReadonlyMap<string, Signer>): void {
+    const signers = this.opts.runtime.signers;
+    signers.clear();
+    for (const [address, signer] of next) signers.set(address, signer);
   }
 
   /** Stops taking new work; waits up to timeoutMs for the steps in flight to be recorded. */

@@ -65,25 +65,39 @@ export function requireApiKey(config: AppConfig, env: NodeJS.ProcessEnv): void {
   ]);
 }
 
-/** Loads every wallet's key and checks it derives the configured address. Collects all failures. */
-export function loadSigners(
-  wallets: WalletConfig[],
-  opts: { env: NodeJS.ProcessEnv; baseDir: string; redactor: Redactor },
-): Map<string, Signer> {
+/**
+ * Loads every wallet's key and checks it derives the configured address. Collects all failures.
+ * Keyed by address: a wallet is its address (its name is a label), and the executor signs for a
+ * plan's address with the signer found under it, so no key can sign for an address it does not derive.
+ */
+export function loadSigners(wallets: WalletConfig[], opts: LoadSignersOptions): Map<string, Signer> {
+  const { signers, problems } = tryLoadSigners(wallets, opts);
+  if (problems.length > 0) throw new KeyError('KEY_INVALID', problems.join('\n'));
+  return signers;
+}
+
+export interface LoadSignersOptions {
+  env: NodeJS.ProcessEnv;
+  baseDir: string;
+  /** Every key's material is registered with it as it is read, before anything can go wrong. */
+  redactor: Redactor;
+}
+
+/** loadSigners without the throw: the signers that loaded, and one line per wallet that did not. */
+export function tryLoadSigners(wallets: WalletConfig[], opts: LoadSignersOptions): { signers: Map<string, Signer>; problems: string[] } {
   const signers = new Map<string, Signer>();
   const problems: string[] = [];
   for (const w of wallets) {
     try {
       const signer = loadKey(w.key, { env: opts.env, credentialsDir: opts.env.CREDENTIALS_DIRECTORY, baseDir: opts.baseDir, redactor: opts.redactor });
       checkAddress(signer, w.address, w.name);
-      signers.set(w.name, signer);
+      signers.set(w.address, signer);
     } catch (err) {
       if (!(err instanceof KeyError)) throw err;
       problems.push(`wallet ${w.name}: ${err.message}`);
     }
   }
-  if (problems.length > 0) throw new KeyError('KEY_INVALID', problems.join('\n'));
-  return signers;
+  return { signers, problems };
 }
 
 export interface ApiHandle {
