@@ -30,6 +30,7 @@ export function ledgerJson(e: LedgerEntry): JsonValue {
     ts: e.ts,
     tx: e.tx,
     signature: e.signature,
+    request_id: e.requestId,
   };
 }
 
@@ -43,6 +44,7 @@ export function walletJson(w: WalletState): JsonValue {
     accrual_lamports_per_sec: w.accrualLamportsPerSec.toString(),
     tier: w.tier,
     tier_override: w.tierOverride,
+    ranked: w.ranked,
     shares: amounts(w.shares),
     tokens: amounts(w.tokens),
     created_at: w.createdAt,
@@ -145,11 +147,27 @@ function parseWalletPatch(rawBody: string): WalletPatch {
     } else if (key === 'tier') {
       if (value !== null && typeof value !== 'string') throw new HttpError(400, 'invalid_body', 'tier must be a string or null');
       patch.tier = value;
+    } else if (key === 'ranked') {
+      if (typeof value !== 'boolean') throw new HttpError(400, 'invalid_body', 'ranked must be true or false');
+      patch.ranked = value;
+    } else if (key === 'shares' || key === 'tokens') {
+      patch[key] = holdings(key, value);
     } else {
       throw new HttpError(400, 'invalid_body', `unknown field "${key}"`);
     }
   }
   return patch;
+}
+
+/** `{"SOL2X": 1.5}`: units held per symbol, written like SOL amounts. */
+function holdings(key: string, value: unknown): Record<string, Lamports> {
+  if (!isPlainObject(value)) throw new HttpError(400, 'invalid_body', `${key} must be an object of symbol → amount`);
+  const out: Record<string, Lamports> = {};
+  for (const symbol of Object.keys(value)) {
+    const v = field(value, symbol);
+    out[symbol] = amount(`${key}.${symbol}`, v instanceof RawNumber ? v.text : typeof v === 'string' ? v : undefined, (t) => parseSol(t));
+  }
+  return out;
 }
 
 function amount(key: string, text: string | undefined, parse: (t: string) => Lamports): Lamports {

@@ -50,3 +50,12 @@ export function decodeAddress(address: string): Uint8Array | undefined {
     return undefined;
   }
 }
+
+/**
+ * The `x-request-id` of the n-th answer: UUID-shaped (the real service's format is not published),
+ * and derived from the count so two sandboxes that saw the same requests hand out the same ids.
+ */
+export function requestId(n: number): string {
+  const h = sha256(`request|${n}`).toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}

@@ -2,7 +2,7 @@
 // lost after the server applied it, a reset before it did, a body that lies about its length...).
 import { z } from 'zod';
 
-export const FAULT_OPS = ['claim', 'deposit', 'mint', 'summary', 'leaderboard', 'health'] as const;
+export const FAULT_OPS = ['claim', 'deposit', 'mint', 'withdraw', 'burn', 'summary', 'leaderboard', 'health'] as const;
 export type FaultOp = (typeof FAULT_OPS)[number];
 
 const ms = z.number().int().min(0).max(600_000);

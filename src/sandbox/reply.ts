@@ -36,6 +36,8 @@ const WORLD_STATUS: Record<WorldErrorCode, number> = {
   unknown_wallet: 404,
   unknown_symbol: 404,
   insufficient_balance: 422,
+  insufficient_shares: 422,
+  insufficient_tokens: 422,
   nothing_to_claim: 422,
 };
 

@@ -1,10 +1,11 @@
-// The API of SPEC §1 as the sandbox serves it. Reads are fixed paths; the signed operations live
-// wherever `endpoints` says, so a client configured with a non-default path or method is tested too.
+// The API of SPEC §1 as the sandbox serves it, in the answer shapes of the real service (SPEC §6).
+// Reads are fixed paths; the signed operations live wherever `endpoints` says, so a client
+// configured with a non-default path or method is tested too.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { EndpointConfig, SignedOp } from '../domain.js';
 import { RawNumber, field, isPlainObject, parseLossless, sol } from './json.js';
 import { HttpError, jsonReply, replyFromError, type Reply } from './reply.js';
-import { checkBearer, verifySigned, type ReplayGuard, type VerifyConfig } from './verify.js';
+import { checkBearer, verifySigned, type ReplayGuard, type SignedRequest, type VerifyConfig } from './verify.js';
+import { SANDBOX_OPS, type SandboxEndpoint, type SandboxOp } from './world-types.js';
 import type { SandboxWorld } from './world.js';
 
 export interface ApiContext {
@@ -12,21 +13,22 @@ export interface ApiContext {
   verify: VerifyConfig;
   replay: ReplayGuard;
   basePath: string;
+  /** What `GET /health` says the network is (the real service: "solana-mainnet"). */
+  network: string;
 }
 
 export type Route =
   | { op: 'health' }
   | { op: 'leaderboard' }
   | { op: 'summary'; address: string }
-  | { op: SignedOp }
+  | { op: SandboxOp }
   | { op: 'unknown'; status: 404 | 405; allow?: string };
 
-const SIGNED_OPS: readonly SignedOp[] = ['claim', 'deposit', 'mint'];
 const DEFAULT_LEADERBOARD_LIMIT = 100;
 const MAX_LEADERBOARD_LIMIT = 1000;
 
-export function isSignedOp(op: Route['op']): op is SignedOp {
-  return (SIGNED_OPS as readonly string[]).includes(op);
+export function isSignedOp(op: Route['op']): op is SandboxOp {
+  return (SANDBOX_OPS as readonly string[]).includes(op);
 }
 
 /** '/v1/' and '/v1' are the same base; '/' is no base at all. */
@@ -40,11 +42,11 @@ function normalizePath(path: string): string {
   return p.length > 1 ? p.replace(/\/+$/, '') : p;
 }
 
-export function matchRoute(method: string, pathname: string, endpoints: Record<SignedOp, EndpointConfig>, basePath: string): Route {
+export function matchRoute(method: string, pathname: string, endpoints: Record<SandboxOp, SandboxEndpoint>, basePath: string): Route {
   if (basePath !== '' && pathname !== basePath && !pathname.startsWith(`${basePath}/`)) return { op: 'unknown', status: 404 };
   const rest = normalizePath(pathname.slice(basePath.length) || '/');
   const allowed: string[] = [];
-  for (const op of SIGNED_OPS) {
+  for (const op of SANDBOX_OPS) {
     const ep = endpoints[op];
     if (normalizePath(ep.path) !== rest) continue;
     if (ep.method === method) return { op };
@@ -85,15 +87,18 @@ export function peekWallet(route: Route, headers: IncomingHttpHeaders, rawBody: 
   }
 }
 
-/** Answers one API request; every refusal becomes `{error: {code, message}}` with its status. */
-export function handleApi(route: Route, query: URLSearchParams, headers: IncomingHttpHeaders, rawBody: string, ctx: ApiContext): Reply {
+/**
+ * Answers one API request; every refusal becomes `{error: {code, message}}` with its status.
+ * `requestId` is the answer's `x-request-id`, written into the ledger with what it applied.
+ */
+export function handleApi(route: Route, query: URLSearchParams, headers: IncomingHttpHeaders, rawBody: string, ctx: ApiContext, requestId?: string): Reply {
   try {
     switch (route.op) {
       case 'unknown':
         if (route.status === 405) throw new HttpError(405, 'method_not_allowed', 'method not allowed', { allow: route.allow ?? '' });
         throw new HttpError(404, 'not_found', 'no such route');
       case 'health':
-        return jsonReply(200, { status: 'ok', epoch: ctx.world.epoch() });
+        return jsonReply(200, { status: 'ok', network: ctx.network, ts: Math.floor(ctx.world.clock.now() / 1000) });
       case 'leaderboard':
         checkBearer(headers, ctx.verify.apiKey, false);
         return leaderboard(query, ctx);
@@ -103,7 +108,9 @@ export function handleApi(route: Route, query: URLSearchParams, headers: Incomin
       case 'claim':
       case 'deposit':
       case 'mint':
-        return signed(route.op, headers, rawBody, ctx);
+      case 'withdraw':
+      case 'burn':
+        return signed(route.op, headers, rawBody, ctx, requestId);
     }
   } catch (err) {
     return replyFromError(err);
@@ -139,25 +146,43 @@ function summary(address: string, ctx: ApiContext): Reply {
   });
 }
 
-function signed(op: SignedOp, headers: IncomingHttpHeaders, rawBody: string, ctx: ApiContext): Reply {
+function signed(op: SandboxOp, headers: IncomingHttpHeaders, rawBody: string, ctx: ApiContext, requestId: string | undefined): Reply {
   const req = verifySigned(op, headers, rawBody, ctx.verify);
   if (ctx.replay.has(req.replayKey)) throw new HttpError(409, 'replayed_signature', 'this signature was already used');
-  let reply: Reply;
-  if (op === 'claim') {
-    const entry = ctx.world.claim(req.wallet, req.signature);
-    reply = jsonReply(200, { status: 'claimed', claimed_sol: sol(entry.amountLamports), tx: entry.tx, epoch: entry.epoch });
-  } else {
-    // verifySigned guarantees both for deposit and mint
-    const symbol = req.symbol as string;
-    const amount = req.amountLamports as bigint;
-    if (op === 'deposit') {
-      const r = ctx.world.deposit(req.wallet, symbol, amount, req.signature);
-      reply = jsonReply(200, { status: 'submitted', tx: r.entry.tx, vault: r.vault, share_mint: r.shareMint, estimated_shares: sol(r.estimatedShares) });
-    } else {
-      const r = ctx.world.mint(req.wallet, symbol, amount, req.signature);
-      reply = jsonReply(200, { status: 'submitted', tx: r.entry.tx, mint: r.mint, received: sol(r.received) });
-    }
-  }
+  const reply = apply(op, req, ctx.world, requestId);
   ctx.replay.remember(req.replayKey, req.tsSec);
   return reply;
+}
+
+/** The real service's answers: claim, mint, withdraw and burn say "success"; a deposit is "submitted" (its rebalance is queued). */
+function apply(op: SandboxOp, req: SignedRequest, world: SandboxWorld, requestId: string | undefined): Reply {
+  if (op === 'claim') {
+    const entry = world.claim(req.wallet, req.signature, requestId);
+    return jsonReply(200, { status: 'success', claimed_sol: sol(entry.amountLamports), tx: entry.tx, epoch: entry.epoch });
+  }
+  // verifySigned guarantees both for every operation but claim
+  const symbol = req.symbol as string;
+  const amount = req.amountLamports as bigint;
+  switch (op) {
+    case 'deposit': {
+      const r = world.deposit(req.wallet, symbol, amount, req.signature, requestId);
+      return jsonReply(200, {
+        status: 'submitted',
+        tx: r.entry.tx,
+        vault: r.vault,
+        queued_rebalance: true,
+        share_mint: r.shareMint,
+        estimated_shares: sol(r.estimatedShares),
+      });
+    }
+    case 'mint': {
+      const r = world.mint(req.wallet, symbol, amount, req.signature, requestId);
+      return jsonReply(200, { status: 'success', tx: r.entry.tx, mint: r.mint, received: sol(r.received) });
+    }
+    case 'withdraw':
+    case 'burn': {
+      const r = op === 'withdraw' ? world.withdraw(req.wallet, symbol, amount, req.signature, requestId) : world.burn(req.wallet, symbol, amount, req.signature, requestId);
+      return jsonReply(200, { status: 'success', tx: r.entry.tx, received: sol(r.received) });
+    }
+  }
 }

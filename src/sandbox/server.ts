@@ -3,20 +3,22 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { DEFAULT_ENDPOINTS, DEFAULT_HEADER_PREFIX } from '../api/endpoints.js';
-import { systemClock, type Clock, type EndpointConfig, type SignatureEncoding, type SignedOp } from '../domain.js';
+import { systemClock, type Clock, type SignatureEncoding } from '../domain.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { ADMIN_PREFIX, handleAdmin } from './admin.js';
+import { requestId } from './derive.js';
 import { FaultQueue, type FaultSpec } from './faults.js';
 import { errorReply, type Reply } from './reply.js';
 import { handleApi, matchRoute, normalizeBasePath, peekWallet, type ApiContext } from './routes.js';
 import { Stats, TokenBucket, type Outcome, type RateLimitOptions, type StatOp, type StatsSnapshot } from './stats.js';
-import { ReplayGuard } from './verify.js';
+import { ReplayGuard, unknownMessageVariables } from './verify.js';
+import { SANDBOX_OPS, type SandboxEndpoint, type SandboxOp, type WalletInit } from './world-types.js';
 import { SandboxWorld, type LedgerEntry } from './world.js';
 
 export { demoWalletAddress, demoWalletKeyPair, demoWalletSeed } from './derive.js';
 export type { FaultSpec, FaultKind, FaultOp } from './faults.js';
 export type { StatsSnapshot, RateLimitOptions } from './stats.js';
-export type { LedgerEntry, WalletInit, WalletPatch, WalletState } from './world.js';
+export type { LedgerEntry, SandboxOp, WalletInit, WalletPatch, WalletState } from './world.js';
 export { SandboxWorld } from './world.js';
 
 export interface SandboxOptions {
@@ -31,9 +33,18 @@ export interface SandboxOptions {
   epochOrigin?: number;
   tsWindowSec?: number;
   headerPrefix?: string;
-  endpoints?: Record<SignedOp, EndpointConfig>;
+  /** Per operation; the ones not given keep SANDBOX_ENDPOINTS (a client's config has no withdraw or burn yet). */
+  endpoints?: Partial<Record<SandboxOp, SandboxEndpoint>>;
+  /**
+   * The message the sandbox expects signed for a claim, instead of `endpoints.claim.message`: the
+   * real service does not publish its claim message, so a test (or `doctor`) can give the sandbox
+   * a template the client does not use and see what the mismatch looks like (401 invalid_signature).
+   */
+  claimMessage?: string;
   signatureEncoding?: SignatureEncoding;
-  wallets?: Array<{ address: string; pendingLamports?: bigint; lifetimeLamports?: bigint; balanceLamports?: bigint; accrualLamportsPerSec?: bigint; tier?: string }>;
+  /** `GET /health`'s network; default "solana-sandbox" (the real service says "solana-mainnet"). */
+  network?: string;
+  wallets?: WalletInit[];
   demoWallets?: number;
   defaultAccrualLamportsPerSec?: bigint;
   symbols?: string[];
@@ -61,7 +72,14 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-export const DEFAULT_SYMBOLS = ['SOL2X', 'SOL3X', 'JITOSOL', 'USDC'];
+/** The real service lists SOL2X, SOL5X and a few token-specific 2X/5X vaults (which ones is ours to pick). */
+export const DEFAULT_SYMBOLS = ['SOL2X', 'SOL5X', 'JUP2X', 'JUP5X', 'BONK2X'];
+/** The client's defaults, plus withdraw and burn where the real service documents them. */
+export const SANDBOX_ENDPOINTS: Readonly<Record<SandboxOp, SandboxEndpoint>> = Object.freeze({
+  withdraw: { method: 'POST', path: '/actions/withdraw', message: '{wallet}|{symbol}|{amount}|{ts}' },
+  burn: { method: 'POST', path: '/actions/burn', message: '{wallet}|{symbol}|{amount}|{ts}' },
+  ...DEFAULT_ENDPOINTS,
+});
 export const DEFAULT_ACCRUAL_LAMPORTS_PER_SEC = 100_000n;
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -72,7 +90,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const basePath = normalizeBasePath(opts.basePath ?? '/v1');
   const headerPrefix = opts.headerPrefix ?? DEFAULT_HEADER_PREFIX;
   const tsWindowSec = opts.tsWindowSec ?? 300;
-  const endpoints = opts.endpoints ?? { ...DEFAULT_ENDPOINTS };
+  const endpoints = sandboxEndpoints(opts.endpoints, opts.claimMessage);
 
   const world = new SandboxWorld({
     clock,
@@ -91,13 +109,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     world,
     basePath,
     replay: new ReplayGuard(clock, tsWindowSec),
-    verify: { apiKey: opts.apiKey, headerPrefix, tsWindowSec, endpoints, signatureEncoding: opts.signatureEncoding ?? 'base58', clock },
+    network: opts.network ?? 'solana-sandbox',
+    verify: { apiKey: opts.apiKey, headerPrefix, tsWindowSec, endpoints, signatureEncoding: opts.signatureEncoding ?? 'base58', clock, epoch: () => world.epoch() },
   };
   const admin = { world, faults, stats: () => stats.snapshot(faults.fired), resetStats: () => stats.reset() };
 
   const sockets = new Set<Socket>();
   const timers = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   let closing = false;
+  let answers = 0;
 
   /** A real-time wait (faults are about sockets, not the world's clock) that close() cuts short. */
   const sleep = (ms: number) =>
@@ -119,7 +139,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     done(op, res.destroyed ? 'dropped' : reply.status, fromLimiter);
   };
 
-  const dispatch = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const dispatch = async (req: IncomingMessage, res: ServerResponse, id: string): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://sandbox');
     const method = req.method ?? 'GET';
     const rawBody = await readBody(req);
@@ -138,7 +158,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       if (!t.ok) return send(res, op, errorReply(429, 'rate_limited', 'rate limit exceeded', { 'retry-after': String(t.retryAfterSec) }), true);
     }
     const fault = route.op === 'unknown' ? undefined : faults.take(route.op, peekWallet(route, req.headers, rawBody, headerPrefix));
-    const compute = () => handleApi(route, url.searchParams, req.headers, rawBody, api);
+    const compute = () => handleApi(route, url.searchParams, req.headers, rawBody, api, id);
     if (!fault) return send(res, op, compute());
     logger.debug({ event: 'sandbox.fault', op, kind: fault.kind }, 'sandbox fault');
 
@@ -194,7 +214,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     // The Date header tells the time of the sandbox's clock, not the host's, so a test can give the
     // simulated server a clock of its own and watch the client notice the skew.
     res.setHeader('date', new Date(clock.now()).toUTCString());
-    dispatch(req, res).catch((err: unknown) => {
+    // Like the real service, every answer (errors and injected faults included) names itself.
+    const id = requestId(++answers);
+    res.setHeader('x-request-id', id);
+    dispatch(req, res, id).catch((err: unknown) => {
       // A client that hangs up mid-body is routine here (faults provoke it); anything else is a bug.
       if (req.destroyed) logger.debug({ event: 'sandbox.aborted' }, 'client went away mid-request');
       else logger.error({ event: 'sandbox.error', err }, 'sandbox handler failed');
@@ -248,6 +271,17 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     resetStats: () => stats.reset(),
     close,
   };
+}
+
+/** Configured endpoints over the defaults; templates are checked now, not on the first request. */
+function sandboxEndpoints(given: Partial<Record<SandboxOp, SandboxEndpoint>> | undefined, claimMessage: string | undefined): Record<SandboxOp, SandboxEndpoint> {
+  const endpoints = { ...SANDBOX_ENDPOINTS, ...given };
+  if (claimMessage !== undefined) endpoints.claim = { ...endpoints.claim, message: claimMessage };
+  for (const op of SANDBOX_OPS) {
+    const unknown = unknownMessageVariables(endpoints[op].message);
+    if (unknown.length > 0) throw new Error(`sandbox ${op} message template names unknown {${unknown.join('}, {')}}`);
+  }
+  return endpoints;
 }
 
 function jsonHeaders(body: string): Record<string, string> {

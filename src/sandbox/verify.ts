@@ -1,28 +1,32 @@
 // Everything a signed request must get right before the world is touched: bearer, body shape,
 // timestamp window, wallet header = body wallet, canonical amount text, and an Ed25519 signature
 // over the configured template in the configured encoding. Replays are refused by signature.
+// A signature that does not verify is a 401 naming the signature: from the server's side a wrong
+// key and a wrong message template look the same, and both mean "your request is wrong".
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import { AmountError, parseCanonicalSol, type Lamports } from '../api/amount.js';
-import { renderTemplate } from '../api/endpoints.js';
-import type { Clock, EndpointConfig, SignatureEncoding, SignedOp } from '../domain.js';
+import type { Clock, SignatureEncoding } from '../domain.js';
 import { decodeAddress } from './derive.js';
 import { RawNumber, field, isPlainObject, parseLossless } from './json.js';
 import { HttpError } from './reply.js';
+import type { SandboxEndpoint, SandboxOp } from './world-types.js';
 
 export interface VerifyConfig {
   apiKey: string | undefined;
   headerPrefix: string;
   tsWindowSec: number;
-  endpoints: Record<SignedOp, EndpointConfig>;
+  endpoints: Record<SandboxOp, SandboxEndpoint>;
   signatureEncoding: SignatureEncoding;
   clock: Clock;
+  /** The world's current epoch, for templates that sign `{epoch}`. */
+  epoch: () => string;
 }
 
 export interface SignedRequest {
-  op: SignedOp;
+  op: SandboxOp;
   wallet: string;
   symbol: string | undefined;
   /** Exactly the number text of the body, which is what was signed. */
@@ -88,7 +92,7 @@ function decodeSignature(text: string, encoding: SignatureEncoding): Uint8Array 
 }
 
 /** Verifies a signed request; throws HttpError with the status the refusal deserves. */
-export function verifySigned(op: SignedOp, headers: IncomingHttpHeaders, rawBody: string, cfg: VerifyConfig): SignedRequest {
+export function verifySigned(op: SandboxOp, headers: IncomingHttpHeaders, rawBody: string, cfg: VerifyConfig): SignedRequest {
   checkBearer(headers, cfg.apiKey, true);
 
   const contentType = singleHeader(headers, 'content-type') ?? '';
@@ -135,18 +139,36 @@ export function verifySigned(op: SignedOp, headers: IncomingHttpHeaders, rawBody
 
   let message: string;
   try {
-    message = renderTemplate(cfg.endpoints[op].message, { wallet, ts: tsText, symbol, amount: amountText });
+    message = renderMessage(cfg.endpoints[op].message, { wallet, ts: tsText, symbol, amount: amountText, epoch: cfg.epoch(), op });
   } catch (err) {
     throw new HttpError(400, 'invalid_body', err instanceof Error ? err.message : 'cannot render the signed message');
   }
   const sig = decodeSignature(signature, cfg.signatureEncoding);
   if (!sig || sig.length !== nacl.sign.signatureLength) {
-    throw new HttpError(403, 'invalid_signature', `signature is not a ${cfg.signatureEncoding} Ed25519 signature`);
+    throw new HttpError(401, 'invalid_signature', `signature is not a ${cfg.signatureEncoding} Ed25519 signature`);
   }
   if (!nacl.sign.detached.verify(new TextEncoder().encode(message), sig, publicKey)) {
-    throw new HttpError(403, 'invalid_signature', 'signature does not verify for this wallet and message');
+    throw new HttpError(401, 'invalid_signature', 'signature does not verify for this wallet and message');
   }
   return { op, wallet, symbol, amountText, amountLamports, tsSec, signature, replayKey: Buffer.from(sig).toString('hex') };
+}
+
+/** What a message template may name; the client's templates use the same words. */
+export const MESSAGE_VARIABLES = ['wallet', 'ts', 'epoch', 'symbol', 'amount', 'op'] as const;
+type MessageVariable = (typeof MESSAGE_VARIABLES)[number];
+
+/** Placeholders a template names that the sandbox cannot fill: checked when the sandbox starts. */
+export function unknownMessageVariables(template: string): string[] {
+  return [...template.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1] ?? '').filter((name) => !(MESSAGE_VARIABLES as readonly string[]).includes(name));
+}
+
+/** The server's own rendering of a template; a placeholder with no value (a claim's `{amount}`) is refused. */
+function renderMessage(template: string, vars: Partial<Record<MessageVariable, string>>): string {
+  return template.replace(/\{([^{}]*)\}/g, (_m, name: string) => {
+    const v = (MESSAGE_VARIABLES as readonly string[]).includes(name) ? vars[name as MessageVariable] : undefined;
+    if (v === undefined) throw new Error(`message template uses {${name}} but this request has no value for it`);
+    return v;
+  });
 }
 
 /**

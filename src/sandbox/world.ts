@@ -2,91 +2,22 @@
 // never of timers, so a test that moves a fake clock sees exactly the accrual it expects and two
 // worlds given the same clock and options are identical.
 import { LAMPORTS_PER_SOL, MAX_LAMPORTS, type Lamports } from '../api/amount.js';
-import type { Clock, SignedOp } from '../domain.js';
-import { demoWalletAddress, hashBelow, isWalletAddress, pseudoAddress, txId } from './derive.js';
+import type { Clock } from '../domain.js';
+import { demoWalletAddress, hashBelow, isWalletAddress, txId } from './derive.js';
+import {
+  WorldError,
+  type LeaderboardRow,
+  type LedgerEntry,
+  type SandboxOp,
+  type SummaryData,
+  type WalletInit,
+  type WalletPatch,
+  type WalletState,
+} from './world-types.js';
+
+export * from './world-types.js';
 
 const DAY_MS = 86_400_000;
-
-export interface WalletInit {
-  address: string;
-  pendingLamports?: Lamports;
-  lifetimeLamports?: Lamports;
-  balanceLamports?: Lamports;
-  accrualLamportsPerSec?: Lamports;
-  tier?: string;
-}
-
-/** What the admin surface may change; `tier: null` goes back to the tier derived from lifetime. */
-export interface WalletPatch {
-  pendingLamports?: Lamports;
-  lifetimeLamports?: Lamports;
-  balanceLamports?: Lamports;
-  accrualLamportsPerSec?: Lamports;
-  tier?: string | null;
-}
-
-export interface WalletState {
-  address: string;
-  pendingLamports: Lamports;
-  lifetimeLamports: Lamports;
-  balanceLamports: Lamports;
-  accrualLamportsPerSec: Lamports;
-  tier: string;
-  tierOverride: string | null;
-  /** Vault shares and minted tokens held, in 10^-9 units, by symbol. */
-  shares: Record<string, Lamports>;
-  tokens: Record<string, Lamports>;
-  createdAt: number;
-}
-
-export interface LedgerEntry {
-  seq: number;
-  op: SignedOp;
-  wallet: string;
-  symbol: string | null;
-  amountLamports: Lamports;
-  epoch: string;
-  /** Wall ms (world clock) when applied. */
-  ts: number;
-  tx: string;
-  signature: string;
-}
-
-/** Decimal text with 3 fractional digits of precision (volumes and scores are not money). */
-export interface BreakdownRow {
-  vault: string;
-  volume: string;
-  score: string;
-}
-
-export interface SummaryData {
-  address: string;
-  epoch: string;
-  pendingLamports: Lamports;
-  lifetimeLamports: Lamports;
-  rank: number;
-  tier: string;
-  breakdown: BreakdownRow[];
-}
-
-export interface LeaderboardRow {
-  rank: number;
-  address: string;
-  score: string;
-  totalRewardsLamports: Lamports;
-}
-
-export type WorldErrorCode = 'invalid_address' | 'unknown_wallet' | 'unknown_symbol' | 'insufficient_balance' | 'nothing_to_claim' | 'invalid_amount';
-
-export class WorldError extends Error {
-  constructor(
-    readonly code: WorldErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'WorldError';
-  }
-}
 
 export interface WorldOptions {
   clock: Clock;
@@ -109,6 +40,7 @@ interface WalletRecord {
   lifetime: Lamports;
   balance: Lamports;
   tier: string | null;
+  ranked: boolean;
   shares: Map<string, Lamports>;
   tokens: Map<string, Lamports>;
   createdAt: number;
@@ -191,6 +123,12 @@ export class SandboxWorld {
     if (patch.lifetimeLamports !== undefined) w.lifetime = checkAmount(patch.lifetimeLamports, 'lifetimeLamports');
     if (patch.balanceLamports !== undefined) w.balance = checkAmount(patch.balanceLamports, 'balanceLamports');
     if (patch.tier !== undefined) w.tier = patch.tier;
+    if (patch.ranked !== undefined && patch.ranked !== w.ranked) {
+      w.ranked = patch.ranked;
+      this.scoreCache = undefined;
+    }
+    setHoldings(w.shares, patch.shares, 'shares');
+    setHoldings(w.tokens, patch.tokens, 'tokens');
     return this.view(w);
   }
 
@@ -224,7 +162,7 @@ export class SandboxWorld {
 
   // ---- signed actions -----------------------------------------------------------------------
 
-  claim(address: string, signature: string): LedgerEntry {
+  claim(address: string, signature: string, requestId?: string): LedgerEntry {
     const w = this.lookup(address);
     const now = this.now();
     const pending = this.pendingOf(w, now);
@@ -233,25 +171,48 @@ export class SandboxWorld {
     w.anchorMs = now;
     w.lifetime += pending;
     w.balance += pending;
-    return this.record('claim', w.address, null, pending, signature, now);
+    return this.record('claim', w.address, null, pending, signature, now, requestId);
   }
 
-  deposit(address: string, symbol: string, amount: Lamports, signature: string): { entry: LedgerEntry; vault: string; shareMint: string; estimatedShares: Lamports } {
+  /** SOL from the balance into vault shares; the vault and share mint are named after the symbol, as the real service's answer shows. */
+  deposit(address: string, symbol: string, amount: Lamports, signature: string, requestId?: string): { entry: LedgerEntry; vault: string; shareMint: string; estimatedShares: Lamports } {
     const w = this.prepareSpend(address, symbol, amount);
     const shares = (amount * LAMPORTS_PER_SOL) / sharePrice(`vault|${symbol}`);
     w.balance -= amount;
     w.shares.set(symbol, (w.shares.get(symbol) ?? 0n) + shares);
-    const entry = this.record('deposit', w.address, symbol, amount, signature, this.now());
-    return { entry, vault: pseudoAddress(`vault|${symbol}`), shareMint: pseudoAddress(`share-mint|${symbol}`), estimatedShares: shares };
+    const entry = this.record('deposit', w.address, symbol, amount, signature, this.now(), requestId);
+    return { entry, vault: symbol, shareMint: `v${symbol}`, estimatedShares: shares };
   }
 
-  mint(address: string, symbol: string, amount: Lamports, signature: string): { entry: LedgerEntry; mint: string; received: Lamports } {
+  /** SOL from the balance into leveraged tokens. */
+  mint(address: string, symbol: string, amount: Lamports, signature: string, requestId?: string): { entry: LedgerEntry; mint: string; received: Lamports } {
     const w = this.prepareSpend(address, symbol, amount);
     const received = (amount * LAMPORTS_PER_SOL) / sharePrice(`token|${symbol}`);
     w.balance -= amount;
     w.tokens.set(symbol, (w.tokens.get(symbol) ?? 0n) + received);
-    const entry = this.record('mint', w.address, symbol, amount, signature, this.now());
-    return { entry, mint: pseudoAddress(`token-mint|${symbol}`), received };
+    const entry = this.record('mint', w.address, symbol, amount, signature, this.now(), requestId);
+    return { entry, mint: symbol, received };
+  }
+
+  /**
+   * Vault shares back into SOL: `amount` counts shares (what the wallet holds), `received` is SOL.
+   * Priced like the deposit, rounded down, so a round trip never creates a lamport.
+   */
+  withdraw(address: string, symbol: string, amount: Lamports, signature: string, requestId?: string): { entry: LedgerEntry; received: Lamports } {
+    const w = this.prepareRedeem(address, symbol, amount, 'shares');
+    const received = (amount * sharePrice(`vault|${symbol}`)) / LAMPORTS_PER_SOL;
+    takeHolding(w.shares, symbol, amount);
+    w.balance += received;
+    return { entry: this.record('withdraw', w.address, symbol, amount, signature, this.now(), requestId), received };
+  }
+
+  /** Leveraged tokens back into SOL: `amount` counts tokens, `received` is SOL. */
+  burn(address: string, symbol: string, amount: Lamports, signature: string, requestId?: string): { entry: LedgerEntry; received: Lamports } {
+    const w = this.prepareRedeem(address, symbol, amount, 'tokens');
+    const received = (amount * sharePrice(`token|${symbol}`)) / LAMPORTS_PER_SOL;
+    takeHolding(w.tokens, symbol, amount);
+    w.balance += received;
+    return { entry: this.record('burn', w.address, symbol, amount, signature, this.now(), requestId), received };
   }
 
   /** Every applied action in order: how tests prove "applied exactly once". */
@@ -282,6 +243,18 @@ export class SandboxWorld {
     return w;
   }
 
+  private prepareRedeem(address: string, symbol: string, amount: Lamports, holding: 'shares' | 'tokens'): WalletRecord {
+    if (!this.symbols.includes(symbol)) throw new WorldError('unknown_symbol', `unknown symbol ${symbol}`);
+    if (amount <= 0n) throw new WorldError('invalid_amount', 'amount must be greater than 0');
+    const w = this.lookup(address);
+    const held = w[holding].get(symbol) ?? 0n;
+    if (amount > held) {
+      const what = holding === 'shares' ? `${symbol} vault shares` : `${symbol} tokens`;
+      throw new WorldError(holding === 'shares' ? 'insufficient_shares' : 'insufficient_tokens', `insufficient ${what}: ${amount} units asked, ${held} held`);
+    }
+    return w;
+  }
+
   private create(init: WalletInit): WalletRecord {
     if (!isWalletAddress(init.address)) throw new Error(`sandbox wallet ${init.address} is not a base58 Ed25519 public key`);
     const now = this.now();
@@ -293,10 +266,13 @@ export class SandboxWorld {
       lifetime: checkAmount(init.lifetimeLamports ?? 0n, 'lifetimeLamports'),
       balance: checkAmount(init.balanceLamports ?? 0n, 'balanceLamports'),
       tier: init.tier ?? null,
+      ranked: init.ranked ?? true,
       shares: new Map(),
       tokens: new Map(),
       createdAt: now,
     };
+    setHoldings(w.shares, init.shares, 'shares');
+    setHoldings(w.tokens, init.tokens, 'tokens');
     this.wallets.set(w.address, w);
     this.scoreCache = undefined;
     return w;
@@ -315,9 +291,10 @@ export class SandboxWorld {
 
   private tierOf(w: WalletRecord): string {
     if (w.tier !== null) return w.tier;
-    if (w.lifetime >= 100n * LAMPORTS_PER_SOL) return 'gold';
-    if (w.lifetime >= 10n * LAMPORTS_PER_SOL) return 'silver';
-    return 'bronze';
+    // Capitalised, as the real service writes tiers.
+    if (w.lifetime >= 100n * LAMPORTS_PER_SOL) return 'Gold';
+    if (w.lifetime >= 10n * LAMPORTS_PER_SOL) return 'Silver';
+    return 'Bronze';
   }
 
   /** Volume and score in thousandths; a pure function of (address, epoch, vault). */
@@ -334,17 +311,19 @@ export class SandboxWorld {
   private ranking(): { ranked: Array<{ address: string; score: bigint }>; rankOf: Map<string, number> } {
     const epoch = this.epoch();
     if (this.scoreCache?.epoch !== epoch) {
-      const ranked = [...this.wallets.keys()]
-        .map((address) => ({ address, score: this.symbols.reduce((sum, s) => sum + this.vaultActivity(address, epoch, s).score, 0n) }))
+      const ranked = [...this.wallets.values()]
+        .filter((w) => w.ranked)
+        .map(({ address }) => ({ address, score: this.symbols.reduce((sum, s) => sum + this.vaultActivity(address, epoch, s).score, 0n) }))
         .sort((a, b) => (a.score === b.score ? (a.address < b.address ? -1 : 1) : a.score > b.score ? -1 : 1));
       this.scoreCache = { epoch, ranked, rankOf: new Map(ranked.map((r, i) => [r.address, i + 1])) };
     }
     return this.scoreCache;
   }
 
-  private record(op: SignedOp, wallet: string, symbol: string | null, amountLamports: Lamports, signature: string, now: number): LedgerEntry {
+  private record(op: SandboxOp, wallet: string, symbol: string | null, amountLamports: Lamports, signature: string, now: number, requestId: string | undefined): LedgerEntry {
     const seq = this.entries.length + 1;
     const entry: LedgerEntry = { seq, op, wallet, symbol, amountLamports, epoch: this.epoch(), ts: now, tx: txId(op, seq, signature), signature };
+    if (requestId !== undefined) entry.requestId = requestId;
     this.entries.push(entry);
     return { ...entry };
   }
@@ -358,6 +337,7 @@ export class SandboxWorld {
       accrualLamportsPerSec: w.rate,
       tier: this.tierOf(w),
       tierOverride: w.tier,
+      ranked: w.ranked,
       shares: Object.fromEntries(w.shares),
       tokens: Object.fromEntries(w.tokens),
       createdAt: w.createdAt,
@@ -365,9 +345,25 @@ export class SandboxWorld {
   }
 }
 
-/** Price of one share/token in lamports, between 1 and 2 SOL, fixed per label. */
+/**
+ * Price of one share/token in lamports: 1 SOL plus up to 0.1 %, fixed per label, so 10 SOL buys
+ * about 9.99 shares as in the real service's examples.
+ */
 function sharePrice(label: string): Lamports {
-  return LAMPORTS_PER_SOL + hashBelow(`price|${label}`, LAMPORTS_PER_SOL);
+  return LAMPORTS_PER_SOL + hashBelow(`price|${label}`, LAMPORTS_PER_SOL / 1000n);
+}
+
+function setHoldings(holdings: Map<string, Lamports>, values: Record<string, Lamports> | undefined, name: string): void {
+  for (const [symbol, units] of Object.entries(values ?? {})) {
+    if (checkAmount(units, `${name}.${symbol}`) === 0n) holdings.delete(symbol);
+    else holdings.set(symbol, units);
+  }
+}
+
+function takeHolding(holdings: Map<string, Lamports>, symbol: string, amount: Lamports): void {
+  const left = (holdings.get(symbol) ?? 0n) - amount;
+  if (left === 0n) holdings.delete(symbol);
+  else holdings.set(symbol, left);
 }
 
 function checkAmount(value: Lamports, name: string): Lamports {

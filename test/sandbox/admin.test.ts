@@ -64,6 +64,7 @@ describe('admin surface', () => {
           ts: clock.now(),
           tx: (r.json as { tx: string }).tx,
           signature: expect.any(String),
+          request_id: r.headers['x-request-id'],
         },
       ],
     });
@@ -97,7 +98,7 @@ describe('admin surface', () => {
     await start();
     const r = await post('/epoch/advance', '');
     expect(r.json).toMatchObject({ epoch: '2025-07-02' });
-    expect((await send(agent, `${sandbox.url}/health`)).json).toMatchObject({ epoch: '2025-07-02' });
+    expect((await send(agent, `${sandbox.adminUrl}/epoch`)).json).toMatchObject({ epoch: '2025-07-02' });
   });
 
   it('counts requests per op and status, and resets the counts', async () => {

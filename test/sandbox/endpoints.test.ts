@@ -41,7 +41,7 @@ describe('reads', () => {
   it('serves health without a credential', async () => {
     const r = await send(agent, `${sandbox.url}/health`);
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ status: 'ok', epoch: '2025-01-15' });
+    expect(r.json).toEqual({ status: 'ok', network: 'solana-sandbox', ts: T0 / 1000 });
   });
 
   it('serves the wallet summary with the documented shape and exact amount text', async () => {
@@ -51,10 +51,10 @@ describe('reads', () => {
     expect(r.text).toContain('"lifetime_sol":123.456789012,');
     const s = r.json as Record<string, unknown>;
     expect(Object.keys(s)).toEqual(['address', 'epoch', 'pending_sol', 'lifetime_sol', 'rank', 'tier', 'breakdown']);
-    expect(s).toMatchObject({ address: alice.address, epoch: '2025-01-15', tier: 'gold' });
+    expect(s).toMatchObject({ address: alice.address, epoch: '2025-01-15', tier: 'Gold' });
     expect(s.rank).toBeGreaterThanOrEqual(1);
     const breakdown = s.breakdown as Array<Record<string, unknown>>;
-    expect(breakdown.map((b) => b.vault)).toEqual(['SOL2X', 'SOL3X', 'JITOSOL', 'USDC']);
+    expect(breakdown.map((b) => b.vault)).toEqual(['SOL2X', 'SOL5X', 'JUP2X', 'JUP5X', 'BONK2X']);
     for (const b of breakdown) {
       expect(typeof b.volume).toBe('number');
       expect(typeof b.score).toBe('number');
@@ -91,7 +91,7 @@ describe('reads', () => {
     const dave = testWallet('dave');
     const r = await send(agent, `${sandbox.url}/rewards/wallet/${dave.address}`);
     expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ address: dave.address, pending_sol: 0, lifetime_sol: 0, tier: 'bronze' });
+    expect(r.json).toMatchObject({ address: dave.address, pending_sol: 0, lifetime_sol: 0, tier: 'Bronze' });
     expect(sandbox.world.wallet(dave.address)).toBeDefined();
   });
 
@@ -131,7 +131,7 @@ describe('signed operations', () => {
     const r = await sendSigned(agent, buildSigned(sandbox.url, clock, 'claim', { wallet: alice, apiKey: API_KEY }));
     expect(r.status).toBe(200);
     expect(Object.keys(r.json as object)).toEqual(['status', 'claimed_sol', 'tx', 'epoch']);
-    expect(r.json).toMatchObject({ status: 'claimed', claimed_sol: 1.5, epoch: '2025-01-15' });
+    expect(r.json).toMatchObject({ status: 'success', claimed_sol: 1.5, epoch: '2025-01-15' });
     expect(r.text).toContain('"claimed_sol":1.5,');
     const w = sandbox.world.wallet(alice.address);
     expect(w).toMatchObject({ pendingLamports: 0n, lifetimeLamports: 124_956_789_012n, balanceLamports: 11_500_000_000n });
@@ -141,22 +141,23 @@ describe('signed operations', () => {
     expect(ledger[0]!.tx).toBe((r.json as { tx: string }).tx);
   });
 
-  it('deposits: debits the balance and answers submitted with vault and shares', async () => {
+  it('deposits: debits the balance and answers submitted with vault, queued rebalance and shares', async () => {
     const r = await sendSigned(agent, buildSigned(sandbox.url, clock, 'deposit', { wallet: alice, apiKey: API_KEY, symbol: 'SOL2X', amount: '2.5' }));
     expect(r.status).toBe(200);
-    expect(Object.keys(r.json as object)).toEqual(['status', 'tx', 'vault', 'share_mint', 'estimated_shares']);
-    expect(r.json).toMatchObject({ status: 'submitted' });
+    expect(Object.keys(r.json as object)).toEqual(['status', 'tx', 'vault', 'queued_rebalance', 'share_mint', 'estimated_shares']);
+    expect(r.json).toMatchObject({ status: 'submitted', vault: 'SOL2X', queued_rebalance: true, share_mint: 'vSOL2X' });
     expect(typeof (r.json as { estimated_shares: unknown }).estimated_shares).toBe('number');
     expect(sandbox.world.wallet(alice.address)?.balanceLamports).toBe(7_500_000_000n);
     expect(sandbox.ledger()[0]).toMatchObject({ op: 'deposit', symbol: 'SOL2X', amountLamports: 2_500_000_000n });
   });
 
   it('mints: debits the balance and answers with mint and received', async () => {
-    const r = await sendSigned(agent, buildSigned(sandbox.url, clock, 'mint', { wallet: alice, apiKey: API_KEY, symbol: 'SOL3X', amount: '0.000000001' }));
+    const r = await sendSigned(agent, buildSigned(sandbox.url, clock, 'mint', { wallet: alice, apiKey: API_KEY, symbol: 'SOL5X', amount: '0.000000001' }));
     expect(r.status).toBe(200);
     expect(Object.keys(r.json as object)).toEqual(['status', 'tx', 'mint', 'received']);
+    expect(r.json).toMatchObject({ status: 'success', mint: 'SOL5X' });
     expect(sandbox.world.wallet(alice.address)?.balanceLamports).toBe(9_999_999_999n);
-    expect(sandbox.ledger()[0]).toMatchObject({ op: 'mint', symbol: 'SOL3X', amountLamports: 1n });
+    expect(sandbox.ledger()[0]).toMatchObject({ op: 'mint', symbol: 'SOL5X', amountLamports: 1n });
   });
 
   it('refuses a claim with nothing pending with 422 and records nothing', async () => {
@@ -189,11 +190,11 @@ describe('configurable wire format', () => {
       body: JSON.stringify({ wallet: alice.address, signature: claimSig }),
     });
     expect(claim.status).toBe(200);
-    const depSig = sign(`${ts}/1.25/USDC/${alice.address}`, alice, 'hex');
+    const depSig = sign(`${ts}/1.25/JUP2X/${alice.address}`, alice, 'hex');
     const dep = await send(agent, `${sandbox.url}/vaults/deposit`, {
       method: 'POST',
       headers,
-      body: `{"symbol":"USDC","amount":1.25,"wallet":"${alice.address}","signature":"${depSig}"}`,
+      body: `{"symbol":"JUP2X","amount":1.25,"wallet":"${alice.address}","signature":"${depSig}"}`,
     });
     expect(dep.status).toBe(200);
     expect(sandbox.ledger().map((e) => e.op)).toEqual(['claim', 'deposit']);
@@ -206,7 +207,7 @@ describe('configurable wire format', () => {
     const ok = await sendSigned(agent, buildSigned(sandbox.url, clock, 'claim', { wallet: alice, apiKey: API_KEY, encoding: 'base64' }));
     expect(ok.status).toBe(200);
     const b58 = await sendSigned(agent, buildSigned(sandbox.url, clock, 'claim', { wallet: bob, apiKey: API_KEY, encoding: 'base58' }));
-    expect(b58.status).toBe(403);
+    expect(b58.status).toBe(401);
   });
 
   it('accepts any bearer (or none) when no API key is set', async () => {

@@ -109,8 +109,10 @@ export interface Signed {
   signature: string;
 }
 
-/** Builds a signed claim (no symbol) or deposit/mint request exactly as SPEC §1 describes. */
-export function buildSigned(baseUrl: string, clock: Clock, op: 'claim' | 'deposit' | 'mint', init: SignedInit): Signed {
+export type TestOp = 'claim' | 'deposit' | 'mint' | 'withdraw' | 'burn';
+
+/** Builds a signed claim (no symbol) or deposit/mint/withdraw/burn request exactly as SPEC §1 describes. */
+export function buildSigned(baseUrl: string, clock: Clock, op: TestOp, init: SignedInit): Signed {
   const ts = String(init.ts ?? Math.floor(clock.now() / 1000));
   const w = init.wallet.address;
   const message =
@@ -128,7 +130,7 @@ export function buildSigned(baseUrl: string, clock: Clock, op: 'claim' | 'deposi
     ...(init.apiKey === null || init.apiKey === undefined ? {} : { authorization: `Bearer ${init.apiKey}` }),
     ...init.headers,
   };
-  const path = init.path ?? { claim: '/rewards/claim', deposit: '/actions/deposit', mint: '/actions/mint' }[op];
+  const path = init.path ?? { claim: '/rewards/claim', deposit: '/actions/deposit', mint: '/actions/mint', withdraw: '/actions/withdraw', burn: '/actions/burn' }[op];
   return { url: `${baseUrl}${path}`, method: init.method ?? 'POST', headers, body, signature };
 }
 

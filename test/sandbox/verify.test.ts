@@ -45,17 +45,17 @@ describe('signed request refusals (none reaches the ledger)', () => {
     expect(await refused('claim', { apiKey: 'wrong' })).toEqual({ status: 401, code: 'unauthorized' });
   });
 
-  it('403 when signed by another key', async () => {
-    expect(await refused('claim', { signer: mallory })).toEqual({ status: 403, code: 'invalid_signature' });
+  it('401 when signed by another key', async () => {
+    expect(await refused('claim', { signer: mallory })).toEqual({ status: 401, code: 'invalid_signature' });
   });
 
-  it('403 for a signature that is not a signature', async () => {
-    expect(await refused('claim', { signature: 'abc' })).toEqual({ status: 403, code: 'invalid_signature' });
-    expect(await refused('claim', { signature: '0OIl' })).toEqual({ status: 403, code: 'invalid_signature' });
+  it('401 for a signature that is not a signature', async () => {
+    expect(await refused('claim', { signature: 'abc' })).toEqual({ status: 401, code: 'invalid_signature' });
+    expect(await refused('claim', { signature: '0OIl' })).toEqual({ status: 401, code: 'invalid_signature' });
   });
 
-  it('403 when the signed amount differs from the body amount', async () => {
-    expect(await refused('deposit', { symbol: 'SOL2X', amount: '1.5', signedAmount: '1.4' })).toEqual({ status: 403, code: 'invalid_signature' });
+  it('401 when the signed amount differs from the body amount', async () => {
+    expect(await refused('deposit', { symbol: 'SOL2X', amount: '1.5', signedAmount: '1.4' })).toEqual({ status: 401, code: 'invalid_signature' });
   });
 
   it('400 for a timestamp outside the window, either side', async () => {

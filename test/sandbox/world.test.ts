@@ -99,7 +99,7 @@ describe('epochs', () => {
       const second = await send(agent, `${sandbox.url}/rewards/wallet/${alice.address}`);
       expect(second.json).toMatchObject({ epoch: '2025-01-02', pending_sol: 0.045 });
       const claim = await sendSigned(agent, buildSigned(sandbox.url, clock, 'claim', { wallet: alice }));
-      expect(claim.json).toMatchObject({ status: 'claimed', claimed_sol: 0.045, epoch: '2025-01-02' });
+      expect(claim.json).toMatchObject({ status: 'success', claimed_sol: 0.045, epoch: '2025-01-02' });
     } finally {
       await sandbox.close();
     }
