@@ -1,11 +1,13 @@
 // Opening the state database: files and modes, pragmas, migrations, and the mapping of every
 // SQLite failure to a StateError, so callers fail closed on one error type.
 import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AutoclaimError, StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { ensureFile, FILE_MODE } from './files.js';
+import { ensureDir, ensureFile, FILE_MODE, realStatePath } from './files.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { assertOurs, assertStateFile, ourTables } from './ownership.js';
 
 export type Db = Database.Database;
 
@@ -36,17 +38,20 @@ export function toStateError(err: unknown, what: string, file: string): Autoclai
 }
 
 export function openDatabase(file: string, opts: OpenDbOptions): Db {
-  if (opts.readonly) {
-    if (!fs.existsSync(file)) {
-      throw new StateError('STATE_MISSING', `no state database at ${file} (has autoclaim run with this state path?)`);
-    }
-  } else {
-    prepareWritableFile(file, opts.logger);
-  }
-
   let db: Db | undefined;
   try {
+    if (opts.readonly) {
+      if (!fs.existsSync(file)) {
+        throw new StateError('STATE_MISSING', `no state database at ${file} (has autoclaim run with this state path?)`);
+      }
+    } else if (!createIfMissing(file, opts)) {
+      prepareWritableFile(file, opts.logger);
+    }
+    assertStateFile(file);
+    const ours = ourTables();
     db = new Database(file, { readonly: opts.readonly, fileMustExist: true, timeout: opts.busyTimeoutMs });
+    // Before anything is written: WAL mode and migrations would change someone else's file.
+    assertOurs(db, file, ours);
     configure(db, opts);
     migrate(db, file, opts);
     return db;
@@ -56,8 +61,53 @@ export function openDatabase(file: string, opts: OpenDbOptions): Db {
   }
 }
 
+/**
+ * Creates the state database where no file is, whole or not at all: it is built under a temporary
+ * name and renamed into place, so a crash half-way never leaves at `state.path` an empty or
+ * half-made file, which every later start would have to refuse (STATE_EMPTY). Returns false when
+ * a file is already there.
+ */
+function createIfMissing(file: string, opts: OpenDbOptions): boolean {
+  if (fs.existsSync(file)) return false;
+  // A dangling symlink is created at its target, as SQLite would.
+  const real = realStatePath(file);
+  const tmp = `${real}.creating`;
+  const leftovers = [tmp, `${tmp}-journal`, `${tmp}-wal`, `${tmp}-shm`];
+  ensureDir(path.dirname(real));
+  // Left by a crash during an earlier creation; creation runs under the single-instance lock.
+  for (const p of leftovers) fs.rmSync(p, { force: true });
+  try {
+    ensureFile(tmp);
+    const db = new Database(tmp, { fileMustExist: true, timeout: opts.busyTimeoutMs });
+    try {
+      configure(db, opts);
+      migrate(db, file, opts);
+    } finally {
+      // The last connection to close checkpoints the WAL into the file and removes it.
+      db.close();
+    }
+    if (fs.existsSync(`${tmp}-wal`)) throw new StateError('STATE_IO', `could not finish creating ${tmp}: its WAL was left behind`);
+    if (fs.existsSync(file)) throw new StateError('STATE_IO', `state database ${file} appeared while autoclaim was creating it`);
+  } catch (err) {
+    for (const p of leftovers) fs.rmSync(p, { force: true });
+    throw err;
+  }
+  fs.renameSync(tmp, real);
+  syncDir(path.dirname(real));
+  opts.logger.info({ event: 'state.created', file }, 'state database created');
+  return true;
+}
+
+function syncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function prepareWritableFile(file: string, logger: Logger): void {
-  if (ensureFile(file)) return;
   const st = fs.statSync(file);
   if (!st.isFile()) throw new StateError('STATE_IO', `state path ${file} is not a regular file`);
   // Root writes through any mode, so SQLite alone would not notice; the owner's write bit says

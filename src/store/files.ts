@@ -38,3 +38,40 @@ export function writeFileAtomic(file: string, text: string): void {
   fs.writeFileSync(tmp, text, { mode: FILE_MODE });
   fs.renameSync(tmp, file);
 }
+
+/**
+ * The one name of the file `file` denotes, however it is spelled: symlinks (of the file and of
+ * its directories) and `.`/`..` resolved, as SQLite resolves them to place its `-wal` and `-shm`.
+ * The file, and its directory, need not exist yet: a dangling symlink resolves to where its
+ * target would be, a missing directory to its nearest existing ancestor plus the rest.
+ */
+export function realStatePath(file: string): string {
+  // Not path.resolve: it folds `link/..` by text, where the kernel (and SQLite) follow `link` first.
+  return resolveReal(file, 0);
+}
+
+/** Linux gives up after 40 links (ELOOP); so do we. */
+const MAX_LINKS = 40;
+
+function resolveReal(p: string, depth: number): string {
+  try {
+    // .native: the JS realpathSync folds `..` by text first (path.resolve), as the kernel does not.
+    return fs.realpathSync.native(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  let target: string | undefined;
+  try {
+    target = fs.readlinkSync(p);
+  } catch {
+    // Not a symlink, or not there at all: resolve the directory and keep the name.
+  }
+  if (target !== undefined) {
+    if (depth >= MAX_LINKS) throw Object.assign(new Error(`too many levels of symbolic links at ${p}`), { code: 'ELOOP' });
+    return resolveReal(path.isAbsolute(target) ? target : `${path.dirname(p)}${path.sep}${target}`, depth + 1);
+  }
+  const dir = path.dirname(p);
+  // Below a directory that does not exist nothing can be a link, so the rest joins as text.
+  if (dir === p) return path.resolve(p);
+  return path.join(resolveReal(dir, depth), path.basename(p));
+}

@@ -3,17 +3,22 @@
 // when the process dies, even by SIGKILL, so there is never a stale lock to break by hand. The
 // holder is described in `<db>.lock.json`, because the loser cannot read a file locked against it.
 // The state database itself is not locked: `status` and `actions` open it beside a running daemon.
+// The lock is taken on the file's real path, so a symlink or another spelling of `state.path`
+// (`./var/../var/a.db`) meets the same lock. A second hard link has another real path; the store
+// refuses to open a state file with more than one link (STATE_LINKED, see db.ts), which covers it.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { StateError } from '../errors.js';
-import { ensureFile, writeFileAtomic } from './files.js';
+import { ensureDir, ensureFile, realStatePath, writeFileAtomic } from './files.js';
 
 export interface LockHolder {
   pid: number;
   host: string;
   /** ISO time the lock was taken. */
   startedAt: string;
+  /** The state file's real path, whatever spelling the holder was given. */
   db: string;
 }
 
@@ -25,17 +30,31 @@ export interface Lock {
   release(): void;
 }
 
+/** The lock files of the state file `dbPath`, beside its real path. */
 export function lockPaths(dbPath: string): { lock: string; info: string } {
-  return { lock: `${dbPath}.lock`, info: `${dbPath}.lock.json` };
+  return lockPathsOf(realStatePath(dbPath));
+}
+
+function lockPathsOf(real: string): { lock: string; info: string } {
+  return { lock: `${real}.lock`, info: `${real}.lock.json` };
 }
 
 export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): Lock {
-  const paths = lockPaths(dbPath);
+  let real: string;
+  try {
+    // The directory first, so that its own symlinks (if any) are there to be resolved.
+    ensureDir(path.dirname(dbPath));
+    real = realStatePath(dbPath);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new StateError('STATE_IO', `could not resolve the state path ${dbPath}: ${detail}`, { cause: err });
+  }
+  const paths = lockPathsOf(real);
   const holder: LockHolder = {
     pid: process.pid,
     host: os.hostname(),
     startedAt: new Date((opts.now ?? Date.now)()).toISOString(),
-    db: dbPath,
+    db: real,
   };
   let conn: Database.Database | undefined;
   try {
@@ -55,7 +74,7 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
     if (isBusy(err)) {
       throw new StateError(
         'STATE_LOCKED',
-        `state ${dbPath} is in use by another autoclaim (${describeHolder(paths.info)}); lock file ${paths.lock}`,
+        `state ${dbPath}${real === dbPath ? '' : ` (${real})`} is in use by another autoclaim (${describeHolder(paths.info)}); lock file ${paths.lock}`,
         { cause: err },
       );
     }

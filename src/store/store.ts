@@ -5,6 +5,7 @@ import type { Lamports } from '../api/amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import { openDatabase, toStateError, type Db } from './db.js';
+import { StateFiles } from './identity.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo, type InsertPlanOptions, type ListPlansQuery } from './plans.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
@@ -113,6 +114,7 @@ class SqliteStore implements Store {
   private readonly plans: PlanRepo;
   private readonly steps: StepRepo;
   private readonly integrity;
+  private readonly files: StateFiles;
 
   constructor(
     private readonly db: Db,
@@ -126,6 +128,7 @@ class SqliteStore implements Store {
     this.plans = new PlanRepo(db);
     this.steps = new StepRepo(db, this.plans, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
+    this.files = new StateFiles(db, path, { logger: opts.logger, readonly: opts.readonly ?? false });
   }
 
   /** Runs `fn`, turning any failure that is not already ours into STATE_IO. */
@@ -174,7 +177,8 @@ class SqliteStore implements Store {
   }
 
   markSending(stepId: number, request: StoredRequest, now = this.clock.now()): StepRow {
-    return this.io('markSending', () => this.steps.markSending(stepId, request, now));
+    // Only while the files are the ones opened: a record written to a swapped-out file is no record.
+    return this.files.sending(() => this.io('markSending', () => this.steps.markSending(stepId, request, now)));
   }
   markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
     return this.io('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));

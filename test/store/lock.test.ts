@@ -160,3 +160,73 @@ describe('acquireLock', () => {
     expect(lockError(tmp.dbPath).message).toContain('holder unknown');
   });
 });
+
+describe('acquireLock: one lock per file, however its path is spelled', () => {
+  /** The state directory made, and a symlink to it beside it. */
+  function aliases(): { viaDirLink: string; viaFileLink: string; viaDotDot: string } {
+    const stateDir = path.dirname(tmp.dbPath);
+    fs.mkdirSync(stateDir, { recursive: true });
+    fs.symlinkSync(stateDir, path.join(tmp.dir, 'linked-state'));
+    fs.symlinkSync(tmp.dbPath, path.join(tmp.dir, 'alias.db'));
+    return {
+      viaDirLink: path.join(tmp.dir, 'linked-state', 'autoclaim.db'),
+      viaFileLink: path.join(tmp.dir, 'alias.db'),
+      // Not path.join: that would fold the `..` away before the lock ever saw it.
+      viaDotDot: `${stateDir}/../state/./autoclaim.db`,
+    };
+  }
+
+  it.each(['viaDirLink', 'viaFileLink', 'viaDotDot'] as const)('held under the real path, is refused %s', (spelling) => {
+    const other = aliases()[spelling];
+    take(tmp.dbPath);
+    const err = lockError(other);
+    expect(err.code).toBe('STATE_LOCKED');
+    expect(err.message).toContain(lockPaths(tmp.dbPath).lock);
+    expect(err.message).toContain(`pid ${process.pid}`);
+  });
+
+  it('held through a spelling, is refused under the real path, and names the real file', () => {
+    const { viaDirLink, viaDotDot } = aliases();
+    const real = path.join(fs.realpathSync(path.dirname(tmp.dbPath)), 'autoclaim.db');
+    const lock = take(viaDirLink);
+    expect(lock.path).toBe(`${real}.lock`);
+    expect(lock.holder.db).toBe(real);
+    expect(lockError(tmp.dbPath).code).toBe('STATE_LOCKED');
+    expect(lockError(viaDotDot).code).toBe('STATE_LOCKED');
+    // No lock file beside the other spellings: there is one lock, by the real file.
+    expect(fs.readdirSync(tmp.dir).filter((f) => f.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('across processes: a child holding the real path keeps out a symlinked spelling, and back', async () => {
+    const { viaDirLink } = aliases();
+    const { proc, line } = await child(viaDirLink);
+    expect(line).toBe('locked');
+    const err = lockError(tmp.dbPath);
+    expect(err.code).toBe('STATE_LOCKED');
+    expect(err.message).toContain(`pid ${proc.pid}`);
+    proc.kill('SIGKILL');
+    await exited(proc);
+    take(tmp.dbPath);
+    const { line: refused } = await child(viaDirLink).catch((e: Error) => ({ line: e.message }));
+    expect(JSON.parse(refused)).toMatchObject({ code: 'STATE_LOCKED' });
+  });
+
+  it('`link/..` means what the kernel means: the parent of the link’s target, not of the link', () => {
+    // a/hop -> b/deep, so a/hop/../x.db is b/x.db (a lexical fold would say a/x.db).
+    fs.mkdirSync(path.join(tmp.dir, 'a'));
+    fs.mkdirSync(path.join(tmp.dir, 'b', 'deep'), { recursive: true });
+    fs.symlinkSync(path.join(tmp.dir, 'b', 'deep'), path.join(tmp.dir, 'a', 'hop'));
+    take(path.join(tmp.dir, 'b', 'x.db'));
+    expect(lockError(`${tmp.dir}/a/hop/../x.db`).code).toBe('STATE_LOCKED');
+    take(path.join(tmp.dir, 'a', 'x.db')); // a different file: its own lock
+  });
+
+  it('a dangling symlink locks the file it will create', () => {
+    const target = path.join(tmp.dir, 'later', 'state.db');
+    fs.mkdirSync(path.dirname(tmp.dbPath), { recursive: true });
+    fs.symlinkSync(target, tmp.dbPath);
+    const lock = take(tmp.dbPath);
+    expect(lock.path).toBe(`${fs.realpathSync(tmp.dir)}/later/state.db.lock`);
+    expect(lockError(target).code).toBe('STATE_LOCKED');
+  });
+});

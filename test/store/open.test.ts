@@ -7,6 +7,7 @@ import { StateError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { SCHEMA_VERSION } from '../../src/store/index.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
 import { draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
 
 let tmp: TempDir;
@@ -138,9 +139,12 @@ describe('openStore: read-only, beside a running daemon', () => {
     expect(fs.existsSync(path.dirname(tmp.dbPath))).toBe(false);
   });
 
-  it('does not migrate an old database (STATE_TOO_OLD)', () => {
+  it.skipIf(SCHEMA_VERSION < 2)('does not migrate an old database (STATE_TOO_OLD)', () => {
     fs.mkdirSync(path.dirname(tmp.dbPath), { recursive: true });
-    new Database(tmp.dbPath).close();
+    const raw = new Database(tmp.dbPath);
+    raw.exec(MIGRATIONS[0]!);
+    raw.pragma('user_version = 1');
+    raw.close();
     expect(stateError(() => open(tmp.dbPath, { readonly: true })).code).toBe('STATE_TOO_OLD');
   });
 

@@ -1,0 +1,135 @@
+// Are the state files still the ones this connection opened? An open SQLite connection keeps
+// writing to the inodes it opened: if the database is swapped for another file, or its `-wal` is
+// deleted, under a running daemon, every later commit goes to a file nobody will ever read again,
+// and after a restart the history of what was sent is gone, so it is sent again (issue 11, item 9).
+//
+// So before and after each `sending` commit the database and its WAL are looked up by name and
+// compared (device, inode) with what was opened; on any difference the step is not sent and, from
+// then on, nothing is (the latch). And right after each `sending` commit the WAL is checkpointed
+// into the database file, so that the record of a send never lives only in the `-wal`: deleting
+// it, then kill -9, loses at most the answers, and a step found in `sending` is held as unknown.
+import fs from 'node:fs';
+import type Database from 'better-sqlite3';
+import { StateError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { realStatePath } from './files.js';
+
+type Db = Database.Database;
+
+interface FileId {
+  dev: bigint;
+  ino: bigint;
+}
+
+interface Watched {
+  role: 'database' | 'WAL';
+  path: string;
+  id: FileId;
+}
+
+interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+export interface StateFilesOptions {
+  logger: Logger;
+  /** A read-only connection records nothing, so there is nothing to guard. */
+  readonly: boolean;
+}
+
+export class StateFiles {
+  private readonly watched: readonly Watched[];
+  private replaced: StateError | undefined;
+
+  /** Call right after the database is opened (and in WAL mode): what it sees now is what it guards. */
+  constructor(
+    private readonly db: Db,
+    private readonly file: string,
+    private readonly opts: StateFilesOptions,
+  ) {
+    if (opts.readonly) {
+      this.watched = [];
+      return;
+    }
+    // In WAL mode the connection opens (or creates) the `-wal` at its first read; make sure it has.
+    db.prepare('SELECT count(*) FROM sqlite_schema').get();
+    // SQLite names the WAL after the database's real path (symlinks resolved), as we do.
+    const wal = `${realStatePath(file)}-wal`;
+    this.watched = [
+      { role: 'database', path: file, id: this.mustIdentify(file) },
+      { role: 'WAL', path: wal, id: this.mustIdentify(wal) },
+    ];
+  }
+
+  /**
+   * Runs `commit` (the `sending` write) only if the files are still the ones opened, then makes
+   * it durable in the database file itself and looks again. Throws STATE_REPLACED, now and on
+   * every later call, once they are not: the caller treats a throw as "not recorded, not sent".
+   */
+  sending<T>(commit: () => T): T {
+    this.verify();
+    const out = commit();
+    this.checkpoint();
+    // A swap between the look and the commit would have sent the record to the old file.
+    this.verify();
+    return out;
+  }
+
+  private verify(): void {
+    if (this.replaced !== undefined) throw this.replaced;
+    for (const w of this.watched) {
+      const now = identify(w.path);
+      if (now !== undefined && now.dev === w.id.dev && now.ino === w.id.ino) continue;
+      const what = w.role === 'database' ? `state database ${w.path}` : `the WAL ${w.path} of state database ${this.file}`;
+      const how = now === undefined ? 'was deleted' : 'was replaced by another file';
+      this.replaced = new StateError(
+        'STATE_REPLACED',
+        `${what} ${how} while autoclaim had it open; nothing more will be sent: stop autoclaim, check the state file ` +
+          '(`autoclaim actions`), then start it again',
+      );
+      this.opts.logger.error(
+        { event: 'state.replaced', file: w.path, role: w.role, how: now === undefined ? 'deleted' : 'replaced' },
+        this.replaced.message,
+      );
+      throw this.replaced;
+    }
+  }
+
+  private checkpoint(): void {
+    try {
+      const [r] = this.db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[];
+      // A reader's snapshot can hold frames back; the next sending commit takes them along.
+      if (r !== undefined && (r.busy !== 0 || r.checkpointed < r.log)) {
+        this.opts.logger.debug({ event: 'state.checkpoint_partial', file: this.file, ...r }, 'WAL checkpoint left frames behind');
+      }
+    } catch (err) {
+      // The `sending` record is committed (in the WAL) either way; failing here would make the
+      // caller think it was not, so this only warns.
+      this.opts.logger.warn(
+        { event: 'state.checkpoint_failed', file: this.file, err: err instanceof Error ? err.message : String(err) },
+        'could not checkpoint the state WAL into the database file',
+      );
+    }
+  }
+
+  private mustIdentify(path: string): FileId {
+    const id = identify(path);
+    if (id === undefined) throw new StateError('STATE_IO', `state file ${path} is missing right after opening ${this.file}`);
+    return id;
+  }
+}
+
+/** (device, inode) of what `path` names now, following symlinks; undefined when nothing does. */
+function identify(path: string): FileId | undefined {
+  let st: fs.BigIntStats;
+  try {
+    st = fs.statSync(path, { bigint: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw new StateError('STATE_IO', `could not look at state file ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  return { dev: st.dev, ino: st.ino };
+}
