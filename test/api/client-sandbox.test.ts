@@ -70,7 +70,7 @@ describe('client ↔ sandbox', () => {
     expect(c.body.claimedLamports).toBe(2_500_000_000n);
     const d = await deposit(api, 1_234_567_891n);
     expect(d.status).toBeLessThan(300);
-    const m = await api.send(api.prepare({ op: 'mint', wallet: WALLET, symbol: 'SOL3X', amount: 1n }, signer, Date.now()));
+    const m = await api.send(api.prepare({ op: 'mint', wallet: WALLET, symbol: 'SOL5X', amount: 1n }, signer, Date.now()));
     expect(m.status).toBeLessThan(300);
     expect(sandbox.ledger().map((e) => [e.op, e.amountLamports])).toEqual([
       ['claim', 2_500_000_000n],

@@ -13,7 +13,7 @@ export type SecondStep = 'deposit' | 'mint';
 
 /** Claim everything once pending reaches the threshold, then move half of it on. */
 export function ruleYaml(second: SecondStep, threshold = '0.5'): string {
-  const symbol = second === 'deposit' ? 'SOL2X' : 'SOL3X';
+  const symbol = second === 'deposit' ? 'SOL2X' : 'SOL5X';
   return `  - name: compound_${second}
     when:
       pending_sol: { gte: ${threshold} }

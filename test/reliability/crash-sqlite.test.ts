@@ -45,7 +45,7 @@ const RULES = {
 `,
   mint: `  - name: r
     when: { pending_sol: { gte: 0.5 } }
-    do: [{ mint: { symbol: SOL3X, amount: 0.25 } }]
+    do: [{ mint: { symbol: SOL5X, amount: 0.25 } }]
 `,
 };
 type FirstOp = keyof typeof RULES;

@@ -13,7 +13,7 @@ const TWO_RULES = `  - name: compound
   - name: lever
     when: { pending_sol: { gte: 0.5 } }
     do:
-      - mint: { symbol: SOL3X, amount: 0.1 }
+      - mint: { symbol: SOL5X, amount: 0.1 }
 `;
 
 describe('an unknown deposit or mint holds the wallet', () => {
@@ -88,7 +88,7 @@ describe('an unknown deposit or mint holds the wallet', () => {
 
   it('a 4xx that says the request is invalid: rejected, nothing applied, never sent again', async () => {
     // SOL9X is not a symbol the service knows: it answers 404 before applying anything.
-    world = await openFaultWorld({ rules: RULES.mint.replace('SOL3X', 'SOL9X') });
+    world = await openFaultWorld({ rules: RULES.mint.replace('SOL5X', 'SOL9X') });
     const one = await runOnce(world);
     expect(one.state('claim')).toBe('acknowledged');
     expect(one.state('mint')).toBe('rejected');

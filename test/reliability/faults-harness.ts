@@ -49,7 +49,7 @@ export const RULES: Record<SignedOp, string> = {
     when: { pending_sol: { gte: 0.5 } }
     do:
       - claim
-      - mint: { symbol: SOL3X, amount: "50%" }
+      - mint: { symbol: SOL5X, amount: "50%" }
 `,
 };
 
