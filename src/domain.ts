@@ -31,6 +31,14 @@ export interface EndpointConfig {
   message: string;
 }
 
+/** A signed operation's endpoint and how its answers are read (SPEC §2: the body decides). */
+export interface SignedEndpoint extends EndpointConfig {
+  /** 2xx answer statuses meaning "applied" (compared case-insensitively); see worker/answer.ts. */
+  applied: readonly string[];
+  /** 2xx answer statuses meaning "refused"; a status in neither set is unknown. */
+  refused: readonly string[];
+}
+
 export interface ApiConfig {
   /** Ends in the version prefix, e.g. http://127.0.0.1:8787/v1; "sandbox" starts the simulator in-process. */
   baseUrl: string;
@@ -40,7 +48,7 @@ export interface ApiConfig {
   maxResponseBytes: number;
   connections: number;
   rateLimit: { perMinute: number; burst: number };
-  endpoints: Record<SignedOp, EndpointConfig>;
+  endpoints: Record<SignedOp, SignedEndpoint>;
   signatureEncoding: SignatureEncoding;
   apiKeyFile: string | undefined;
   /** Send the bearer on GETs too when an API key is set (default true). */
@@ -173,13 +181,15 @@ export type PlanStatus = 'open' | 'done' | 'failed' | 'blocked' | 'dry';
 
 /** What the rules engine returns: a plan to be recorded before anything is signed. */
 export interface PlanDraft {
-  wallet: string; // wallet name
+  /** The wallet's configured name: a label for logs and `actions`. */
+  wallet: string;
+  /** What the plan is keyed by: a wallet is its address (SPEC §2). */
   address: string;
   rule: string;
   epoch: string;
   /**
    * Slot within (wallet, rule, epoch): always 0 with once_per_epoch; otherwise the count of
-   * earlier plans in this epoch. UNIQUE(wallet, rule, epoch, seq, dry) makes a second plan for the same
+   * earlier plans in this epoch. UNIQUE(address, rule, epoch, seq, dry) makes a second plan for the same
    * decision impossible even if two decisions race.
    */
   seq: number;
@@ -190,6 +200,8 @@ export interface PlanDraft {
 
 /** A recorded plan, as the rules engine needs it for limits. */
 export interface PlanHistoryEntry {
+  /** The plan's id; the worker's re-check before signing leaves the plan itself out by it. */
+  id?: number;
   rule: string;
   epoch: string;
   seq: number;

@@ -70,6 +70,9 @@ export class Supervisor {
     if (e.state === 'acknowledged') {
       const amount = e.amountLamports === undefined ? '' : ` ${formatSol(e.amountLamports)} SOL`;
       this.webhook?.notify({ key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan})`, details: { ...e, amountLamports: e.amountLamports?.toString() } });
+    } else if (e.state === 'anomaly') {
+      const amount = e.amountLamports === undefined ? '' : ` (it said ${formatSol(e.amountLamports)} SOL)`;
+      this.webhook?.notify({ key: `anomaly:step:${e.step}`, event: 'action.anomaly', text: `wallet ${e.wallet}: the API claimed more than the pending seen for ${e.kind} step ${e.step}${amount}; the step was bounded (plan ${e.plan})`, details: { ...e, amountLamports: e.amountLamports?.toString() } });
     } else if (e.state === 'unknown') {
       this.webhook?.notify({ key: `unknown:step:${e.step}`, event: 'action.unknown', text: `wallet ${e.wallet}: ${e.kind} step ${e.step} outcome unknown (plan ${e.plan})`, details: { ...e } });
     }
@@ -89,7 +92,7 @@ export class Supervisor {
         intervalMs: daemon.pollIntervalMs(),
         staleAfterIntervals: config.alerts.staleAfterIntervals,
         unknownStepAfterMs: config.alerts.unknownStepAfterMs,
-        wallets: config.wallets.map((w) => ({ name: w.name, lastOkAt: runtime.store.walletState(w.name)?.lastOkAt ?? undefined, since: this.startedAt })),
+        wallets: config.wallets.map((w) => ({ name: w.name, lastOkAt: runtime.store.walletState(w.address)?.lastOkAt ?? undefined, since: this.startedAt })),
         unknownSteps: unknown.map((s) => ({ id: s.id, plan: s.planId, wallet: runtime.store.getPlan(s.planId)?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook });

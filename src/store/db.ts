@@ -165,16 +165,36 @@ function migrate(db: Db, file: string, opts: OpenDbOptions): void {
       `state database ${file} has schema version ${from}; start the daemon once to migrate it to ${SCHEMA_VERSION}`,
     );
   }
-  for (let v = from; v < SCHEMA_VERSION; v++) {
-    const sql = MIGRATIONS[v];
-    if (sql === undefined) break;
-    // user_version lives in the file header, so it commits or rolls back with the migration.
-    db.transaction(() => {
-      // Another process (a CLI command beside the daemon) may have migrated since we looked.
-      if (userVersion(db) !== v) return;
-      db.exec(sql);
-      db.pragma(`user_version = ${v + 1}`);
-    }).immediate();
+  // A migration may rebuild a table that others reference (SQLite's documented 12-step way):
+  // foreign keys must be off while it runs (the pragma is a no-op inside a transaction), and
+  // foreign_key_check proves, before each commit, that nothing was left dangling.
+  db.pragma('foreign_keys = OFF');
+  let migrated = false;
+  try {
+    for (let v = from; v < SCHEMA_VERSION; v++) {
+      const sql = MIGRATIONS[v];
+      if (sql === undefined) break;
+      // user_version lives in the file header, so it commits or rolls back with the migration.
+      db.transaction(() => {
+        // Another process (a CLI command beside the daemon) may have migrated since we looked.
+        if (userVersion(db) !== v) return;
+        db.exec(sql);
+        const dangling = db.pragma('foreign_key_check') as unknown[];
+        if (dangling.length > 0) {
+          // Either the migration is wrong or the file already had rows pointing nowhere; both are
+          // worth a person's look before anything is written.
+          throw new StateError(
+            'STATE_MIGRATION',
+            `state database ${file}: ${dangling.length} row(s) refer to rows that do not exist after migrating to schema ${v + 1}; ` +
+              'nothing was changed. Check it with `sqlite3 FILE "PRAGMA foreign_key_check"` and restore a backup or report it',
+          );
+        }
+        db.pragma(`user_version = ${v + 1}`);
+        migrated = true;
+      }).immediate();
+    }
+  } finally {
+    db.pragma('foreign_keys = ON');
   }
-  opts.logger.info({ event: 'state.migrated', file, from, to: SCHEMA_VERSION }, 'state database migrated');
+  if (migrated) opts.logger.info({ event: 'state.migrated', file, from, to: SCHEMA_VERSION }, 'state database migrated');
 }

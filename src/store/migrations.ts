@@ -6,11 +6,12 @@
 // INTEGER is a signed 64-bit value and cannot hold u64::MAX lamports; TEXT loses nothing and reads
 // back with BigInt(). The CHECKs keep anything but plain digits out. Times are INTEGER Unix ms.
 //
-// Tables:
-//   wallet_state  the last poll of each wallet (by configured name) and the last good summary
-//   epochs_seen   every (wallet, epoch) ever observed, to tell when a new epoch starts
-//   plans         one row per rule firing; UNIQUE(wallet, rule, epoch, seq, dry) is the
-//                 exactly-once key of SPEC §2
+// Tables (as of the newest migration):
+//   wallet_state  the last poll of each wallet address and the last good summary; `wallet` is the
+//                 name it was last polled under, a label only
+//   epochs_seen   every (address, epoch) ever observed, to tell when a new epoch starts
+//   plans         one row per rule firing; UNIQUE(address, rule, epoch, seq, dry) is the
+//                 exactly-once key of SPEC §2 (`wallet`, the configured name, is a label)
 //   steps         the actions of a plan; `state` walks planned → sending → acknowledged |
 //                 rejected | unknown (or skipped). `request` is the JSON of what was signed and
 //                 sent, never the Authorization header; for a claim it also holds the summary it
@@ -98,6 +99,85 @@ export const MIGRATIONS: readonly string[] = [
     error       TEXT,
     UNIQUE (step_id, n)
   ) STRICT;
+  `,
+  // 2: a wallet is its address. Version 1 keyed plans, poll records and epochs by the configured
+  // name, so renaming a wallet let the same address plan (and deposit) a second time in one epoch.
+  // Tables are rebuilt (SQLite cannot change a UNIQUE constraint in place); the migration runs with
+  // foreign keys off and is checked with foreign_key_check before it commits (see db.ts).
+  // Plans that version 1 let collide under the new key (a renamed wallet's second plan in the same
+  // epoch) are kept, moved to the next free seq after the highest of their (address, rule, epoch).
+  `
+  CREATE TABLE plans_v2 (
+    id                INTEGER PRIMARY KEY,
+    wallet            TEXT    NOT NULL,
+    address           TEXT    NOT NULL,
+    rule              TEXT    NOT NULL,
+    epoch             TEXT    NOT NULL,
+    seq               INTEGER NOT NULL CHECK (seq >= 0),
+    dry               INTEGER NOT NULL CHECK (dry IN (0, 1)),
+    status            TEXT    NOT NULL CHECK (status IN ('open', 'done', 'failed', 'blocked', 'dry')),
+    estimate_lamports TEXT    NOT NULL CHECK ${LAMPORTS('estimate_lamports')},
+    claimed_lamports  TEXT    CHECK ${LAMPORTS('claimed_lamports')},
+    reason            TEXT    NOT NULL,
+    created_at        INTEGER NOT NULL,
+    updated_at        INTEGER NOT NULL,
+    UNIQUE (address, rule, epoch, seq, dry)
+  ) STRICT;
+  WITH ranked AS (
+    SELECT p.*,
+           ROW_NUMBER() OVER (PARTITION BY address, rule, epoch, seq, dry ORDER BY id) AS rn,
+           MAX(seq) OVER (PARTITION BY address, rule, epoch, dry) AS top
+    FROM plans p
+  ), moved AS (
+    SELECT id, top + ROW_NUMBER() OVER (PARTITION BY address, rule, epoch, dry ORDER BY id) AS new_seq
+    FROM ranked WHERE rn > 1
+  )
+  INSERT INTO plans_v2 (id, wallet, address, rule, epoch, seq, dry, status, estimate_lamports,
+                        claimed_lamports, reason, created_at, updated_at)
+  SELECT r.id, r.wallet, r.address, r.rule, r.epoch, COALESCE(m.new_seq, r.seq), r.dry, r.status,
+         r.estimate_lamports, r.claimed_lamports, r.reason, r.created_at, r.updated_at
+  FROM ranked r LEFT JOIN moved m ON m.id = r.id;
+  DROP TABLE plans;
+  ALTER TABLE plans_v2 RENAME TO plans;
+  CREATE INDEX plans_by_address_time ON plans (address, created_at);
+  CREATE INDEX plans_by_status ON plans (status);
+
+  CREATE TABLE epochs_seen_v2 (
+    address       TEXT    NOT NULL,
+    epoch         TEXT    NOT NULL,
+    first_seen_at INTEGER NOT NULL,
+    PRIMARY KEY (address, epoch)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO epochs_seen_v2 (address, epoch, first_seen_at)
+  SELECT n.address, e.epoch, MIN(e.first_seen_at)
+  FROM epochs_seen e
+  JOIN (SELECT wallet, address FROM wallet_state UNION SELECT wallet, address FROM plans) n ON n.wallet = e.wallet
+  GROUP BY n.address, e.epoch;
+  DROP TABLE epochs_seen;
+  ALTER TABLE epochs_seen_v2 RENAME TO epochs_seen;
+
+  CREATE TABLE wallet_state_v2 (
+    address           TEXT    PRIMARY KEY,
+    wallet            TEXT    NOT NULL,
+    last_poll_at      INTEGER NOT NULL,
+    last_ok_at        INTEGER,
+    last_error        TEXT,
+    epoch             TEXT,
+    pending_lamports  TEXT    CHECK ${LAMPORTS('pending_lamports')},
+    lifetime_lamports TEXT    CHECK ${LAMPORTS('lifetime_lamports')},
+    rank              INTEGER,
+    tier              TEXT,
+    summary_raw       TEXT,
+    updated_at        INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO wallet_state_v2 (address, wallet, last_poll_at, last_ok_at, last_error, epoch, pending_lamports,
+                               lifetime_lamports, rank, tier, summary_raw, updated_at)
+  SELECT address, wallet, last_poll_at, last_ok_at, last_error, epoch, pending_lamports,
+         lifetime_lamports, rank, tier, summary_raw, updated_at
+  FROM (SELECT w.*, ROW_NUMBER() OVER (PARTITION BY address ORDER BY updated_at DESC, wallet) AS rn FROM wallet_state w)
+  WHERE rn = 1;
+  DROP TABLE wallet_state;
+  ALTER TABLE wallet_state_v2 RENAME TO wallet_state;
   `,
 ];
 

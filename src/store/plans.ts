@@ -17,12 +17,14 @@ export interface InsertPlanOptions {
 export interface ListPlansQuery {
   /** Only plans having at least one step in this state. */
   state?: StepState;
-  wallet?: string;
+  /** Only plans of this wallet address. */
+  address?: string;
   /** Most recent first; default 100. */
   limit?: number;
 }
 
 interface RawHistory {
+  id: number;
   rule: string;
   epoch: string;
   seq: number;
@@ -62,28 +64,28 @@ export class PlanRepo {
     this.insertPlanStmt = db.prepare<Record<string, unknown>, RawPlan>(`
       INSERT INTO plans (wallet, address, rule, epoch, seq, dry, status, estimate_lamports, reason, created_at, updated_at)
       VALUES (@wallet, @address, @rule, @epoch, @seq, @dry, @status, @estimate, @reason, @now, @now)
-      ON CONFLICT (wallet, rule, epoch, seq, dry) DO NOTHING
+      ON CONFLICT (address, rule, epoch, seq, dry) DO NOTHING
       RETURNING *`);
     this.insertStepStmt = db.prepare<Record<string, unknown>>(`
       INSERT INTO steps (plan_id, idx, kind, symbol, amount_spec, amount_lamports, state, resolution, created_at, updated_at)
       VALUES (@planId, @idx, @kind, @symbol, @spec, @lamports, @state, @resolution, @now, @now)`);
     this.selectPlan = db.prepare<[number], RawPlan>('SELECT * FROM plans WHERE id = ?');
     this.selectSteps = db.prepare<[number], RawStep>('SELECT * FROM steps WHERE plan_id = ? ORDER BY idx');
-    this.selectOpen = db.prepare<{ wallet: string | null }, RawPlan>(
-      "SELECT * FROM plans WHERE status = 'open' AND dry = 0 AND (@wallet IS NULL OR wallet = @wallet) ORDER BY id",
+    this.selectOpen = db.prepare<{ address: string | null }, RawPlan>(
+      "SELECT * FROM plans WHERE status = 'open' AND dry = 0 AND (@address IS NULL OR address = @address) ORDER BY id",
     );
     this.selectActive = db.prepare<[string], RawPlan>(
-      "SELECT * FROM plans WHERE status IN ('open', 'blocked') AND dry = 0 AND wallet = ? ORDER BY id",
+      "SELECT * FROM plans WHERE status IN ('open', 'blocked') AND dry = 0 AND address = ? ORDER BY id",
     );
     this.selectList = db.prepare<Record<string, unknown>, RawPlan>(`
       SELECT * FROM plans p
-      WHERE (@wallet IS NULL OR p.wallet = @wallet)
+      WHERE (@address IS NULL OR p.address = @address)
         AND (@state IS NULL OR EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = p.id AND s.state = @state))
       ORDER BY p.id DESC
       LIMIT @limit`);
     this.selectHistory = db.prepare<Record<string, unknown>, RawHistory>(`
-      SELECT rule, epoch, seq, created_at, dry, status, estimate_lamports, claimed_lamports FROM plans
-      WHERE wallet = @wallet AND (created_at >= @since OR epoch = @epoch)
+      SELECT id, rule, epoch, seq, created_at, dry, status, estimate_lamports, claimed_lamports FROM plans
+      WHERE address = @address AND (created_at >= @since OR epoch = @epoch)
       ORDER BY id`);
     this.selectStates = db.prepare<[number], { state: StepState }>('SELECT state FROM steps WHERE plan_id = ?');
     this.updateStatus = db.prepare<[PlanStatus, number, number, PlanStatus]>(
@@ -98,7 +100,7 @@ export class PlanRepo {
     this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
   }
 
-  /** Records a plan and all its steps at once; undefined when this (wallet, rule, epoch, seq, dry) exists. */
+  /** Records a plan and all its steps at once; undefined when this (address, rule, epoch, seq, dry) exists. */
   insert(draft: PlanDraft, opts: InsertPlanOptions): PlanWithSteps | undefined {
     if (draft.steps.length === 0) throw new StateError('STATE_INVALID', `plan for rule ${draft.rule} has no steps`);
     return this.insertTx.immediate(draft, opts);
@@ -137,26 +139,27 @@ export class PlanRepo {
   }
 
   /** Plans still to be worked on (not dry), oldest first. */
-  open(wallet?: string): PlanWithSteps[] {
-    return this.selectOpen.all({ wallet: wallet ?? null }).map((r) => this.withSteps(r));
+  open(address?: string): PlanWithSteps[] {
+    return this.selectOpen.all({ address: address ?? null }).map((r) => this.withSteps(r));
   }
 
-  /** Plans of `wallet` with work left: open, or blocked on an unknown step. */
-  active(wallet: string): PlanWithSteps[] {
-    return this.selectActive.all(wallet).map((r) => this.withSteps(r));
+  /** Plans of this address with work left: open, or blocked on an unknown step. */
+  active(address: string): PlanWithSteps[] {
+    return this.selectActive.all(address).map((r) => this.withSteps(r));
   }
 
   list(q: ListPlansQuery): PlanWithSteps[] {
     const limit = q.limit ?? DEFAULT_LIST_LIMIT;
     if (!Number.isInteger(limit) || limit < 1) throw new StateError('STATE_INVALID', `limit must be a positive integer`);
     return this.selectList
-      .all({ wallet: q.wallet ?? null, state: q.state ?? null, limit })
+      .all({ address: q.address ?? null, state: q.state ?? null, limit })
       .map((r) => this.withSteps(r));
   }
 
-  /** Plans of `wallet` created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
-  history(wallet: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
-    return this.selectHistory.all({ wallet, since: sinceMs, epoch: epoch ?? null }).map((r) => ({
+  /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
+  history(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
+    return this.selectHistory.all({ address, since: sinceMs, epoch: epoch ?? null }).map((r) => ({
+      id: r.id,
       rule: r.rule,
       epoch: r.epoch,
       seq: r.seq,

@@ -60,13 +60,13 @@ export class StepRepo {
     this.selectUnknownSigned = db.prepare<[string], { n: number }>(`
       SELECT EXISTS (
         SELECT 1 FROM steps s JOIN plans p ON p.id = s.plan_id
-        WHERE p.wallet = ? AND p.dry = 0 AND s.state = 'unknown' AND s.kind IN ('deposit', 'mint')
+        WHERE p.address = ? AND p.dry = 0 AND s.state = 'unknown' AND s.kind IN ('deposit', 'mint')
       ) AS n`);
     this.selectAttempts = db.prepare<[number], RawAttempt>('SELECT * FROM attempts WHERE step_id = ? ORDER BY n');
     this.selectLastTs = db.prepare<[string], { ts: number | null }>(`
       SELECT MAX(json_extract(a.request, '$.ts')) AS ts
       FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id
-      WHERE p.wallet = ?`);
+      WHERE p.address = ?`);
     // Only a step of an open, real plan, with its amount known and every earlier step of its plan
     // settled, may go out: a deposit never overtakes the claim that funds it.
     this.toSending = db.prepare<Record<string, unknown>, { attempts: number }>(`
@@ -117,13 +117,13 @@ export class StepRepo {
     return this.selectAttempts.all(stepId).map(attemptFromRaw);
   }
 
-  /** The newest x-svc-ts this wallet ever signed, so a new request never repeats one. */
-  lastRequestTs(wallet: string): number | undefined {
-    return this.selectLastTs.get(wallet)?.ts ?? undefined;
+  /** The newest x-svc-ts this address ever signed, so a new request never repeats one. */
+  lastRequestTs(address: string): number | undefined {
+    return this.selectLastTs.get(address)?.ts ?? undefined;
   }
 
-  hasUnknownSigned(wallet: string): boolean {
-    return this.selectUnknownSigned.get(wallet)?.n === 1;
+  hasUnknownSigned(address: string): boolean {
+    return this.selectUnknownSigned.get(address)?.n === 1;
   }
 
   /** planned → sending, committed before the first byte goes out. */

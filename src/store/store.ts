@@ -45,16 +45,17 @@ export interface Store {
   readonly path: string;
   readonly schemaVersion: number;
 
+  /** Every key below is the wallet's address; `wallet` (the configured name) is kept as a label. */
   recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean };
   walletStates(): WalletStateRow[];
-  walletState(wallet: string): WalletStateRow | undefined;
+  walletState(address: string): WalletStateRow | undefined;
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;
-  planHistory(wallet: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];
-  /** Plans still to be worked on (status open, not dry), oldest first; of one wallet if given. */
-  openPlans(wallet?: string): PlanWithSteps[];
-  /** Plans of this wallet that still have work: status open or blocked, oldest first. */
-  activePlans(wallet: string): PlanWithSteps[];
+  planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];
+  /** Plans still to be worked on (status open, not dry), oldest first; of one address if given. */
+  openPlans(address?: string): PlanWithSteps[];
+  /** Plans of this address that still have work: status open or blocked, oldest first. */
+  activePlans(address: string): PlanWithSteps[];
   getPlan(id: number): PlanWithSteps | undefined;
   listPlans(q?: ListPlansQuery): PlanWithSteps[];
   getStep(id: number): StepRow | undefined;
@@ -73,9 +74,9 @@ export interface Store {
   finishPlan(planId: number, now?: number): PlanStatus;
 
   recoverInFlight(now?: number): StepRow[];
-  hasUnknownSignedStep(wallet: string): boolean;
-  /** The newest request timestamp (Unix seconds) this wallet ever signed. */
-  lastRequestTs(wallet: string): number | undefined;
+  hasUnknownSignedStep(address: string): boolean;
+  /** The newest request timestamp (Unix seconds) this address ever signed. */
+  lastRequestTs(address: string): number | undefined;
   unknownSteps(): StepRow[];
 
   /** The connection's settings, for diagnostics (and to prove they were applied). */
@@ -146,22 +147,22 @@ class SqliteStore implements Store {
   walletStates(): WalletStateRow[] {
     return this.io('walletStates', () => this.wallets.all());
   }
-  walletState(wallet: string): WalletStateRow | undefined {
-    return this.io('walletState', () => this.wallets.get(wallet));
+  walletState(address: string): WalletStateRow | undefined {
+    return this.io('walletState', () => this.wallets.get(address));
   }
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined {
     const now = opts.now ?? this.clock.now();
     return this.io('insertPlan', () => this.plans.insert(draft, { ...opts, now }));
   }
-  planHistory(wallet: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
-    return this.io('planHistory', () => this.plans.history(wallet, sinceMs, epoch));
+  planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
+    return this.io('planHistory', () => this.plans.history(address, sinceMs, epoch));
   }
-  openPlans(wallet?: string): PlanWithSteps[] {
-    return this.io('openPlans', () => this.plans.open(wallet));
+  openPlans(address?: string): PlanWithSteps[] {
+    return this.io('openPlans', () => this.plans.open(address));
   }
-  activePlans(wallet: string): PlanWithSteps[] {
-    return this.io('activePlans', () => this.plans.active(wallet));
+  activePlans(address: string): PlanWithSteps[] {
+    return this.io('activePlans', () => this.plans.active(address));
   }
   getPlan(id: number): PlanWithSteps | undefined {
     return this.io('getPlan', () => this.plans.get(id));
@@ -219,12 +220,12 @@ class SqliteStore implements Store {
   recoverInFlight(now = this.clock.now()): StepRow[] {
     return this.io('recoverInFlight', () => this.steps.recoverInFlight(now));
   }
-  lastRequestTs(wallet: string): number | undefined {
-    return this.io('lastRequestTs', () => this.steps.lastRequestTs(wallet));
+  lastRequestTs(address: string): number | undefined {
+    return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));
   }
 
-  hasUnknownSignedStep(wallet: string): boolean {
-    return this.io('hasUnknownSignedStep', () => this.steps.hasUnknownSigned(wallet));
+  hasUnknownSignedStep(address: string): boolean {
+    return this.io('hasUnknownSignedStep', () => this.steps.hasUnknownSigned(address));
   }
   unknownSteps(): StepRow[] {
     return this.io('unknownSteps', () => this.steps.inState('unknown'));

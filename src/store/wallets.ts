@@ -1,4 +1,4 @@
-// wallet_state and epochs_seen: what each poll saw. A failed poll records its error but keeps the
+// wallet_state and epochs_seen: what each poll saw, keyed by wallet address (the name is a label). A failed poll records its error but keeps the
 // last good summary, so `status` can show both what went wrong and what was last known.
 import type { WalletSummary } from '../domain.js';
 import { toJson } from '../log/logger.js';
@@ -28,22 +28,22 @@ export class WalletRepo {
       INSERT INTO wallet_state (wallet, address, last_poll_at, last_ok_at, last_error, epoch, pending_lamports,
                                 lifetime_lamports, rank, tier, summary_raw, updated_at)
       VALUES (@wallet, @address, @at, @at, NULL, @epoch, @pending, @lifetime, @rank, @tier, @raw, @at)
-      ON CONFLICT (wallet) DO UPDATE SET
-        address = excluded.address, last_poll_at = excluded.last_poll_at, last_ok_at = excluded.last_ok_at,
+      ON CONFLICT (address) DO UPDATE SET
+        wallet = excluded.wallet, last_poll_at = excluded.last_poll_at, last_ok_at = excluded.last_ok_at,
         last_error = NULL, epoch = excluded.epoch, pending_lamports = excluded.pending_lamports,
         lifetime_lamports = excluded.lifetime_lamports, rank = excluded.rank, tier = excluded.tier,
         summary_raw = excluded.summary_raw, updated_at = excluded.updated_at`);
     this.upsertFailed = db.prepare<Record<string, unknown>>(`
       INSERT INTO wallet_state (wallet, address, last_poll_at, last_error, updated_at)
       VALUES (@wallet, @address, @at, @error, @at)
-      ON CONFLICT (wallet) DO UPDATE SET
-        address = excluded.address, last_poll_at = excluded.last_poll_at, last_error = excluded.last_error,
+      ON CONFLICT (address) DO UPDATE SET
+        wallet = excluded.wallet, last_poll_at = excluded.last_poll_at, last_error = excluded.last_error,
         updated_at = excluded.updated_at`);
     this.insertEpoch = db.prepare<[string, string, number]>(
-      'INSERT INTO epochs_seen (wallet, epoch, first_seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      'INSERT INTO epochs_seen (address, epoch, first_seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
     );
     this.selectAll = db.prepare<[], RawWalletState>('SELECT * FROM wallet_state ORDER BY wallet');
-    this.selectOne = db.prepare<[string], RawWalletState>('SELECT * FROM wallet_state WHERE wallet = ?');
+    this.selectOne = db.prepare<[string], RawWalletState>('SELECT * FROM wallet_state WHERE address = ?');
     // Not prepared statements: SQLite applies `PRAGMA synchronous = X` when it compiles it, so a
     // prepared one does not reliably apply again when run.
     // The level cannot change inside a transaction; a caller's outer one keeps its own.
@@ -87,7 +87,7 @@ export class WalletRepo {
       tier: s.tier,
       raw: s.raw === undefined ? null : this.scrub(toJson(s.raw)),
     });
-    const seen = this.insertEpoch.run(wallet, s.epoch, at);
+    const seen = this.insertEpoch.run(address, s.epoch, at);
     return { newEpoch: seen.changes === 1 };
   }
 
@@ -95,8 +95,8 @@ export class WalletRepo {
     return this.selectAll.all().map(walletStateFromRaw);
   }
 
-  get(wallet: string): WalletStateRow | undefined {
-    const r = this.selectOne.get(wallet);
+  get(address: string): WalletStateRow | undefined {
+    const r = this.selectOne.get(address);
     return r === undefined ? undefined : walletStateFromRaw(r);
   }
 }

@@ -1,7 +1,7 @@
 // What the worker needs from its edges, stated narrowly. The SQLite store and the undici client
 // satisfy these structurally; tests can hand in anything that does.
 import type { Disposition } from '../errors.js';
-import type { Lamports, PlanStatus, SignedOp, WalletSummary } from '../domain.js';
+import type { Lamports, PlanHistoryEntry, PlanStatus, SignedOp, WalletSummary } from '../domain.js';
 import type { Signer } from '../api/signer.js';
 import type { PreparedRequest } from '../api/signed-request.js';
 import type { PlanWithSteps, StoredRequest } from '../store/rows.js';
@@ -14,7 +14,7 @@ export type { PlanWithSteps, StepRow, StoredRequest } from '../store/rows.js';
 
 export interface ActionResult {
   status: number;
-  body: { claimedLamports?: Lamports | null } & Record<string, unknown>;
+  body: { claimedLamports?: Lamports | null; status?: string | null; raw?: unknown } & Record<string, unknown>;
   rawText: string;
 }
 
@@ -29,10 +29,12 @@ export interface ApiPort {
 }
 
 export interface StorePort {
-  openPlans(wallet?: string): PlanWithSteps[];
+  openPlans(address?: string): PlanWithSteps[];
   getPlan(id: number): PlanWithSteps | undefined;
-  hasUnknownSignedStep(wallet: string): boolean;
-  lastRequestTs(wallet: string): number | undefined;
+  /** Every wallet argument here is the wallet's address. */
+  hasUnknownSignedStep(address: string): boolean;
+  lastRequestTs(address: string): number | undefined;
+  planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];
   setStepAmount(stepId: number, lamports: Lamports): void;
   markSending(stepId: number, request: StoredRequest, now: number): void;
   markAcknowledged(

@@ -21,11 +21,11 @@ export interface CycleStore {
     at: number,
     result: { ok: true; summary: WalletSummary } | { ok: false; error: string },
   ): { newEpoch: boolean };
-  planHistory(wallet: string, sinceMs: number, epoch: string): PlanHistoryEntry[];
+  planHistory(address: string, sinceMs: number, epoch: string): PlanHistoryEntry[];
   insertPlan(draft: PlanDraft, opts: { dry: boolean; now: number; reason: string }): { id: number } | undefined;
-  /** Plans of this wallet that still have work: status open or blocked. */
-  activePlans(wallet: string): PlanWithSteps[];
-  hasUnknownSignedStep(wallet: string): boolean;
+  /** Plans of this address that still have work: status open or blocked. */
+  activePlans(address: string): PlanWithSteps[];
+  hasUnknownSignedStep(address: string): boolean;
 }
 
 export interface CycleObserver {
@@ -100,7 +100,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry) {
-    for (const plan of store.activePlans(wallet.name)) {
+    for (const plan of store.activePlans(wallet.address)) {
       result.plans.push(plan.id);
       result.statuses.push(await executor.execute(plan.id));
     }
@@ -110,12 +110,12 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   const { plans, decisions } = decide({
     wallet,
     summary,
-    history: store.planHistory(wallet.name, now - DAY_MS, summary.epoch),
+    history: store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
     rules: deps.rules(),
     safety: deps.safety(),
     now,
     dry: deps.dry,
-    blockedSignedOps: store.hasUnknownSignedStep(wallet.name),
+    blockedSignedOps: store.hasUnknownSignedStep(wallet.address),
   });
   for (const d of decisions) logDecision(log, summary, d);
 

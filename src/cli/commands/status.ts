@@ -10,10 +10,10 @@ import { openStateForCli } from './state-access.js';
 export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): ExitCode {
   const { config, store } = openStateForCli(ctx, { write: false });
   try {
-    const states = new Map(store.walletStates().map((s) => [s.wallet, s]));
+    const states = new Map(store.walletStates().map((s) => [s.address, s]));
     const rows = config.wallets.map((w) => {
-      const s = states.get(w.name);
-      const plans = store.listPlans({ wallet: w.name, limit: 3 });
+      const s = states.get(w.address);
+      const plans = store.listPlans({ address: w.address, limit: 3 });
       return {
         wallet: w.name,
         address: w.address,
