@@ -81,6 +81,7 @@ export class Daemon {
       store: runtime.store,
       api: runtime.client,
       signers: runtime.signers,
+      endpoints: () => this.config.api.endpoints,
       rules: () => this.rulesByName,
       safety: () => this.config.safety,
       claimSettleMs: () => this.config.api.claimSettleMs,

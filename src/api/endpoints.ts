@@ -1,11 +1,18 @@
 // Method, path and signed message of each signed operation. The defaults follow the real
 // service's public documentation; SPEC §1 makes every part configurable.
-import type { EndpointConfig, SignedOp } from '../domain.js';
+import type { SignedEndpoint, SignedOp } from '../domain.js';
 
-export const DEFAULT_ENDPOINTS: Readonly<Record<SignedOp, EndpointConfig>> = Object.freeze({
-  claim: { method: 'POST', path: '/rewards/claim', message: '{wallet}|{ts}' },
-  deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}' },
-  mint: { method: 'POST', path: '/actions/mint', message: '{wallet}|{symbol}|{amount}|{ts}' },
+/** A 2xx answer's `status` that means the server applied the request (SPEC §2), compared case-insensitively. */
+export const DEFAULT_APPLIED_STATUSES: readonly string[] = Object.freeze(['success', 'submitted', 'claimed', 'ok']);
+/** A 2xx answer's `status` that means it refused the request; any status in neither set is unknown. */
+export const DEFAULT_REFUSED_STATUSES: readonly string[] = Object.freeze(['failed', 'rejected', 'error']);
+
+const answers = { applied: DEFAULT_APPLIED_STATUSES, refused: DEFAULT_REFUSED_STATUSES };
+
+export const DEFAULT_ENDPOINTS: Readonly<Record<SignedOp, SignedEndpoint>> = Object.freeze({
+  claim: { method: 'POST', path: '/rewards/claim', message: '{wallet}|{ts}', ...answers },
+  deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}', ...answers },
+  mint: { method: 'POST', path: '/actions/mint', message: '{wallet}|{symbol}|{amount}|{ts}', ...answers },
 });
 
 export const DEFAULT_HEADER_PREFIX = 'x-svc';

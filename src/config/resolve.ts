@@ -13,7 +13,7 @@ import type {
   AppConfig,
   CmpOp,
   Condition,
-  EndpointConfig,
+  SignedEndpoint,
   KeySource,
   Rule,
   SignedOp,
@@ -70,7 +70,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
 // api
 
 function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
-  const endpoints = {} as Record<SignedOp, EndpointConfig>;
+  const endpoints = {} as Record<SignedOp, SignedEndpoint>;
   for (const op of ['claim', 'deposit', 'mint'] as const) {
     endpoints[op] = { ...DEFAULT_ENDPOINTS[op], ...definedOnly(api.endpoints?.[op] ?? {}) };
   }

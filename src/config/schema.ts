@@ -71,6 +71,11 @@ const posInt = () => z.number().int().positive();
 // ------------------------------------------------------------------------------------------------
 // api
 
+const answerStatus = z
+  .string()
+  .regex(/^\S(.*\S)?$/, { error: 'expected a status word such as "success", without surrounding spaces' })
+  .max(64);
+
 const Endpoint = z
   .strictObject({
     method: z.enum(['POST', 'PUT']).optional().describe('HTTP method (default POST)'),
@@ -84,6 +89,15 @@ const Endpoint = z
       .min(1)
       .optional()
       .describe('signed message template; placeholders {wallet} {symbol} {amount} {ts}'),
+    applied: z
+      .array(answerStatus)
+      .min(1)
+      .optional()
+      .describe('answer statuses that mean the server applied the request (default success, submitted, claimed, ok)'),
+    refused: z
+      .array(answerStatus)
+      .optional()
+      .describe('answer statuses that mean the server refused it (default failed, rejected, error); any other status is unknown'),
   })
   .describe('overrides merged over the default endpoint');
 

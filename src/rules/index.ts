@@ -10,3 +10,4 @@ export {
 } from './amounts.js';
 export { DAY_MS, firstLimitBreach, inLastDay, type LimitBreach, type LimitReason } from './limits.js';
 export { describeAmount, describeStep, formatDuration, formatPpm, sol } from './format.js';
+export { recheckBeforeSigning, type RecheckInput, type RecheckReason, type RecheckResult } from './recheck.js';

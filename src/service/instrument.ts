@@ -21,7 +21,7 @@ export function instrument(metrics: Metrics, opts: { clock: Clock; endpoints: ()
       pollFailed: (wallet) => metrics.pollFailed(wallet.name),
       planRecorded: (rule) => metrics.plan(rule, 'created'),
     },
-    onStep: (e) => metrics.step(e.kind, e.state),
+    onStep: (e) => (e.state === 'anomaly' ? metrics.anomaly(e.kind) : metrics.step(e.kind, e.state)),
     onRequest: ({ method, url, status, seconds }) => metrics.request(operationOf(method, url, opts.endpoints()), status, seconds),
     sampleLimiter: (total) => {
       if (total > lastWaited) metrics.rateLimitWait(total - lastWaited);

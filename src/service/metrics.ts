@@ -23,6 +23,8 @@ export interface Metrics {
   plan(rule: string, outcome: PlanOutcome): void;
   /** A step that reached a state worth counting (acknowledged, rejected, unknown, skipped, ...). */
   step(kind: SignedOp, outcome: StepState | 'deferred'): void;
+  /** An answer that claimed more than could be true (e.g. claimed_sol above the pending seen). */
+  anomaly(kind: SignedOp): void;
   unknownStepsOpen(count: number): void;
   /** Time spent waiting on the rate limiter (token bucket or Retry-After). */
   rateLimitWait(ms: number): void;
@@ -70,6 +72,13 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
+  const anomalies = new Counter({
+    name: `${PREFIX}anomalies_total`,
+    help: 'API answers that claimed more than could be true (a claim above the pending seen before it), by kind; the step was bounded.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  for (const kind of ['claim', 'deposit', 'mint'] as const) anomalies.inc({ kind }, 0);
   const unknownOpen = new Gauge({
     name: `${PREFIX}unknown_steps_open`,
     help: 'Steps in state unknown awaiting reconciliation or an operator (autoclaim actions resolve).',
@@ -148,6 +157,9 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
     step(kind, outcome) {
       steps.inc({ kind, outcome });
+    },
+    anomaly(kind) {
+      anomalies.inc({ kind });
     },
     unknownStepsOpen(count) {
       unknownOpen.set(count);

@@ -3,19 +3,23 @@
 // `sending` is committed to SQLite before the first byte of a signed request goes out, so a crash
 // at any point leaves a record that tells the next start what may have happened.
 import { ApiError, AutoclaimError } from '../errors.js';
-import type { Clock, PlanStatus, Rule, SafetyConfig, SignedOp, StepState, WalletSummary } from '../domain.js';
+import type { Clock, Lamports, PlanStatus, Rule, SafetyConfig, SignedEndpoint, SignedOp, StepState, WalletSummary } from '../domain.js';
 import { formatSol } from '../api/amount.js';
+import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import type { Logger } from '../log/logger.js';
-import { resolveStepAmount, stillHolds } from '../rules/index.js';
+import { DAY_MS, recheckBeforeSigning, resolveStepAmount } from '../rules/index.js';
 import type { ApiPort, PlanWithSteps, Signer, StepRow, StorePort, StoredRequest } from './ports.js';
 import { claimLooksApplied } from './reconcile.js';
+import { classifyAnswer } from './answer.js';
 import type { Failpoint } from './failpoints.js';
 
 export interface WorkerDeps {
   store: StorePort;
   api: ApiPort;
-  /** By wallet name. */
+  /** By wallet address: a wallet is its address, and a signer is only ever looked up by it. */
   signers: ReadonlyMap<string, Signer>;
+  /** How each signed operation's answers read (applied / refused statuses); the current config's. Default: SPEC §2's sets. */
+  endpoints?: () => Readonly<Record<SignedOp, Pick<SignedEndpoint, 'applied' | 'refused'>>>;
   /** By rule name; the current config's rules (a reload swaps the map). */
   rules: () => ReadonlyMap<string, Rule>;
   safety: () => SafetyConfig;
@@ -32,7 +36,8 @@ export interface WorkerDeps {
 
 export interface StepEvent {
   kind: SignedOp;
-  state: StepState | 'deferred';
+  /** `anomaly`: the server claimed more than it could have (the step itself was still bounded). */
+  state: StepState | 'deferred' | 'anomaly';
   wallet: string;
   plan: number;
   step: number;
@@ -47,7 +52,7 @@ type StepResult = 'acknowledged' | 'rejected' | 'unknown' | 'retry_later' | 'ski
 const MAX_SENDS_PER_EXECUTION = 2;
 
 export class PlanExecutor {
-  /** Newest x-svc-ts signed per wallet (Unix seconds); see signingTimeMs. */
+  /** Newest x-svc-ts signed per wallet address (Unix seconds); see signingTimeMs. */
   private readonly lastTs = new Map<string, number>();
 
   constructor(private readonly deps: WorkerDeps) {}
@@ -56,13 +61,23 @@ export class PlanExecutor {
    * The time a new signed request carries. Ed25519 is deterministic and the claim message is
    * `{wallet}|{ts}`, so two claims in one second would carry the same signature and the second
    * would be refused as a replay. Each request of a wallet therefore gets a strictly newer second
-   * than the last one it signed, in this process or (from the database) any earlier one.
+   * than the last one it signed, in this process or (from the database) any earlier one — but
+   * never more than MAX_TS_AHEAD_S ahead of the wall clock: a last timestamp further ahead was
+   * signed under a clock that was wrong, and following it would get every request refused as
+   * from the future until the wall clock caught up. It is dropped, with a warning.
    */
-  private signingTimeMs(wallet: string): number {
+  private signingTimeMs(address: string, log: Logger): number {
     const nowSec = Math.floor(this.deps.clock.now() / 1000);
-    const last = this.lastTs.get(wallet) ?? this.deps.store.lastRequestTs(wallet) ?? 0;
+    let last = this.lastTs.get(address) ?? this.deps.store.lastRequestTs(address) ?? 0;
+    if (last >= nowSec + MAX_TS_AHEAD_S) {
+      log.warn(
+        { event: 'clock.skew', last_ts: last, now_ts: nowSec, ahead_s: last - nowSec },
+        `the last signed timestamp of this wallet is ${last - nowSec}s ahead of the clock (it was signed while the clock was wrong); signing with the clock's time again`,
+      );
+      last = 0;
+    }
     const ts = Math.max(nowSec, last + 1);
-    this.lastTs.set(wallet, ts);
+    this.lastTs.set(address, ts);
     return ts * 1000;
   }
 
@@ -113,31 +128,20 @@ export class PlanExecutor {
   }
 
   private async sendClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
-    const { store, api, clock } = this.deps;
+    const { api } = this.deps;
     const log = this.stepLogger(plan, step);
     const signer = this.signer(plan);
     if (signer === undefined) return this.skip(plan, 'no key loaded for this wallet');
 
-    // Read the summary fresh and re-check the rule right before signing (SPEC: never act on stale data).
+    // Read the summary fresh and judge every limit again right before signing (SPEC §2).
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
-    if (fresh.epoch !== plan.epoch) return this.skip(plan, `epoch rolled over from ${plan.epoch} to ${fresh.epoch} before the claim was sent`);
-    const rule = this.deps.rules().get(plan.rule);
-    if (rule === undefined) return this.skip(plan, `rule ${plan.rule} is no longer configured`);
-    const check = stillHolds(rule, fresh);
-    if (!check.holds) return this.skip(plan, `rule no longer holds: ${check.detail}`);
     if (fresh.pendingLamports === 0n) return this.skip(plan, 'nothing to claim');
-    const limit = this.deps.safety().maxLamportsPerAction;
-    if (fresh.pendingLamports > limit) {
-      log.error(
-        { event: 'action.refused', amount_sol: formatSol(fresh.pendingLamports), max_sol: formatSol(limit) },
-        'claim refused: pending is above safety.max_sol_per_action',
-      );
-      store.markRefused(step.id, `pending ${formatSol(fresh.pendingLamports)} SOL is above safety.max_sol_per_action ${formatSol(limit)}`, clock.now());
-      return 'rejected';
-    }
+    // What this claim can take is what was just seen: the plan counts for that against its day.
+    const blocked = this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
+    if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: 'claim', wallet: plan.address }, signer, this.signingTimeMs(plan.wallet));
+    const prepared = api.prepare({ op: 'claim', wallet: plan.address }, signer, this.signingTimeMs(plan.address, log));
     const request: StoredRequest = {
       ...recordOf(prepared),
       before: {
@@ -186,11 +190,11 @@ export class PlanExecutor {
   // deposit and mint
 
   private async runTransfer(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
-    const { store, api, clock } = this.deps;
+    const { store, api } = this.deps;
     const log = this.stepLogger(plan, step);
     const signer = this.signer(plan);
     if (signer === undefined) return this.skip(plan, 'no key loaded for this wallet');
-    if (store.hasUnknownSignedStep(plan.wallet)) {
+    if (store.hasUnknownSignedStep(plan.address)) {
       log.warn({ event: 'action.blocked' }, `${step.kind} held back: an earlier deposit or mint of this wallet is unknown; resolve it with \`autoclaim actions resolve\``);
       return 'blocked';
     }
@@ -207,16 +211,54 @@ export class PlanExecutor {
       store.setStepAmount(step.id, amount);
     }
     if (amount === 0n) return this.skip(plan, `${step.kind} amount resolves to 0`);
-    const limit = this.deps.safety().maxLamportsPerAction;
-    if (amount > limit) {
-      log.error({ event: 'action.refused', amount_sol: formatSol(amount), max_sol: formatSol(limit) }, `${step.kind} refused: amount is above safety.max_sol_per_action`);
-      store.markRefused(step.id, `${step.kind} of ${formatSol(amount)} SOL is above safety.max_sol_per_action ${formatSol(limit)}`, clock.now());
-      return 'rejected';
-    }
 
-    const prepared = api.prepare({ op: step.kind, wallet: plan.address, symbol: step.symbol, amount }, signer, this.signingTimeMs(plan.wallet));
+    const fresh = await this.freshSummary(plan, log);
+    if (fresh === undefined) return 'retry_later';
+    const blocked = this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
+    if (blocked !== undefined) return blocked;
+
+    const prepared = api.prepare({ op: step.kind, wallet: plan.address, symbol: step.symbol, amount }, signer, this.signingTimeMs(plan.address, log));
     if (!this.commitSending(plan, step, recordOf(prepared), log)) return 'retry_later';
     return this.send(plan, step, prepared, log, amount);
+  }
+
+  /**
+   * Every limit of the plan's rule, judged again against a summary read a moment ago (SPEC §2).
+   * Undefined when the step may be signed; otherwise how this run of the plan ends: a safety cap
+   * is a refusal recorded on the step, anything else skips the rest of the plan with its reason.
+   */
+  private recheck(
+    plan: PlanWithSteps,
+    step: StepRow,
+    log: Logger,
+    amounts: { fresh: WalletSummary; stepLamports: Lamports; planLamports: Lamports },
+  ): StepResult | undefined {
+    const { store, clock } = this.deps;
+    const rule = this.deps.rules().get(plan.rule);
+    if (rule === undefined) return this.skip(plan, `rule ${plan.rule} is no longer configured`);
+    const now = (this.deps.elapsedClock ?? clock).now();
+    const firstStep = !plan.steps.some((s) => s.idx < step.idx && s.state === 'acknowledged');
+    const verdict = recheckBeforeSigning({
+      rule,
+      plan,
+      firstStep,
+      stepKind: step.kind,
+      stepLamports: amounts.stepLamports,
+      planLamports: amounts.planLamports,
+      summary: amounts.fresh,
+      history: store.planHistory(plan.address, now - DAY_MS, plan.epoch),
+      safety: this.deps.safety(),
+      now,
+    });
+    if (verdict.ok) return undefined;
+    if (!verdict.refuse) return this.skip(plan, verdict.detail, verdict.reason);
+    log.error(
+      { event: 'action.refused', reason: verdict.reason, amount_sol: formatSol(amounts.stepLamports), max_sol: formatSol(this.deps.safety().maxLamportsPerAction) },
+      `${step.kind} refused before signing: ${verdict.detail}`,
+    );
+    store.markRefused(step.id, `${step.kind} refused before signing: ${verdict.detail}`, clock.now());
+    this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+    return 'rejected';
   }
 
   // ------------------------------------------------------------------------------------------
@@ -251,19 +293,56 @@ export class PlanExecutor {
       return this.classifyFailure(plan, step, err, log);
     }
     this.deps.failpoint('after_answer_before_record');
-    const claimed = step.kind === 'claim' ? (result.body.claimedLamports ?? amount) : undefined;
-    store.markAcknowledged(step.id, { status: result.status, responseRaw: result.rawText, claimedLamports: claimed }, clock.now());
+
+    // A 2xx says the request arrived; the body says whether it was applied.
+    const verdict = classifyAnswer(result.status, result.body, (this.deps.endpoints?.() ?? DEFAULT_ENDPOINTS)[step.kind]);
+    const record = { status: result.status, responseRaw: result.rawText };
+    const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
+    if (verdict.outcome === 'refused') {
+      store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
+      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+      log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode }, `${step.kind} rejected by the API (${verdict.detail})`);
+      return 'rejected';
+    }
+    if (verdict.outcome === 'unknown') {
+      return this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` });
+    }
+
+    const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
+    store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
     this.deps.onStep?.({ kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
-    log.info(
-      {
-        event: 'action.acknowledged',
-        status: result.status,
-        tx: typeof result.body.tx === 'string' ? result.body.tx : undefined,
-        amount_sol: formatSol(claimed ?? amount),
-      },
-      `${step.kind} acknowledged`,
-    );
+    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount) }, `${step.kind} acknowledged`);
     return 'acknowledged';
+  }
+
+  /**
+   * What an applied claim counts as having claimed: never more than the pending seen right
+   * before it was signed (SPEC §2). A server saying it claimed more is wrong or hostile; the
+   * percent and "all" steps after it are sized from the bound, and the claim is an anomaly.
+   */
+  private boundClaimed(plan: PlanWithSteps, step: StepRow, log: Logger, said: Lamports | null, seen: Lamports): Lamports {
+    if (said === null) return seen;
+    if (said <= seen) return said;
+    log.error(
+      { event: 'action.anomaly', claimed_sol: formatSol(said), seen_sol: formatSol(seen) },
+      `the API says the claim took ${formatSol(said)} SOL, more than the ${formatSol(seen)} SOL pending seen just before it; counting ${formatSol(seen)} SOL`,
+    );
+    this.deps.onStep?.({ kind: step.kind, state: 'anomaly', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: said });
+    return seen;
+  }
+
+  private markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }): StepResult {
+    this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
+    this.deps.onStep?.({ kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
+    if (step.kind === 'claim') {
+      log.warn({ event: 'action.unknown', status: r.status, err: r.error }, 'claim outcome unknown; reconciling from the wallet summary');
+    } else {
+      log.error(
+        { event: 'action.unknown', status: r.status, err: r.error },
+        `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits and mints of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
+      );
+    }
+    return 'unknown';
   }
 
   private classifyFailure(plan: PlanWithSteps, step: StepRow, err: unknown, log: Logger): StepResult {
@@ -284,20 +363,16 @@ export class PlanExecutor {
       this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
       log.warn({ event: 'action.rejected', status: e.status, err: message }, `${step.kind} rejected by the API`);
+      if (namesTheClock(e)) {
+        log.error(
+          { event: 'clock.skew', status: e.status, err: message },
+          'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)',
+        );
+      }
       return 'rejected';
     }
     // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
-    store.markUnknown(step.id, { status: e?.status, responseRaw: e?.rawBody, error: message }, now);
-    this.deps.onStep?.({ kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
-    if (step.kind === 'claim') {
-      log.warn({ event: 'action.unknown', status: e?.status, err: message }, 'claim outcome unknown; reconciling from the wallet summary');
-    } else {
-      log.error(
-        { event: 'action.unknown', status: e?.status, err: message },
-        `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits and mints of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
-      );
-    }
-    return 'unknown';
+    return this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, error: message });
   }
 
   private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {
@@ -309,14 +384,14 @@ export class PlanExecutor {
     }
   }
 
-  private skip(plan: PlanWithSteps, reason: string): StepResult {
+  private skip(plan: PlanWithSteps, reason: string, code?: string): StepResult {
     this.deps.store.skipRemaining(plan.id, reason, this.deps.clock.now());
-    this.deps.logger.info({ event: 'plan.skipped', wallet: plan.wallet, plan: plan.id, rule: plan.rule, epoch: plan.epoch, reason }, `plan skipped: ${reason}`);
+    this.deps.logger.info({ event: 'plan.skipped', wallet: plan.wallet, plan: plan.id, rule: plan.rule, epoch: plan.epoch, reason, code }, `plan skipped: ${reason}`);
     return 'skipped';
   }
 
   private signer(plan: PlanWithSteps): Signer | undefined {
-    return this.deps.signers.get(plan.wallet);
+    return this.deps.signers.get(plan.address);
   }
 
   private reload(step: StepRow): StepRow {
@@ -335,6 +410,15 @@ export class PlanExecutor {
       rule: plan.rule,
     });
   }
+}
+
+/** A signed request may carry a timestamp at most this far ahead of the wall clock. */
+export const MAX_TS_AHEAD_S = 5;
+
+/** A refusal whose words are about the request's time: the clock, not the config, is wrong. */
+function namesTheClock(e: ApiError): boolean {
+  const text = [e.serverCode, e.serverMessage, e.message].filter((t) => t !== undefined).join(' ');
+  return /timestamp|\bts\b|clock|skew|expired|too old|in the future|stale/i.test(text);
 }
 
 function recordOf(p: ReturnType<ApiPort['prepare']>): StoredRequest {

@@ -4,6 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import type { AppConfig } from '../../src/domain.js';
 import { BASE, TempDir, edit, formatted } from './helpers.js';
+import { DEFAULT_APPLIED_STATUSES, DEFAULT_REFUSED_STATUSES } from '../../src/api/endpoints.js';
+
+const ANSWERS = { applied: DEFAULT_APPLIED_STATUSES, refused: DEFAULT_REFUSED_STATUSES };
 
 const FULL = `# every option
 api:
@@ -16,7 +19,7 @@ api:
   rate_limit: { per_minute: 120, burst: 10 }
   endpoints:
     claim: { path: /rewards/claim-now }
-    mint: { method: PUT, message: "{ts}:{wallet}:{symbol}:{amount}" }
+    mint: { method: PUT, message: "{ts}:{wallet}:{symbol}:{amount}", applied: [Done, queued], refused: [] }
   signature_encoding: hex
   api_key_file: secrets/api_key
   auth_reads: false
@@ -93,9 +96,9 @@ describe('a valid config', () => {
         connections: 2,
         rateLimit: { perMinute: 120, burst: 10 },
         endpoints: {
-          claim: { method: 'POST', path: '/rewards/claim-now', message: '{wallet}|{ts}' },
-          deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}' },
-          mint: { method: 'PUT', path: '/actions/mint', message: '{ts}:{wallet}:{symbol}:{amount}' },
+          claim: { method: 'POST', path: '/rewards/claim-now', message: '{wallet}|{ts}', ...ANSWERS },
+          deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}', ...ANSWERS },
+          mint: { method: 'PUT', path: '/actions/mint', message: '{ts}:{wallet}:{symbol}:{amount}', applied: ['Done', 'queued'], refused: [] },
         },
         signatureEncoding: 'hex',
         apiKeyFile: join(dir.path, 'etc/secrets/api_key'),
@@ -177,9 +180,9 @@ describe('a valid config', () => {
       connections: 8,
       rateLimit: { perMinute: 500, burst: 100 },
       endpoints: {
-        claim: { method: 'POST', path: '/rewards/claim', message: '{wallet}|{ts}' },
-        deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}' },
-        mint: { method: 'POST', path: '/actions/mint', message: '{wallet}|{symbol}|{amount}|{ts}' },
+        claim: { method: 'POST', path: '/rewards/claim', message: '{wallet}|{ts}', ...ANSWERS },
+        deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}', ...ANSWERS },
+        mint: { method: 'POST', path: '/actions/mint', message: '{wallet}|{symbol}|{amount}|{ts}', ...ANSWERS },
       },
       signatureEncoding: 'base58',
       apiKeyFile: undefined,

@@ -97,7 +97,7 @@ export async function openBadHarness(): Promise<BadHarness> {
   });
   const rules = new Map([[GREEDY_RULE.name, GREEDY_RULE]]);
   const safety = { maxLamportsPerAction: 10n ** 18n };
-  const executor = new PlanExecutor({ store, api: client, signers: new Map([[wallet.name, signer]]), rules: () => rules, safety: () => safety, clock: systemClock, logger, failpoint: noFailpoints });
+  const executor = new PlanExecutor({ store, api: client, signers: new Map([[wallet.address, signer]]), rules: () => rules, safety: () => safety, clock: systemClock, logger, failpoint: noFailpoints });
 
   return {
     wallet,

@@ -86,7 +86,7 @@ async function openRig(first: FirstOp, opts: { busyTimeoutMs?: number } = {}): P
   const wallet = config.wallets[0]!;
   const signer = loadKey(wallet.key, { env: {}, baseDir: dirname(config.file), redactor });
   checkAddress(signer, wallet.address, wallet.name);
-  const signers = new Map<string, Signer>([[wallet.name, signer]]);
+  const signers = new Map<string, Signer>([[wallet.address, signer]]);
   const rules = new Map(config.rules.map((r) => [r.name, r]));
   return {
     world,
@@ -187,6 +187,7 @@ describe.each(Object.keys(FAULTS))('%s when recording an intent', (fault) => {
         if (name === 'after_plan_recorded') arm(r);
       })
       .then((result) => result.statuses, (err: unknown) => err);
+    if (process.env.DEBUG_EV) console.log(JSON.stringify(r.events.map((e) => [e.event, e.msg, e.err])));
     expectNothingSigned(r);
     const failed = r.events.filter((e) => e.event === 'state.write_failed');
     expect(failed).toHaveLength(1);

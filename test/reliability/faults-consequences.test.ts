@@ -50,22 +50,26 @@ describe('an unknown deposit or mint holds the wallet', () => {
     expect(w.sandbox.ledger().map((e) => e.op)).toEqual(['claim', 'deposit']);
 
     // The operator checks the chain and says it was applied; then everything resumes, once: the
-    // held mint of the first epoch, and the second epoch's two plans.
+    // held mint of the first epoch (its condition holds again on a fresh summary), and the second
+    // epoch's two plans. The second epoch's mint is judged again right before it is signed, after
+    // that epoch's claim emptied pending: its condition (pending_sol >= 0.5) no longer holds, so it
+    // is skipped rather than sent on a stale reading.
     const unknownStep = compound?.steps[1];
     const resolved = await runCli(['actions', 'resolve', String(unknownStep?.id), '--applied', '--config', w.config.file], { cwd: w.dir });
     expect(resolved.code).toBe(0);
     const three = await runOnce(w);
     expect(three.events.filter((e) => e.event === 'action.blocked')).toEqual([]);
-    expect(w.sandbox.ledger().map((e) => e.op)).toEqual(['claim', 'deposit', 'mint', 'claim', 'deposit', 'mint']);
-    expect(three.plans.map((p) => [p.rule, p.status])).toEqual([
-      ['lever', 'done'],
-      ['compound', 'done'],
-      ['lever', 'done'],
-      ['compound', 'done'],
+    expect(w.sandbox.ledger().map((e) => e.op)).toEqual(['claim', 'deposit', 'mint', 'claim', 'deposit']);
+    expect(three.plans.map((p) => [p.rule, p.status, p.steps.map((s) => s.state).join(',')])).toEqual([
+      ['lever', 'done', 'skipped'],
+      ['compound', 'done', 'acknowledged,acknowledged'],
+      ['lever', 'done', 'acknowledged'],
+      ['compound', 'done', 'acknowledged,acknowledged'],
     ]);
+    expect(three.events.find((e) => e.event === 'plan.skipped')).toMatchObject({ rule: 'lever', code: 'condition' });
     const four = await runOnce(w);
     expect(four.events.filter((e) => e.event === 'action.sent')).toEqual([]);
-    expect(w.sandbox.ledger()).toHaveLength(6);
+    expect(w.sandbox.ledger()).toHaveLength(5);
   });
 
   it.each([

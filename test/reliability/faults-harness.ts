@@ -190,7 +190,7 @@ export async function runOnce(
     for (const w of config.wallets) {
       const signer = loadKey(w.key, { env: {}, baseDir: dirname(config.file), redactor });
       checkAddress(signer, w.address, w.name);
-      signers.set(w.name, signer);
+      signers.set(w.address, signer);
     }
     const limiter = new RateLimiter({ ...config.api.rateLimit, clock: systemClock });
     const client = new ApiClient({ config: config.api, apiKey: CANARY_API_KEY, dispatcher: wire.dispatcher, limiter, clock: systemClock, logger });
