@@ -187,7 +187,6 @@ describe.each(Object.keys(FAULTS))('%s when recording an intent', (fault) => {
         if (name === 'after_plan_recorded') arm(r);
       })
       .then((result) => result.statuses, (err: unknown) => err);
-    if (process.env.DEBUG_EV) console.log(JSON.stringify(r.events.map((e) => [e.event, e.msg, e.err])));
     expectNothingSigned(r);
     const failed = r.events.filter((e) => e.event === 'state.write_failed');
     expect(failed).toHaveLength(1);
