@@ -2,10 +2,13 @@
 // as LosslessNumber (exact text); amounts may also arrive as decimal strings. Each schema names
 // what it expected in one short phrase, which becomes "<path>: <phrase>" in ApiError.issues.
 import { z } from 'zod';
-import { AmountError, parseSol, type Lamports } from './amount.js';
+import { AmountError, parseServerSol, type Lamports } from './amount.js';
 import { isLosslessNumber } from './json.js';
 
 const AMOUNT_EXPECTED = 'expected a non-negative decimal amount';
+
+/** The amount fields a server may write with digits below the lamport (they are rounded toward zero). */
+export const AMOUNT_FIELDS = ['pending_sol', 'lifetime_sol', 'claimed_sol', 'total_rewards_sol'] as const;
 
 /** The text of a JSON number or a string, or undefined for anything else. */
 function numericText(v: unknown): string | undefined {
@@ -27,7 +30,8 @@ function amountOf(v: unknown, ctx: Ctx): Lamports {
     return z.NEVER;
   }
   try {
-    return parseSol(text);
+    // Lenient on purpose: a float-serialising server is not wrong about the amount, only noisy.
+    return parseServerSol(text).lamports;
   } catch (err) {
     const why = err instanceof AmountError ? ` (${err.message})` : '';
     ctx.addIssue({ code: 'custom', message: `${AMOUNT_EXPECTED}, got ${preview(text)}${why}` });
@@ -49,6 +53,25 @@ export const optionalAmount = z
   .unknown()
   .optional()
   .transform((v, ctx): Lamports | null => (v === undefined || v === null ? null : amountOf(v, ctx)));
+
+/**
+ * The amount fields of a parsed answer (`raw`, numbers as exact text) whose value was rounded to
+ * the lamport, e.g. `["pending_sol"]` for `"pending_sol": 0.30000000000000004`: for a debug event.
+ * Fields that are missing or not amounts are not listed (the schema already judged them).
+ */
+export function roundedAmountFields(raw: unknown): string[] {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || isLosslessNumber(raw)) return [];
+  const rec = raw as Record<string, unknown>;
+  return AMOUNT_FIELDS.filter((key) => {
+    const text = Object.hasOwn(rec, key) ? numericText(rec[key]) : undefined;
+    if (text === undefined) return false;
+    try {
+      return parseServerSol(text).rounded;
+    } catch {
+      return false;
+    }
+  });
+}
 
 /** A positive integer (rank): a JSON number, or a string of digits. */
 function positiveIntOf(v: unknown, ctx: Ctx): number {

@@ -17,9 +17,10 @@ import {
   requiredEpoch,
   requiredPositiveInt,
   requiredString,
+  roundedAmountFields,
 } from './schema-fields.js';
 
-export { isEpochDate, looksLikeAddress } from './schema-fields.js';
+export { isEpochDate, looksLikeAddress, roundedAmountFields } from './schema-fields.js';
 
 /** Where a response came from, for the error a bad one becomes. */
 export interface ResponseContext {
@@ -107,6 +108,8 @@ export type ActionResponse = {
   received: string | null;
   /** The response as parsed (numbers as exact text), unknown fields included. */
   raw: unknown;
+  /** Amount fields written finer than a lamport and rounded toward zero (e.g. ["claimed_sol"]); usually empty. */
+  roundedFields: string[];
 };
 
 /** "breakdown[0].vault", "[3].rank"; the whole body is "body". */
@@ -183,6 +186,7 @@ export function parseActionResponse(value: unknown, ctx: ResponseContext): Actio
     mint: a.mint,
     received: a.received,
     raw: value,
+    roundedFields: roundedAmountFields(value),
   };
 }
 

@@ -6,6 +6,7 @@ import {
   isCanonicalSol,
   MAX_LAMPORTS,
   parseCanonicalSol,
+  parseServerSol,
   parseSol,
 } from '../../src/api/amount.js';
 import { parseJsonLossless } from '../../src/api/json.js';
@@ -71,5 +72,71 @@ describe('amounts as lamports', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('amounts as servers write them (parseServerSol)', () => {
+  it('reads every exact amount as parseSol does, not rounded', () => {
+    fc.assert(
+      fc.property(lamports, (l) => {
+        expect(parseServerSol(formatSol(l))).toEqual({ lamports: l, rounded: false });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('drops digits below the lamport, toward zero, and says so', () => {
+    fc.assert(
+      fc.property(lamports.filter((l) => l < MAX_LAMPORTS), fc.stringMatching(/^[0-9]{0,12}[1-9]$/), (l, tail) => {
+        const whole = l / 1_000_000_000n;
+        const frac = (l % 1_000_000_000n).toString().padStart(9, '0');
+        expect(parseServerSol(`${whole}.${frac}${tail}`)).toEqual({ lamports: l, rounded: true });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('agrees with cutting the decimal text after 9 digits for any double a server prints without an exponent', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1e9, noNaN: true }), (x) => {
+        const text = String(x);
+        fc.pre(!/e/.test(text));
+        const [int = '0', frac = ''] = text.split('.');
+        const expected = BigInt(int + frac.padEnd(9, '0').slice(0, 9));
+        expect(parseServerSol(text).lamports).toBe(expected);
+        expect(parseServerSol(text).rounded).toBe(/[1-9]/.test(frac.slice(9)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    ['0.30000000000000004', 300_000_000n, true],
+    ['3.9399999999999995', 3_939_999_999n, true],
+    ['1e-9', 1n, false],
+    ['1.5E-9', 1n, true],
+    ['2.5e3', 2_500_000_000_000n, false],
+    ['1.2345678912e+2', 123_456_789_120n, false],
+    ['1e-10', 0n, true],
+    ['5e-324', 0n, true],
+    ['-0', 0n, false],
+    ['-0.0', 0n, false],
+    ['-2.7755575615628914e-17', 0n, true],
+    ['-0.0000000009', 0n, true],
+    ['18446744073.7095516159', MAX_LAMPORTS, true],
+  ])('%s → %s lamports (rounded: %s)', (text, lamportsOut, rounded) => {
+    expect(parseServerSol(text)).toEqual({ lamports: lamportsOut, rounded });
+  });
+
+  it('still refuses negatives of a lamport or more, non-numbers, and anything above u64 lamports', () => {
+    for (const bad of ['-0.000000001', '-1', '-1e-9', 'NaN', 'Infinity', '-Infinity', '', '-', '1,5', '0x10', '1e300', '18446744073.709551616', '2e10', '1 000', '--1']) {
+      expect(() => parseServerSol(bad), bad).toThrow(AmountError);
+    }
+  });
+
+  it('leaves the strict parsers strict: config and signed bodies never round', () => {
+    expect(() => parseSol('0.30000000000000004')).toThrow(/finer than one lamport/);
+    expect(() => parseSol('-0')).toThrow(AmountError);
+    expect(() => parseCanonicalSol('1e-9')).toThrow(AmountError);
   });
 });

@@ -5,6 +5,7 @@ import {
   parseErrorBody,
   parseLeaderboard,
   parseWalletSummary,
+  roundedAmountFields,
   type ResponseContext,
 } from '../../src/api/schemas.js';
 import { ApiError } from '../../src/errors.js';
@@ -77,7 +78,8 @@ describe('wallet summary', () => {
     ['word', { pending_sol: 'lots' }, 'pending_sol: expected a non-negative decimal amount'],
     ['boolean', { pending_sol: true }, 'pending_sol: expected a non-negative decimal amount'],
     ['object', { pending_sol: {} }, 'pending_sol: expected a non-negative decimal amount'],
-    ['finer than a lamport', { pending_sol: '0.0000000001' }, 'pending_sol: expected a non-negative decimal amount'],
+    ['negative of one lamport', { pending_sol: '-0.000000001' }, 'pending_sol: expected a non-negative decimal amount'],
+    ['hex', { pending_sol: '0x10' }, 'pending_sol: expected a non-negative decimal amount'],
     ['above u64', { lifetime_sol: '18446744073.709551616' }, 'lifetime_sol: expected a non-negative decimal amount'],
     ['missing epoch', { epoch: undefined }, 'epoch: required'],
     ['epoch format', { epoch: '2025/06/01' }, 'epoch: expected a date YYYY-MM-DD'],
@@ -108,6 +110,24 @@ describe('wallet summary', () => {
     const text = `{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":1e300}`;
     const err = errorOf(() => summary(text));
     expect(err.issues[0]).toMatch(/^pending_sol: expected a non-negative decimal amount, got "1e300"/);
+  });
+
+  it('reads float artefacts and exponents as a float-serialising server writes them, rounded toward zero to the lamport', () => {
+    const text = `{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":0.30000000000000004,"lifetime_sol":3.9399999999999995}`;
+    const s = summary(text);
+    expect(s.pendingLamports).toBe(300_000_000n);
+    expect(s.lifetimeLamports).toBe(3_939_999_999n);
+    // the exact text the server wrote stays in the stored answer
+    expect(stringifyLossless(s.raw)).toBe(text);
+    expect(roundedAmountFields(s.raw)).toEqual(['pending_sol', 'lifetime_sol']);
+    const exp = summary(`{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":1e-9,"lifetime_sol":2.5E3}`);
+    expect([exp.pendingLamports, exp.lifetimeLamports]).toEqual([1n, 2_500_000_000_000n]);
+    expect(roundedAmountFields(exp.raw)).toEqual([]);
+    // below one lamport is zero, and the residue of a float subtraction (-2.7e-17) is zero too
+    expect(summary(`{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":1e-10}`).pendingLamports).toBe(0n);
+    const residue = summary(`{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":-2.7755575615628914e-17}`);
+    expect(residue.pendingLamports).toBe(0n);
+    expect(roundedAmountFields(residue.raw)).toEqual(['pending_sol']);
   });
 
   it('reports every bad field at once', () => {
@@ -173,6 +193,14 @@ describe('action responses', () => {
     const d = parseActionResponse(parseJsonLossless('{"estimated_shares":12.345678901234,"received":"5"}'), ctx(''));
     expect(d).toMatchObject({ estimatedShares: '12.345678901234', received: '5', claimedLamports: null });
     expect(parseActionResponse({}, ctx('{}')).status).toBeNull();
+  });
+
+  it('rounds a float-serialised claimed_sol toward zero and says so', () => {
+    const text = '{"status":"success","claimed_sol":0.30000000000000004,"tx":"T","epoch":"2025-10-31"}';
+    const a = parseActionResponse(parseJsonLossless(text), ctx(text));
+    expect(a).toMatchObject({ status: 'success', claimedLamports: 300_000_000n, roundedFields: ['claimed_sol'] });
+    expect(stringifyLossless(a.raw)).toBe(text);
+    expect(parseActionResponse(parseJsonLossless('{"claimed_sol":3.94}'), ctx('')).roundedFields).toEqual([]);
   });
 
   it('rejects a claimed_sol that is not an amount, and a non-object', () => {
