@@ -47,8 +47,12 @@ export class ApiError extends AutoclaimError {
   readonly disposition: Disposition;
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
-  /** The raw response body, kept for the record (truncated to the client's max size). */
+  /** The response body, kept for the record: secrets already scrubbed, at most the client's max size. */
   readonly rawBody: string | undefined;
+  /** The server's own error code (`error.code` or `code` of an error body), scrubbed and bounded. */
+  readonly serverCode: string | undefined;
+  /** The server's error message, secrets scrubbed, then bounded to one short line: store this, not rawBody. */
+  readonly serverMessage: string | undefined;
   /** For invalid_response: the schema problems, each naming the field path. */
   readonly issues: string[];
 
@@ -62,6 +66,8 @@ export class ApiError extends AutoclaimError {
       status?: number;
       retryAfterMs?: number;
       rawBody?: string;
+      serverCode?: string;
+      serverMessage?: string;
       issues?: string[];
       cause?: unknown;
     },
@@ -73,6 +79,8 @@ export class ApiError extends AutoclaimError {
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
     this.rawBody = init.rawBody;
+    this.serverCode = init.serverCode;
+    this.serverMessage = init.serverMessage;
     this.issues = init.issues ?? [];
   }
 }

@@ -133,7 +133,7 @@ export async function openApi(
   }
   const dispatcher = createDispatcher(config.api);
   const limiter = new RateLimiter({ ...config.api.rateLimit, clock });
-  const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger, onRequest: opts.onRequest });
+  const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger, onRequest: opts.onRequest, redact: (text) => redactor.redact(text) });
   const started = sandbox;
   return {
     config,

@@ -1,26 +1,29 @@
 // The API client: every response parsed by a schema at the edge, every failure an ApiError whose
 // disposition says whether the request may have been applied (SPEC §2). Reads retry; signed
-// requests are retried only when they provably never left this machine.
+// requests are retried only when they provably never left this machine. Every request has one
+// deadline for all of it (src/api/deadline.ts), and every body is scrubbed of secrets as it is read.
 import type { Dispatcher } from 'undici';
 import type { ApiConfig, Clock, LeaderboardEntry, WalletSummary } from '../domain.js';
 import { ApiError, AutoclaimError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { classifyError, classifyStatus, oneLine } from './classify.js';
+import { Deadline, DeadlineExceeded, deadlineError, trackRequestStart } from './deadline.js';
 import { parseJsonLossless } from './json.js';
 import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './rate-limit.js';
 import {
   badResponse,
   parseActionResponse,
-  parseErrorBody,
   parseLeaderboard,
   parseWalletSummary,
   type ActionResponse,
   type ResponseContext,
 } from './schemas.js';
+import { describeServerError, keepOfCutBody, scrubDecoded } from './server-text.js';
 import { joinUrl, prepareSigned, type PreparedRequest, type SignedInput } from './signed-request.js';
 import type { Signer } from './signer.js';
 
 export { createDispatcher } from './dispatcher.js';
+export { describeServerError } from './server-text.js';
 export type { PreparedRequest, SignedInput } from './signed-request.js';
 
 export interface ApiClientOptions {
@@ -40,6 +43,11 @@ export interface ApiClientOptions {
   backoff?: { baseMs: number; capMs: number };
   /** Told about every HTTP exchange (for latency metrics); must not throw. */
   onRequest?: (info: { method: string; url: string; status: number | undefined; seconds: number }) => void;
+  /**
+   * Scrubs registered secrets from text (the Redactor's redact). Applied to every response body
+   * the moment it is read, before anything parses, cuts or quotes it, and to every error message.
+   */
+  redact?: (text: string) => string;
 }
 
 export interface ActionResult {
@@ -72,7 +80,9 @@ export class ApiClient {
 
   private readonly config: ApiConfig;
   private readonly apiKey: string | undefined;
+  /** The caller's dispatcher, reporting when each request is started on a connection. */
   private readonly dispatcher: Dispatcher;
+  private readonly scrub: (text: string) => string;
   private readonly limiter: RateLimiter;
   private readonly clock: Clock;
   private readonly logger: Logger;
@@ -90,7 +100,8 @@ export class ApiClient {
     this.baseUrl = base.replace(/\/+$/, '');
     this.config = opts.config;
     this.apiKey = opts.apiKey === '' ? undefined : opts.apiKey;
-    this.dispatcher = opts.dispatcher;
+    this.dispatcher = trackRequestStart(opts.dispatcher);
+    this.scrub = opts.redact ?? ((text) => text);
     this.limiter = opts.limiter;
     this.clock = opts.clock;
     this.logger = opts.logger;
@@ -117,7 +128,7 @@ export class ApiClient {
     const url = joinUrl(this.baseUrl, `/rewards/leaderboard?limit=${limit}`);
     const res = await this.read(url, true);
     const ctx = this.context('GET', url, res);
-    const raw = parseJsonBody(res.rawText, ctx);
+    const raw = parseJsonBody(res.rawText, ctx, this.scrub);
     return { entries: parseLeaderboard(raw, ctx), raw, rawText: res.rawText };
   }
 
@@ -126,7 +137,7 @@ export class ApiClient {
     const url = joinUrl(this.baseUrl, `/rewards/wallet/${encodeURIComponent(address)}`);
     const res = await this.read(url, true);
     const ctx = this.context('GET', url, res);
-    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx), address, ctx);
+    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub), address, ctx);
     return { ...summary, rawText: res.rawText };
   }
 
@@ -156,7 +167,7 @@ export class ApiClient {
       if (res.status < 200 || res.status >= 300) throw this.statusError(prepared.method, prepared.url, res);
       const ctx = this.context(prepared.method, prepared.url, res);
       // An empty 2xx (e.g. 204) is an acknowledgement with nothing more to say.
-      const raw = res.rawText.trim() === '' ? {} : parseJsonBody(res.rawText, ctx);
+      const raw = res.rawText.trim() === '' ? {} : parseJsonBody(res.rawText, ctx, this.scrub);
       return { status: res.status, body: parseActionResponse(raw, ctx), rawText: res.rawText };
     }
   }
@@ -222,20 +233,36 @@ export class ApiClient {
     body: string | undefined,
   ): Promise<RawResponse> {
     const target = new URL(url);
-    let res: Dispatcher.ResponseData;
+    // timeout_ms bounds the whole exchange; undici's own timeouts (idle time) stay as a backstop.
+    const deadline = new Deadline(this.config.timeoutMs);
+    let status: number | undefined;
     try {
-      res = await this.dispatcher.request({
-        origin: target.origin,
-        path: `${target.pathname}${target.search}`,
-        method,
-        headers,
-        body: body ?? null,
-        headersTimeout: this.config.timeoutMs,
-        bodyTimeout: this.config.timeoutMs,
-      });
+      const res = await deadline.race(
+        this.dispatcher.request({
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          method,
+          headers,
+          body: body ?? null,
+          headersTimeout: this.config.timeoutMs,
+          bodyTimeout: this.config.timeoutMs,
+          signal: deadline.signal,
+        }),
+      );
+      status = res.statusCode;
+      return await this.respond(method, url, res, deadline);
     } catch (err) {
-      throw this.transportError(method, url, err, undefined);
+      if (err instanceof ApiError) throw err;
+      const missed = deadline.exceeded ?? (err instanceof DeadlineExceeded ? err : undefined);
+      if (missed !== undefined) throw deadlineError(method, this.scrub(url), missed, status);
+      throw this.transportError(method, url, err, status);
+    } finally {
+      deadline.clear();
     }
+  }
+
+  /** Headers are in: note the date and any rate limit, then read the body within the deadline. */
+  private async respond(method: string, url: string, res: Dispatcher.ResponseData, deadline: Deadline): Promise<RawResponse> {
     const status = res.statusCode;
     this.noteServerDate(res.headers['date']);
     if (status === 429 || status === 503) {
@@ -247,23 +274,29 @@ export class ApiClient {
       }
       if (status === 429 || retryAfterMs !== undefined) this.limiter.pauseFor(retryAfterMs);
     }
-    const rawText = await this.readBody(method, url, res);
+    const rawText = await deadline.race(this.readBody(method, url, res));
     this.logger.debug({ event: 'api.response', method, url, status }, `${method} ${url} ${status}`);
     return { status, headers: res.headers, rawText };
   }
 
+  /**
+   * The body as text, scrubbed of secrets before anything else sees it. Transport failures are
+   * thrown as they come (the caller classifies them); an oversized body is an ApiError.
+   */
   private async readBody(method: string, url: string, res: Dispatcher.ResponseData): Promise<string> {
     const max = this.config.maxResponseBytes;
     const status = res.statusCode;
-    const tooLarge = (partial: Buffer[], cause?: unknown): ApiError =>
-      new ApiError('RESPONSE_TOO_LARGE', `${method} ${url} : HTTP ${status} response larger than ${max} bytes`, {
+    const tooLarge = (partial: Buffer[], cause?: unknown): ApiError => {
+      const where = this.scrub(url);
+      return new ApiError('RESPONSE_TOO_LARGE', `${method} ${where} : HTTP ${status} response larger than ${max} bytes`, {
         method,
-        url,
+        url: where,
         status,
         disposition: status >= 200 && status < 300 ? 'invalid_response' : classifyStatus(status).disposition,
-        rawBody: Buffer.concat(partial).subarray(0, max).toString('utf8'),
+        rawBody: keepOfCutBody(this.scrub(Buffer.concat(partial).toString('utf8')), max),
         cause,
       });
+    };
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > max) {
       res.body.destroy();
@@ -283,9 +316,9 @@ export class ApiClient {
     } catch (err) {
       if (err instanceof ApiError) throw err;
       if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw tooLarge(chunks, err);
-      throw this.transportError(method, url, err, status);
+      throw err;
     }
-    return Buffer.concat(chunks).toString('utf8');
+    return this.scrub(Buffer.concat(chunks).toString('utf8'));
   }
 
   private noteServerDate(value: string | string[] | undefined): void {
@@ -299,29 +332,37 @@ export class ApiClient {
 
   private transportError(method: string, url: string, err: unknown, status: number | undefined): ApiError {
     const c = classifyError(err);
+    // A reason taken from the error's own text is cut to one line; scrub that text before the cut.
+    const own = err instanceof Error ? err.message : String(err);
+    const reason = c.reason === oneLine(own) ? oneLine(this.scrub(own)) : c.reason;
     // A status already received decides: a 4xx was refused whatever happened to its body.
     const disposition = status !== undefined && status >= 400 && status < 500 ? 'refused' : c.disposition;
     const after = status === undefined ? '' : ` (after HTTP ${status})`;
-    return new ApiError(c.code, `${method} ${url} : ${c.reason}${after}`, { method, url, disposition, status, cause: err });
+    const where = this.scrub(url);
+    return new ApiError(c.code, `${method} ${where} : ${reason}${after}`, { method, url: where, disposition, status, cause: err });
   }
 
   private statusError(method: string, url: string, res: RawResponse): ApiError {
     const c = classifyStatus(res.status);
     const retryAfterMs =
       res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers['retry-after'], this.clock.now()) : undefined;
-    const detail = errorDetail(res.rawText);
-    return new ApiError(c.code, `${method} ${url} : ${c.reason}${detail === '' ? '' : ` ${detail}`}`, {
+    // rawText was scrubbed as it was read: cutting it now cannot expose part of a secret.
+    const { detail, serverCode, serverMessage } = describeServerError(res.rawText, this.scrub);
+    const where = this.scrub(url);
+    return new ApiError(c.code, `${method} ${where} : ${c.reason}${detail === '' ? '' : ` ${detail}`}`, {
       method,
-      url,
+      url: where,
       disposition: c.disposition,
       status: res.status,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       rawBody: res.rawText,
+      ...(serverCode !== undefined ? { serverCode } : {}),
+      ...(serverMessage !== undefined ? { serverMessage } : {}),
     });
   }
 
   private context(method: string, url: string, res: RawResponse): ResponseContext {
-    return { method, url, status: res.status, rawBody: res.rawText };
+    return { method, url: this.scrub(url), status: res.status, rawBody: res.rawText };
   }
 }
 
@@ -331,24 +372,13 @@ function isRetryableRead(err: ApiError): boolean {
   return err.disposition === 'not_sent' || err.disposition === 'ambiguous';
 }
 
-function parseJsonBody(text: string, ctx: ResponseContext): unknown {
+/** The JSON of a scrubbed body, its decoded strings scrubbed again (an escape can spell a secret). */
+function parseJsonBody(text: string, ctx: ResponseContext, scrub: (text: string) => string): unknown {
   if (text.trim() === '') throw badResponse(ctx, ['body: empty (expected JSON)']);
   try {
-    return parseJsonLossless(text);
+    return scrubDecoded(parseJsonLossless(text), scrub);
   } catch (err) {
     const why = err instanceof Error ? oneLine(err.message, 80) : 'unreadable';
     throw badResponse(ctx, [`body: not valid JSON (${why})`], err);
-  }
-}
-
-/** What the server said about a refusal, on one short line. */
-function errorDetail(rawText: string): string {
-  if (rawText.trim() === '') return '';
-  try {
-    const { code, message } = parseErrorBody(parseJsonLossless(rawText));
-    const text = [code, message].filter((s) => s !== undefined && s !== '').join(': ');
-    return text === '' ? '' : oneLine(text, 160);
-  } catch {
-    return oneLine(rawText, 120);
   }
 }

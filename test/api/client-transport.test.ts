@@ -125,9 +125,10 @@ describe('not_sent: the request provably never reached a server', () => {
   });
 
   it('connect timeout', async () => {
-    // A lookup that never answers keeps the socket connecting until undici's connect timeout.
+    // A lookup that never answers keeps the socket connecting until undici's connect timeout
+    // (its timers tick about once a second), well inside the request's own deadline.
     const agent = new Agent({ connect: { timeout: 100, lookup: () => undefined } });
-    const api = client('http://hangs.invalid:8080/v1', { readAttempts: 1 }, agent);
+    const api = client('http://hangs.invalid:8080/v1', { readAttempts: 1, timeoutMs: 5_000 }, agent);
     const err = await apiError(api.send(claim(api)));
     expect(err).toMatchObject({ disposition: 'not_sent', code: 'UNREACHABLE' });
     expect(err.message).toBe('POST http://hangs.invalid:8080/v1/rewards/claim : connect timeout');

@@ -189,9 +189,25 @@ describe('secrets never leave', () => {
     snapshotState('after recovery');
   });
 
+  it('an API key shorter than 16 characters is refused at check and at start, naming its source, not its value', async () => {
+    const short = 'shortkey-12c';
+    for (const command of ['check', 'once']) {
+      const r = await cli(`short API key ${command}`, [command], { env: { AUTOCLAIM_API_KEY: short } });
+      expect(r.code).toBe(78);
+      expect(r.stderr).toContain('$AUTOCLAIM_API_KEY');
+      expect(r.stderr).toContain('shorter than 16 characters');
+      expect(r.stderr).not.toContain(short);
+      expect(r.stdout).not.toContain(short);
+    }
+  });
+
   it('no secret in any output or state file, in any encoding', () => {
+    // A piece of the key is as bad as the key: a message cut through it (issue 11) leaks the rest.
+    const keyPieces = new Set<string>();
+    for (let i = 0; i + 10 <= CANARY_API_KEY.length; i++) keyPieces.add(CANARY_API_KEY.slice(i, i + 10));
     const secrets: Array<{ what: string; value: string }> = [
       { what: 'API key', value: CANARY_API_KEY },
+      ...[...keyPieces].map((value) => ({ what: `API key piece ${value}`, value })),
       { what: 'API key base64', value: Buffer.from(CANARY_API_KEY).toString('base64') },
       ...keyEncodings(alpha.secretKey64).map((value) => ({ what: 'key file material', value })),
       ...keyEncodings(beta.secretKey64).map((value) => ({ what: 'key variable material', value })),
