@@ -96,6 +96,21 @@ export const optionalPositiveInt = z
   .optional()
   .transform((v, ctx): number | null => (v === undefined || v === null ? null : positiveIntOf(v, ctx)));
 
+/**
+ * A wallet's rank in its summary: missing, null or 0 (how the real service writes "unranked") is
+ * null; otherwise a positive integer as above. The leaderboard keeps requiredPositiveInt: a row on
+ * it is ranked by definition.
+ */
+export const optionalRank = z
+  .unknown()
+  .optional()
+  .transform((v, ctx): number | null => {
+    if (v === undefined || v === null) return null;
+    const text = numericText(v);
+    if (text !== undefined && /^0+$/.test(text)) return null;
+    return positiveIntOf(v, ctx);
+  });
+
 /** Decimal text kept as sent (scores, volumes, share counts): not used for decisions. */
 export const optionalDecimalText = z
   .unknown()

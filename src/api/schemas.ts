@@ -10,7 +10,7 @@ import {
   optionalAmount,
   optionalDecimalText,
   optionalNumberText,
-  optionalPositiveInt,
+  optionalRank,
   optionalString,
   requiredAddress,
   requiredAmount,
@@ -49,7 +49,7 @@ export const walletSummarySchema = object({
   epoch: requiredEpoch,
   pending_sol: requiredAmount,
   lifetime_sol: optionalAmount,
-  rank: optionalPositiveInt,
+  rank: optionalRank,
   tier: optionalString,
   breakdown: z
     .array(breakdownEntry, { error: (iss) => `expected an array, got ${describe(iss.input)}` })

@@ -29,6 +29,14 @@ function show(v: Scalar): string {
   return String(v);
 }
 
+/**
+ * Tiers compare without regard to case: the real service writes "Gold", operators write `gold`, and
+ * no service means two tiers by two spellings. Only the comparison folds; the text stays as written.
+ */
+function fold(v: Scalar, field: Condition['field']): Scalar {
+  return field === 'tier' && typeof v === 'string' ? v.toLowerCase() : v;
+}
+
 function applyOp(a: Scalar, op: Condition['op'], expected: Scalar | readonly Scalar[]): boolean {
   if (op === 'in') return Array.isArray(expected) && expected.some((v) => v === a);
   if (Array.isArray(expected)) return false;
@@ -50,7 +58,8 @@ function applyOp(a: Scalar, op: Condition['op'], expected: Scalar | readonly Sca
 }
 
 /**
- * Lamports compare as bigint (exact to the lamport), rank as a number, tier as an exact string.
+ * Lamports compare as bigint (exact to the lamport), rank as a number, tier as a string without
+ * regard to case (the detail shows both texts as written).
  * A field the summary lacks (null) never satisfies a condition, not even `ne`: "unknown" is not
  * evidence, and a rule that moves money should not fire on missing data.
  */
@@ -59,7 +68,7 @@ export function evaluateCondition(cond: Condition, summary: WalletSummary): Cond
   if (a === null) return { holds: false, detail: `${cond.field} is missing from the summary` };
   const expected = cond.value;
   const shownExpected = Array.isArray(expected) ? `[${expected.map(show).join(', ')}]` : show(expected);
-  const holds = applyOp(a, cond.op, expected);
+  const holds = applyOp(fold(a, cond.field), cond.op, Array.isArray(expected) ? expected.map((v) => fold(v, cond.field)) : fold(expected as Scalar, cond.field));
   return { holds, detail: `${cond.field} ${show(a)} is ${holds ? '' : 'not '}${cond.op} ${shownExpected}` };
 }
 

@@ -86,7 +86,6 @@ describe('wallet summary', () => {
     ['epoch not a real date', { epoch: '2025-02-30' }, 'epoch: expected a date YYYY-MM-DD'],
     ['epoch number', { epoch: 20250601 }, 'epoch: expected a date YYYY-MM-DD'],
     ['missing address', { address: undefined }, 'address: required'],
-    ['rank zero', { rank: 0 }, 'rank: expected a positive integer'],
     ['rank fractional', { rank: 1.5 }, 'rank: expected a positive integer'],
     ['rank negative', { rank: -2 }, 'rank: expected a positive integer'],
     ['tier number', { tier: 3 }, 'tier: expected a string'],
@@ -112,6 +111,15 @@ describe('wallet summary', () => {
     expect(err.issues[0]).toMatch(/^pending_sol: expected a non-negative decimal amount, got "1e300"/);
   });
 
+  it('reads rank 0 (the real service\'s "unranked") and null as no rank, in number or string form', () => {
+    for (const rank of ['0', '"0"', 'null']) {
+      const s = summary(`{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":0,"rank":${rank},"tier":"Gold"}`);
+      expect(s.rank, rank).toBeNull();
+      expect(s.tier).toBe('Gold');
+    }
+    expect(summary(`{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":0,"rank":"7"}`).rank).toBe(7);
+  });
+
   it('reads float artefacts and exponents as a float-serialising server writes them, rounded toward zero to the lamport', () => {
     const text = `{"address":"${ADDR}","epoch":"2025-06-01","pending_sol":0.30000000000000004,"lifetime_sol":3.9399999999999995}`;
     const s = summary(text);
@@ -131,7 +139,7 @@ describe('wallet summary', () => {
   });
 
   it('reports every bad field at once', () => {
-    const err = errorOf(() => summary(JSON.stringify({ address: ADDR, epoch: 'x', pending_sol: 'y', rank: 0 })));
+    const err = errorOf(() => summary(JSON.stringify({ address: ADDR, epoch: 'x', pending_sol: 'y', rank: -1 })));
     expect(err.issues.map((i) => i.split(':')[0])).toEqual(['epoch', 'pending_sol', 'rank']);
   });
 

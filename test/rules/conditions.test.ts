@@ -45,7 +45,11 @@ const rankCases: Case[] = (Object.keys(OPS) as CmpOp[]).flatMap((op) =>
 const tierCases: Case[] = [
   { name: 'tier eq same', cond: { field: 'tier', op: 'eq', value: 'gold' }, s: summary({ tier: 'gold' }), holds: true },
   { name: 'tier eq other', cond: { field: 'tier', op: 'eq', value: 'gold' }, s: summary({ tier: 'silver' }), holds: false },
-  { name: 'tier eq is case-sensitive', cond: { field: 'tier', op: 'eq', value: 'gold' }, s: summary({ tier: 'Gold' }), holds: false },
+  { name: 'tier eq ignores case (the service writes Gold)', cond: { field: 'tier', op: 'eq', value: 'gold' }, s: summary({ tier: 'Gold' }), holds: true },
+  { name: 'tier eq ignores case either way', cond: { field: 'tier', op: 'eq', value: 'GOLD' }, s: summary({ tier: 'gold' }), holds: true },
+  { name: 'tier eq ignores case, not spelling', cond: { field: 'tier', op: 'eq', value: 'gold' }, s: summary({ tier: 'Golden' }), holds: false },
+  { name: 'tier ne same but for case', cond: { field: 'tier', op: 'ne', value: 'gold' }, s: summary({ tier: 'Gold' }), holds: false },
+  { name: 'tier ne other, any case', cond: { field: 'tier', op: 'ne', value: 'gold' }, s: summary({ tier: 'Silver' }), holds: true },
   { name: 'tier ne same', cond: { field: 'tier', op: 'ne', value: 'gold' }, s: summary({ tier: 'gold' }), holds: false },
   { name: 'tier ne other', cond: { field: 'tier', op: 'ne', value: 'gold' }, s: summary({ tier: 'silver' }), holds: true },
 ];
@@ -58,6 +62,8 @@ const inCases: Case[] = [
   { name: 'rank not in list', cond: { field: 'rank', op: 'in', value: [1, 2, 3] }, s: summary({ rank: 4 }), holds: false },
   { name: 'tier in list', cond: { field: 'tier', op: 'in', value: ['gold', 'platinum'] }, s: summary({ tier: 'platinum' }), holds: true },
   { name: 'tier not in list', cond: { field: 'tier', op: 'in', value: ['gold', 'platinum'] }, s: summary({ tier: 'bronze' }), holds: false },
+  { name: 'tier in list ignores case', cond: { field: 'tier', op: 'in', value: ['gold', 'platinum'] }, s: summary({ tier: 'Platinum' }), holds: true },
+  { name: 'tier not in list, any case', cond: { field: 'tier', op: 'in', value: ['Gold', 'Platinum'] }, s: summary({ tier: 'BRONZE' }), holds: false },
   { name: 'empty in list never holds', cond: { field: 'rank', op: 'in', value: [] }, s: summary({ rank: 1 }), holds: false },
 ];
 
@@ -72,6 +78,8 @@ describe('evaluateCondition', () => {
     { cond: { field: 'lifetime_sol', op: 'lt', value: SOL('12') }, s: summary({ lifetimeLamports: SOL('12.5') }), detail: 'lifetime_sol 12.5 is not lt 12' },
     { cond: { field: 'rank', op: 'lte', value: 10 }, s: summary({ rank: 3 }), detail: 'rank 3 is lte 10' },
     { cond: { field: 'tier', op: 'in', value: ['gold', 'platinum'] }, s: summary({ tier: 'bronze' }), detail: 'tier "bronze" is not in ["gold", "platinum"]' },
+    // both texts as written: the server's "Gold" for display, the operator's `gold` as configured
+    { cond: { field: 'tier', op: 'eq', value: 'gold' }, s: summary({ tier: 'Gold' }), detail: 'tier "Gold" is eq "gold"' },
     { cond: { field: 'pending_sol', op: 'in', value: [SOL('1'), SOL('0.5')] }, s: summary({ pendingLamports: SOL('1') }), detail: 'pending_sol 1 is in [1, 0.5]' },
   ])('detail: $detail', ({ cond, s, detail }) => {
     expect(evaluateCondition(cond, s).detail).toBe(detail);
