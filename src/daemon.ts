@@ -32,7 +32,7 @@ export interface OnceReport {
   wallets: number;
   polled: number;
   plans: number;
-  /** Plans that ended failed (a rejected step) or blocked (a step unknown). */
+  /** Plans that ended rejected (the action refused) or failed (the request refused as invalid). */
   failed: number;
   unknown: number;
   /** Plans left open: a step deferred (429, not sent) to be retried, freshly signed, next time. */
@@ -154,7 +154,7 @@ export class Daemon {
       if (r === undefined) continue;
       if (r.polled) report.polled++;
       report.plans += r.plans.length;
-      report.failed += r.statuses.filter((s) => s === 'failed').length;
+      report.failed += r.statuses.filter((s) => s === 'failed' || s === 'rejected').length;
       report.unknown += r.statuses.filter((s) => s === 'blocked').length;
       report.pending += r.statuses.filter((s) => s === 'open').length;
     }

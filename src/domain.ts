@@ -176,8 +176,14 @@ export interface LeaderboardEntry {
 // ---------------------------------------------------------------------------------------------
 // Plans and steps (SPEC §2)
 
-export type StepState = 'planned' | 'sending' | 'acknowledged' | 'rejected' | 'unknown' | 'skipped';
-export type PlanStatus = 'open' | 'done' | 'failed' | 'blocked' | 'dry';
+/**
+ * `rejected`: the server refused the action itself (nothing to claim, no balance, vault paused).
+ * `failed`: it refused the *request* (signature, timestamp, headers, auth): the setup is wrong, not
+ * the action, so a failed plan does not count for any limit and the rule may fire again once the
+ * setup is fixed (SPEC §2).
+ */
+export type StepState = 'planned' | 'sending' | 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'skipped';
+export type PlanStatus = 'open' | 'done' | 'rejected' | 'failed' | 'blocked' | 'dry';
 
 /** What the rules engine returns: a plan to be recorded before anything is signed. */
 export interface PlanDraft {

@@ -7,7 +7,9 @@
  * `fired` or skipped with a machine `reason` and a human `detail` (amounts in SOL). A name in
  * `wallet.rules` that no rule has yields `unknown_rule`.
  *
- * Which history: only plans with the same dry-ness as this run — a dry run never spends a real
+ * Which history: plans whose status is `failed` (the server refused the *request* as invalid:
+ * signature, timestamp, headers, auth) count for nothing, so a fixed setup fires the rule again in
+ * the same epoch. Of the rest, only plans with the same dry-ness as this run — a dry run never spends a real
  * rule's once-per-epoch or cooldown, and real plans never stop a dry run from showing what it
  * would do. Every status counts (open, done, blocked, failed): a plan that failed because each
  * step was rejected still spends its epoch, its cooldown and its daily count, so a rule the API
@@ -42,9 +44,9 @@
  * Otherwise `fired`, and a PlanDraft is returned for it.
  *
  * A plan: `epoch` = summary.epoch; `estimateLamports` = pending when it claims, else the sum of
- * its fixed amounts; `seq` = 0 with once_per_epoch, otherwise one more than the highest seq of
- * this rule's plans in this epoch (their count, while seqs run 0..n−1 as decide writes them), so
- * the store's UNIQUE(wallet, rule, epoch, seq, dry) turns a duplicate of the same decision into a
+ * its fixed amounts; `seq` = one more than the highest seq of this rule's plans in this epoch,
+ * failed ones included (so 0 for the first, and with once_per_epoch 0 unless a failed plan took
+ * it), so the store's UNIQUE(address, rule, epoch, seq, dry) turns a duplicate of the same decision into a
  * conflict. Percent and "all" amounts stay as specs: the worker resolves them with
  * resolveStepAmount from what the claim actually returned, and re-checks checkActionLimit.
  */
@@ -109,7 +111,9 @@ function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined)
   const cond = evaluateConditions(rule.when, summary);
   if (!cond.holds) return { reason: 'condition', detail: cond.detail };
 
-  const plans = input.history.filter((p) => p.rule === rule.name && p.dry === dry);
+  // A failed plan (the request was refused as invalid: the setup, not the action) spends nothing.
+  const ofRule = input.history.filter((p) => p.rule === rule.name && p.dry === dry);
+  const plans = ofRule.filter((p) => p.status !== 'failed');
   const claims = hasClaim(rule);
   const estimateLamports = estimatePlanLamports(rule.do, summary.pendingLamports);
   const breach = firstLimitBreach({ limits: rule.limits, plans, epoch: summary.epoch, now, estimateLamports });
@@ -141,7 +145,9 @@ function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined)
     address: input.wallet.address,
     rule: rule.name,
     epoch: summary.epoch,
-    seq: rule.limits.oncePerEpoch ? 0 : nextSeq(plans, summary.epoch),
+    // Failed plans keep their seqs, so a plan after one takes the next free seq even under
+    // once_per_epoch (which, had a plan that counts existed, would have stopped this one).
+    seq: nextSeq(ofRule, summary.epoch),
     // Copied so a caller mutating the plan cannot reach back into the config.
     steps: structuredClone(rule.do),
     estimateLamports,

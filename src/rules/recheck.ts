@@ -53,7 +53,7 @@ export function recheckBeforeSigning(input: RecheckInput): RecheckResult {
     if (!cond.holds) return { ok: false, reason: 'condition', detail: `rule no longer holds: ${cond.detail}`, refuse: false };
   }
   // The plan's own row must not count against itself; only real plans count for a real one.
-  const others = input.history.filter((p) => p.rule === rule.name && !p.dry && p.id !== plan.id);
+  const others = input.history.filter((p) => p.rule === rule.name && !p.dry && p.id !== plan.id && p.status !== 'failed');
   const breach = firstLimitBreach({ limits: rule.limits, plans: others, epoch: plan.epoch, now: input.now, estimateLamports: input.planLamports });
   if (breach !== undefined) return { ok: false, reason: breach.reason, detail: breach.detail, refuse: false };
   const cap = checkActionLimit(input.stepLamports, input.safety);

@@ -106,6 +106,10 @@ export const MIGRATIONS: readonly string[] = [
   // foreign keys off and is checked with foreign_key_check before it commits (see db.ts).
   // Plans that version 1 let collide under the new key (a renamed wallet's second plan in the same
   // epoch) are kept, moved to the next free seq after the highest of their (address, rule, epoch).
+  // The same rebuild makes room for what the real service needs: plan status `rejected` (the
+  // action was refused; version 1 called that `failed`) beside `failed` (the request itself was
+  // wrong: bad signature, headers, auth), step kinds withdraw and burn, the step state `failed`,
+  // the server's x-request-id on each attempt, and `manual_id`, the id of a one-off `send`.
   `
   CREATE TABLE plans_v2 (
     id                INTEGER PRIMARY KEY,
@@ -115,10 +119,11 @@ export const MIGRATIONS: readonly string[] = [
     epoch             TEXT    NOT NULL,
     seq               INTEGER NOT NULL CHECK (seq >= 0),
     dry               INTEGER NOT NULL CHECK (dry IN (0, 1)),
-    status            TEXT    NOT NULL CHECK (status IN ('open', 'done', 'failed', 'blocked', 'dry')),
+    status            TEXT    NOT NULL CHECK (status IN ('open', 'done', 'rejected', 'failed', 'blocked', 'dry')),
     estimate_lamports TEXT    NOT NULL CHECK ${LAMPORTS('estimate_lamports')},
     claimed_lamports  TEXT    CHECK ${LAMPORTS('claimed_lamports')},
     reason            TEXT    NOT NULL,
+    manual_id         TEXT    UNIQUE,
     created_at        INTEGER NOT NULL,
     updated_at        INTEGER NOT NULL,
     UNIQUE (address, rule, epoch, seq, dry)
@@ -134,13 +139,64 @@ export const MIGRATIONS: readonly string[] = [
   )
   INSERT INTO plans_v2 (id, wallet, address, rule, epoch, seq, dry, status, estimate_lamports,
                         claimed_lamports, reason, created_at, updated_at)
-  SELECT r.id, r.wallet, r.address, r.rule, r.epoch, COALESCE(m.new_seq, r.seq), r.dry, r.status,
+  SELECT r.id, r.wallet, r.address, r.rule, r.epoch, COALESCE(m.new_seq, r.seq), r.dry,
+         CASE r.status WHEN 'failed' THEN 'rejected' ELSE r.status END,
          r.estimate_lamports, r.claimed_lamports, r.reason, r.created_at, r.updated_at
   FROM ranked r LEFT JOIN moved m ON m.id = r.id;
   DROP TABLE plans;
   ALTER TABLE plans_v2 RENAME TO plans;
   CREATE INDEX plans_by_address_time ON plans (address, created_at);
   CREATE INDEX plans_by_status ON plans (status);
+
+  CREATE TABLE steps_v2 (
+    id              INTEGER PRIMARY KEY,
+    plan_id         INTEGER NOT NULL REFERENCES plans (id),
+    idx             INTEGER NOT NULL CHECK (idx >= 0),
+    kind            TEXT    NOT NULL CHECK (kind IN ('claim', 'deposit', 'mint', 'withdraw', 'burn')),
+    symbol          TEXT,
+    amount_spec     TEXT,
+    amount_lamports TEXT    CHECK ${LAMPORTS('amount_lamports')},
+    state           TEXT    NOT NULL
+                    CHECK (state IN ('planned', 'sending', 'acknowledged', 'rejected', 'failed', 'unknown', 'skipped')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    request         TEXT,
+    response_status INTEGER,
+    response_raw    TEXT,
+    request_id      TEXT,
+    error           TEXT,
+    resolution      TEXT,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL,
+    UNIQUE (plan_id, idx),
+    CHECK ((kind = 'claim') = (symbol IS NULL)),
+    CHECK ((kind = 'claim') = (amount_spec IS NULL))
+  ) STRICT;
+  INSERT INTO steps_v2 (id, plan_id, idx, kind, symbol, amount_spec, amount_lamports, state, attempts, request,
+                        response_status, response_raw, error, resolution, created_at, updated_at)
+  SELECT id, plan_id, idx, kind, symbol, amount_spec, amount_lamports, state, attempts, request,
+         response_status, response_raw, error, resolution, created_at, updated_at
+  FROM steps;
+  DROP TABLE steps;
+  ALTER TABLE steps_v2 RENAME TO steps;
+  CREATE INDEX steps_by_state ON steps (state);
+
+  CREATE TABLE attempts_v2 (
+    id          INTEGER PRIMARY KEY,
+    step_id     INTEGER NOT NULL REFERENCES steps (id),
+    n           INTEGER NOT NULL,
+    request     TEXT,
+    started_at  INTEGER NOT NULL,
+    finished_at INTEGER,
+    outcome     TEXT    CHECK (outcome IS NULL OR outcome IN ('acknowledged', 'rejected', 'failed', 'unknown', 'not_sent')),
+    status      INTEGER,
+    request_id  TEXT,
+    error       TEXT,
+    UNIQUE (step_id, n)
+  ) STRICT;
+  INSERT INTO attempts_v2 (id, step_id, n, request, started_at, finished_at, outcome, status, error)
+  SELECT id, step_id, n, request, started_at, finished_at, outcome, status, error FROM attempts;
+  DROP TABLE attempts;
+  ALTER TABLE attempts_v2 RENAME TO attempts;
 
   CREATE TABLE epochs_seen_v2 (
     address       TEXT    NOT NULL,

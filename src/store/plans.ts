@@ -37,10 +37,11 @@ interface RawHistory {
 
 const DEFAULT_LIST_LIMIT = 100;
 
-/** all acknowledged/skipped → done; any unknown → blocked; any rejected → failed; else open. */
+/** all acknowledged/skipped → done; any unknown → blocked; any failed → failed; any rejected → rejected; else open. */
 export function deriveStatus(states: readonly StepState[]): Exclude<PlanStatus, 'dry'> {
   if (states.includes('unknown')) return 'blocked';
-  if (states.includes('rejected')) return 'failed';
+  if (states.includes('failed')) return 'failed';
+  if (states.includes('rejected')) return 'rejected';
   if (states.every((s) => s === 'acknowledged' || s === 'skipped')) return 'done';
   return 'open';
 }

@@ -101,7 +101,7 @@ export interface AttemptRow {
   request: StoredRequest | null;
   startedAt: number;
   finishedAt: number | null;
-  outcome: 'acknowledged' | 'rejected' | 'unknown' | 'not_sent' | null;
+  outcome: 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent' | null;
   status: number | null;
   error: string | null;
 }

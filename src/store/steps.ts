@@ -31,7 +31,7 @@ export interface ResponseRecord {
   responseRaw?: string;
 }
 
-type Outcome = 'acknowledged' | 'rejected' | 'unknown' | 'not_sent';
+type Outcome = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent';
 type Scrub = (text: string) => string;
 
 export class StepRepo {
@@ -149,6 +149,15 @@ export class StepRepo {
     return this.tx(() => {
       const r = this.leaveSending(stepId, 'rejected', res, res.error, now);
       this.plans.skipRemaining(r.plan_id, `step ${r.idx} was rejected`, now);
+      return this.afterChange(stepId, now);
+    });
+  }
+
+  /** sending → failed: the server refused the request itself (signature, auth, ...); the rest of the plan is skipped. */
+  markFailed(stepId: number, res: ResponseRecord & { error: string }, now: number): StepRow {
+    return this.tx(() => {
+      const r = this.leaveSending(stepId, 'failed', res, res.error, now);
+      this.plans.skipRemaining(r.plan_id, `step ${r.idx} failed: the request was refused as invalid`, now);
       return this.afterChange(stepId, now);
     });
   }

@@ -64,6 +64,7 @@ export interface Store {
   markSending(stepId: number, request: StoredRequest, now?: number): StepRow;
   markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
   markRejected(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
+  markFailed(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
   markUnknown(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
   markNotSent(stepId: number, error: string, now?: number): StepRow;
   markRefused(stepId: number, error: string, now?: number): StepRow;
@@ -186,6 +187,9 @@ class SqliteStore implements Store {
   }
   markRejected(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
     return this.io('markRejected', () => this.steps.markRejected(stepId, res, now));
+  }
+  markFailed(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
+    return this.io('markFailed', () => this.steps.markFailed(stepId, res, now));
   }
   markUnknown(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
     return this.io('markUnknown', () => this.steps.markUnknown(stepId, res, now));

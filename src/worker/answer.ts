@@ -68,3 +68,18 @@ export function classifyAnswer(
   if (applied) return { ...base, outcome: 'applied', detail: `HTTP ${httpStatus} ${said}` };
   return { ...base, outcome: 'unknown', detail: `HTTP ${httpStatus} ${said}: neither applied nor refused` };
 }
+
+/** What a 4xx refusal's words are about, read from the server's code and message. */
+const ABOUT_THE_REQUEST = /signature|timestamp|\bts\b|header|\bauth|unauthori[sz]ed|forbidden|api[ _-]?key|bearer|credential|token/i;
+
+/**
+ * Whether a refusal says the *request* is wrong (SPEC §2) rather than the action: 401/403 always
+ * (the API key: every wallet), 400/422 when its words name the signature, timestamp, headers or
+ * auth (this wallet's setup). Undefined for a refusal of the action itself (nothing to claim,
+ * insufficient balance, vault paused), which counts as `rejected`.
+ */
+export function requestRefusalScope(status: number | undefined, words: string): 'all' | 'wallet' | undefined {
+  if (status === 401 || status === 403) return 'all';
+  if ((status === 400 || status === 422) && ABOUT_THE_REQUEST.test(words)) return 'wallet';
+  return undefined;
+}

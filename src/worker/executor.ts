@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { DAY_MS, recheckBeforeSigning, resolveStepAmount } from '../rules/index.js';
 import type { ApiPort, PlanWithSteps, Signer, StepRow, StorePort, StoredRequest } from './ports.js';
 import { claimLooksApplied } from './reconcile.js';
-import { classifyAnswer } from './answer.js';
+import { classifyAnswer, requestRefusalScope } from './answer.js';
 import type { Failpoint } from './failpoints.js';
 
 export interface WorkerDeps {
@@ -45,15 +45,27 @@ export interface StepEvent {
 }
 
 /** How one step ended for this run; anything but `acknowledged` stops the plan here for now. */
-type StepResult = 'acknowledged' | 'rejected' | 'unknown' | 'retry_later' | 'skipped' | 'blocked';
+type StepResult = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'retry_later' | 'skipped' | 'blocked' | 'paused';
 
 // A claim reconciled as "not applied" is signed and sent again at once, but only this many times in
 // one execution; after that it waits for the next poll.
 const MAX_SENDS_PER_EXECUTION = 2;
 
+/** Why signing is paused: the server refused a request as invalid, so more of the same would fail too. */
+export interface SigningPause {
+  /** `all`: the API key was refused (401/403); `wallet`: this wallet's request (signature, timestamp, headers). */
+  scope: 'all' | 'wallet';
+  reason: string;
+  since: number;
+  step: number;
+}
+
 export class PlanExecutor {
   /** Newest x-svc-ts signed per wallet address (Unix seconds); see signingTimeMs. */
   private readonly lastTs = new Map<string, number>();
+  /** Signing paused for every wallet, or per address; lifted by a restart or liftPauses(). */
+  private pausedAll: SigningPause | undefined;
+  private readonly pausedWallets = new Map<string, SigningPause>();
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -81,6 +93,24 @@ export class PlanExecutor {
     return ts * 1000;
   }
 
+  /** Why signing is paused for this address, if it is. */
+  pausedFor(address: string): SigningPause | undefined {
+    return this.pausedAll ?? this.pausedWallets.get(address);
+  }
+
+  /** Every pause in force (for readiness and status). */
+  pauses(): { all: SigningPause | undefined; wallets: ReadonlyMap<string, SigningPause> } {
+    return { all: this.pausedAll, wallets: this.pausedWallets };
+  }
+
+  /** The setup changed (a reload of the api settings): let signing try again. */
+  liftPauses(): number {
+    const n = this.pausedWallets.size + (this.pausedAll === undefined ? 0 : 1);
+    this.pausedAll = undefined;
+    this.pausedWallets.clear();
+    return n;
+  }
+
   /** Runs a plan's remaining steps. Never throws for API trouble; returns the plan's status. */
   async execute(planId: number): Promise<PlanStatus> {
     const { store, clock } = this.deps;
@@ -98,6 +128,10 @@ export class PlanExecutor {
   }
 
   private async runStep(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
+    if (step.state === 'planned' && this.pausedFor(plan.address) !== undefined) {
+      // The last signed request was refused as invalid; the step waits, unspent, for a fix.
+      return 'paused';
+    }
     if (step.state === 'sending') {
       // Only recoverInFlight() at start-up may decide about a step left in flight.
       return 'unknown';
@@ -358,6 +392,8 @@ export class PlanExecutor {
       log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
       return 'retry_later';
     }
+    const scope = e?.disposition === 'refused' ? requestRefusalScope(e.status, [e.serverCode, e.serverMessage, e.message].join(' ')) : undefined;
+    if (e !== undefined && scope !== undefined) return this.requestRefused(plan, step, e, scope, message, log);
     if (e?.disposition === 'refused') {
       store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, error: message }, now);
       this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
@@ -373,6 +409,38 @@ export class PlanExecutor {
     }
     // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
     return this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, error: message });
+  }
+
+  /**
+   * The server refused the request itself (signature, timestamp, headers, auth): the step and its
+   * plan end `failed`, which spends no limit, and signing pauses (every wallet for 401/403, this
+   * wallet otherwise) until a restart or a reload that changes the api settings. Sending more
+   * requests the server calls invalid would only fail the same way, and could burn the epochs of
+   * every rule on a setup mistake.
+   */
+  private requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): StepResult {
+    const now = this.deps.clock.now();
+    this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, error: message }, now);
+    this.deps.onStep?.({ kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
+    const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
+    if (scope === 'all') this.pausedAll = pause;
+    else this.pausedWallets.set(plan.address, pause);
+    const fix =
+      scope === 'all'
+        ? 'check the API key ($AUTOCLAIM_API_KEY, api.api_key_file or the api_key credential)'
+        : 'check api.header_prefix, api.endpoints.*.message and api.signature_encoding against the service (autoclaim doctor)';
+    log.error(
+      { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode },
+      `${step.kind} refused as an invalid request; the plan is failed and counts for no limit`,
+    );
+    log.error(
+      { event: 'signing.paused', scope, status: e.status, reason: pause.reason },
+      `signing paused for ${scope === 'all' ? 'every wallet' : 'this wallet'}: ${fix}; a restart or a reload that changes api lifts it`,
+    );
+    if (namesTheClock(e)) {
+      log.error({ event: 'clock.skew', status: e.status, err: message }, 'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)');
+    }
+    return 'failed';
   }
 
   private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {

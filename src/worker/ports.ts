@@ -44,6 +44,8 @@ export interface StorePort {
   ): void;
   markRejected(stepId: number, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }, now: number): void;
   markUnknown(stepId: number, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }, now: number): void;
+  /** sending → failed: the request itself was refused (signature, timestamp, headers, auth). */
+  markFailed(stepId: number, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }, now: number): void;
   markNotSent(stepId: number, error: string, now: number): void;
   /** planned → rejected without sending: refused by our own safety limits. */
   markRefused(stepId: number, error: string, now: number): void;

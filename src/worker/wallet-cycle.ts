@@ -98,6 +98,14 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   if (newEpoch) log.info({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
   checkClockSkew(deps);
 
+  const paused = deps.dry ? undefined : executor.pausedFor(wallet.address);
+  if (paused !== undefined) {
+    // The server called this wallet's (or every) signed request invalid: nothing new is decided or
+    // signed until the setup is fixed; polls go on, so status and metrics stay current.
+    log.debug({ event: 'signing.paused', scope: paused.scope, reason: paused.reason }, 'signing paused; not deciding');
+    return result;
+  }
+
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry) {
     for (const plan of store.activePlans(wallet.address)) {

@@ -356,17 +356,22 @@ describe('time', () => {
     expect(h.events().filter((e) => e.event === 'clock.skew')).toEqual([]);
   });
 
-  it('x-svc-ts outside the server window: refused (4xx), the step rejected, nothing applied', async () => {
+  it('x-svc-ts outside the server window: refused as an invalid request, the plan failed, signing paused, nothing applied', async () => {
     h = await harness(cooldownRule({}), { tsWindowSec: 300 });
     h.time.stepOurWall(10 * MIN);
     const r = await h.cycle();
     expect(r.statuses).toEqual(['failed']);
     expect(h.sandbox.ledger()).toEqual([]);
     expect(h.sandbox.stats().byOp.claim).toEqual({ '400': 1 });
-    const rejected = h.events().find((e) => e.event === 'action.rejected');
-    expect(rejected?.status).toBe(400);
-    expect(String(rejected?.err)).toMatch(/stale_timestamp|away from the server clock/);
-    expect(plans(h)[0]?.steps.map((s) => s.state)).toEqual(['rejected', 'skipped']);
+    const failed = h.events().find((e) => e.event === 'action.failed');
+    expect(failed?.status).toBe(400);
+    expect(String(failed?.err)).toMatch(/stale_timestamp|away from the server clock/);
+    expect(h.events().find((e) => e.event === 'signing.paused')).toMatchObject({ scope: 'wallet', status: 400 });
+    expect(plans(h)[0]?.steps.map((s) => s.state)).toEqual(['failed', 'skipped']);
+    // Paused: the next cycle polls but neither decides nor signs.
+    await h.cycle();
+    expect(h.sandbox.stats().byOp.claim).toEqual({ '400': 1 });
+    expect(plans(h)).toHaveLength(1);
     // The skew was visible before the claim was refused, and said so (warn); the refusal that
     // names the timestamp says so again, at error.
     expect(h.events().filter((e) => e.event === 'clock.skew').map((e) => e.level)).toEqual(['warn', 'error']);

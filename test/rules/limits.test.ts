@@ -19,7 +19,9 @@ describe('once_per_epoch', () => {
     { name: 'an open plan this epoch', history: [planned({ status: 'open' })], reason: 'once_per_epoch' },
     { name: 'a blocked plan this epoch', history: [planned({ status: 'blocked' })], reason: 'once_per_epoch' },
     // Every step rejected: still counts, so a rule the API refuses does not hammer it each poll.
-    { name: 'a failed plan this epoch still counts', history: [planned({ status: 'failed' })], reason: 'once_per_epoch' },
+    { name: 'a rejected plan this epoch still counts', history: [planned({ status: 'rejected' })], reason: 'once_per_epoch' },
+    // The server refused the request itself (bad signature, headers): the setup, not the action.
+    { name: 'a failed plan this epoch does not count', history: [planned({ status: 'failed' })], reason: 'fired' },
     { name: 'a plan in the previous epoch', history: [planned({ epoch: '2024-04-30' })], reason: 'fired' },
     { name: "another rule's plan this epoch", history: [planned({ rule: 'other' })], reason: 'fired' },
   ])('$name → $reason', ({ history, reason }) => {
@@ -27,8 +29,8 @@ describe('once_per_epoch', () => {
   });
 
   it('names the epoch and the plan that spent it', () => {
-    expect(decideOne({ oncePerEpoch: true }, [planned({ status: 'failed' })]).detail).toBe(
-      `once_per_epoch: already planned in epoch ${EPOCH} (seq 0, failed)`,
+    expect(decideOne({ oncePerEpoch: true }, [planned({ status: 'rejected' })]).detail).toBe(
+      `once_per_epoch: already planned in epoch ${EPOCH} (seq 0, rejected)`,
     );
   });
 });
@@ -75,7 +77,8 @@ describe('max_plans_per_day', () => {
     { name: 'at the max', history: [planned({ epoch: 'x', createdAt: NOW - HOUR }), planned({ epoch: 'y', createdAt: NOW - 2 * HOUR })], max: 2, reason: 'max_plans_per_day' },
     { name: 'a plan this very ms counts', history: [planned({ epoch: 'x', createdAt: NOW })], max: 1, reason: 'max_plans_per_day' },
     { name: 'a future-dated plan counts (clock stepped back)', history: [planned({ epoch: 'x', createdAt: NOW + HOUR })], max: 1, reason: 'max_plans_per_day' },
-    { name: 'failed plans count', history: [planned({ epoch: 'x', createdAt: NOW - HOUR, status: 'failed' })], max: 1, reason: 'max_plans_per_day' },
+    { name: 'rejected plans count', history: [planned({ epoch: 'x', createdAt: NOW - HOUR, status: 'rejected' })], max: 1, reason: 'max_plans_per_day' },
+    { name: 'failed plans do not count', history: [planned({ epoch: 'x', createdAt: NOW - HOUR, status: 'failed' })], max: 1, reason: 'fired' },
   ])('$name → $reason', ({ history, max, reason }) => {
     expect(decideOne({ maxPlansPerDay: max }, history).reason).toBe(reason);
   });

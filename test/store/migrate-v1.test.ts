@@ -98,9 +98,17 @@ describe.each([
   it('keeps every plan, step and attempt with its id; only the colliding plans move, to free seqs', () => {
     store.close();
     const after = dump(tmp.dbPath);
-    expect(after.steps).toEqual(before.steps);
-    expect(after.attempts).toEqual(before.attempts);
-    const expected = (before.plans as { id: number; seq: number }[]).map((p) => ({ ...p, seq: MOVED_SEQ[p.id] ?? p.seq }));
+    // Schema 2 adds request_id (null for what schema 1 recorded) and renames the plan status
+    // `failed` (a rejected step) to `rejected`; nothing else changes.
+    const withRequestId = (rows: unknown[]) => rows.map((r) => ({ ...(r as object), request_id: null }));
+    expect(after.steps).toEqual(withRequestId(before.steps as unknown[]));
+    expect(after.attempts).toEqual(withRequestId(before.attempts as unknown[]));
+    const expected = (before.plans as { id: number; seq: number; status: string }[]).map((p) => ({
+      ...p,
+      seq: MOVED_SEQ[p.id] ?? p.seq,
+      status: p.status === 'failed' ? 'rejected' : p.status,
+      manual_id: null,
+    }));
     expect(after.plans).toEqual(expected);
     // What moved, and that no two plans of one address now share a key.
     const keys = (after.plans as { address: string; rule: string; epoch: string; seq: number; dry: number }[]).map(
@@ -111,7 +119,8 @@ describe.each([
     for (const p of V1_PLANS) {
       const back = store.getPlan(p.id)!;
       const seq = MOVED_SEQ[p.id] ?? p.seq;
-      expect(back).toMatchObject({ wallet: p.wallet, address: p.address, rule: p.rule, epoch: p.epoch, seq, status: p.status });
+      const status = p.status === 'failed' ? 'rejected' : p.status;
+      expect(back).toMatchObject({ wallet: p.wallet, address: p.address, rule: p.rule, epoch: p.epoch, seq, status });
       // Every stored request still decodes.
       for (const s of back.steps) expect(store.stepAttempts(s.id)).toHaveLength(p.steps[s.idx]!.sends?.length ?? 0);
     }

@@ -212,8 +212,11 @@ describe('deriveStatus', () => {
     [['acknowledged', 'acknowledged'], 'done'],
     [['acknowledged', 'skipped'], 'done'],
     [['skipped'], 'done'],
-    [['rejected', 'skipped'], 'failed'],
-    [['acknowledged', 'rejected'], 'failed'],
+    [['rejected', 'skipped'], 'rejected'],
+    [['acknowledged', 'rejected'], 'rejected'],
+    [['failed', 'skipped'], 'failed'],
+    [['acknowledged', 'failed'], 'failed'],
+    [['failed', 'unknown'], 'blocked'],
     [['acknowledged', 'unknown'], 'blocked'],
     [['unknown', 'rejected'], 'blocked'],
   ];

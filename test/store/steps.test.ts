@@ -122,12 +122,12 @@ describe('leaving sending', () => {
     expect(store.getPlan(plan.id)).toMatchObject({ claimedLamports: 10n, status: 'done' });
   });
 
-  it('markRejected fails the plan and skips what remains', () => {
+  it('markRejected rejects the plan and skips what remains', () => {
     store.markSending(claimId, request(), T0);
     const step = store.markRejected(claimId, { status: 400, responseRaw: '{"error":"bad signature"}', error: 'HTTP 400' }, T0);
     expect(step).toMatchObject({ state: 'rejected', responseStatus: 400, error: 'HTTP 400' });
     expect(store.getStep(depositId)).toMatchObject({ state: 'skipped', resolution: 'step 0 was rejected' });
-    expect(status()).toBe('failed');
+    expect(status()).toBe('rejected');
     expect(store.stepAttempts(claimId)[0]).toMatchObject({ outcome: 'rejected', status: 400, error: 'HTTP 400' });
     expect(store.openPlans()).toEqual([]);
   });
@@ -187,11 +187,11 @@ describe('leaving sending', () => {
 });
 
 describe('markRefused (planned → rejected, never sent)', () => {
-  it('fails the plan without an attempt', () => {
+  it('rejects the plan without an attempt', () => {
     const step = store.markRefused(claimId, 'above safety.max_sol_per_action', T0);
     expect(step).toMatchObject({ state: 'rejected', attempts: 0, error: 'above safety.max_sol_per_action' });
     expect(state(depositId)).toBe('skipped');
-    expect(status()).toBe('failed');
+    expect(status()).toBe('rejected');
     expect(store.stepAttempts(claimId)).toEqual([]);
     expect(code(() => store.markRefused(claimId, 'again', T0))).toBe('STATE_TRANSITION');
   });
@@ -250,7 +250,7 @@ describe('resolve (the operator’s verdict)', () => {
     store.markUnknown(dep!.id, { error: 'timeout' }, T0);
     expect(store.resolve(dep!.id, false, 'operator: not applied', T0).state).toBe('rejected');
     expect(store.getStep(mint!.id)).toMatchObject({ state: 'skipped', resolution: 'step 0 was resolved as not applied' });
-    expect(store.getPlan(three.id)!.status).toBe('failed');
+    expect(store.getPlan(three.id)!.status).toBe('rejected');
     expect(code(() => store.markSending(dep!.id, request(), T0))).toBe('STATE_TRANSITION');
   });
 
