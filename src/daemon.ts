@@ -11,8 +11,8 @@ import { ClockSkewWatch } from './worker/clock-skew.js';
 import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleObserver, type WalletCycleResult } from './worker/wallet-cycle.js';
-import { ConfigError } from './errors.js';
-import { nextCronTimes } from './config/index.js';
+import { ConfigError, KeyError } from './errors.js';
+import { nextCronTimes, resolveApiKey } from './config/index.js';
 import { dirname } from 'node:path';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
@@ -199,15 +199,40 @@ export class Daemon {
       );
       return false;
     }
-    if (next.api.baseUrl !== this.config.api.baseUrl && this.config.api.baseUrl.startsWith('http') && next.api.baseUrl !== 'sandbox') {
-      logger.warn({ event: 'config.restart_needed', key: 'api' }, 'api settings changed; they take effect at the next restart');
+    let apiKey: string | undefined;
+    try {
+      apiKey = resolveApiKey(next, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
+    } catch (err) {
+      if (!(err instanceof ConfigError) && !(err instanceof KeyError)) throw err;
+      const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [err.message];
+      logger.error({ event: 'config.invalid', issues }, 'reloaded config names an API key that does not load; keeping the running one');
+      return false;
+    }
+    const connection = (a: AppConfig['api']) => JSON.stringify([a.timeoutMs, a.connectTimeoutMs, a.maxResponseBytes, a.connections, a.rateLimit]);
+    const movedBase = next.api.baseUrl !== this.config.api.baseUrl && this.config.api.baseUrl.startsWith('http') && next.api.baseUrl !== 'sandbox';
+    if (movedBase || connection(next.api) !== connection(this.config.api)) {
+      logger.warn({ event: 'config.restart_needed', key: 'api' }, 'api connection settings changed (base_url, timeouts, connections, rate_limit); they take effect at the next restart');
     }
     if (next.state.path !== this.config.state.path) {
       logger.warn({ event: 'config.restart_needed', key: 'state.path' }, 'state.path changed; it takes effect at the next restart');
     }
     const scheduleChanged = next.schedule.poll !== this.config.schedule.poll;
     // Config and keys change together, with no await in between: no wallet turn sees one without the other.
-    this.config = { ...next, api: this.config.api, state: this.config.state };
+    // How requests are signed and read changes now: a wrong header prefix or message template fixed
+    // by a reload must not wait for a restart, and lifts the signing pause it caused.
+    const { client } = this.opts.runtime;
+    const signingChanged = client.reconfigure(next.api);
+    if (apiKey !== undefined) redactor.add(apiKey);
+    const keyChanged = client.useApiKey(apiKey);
+    const api = { ...this.config.api, headerPrefix: next.api.headerPrefix, endpoints: next.api.endpoints, signatureEncoding: next.api.signatureEncoding, authReads: next.api.authReads, claimSettleMs: next.api.claimSettleMs };
+    this.config = { ...next, api, state: this.config.state };
+    if (signingChanged || keyChanged) {
+      const lifted = this.executor.liftPauses();
+      logger.info(
+        { event: 'signing.reconfigured', signing: signingChanged, api_key: keyChanged, pauses_lifted: lifted },
+        lifted > 0 ? 'signing settings changed; signing resumes' : 'signing settings changed',
+      );
+    }
     this.rulesByName = byName(next.rules);
     this.walletsByName = byName(next.wallets);
     this.replaceSigners(keys.signers);

@@ -52,8 +52,10 @@ export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd:
  * send every claim to be refused with a 401. The sandbox makes up its own key.
  */
 export function requireApiKey(config: AppConfig, env: NodeJS.ProcessEnv): void {
-  if (config.api.baseUrl === 'sandbox' || config.wallets.length === 0) return;
-  if (resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY }) !== undefined) return;
+  // Resolved first: a key that is set but unusable (too short, unreadable) is refused even where
+  // none is needed, rather than left to fail at start.
+  const key = resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
+  if (config.api.baseUrl === 'sandbox' || config.wallets.length === 0 || key !== undefined) return;
   throw new ConfigError([
     {
       file: config.file,

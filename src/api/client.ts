@@ -78,8 +78,8 @@ export class ApiClient {
   lastServerDateLocalMs: number | undefined;
   readonly stats = { requests: 0, retries: 0, rateLimited: 0 };
 
-  private readonly config: ApiConfig;
-  private readonly apiKey: string | undefined;
+  private config: ApiConfig;
+  private apiKey: string | undefined;
   /** The caller's dispatcher, reporting when each request is started on a connection. */
   private readonly dispatcher: Dispatcher;
   private readonly scrub: (text: string) => string;
@@ -110,6 +110,25 @@ export class ApiClient {
     this.backoffMs = opts.backoff ?? { baseMs: 250, capMs: 5_000 };
     this.attempts = Math.max(1, Math.floor(opts.config.readAttempts));
     this.onRequest = opts.onRequest;
+  }
+
+  /**
+   * A reload changed how requests are signed and read: header prefix, message templates, answer
+   * sets, signature encoding, auth on reads. Where the client connects (base URL, timeouts,
+   * connections) stays until a restart. Returns whether anything changed.
+   */
+  reconfigure(api: ApiConfig): boolean {
+    const signing = (c: ApiConfig) => JSON.stringify([c.headerPrefix, c.endpoints, c.signatureEncoding, c.authReads]);
+    if (signing(api) === signing(this.config)) return false;
+    this.config = { ...this.config, headerPrefix: api.headerPrefix, endpoints: api.endpoints, signatureEncoding: api.signatureEncoding, authReads: api.authReads };
+    return true;
+  }
+
+  /** A reload found another API key (env, file or credential); returns whether it changed. */
+  useApiKey(apiKey: string | undefined): boolean {
+    if (apiKey === undefined || apiKey === '' || apiKey === this.apiKey) return false;
+    this.apiKey = apiKey;
+    return true;
   }
 
   /** Server clock minus ours at the last response (Date has 1 s resolution), or undefined. */

@@ -1,0 +1,112 @@
+// A setup mistake must not burn the epoch (issue 12): with a wrong header prefix the first claim is
+// refused as an invalid request; its plan ends `failed` (spending no limit), signing pauses, and
+// once a reload fixes the prefix the rule fires again and the claim goes through in the same epoch.
+// Driven in-process: a real runtime, the in-process sandbox (which checks headers and signatures),
+// captured JSON log lines, the sandbox's own ledger.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Daemon } from '../../src/daemon.js';
+import { systemClock } from '../../src/domain.js';
+import { createLogger } from '../../src/log/logger.js';
+import { Redactor } from '../../src/log/redact.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { makeWallets, parseEvents, tempDir, type TestWallet } from '../e2e/helpers.js';
+
+function yaml(w: TestWallet, apiExtra: string): string {
+  return `api:
+  base_url: sandbox
+${apiExtra}state:
+  path: ./state/autoclaim.db
+schedule:
+  poll: "0 0 1 1 *"
+wallets:
+  - name: ${w.name}
+    address: ${w.address}
+    key: { file: ./keys/${w.name}.json }
+rules:
+  - name: sweep
+    when:
+      pending_sol: { gte: 0.000000001 }
+    do:
+      - claim
+    limits:
+      once_per_epoch: true
+safety:
+  max_sol_per_action: 100
+sandbox:
+  epoch: 1d
+`;
+}
+
+describe('a wrong signing setup, fixed by a reload, in the same epoch', () => {
+  let dir: string;
+  let cleanup: () => void;
+  let configPath: string;
+  let wallet: TestWallet;
+  let log: string;
+  let runtime: Runtime;
+  let daemon: Daemon;
+  const events = () => parseEvents(log);
+  const named = (event: string) => events().filter((e) => e['event'] === event);
+
+  beforeEach(async () => {
+    ({ dir, cleanup } = tempDir('autoclaim-reload-signing-'));
+    [wallet] = makeWallets(dir, ['alpha']) as [TestWallet];
+    configPath = join(dir, 'autoclaim.yaml');
+    writeFileSync(configPath, yaml(wallet, '  header_prefix: x-wrong\n'));
+    log = '';
+    const redactor = new Redactor();
+    const logger = createLogger({ level: 'debug', redactor, destination: { write: (line: string) => void (log += line) } });
+    const common = { configPath, env: {}, cwd: dir, clock: systemClock, logger, redactor };
+    runtime = await openRuntime({ ...common, lock: true });
+    daemon = new Daemon({ ...common, runtime, dry: false, failpoint: () => {} });
+  });
+
+  afterEach(async () => {
+    await daemon.stop(1000);
+    await runtime.close();
+    cleanup();
+  });
+
+  it('fails the plan without spending the epoch, pauses signing, and claims after the fix', async () => {
+    const sandbox = runtime.sandbox!;
+    const first = await daemon.once();
+    expect(first.failed).toBe(1);
+    expect(sandbox.ledger()).toEqual([]);
+    const [plan] = runtime.store.listPlans({ address: wallet.address });
+    expect(plan).toMatchObject({ status: 'failed', seq: 0 });
+    expect(plan!.steps.map((s) => s.state)).toEqual(['failed']);
+    expect(named('action.failed')).toHaveLength(1);
+    expect(named('signing.paused')[0]).toMatchObject({ scope: 'wallet', level: 'error' });
+
+    // Paused: another cycle polls, decides nothing and signs nothing.
+    await daemon.once();
+    expect(runtime.store.listPlans({ address: wallet.address })).toHaveLength(1);
+    expect(sandbox.ledger()).toEqual([]);
+
+    // A reload that does not touch the signing setup leaves the pause in place.
+    writeFileSync(configPath, yaml(wallet, '  header_prefix: x-wrong\n  timeout_ms: 9000\n'));
+    expect(daemon.reload()).toBe(true);
+    await daemon.once();
+    expect(sandbox.ledger()).toEqual([]);
+
+    // The fix: the default prefix. The rule fires again in the same epoch, at the next seq.
+    writeFileSync(configPath, yaml(wallet, ''));
+    expect(daemon.reload()).toBe(true);
+    expect(named('signing.reconfigured').at(-1)).toMatchObject({ signing: true, pauses_lifted: 1 });
+    const fixed = await daemon.once();
+    expect(fixed.failed).toBe(0);
+    const ledger = sandbox.ledger();
+    expect(ledger.map((e) => e.op)).toEqual(['claim']);
+    const plans = runtime.store.listPlans({ address: wallet.address });
+    expect(plans.map((p) => [p.seq, p.status, p.epoch])).toEqual([
+      [1, 'done', plan!.epoch],
+      [0, 'failed', plan!.epoch],
+    ]);
+
+    // And once_per_epoch holds from there: the done plan spends the epoch.
+    await daemon.once();
+    expect(sandbox.ledger()).toHaveLength(1);
+  });
+});
