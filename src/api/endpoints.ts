@@ -17,7 +17,12 @@ export const DEFAULT_ENDPOINTS: Readonly<Record<SignedOp, SignedEndpoint>> = Obj
 
 export const DEFAULT_HEADER_PREFIX = 'x-svc';
 
-export const TEMPLATE_VARIABLES = ['wallet', 'symbol', 'amount', 'ts'] as const;
+/**
+ * What a message template may name. `{epoch}` is the plan's epoch ("YYYY-MM-DD", as the summary
+ * says) and `{op}` the operation's name ("claim", "deposit", ...): neither is in the documented
+ * messages, but the claim's message is unpublished, so the operator may need them.
+ */
+export const TEMPLATE_VARIABLES = ['wallet', 'ts', 'epoch', 'symbol', 'amount', 'op'] as const;
 export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 
 /** The placeholders a template uses; unknown names are returned so config checks can refuse them. */

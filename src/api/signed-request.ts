@@ -3,7 +3,7 @@
 import type { ApiConfig, Lamports, SignedOp } from '../domain.js';
 import { AutoclaimError, KeyError } from '../errors.js';
 import { formatSol } from './amount.js';
-import { renderTemplate } from './endpoints.js';
+import { renderTemplate, templateVariables, type TemplateVariable } from './endpoints.js';
 import { encodeSignature, type Signer } from './signer.js';
 
 export interface SignedInput {
@@ -14,6 +14,8 @@ export interface SignedInput {
   symbol?: string;
   /** deposit and mint only; signed and sent as its canonical decimal text. */
   amount?: Lamports;
+  /** The plan's epoch ("YYYY-MM-DD"); needed only when the op's template signs `{epoch}`. */
+  epoch?: string;
 }
 
 export interface PreparedRequest {
@@ -76,9 +78,15 @@ export function prepareSigned(
   }
   const endpoint = config.endpoints[input.op];
   const ts = Math.floor(nowMs / 1000);
-  const vars: Record<string, string> = { wallet: input.wallet, ts: String(ts) };
-  if (input.symbol !== undefined) vars['symbol'] = input.symbol;
-  if (amountText !== undefined) vars['amount'] = amountText;
+  const vars: Partial<Record<TemplateVariable, string>> = { wallet: input.wallet, ts: String(ts), op: input.op };
+  if (input.symbol !== undefined) vars.symbol = input.symbol;
+  if (amountText !== undefined) vars.amount = amountText;
+  if (input.epoch !== undefined && input.epoch !== '') vars.epoch = input.epoch;
+  else if (templateVariables(endpoint.message).includes('epoch')) {
+    // Refused before signing: a message with the wrong epoch would be refused by the server,
+    // and one with a made-up epoch could be accepted for the wrong one.
+    throw new AutoclaimError('INVALID_ACTION', `the ${input.op} message template signs {epoch}, but no epoch is known for this ${input.op}`);
+  }
   const message = renderTemplate(endpoint.message, vars);
   const signature = encodeSignature(signer.sign(new TextEncoder().encode(message)), config.signatureEncoding);
   const body = buildSignedBody(input.op, {

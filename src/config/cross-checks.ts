@@ -173,18 +173,18 @@ function impossibleConditions(when: Condition[], base: Path, issues: IssueList):
 // ------------------------------------------------------------------------------------------------
 // api and schedule
 
-const NEEDS: Record<SignedOp, { required: string[]; recommended: string[]; unavailable: string[] }> = {
-  claim: { required: ['wallet', 'ts'], recommended: [], unavailable: ['symbol', 'amount'] },
-  deposit: { required: ['amount', 'symbol'], recommended: ['wallet', 'ts'], unavailable: [] },
-  mint: { required: ['amount', 'symbol'], recommended: ['wallet', 'ts'], unavailable: [] },
-};
+type TemplateNeeds = { required: string[]; recommended: string[]; unavailable: string[] };
+// {epoch} and {op} can fill any template, so they are in no list. An op that moves an amount
+// (deposit, mint, and any added later such as withdraw and burn) needs what it moves signed.
+const CLAIM_NEEDS: TemplateNeeds = { required: ['wallet', 'ts'], recommended: [], unavailable: ['symbol', 'amount'] };
+const AMOUNT_NEEDS: TemplateNeeds = { required: ['amount', 'symbol'], recommended: ['wallet', 'ts'], unavailable: [] };
 
 function endpointTemplates(config: AppConfig, issues: IssueList): void {
-  for (const op of ['claim', 'deposit', 'mint'] as const) {
+  for (const op of Object.keys(config.api.endpoints) as SignedOp[]) {
     const path: Path = ['api', 'endpoints', op, 'message'];
     const used = templateVariables(config.api.endpoints[op].message);
     const unknown = used.filter((v) => !(TEMPLATE_VARIABLES as readonly string[]).includes(v));
-    const { required, recommended, unavailable } = NEEDS[op];
+    const { required, recommended, unavailable } = op === 'claim' ? CLAIM_NEEDS : AMOUNT_NEEDS;
     const missing = required.filter((v) => !used.includes(v));
     const cannot = used.filter((v) => unavailable.includes(v));
     const known = TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(' ');

@@ -88,7 +88,7 @@ const Endpoint = z
       .string()
       .min(1)
       .optional()
-      .describe('signed message template; placeholders {wallet} {symbol} {amount} {ts}'),
+      .describe('signed message template; placeholders {wallet} {ts} {epoch} {symbol} {amount} {op}'),
     applied: z
       .array(answerStatus)
       .min(1)

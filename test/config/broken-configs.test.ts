@@ -318,7 +318,7 @@ metrics:
     expect(formatted(dir.load('config.yaml')).errors).toEqual([
       'config.yaml:4:14 api.endpoints.claim.message: a claim has no {amount} to sign',
       'config.yaml:4:14 api.endpoints.claim.message: the claim message must include {ts}',
-      'config.yaml:5:16 api.endpoints.deposit.message: unknown placeholder {nonce}; placeholders are {wallet} {symbol} {amount} {ts}',
+      'config.yaml:5:16 api.endpoints.deposit.message: unknown placeholder {nonce}; placeholders are {wallet} {ts} {epoch} {symbol} {amount} {op}',
       'config.yaml:10:5 wallets[1].name: duplicate wallet name "a" (also wallets[0], line 7)',
       'config.yaml:11:5 wallets[1].address: duplicate wallet address "FNjvMVGZGVfeDfdTXCuu6bWZe61a4Dqo4CwgmZyWnSDf" (also wallets[0], line 8)',
       'config.yaml:16:17 rules[0].do[1]: a plan claims once; step 1 already claims',
