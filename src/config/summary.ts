@@ -1,7 +1,7 @@
 // What `check` prints: the config as an operator would describe it, so a misread rule shows up
 // before it moves money. Names where keys are, never key material.
 import { formatSol } from '../api/amount.js';
-import type { AmountSpec, AppConfig, Condition, KeySource, Rule, StepSpec } from '../domain.js';
+import type { AmountSpec, AppConfig, Condition, KeySource, Rule, SignedOp, StepSpec } from '../domain.js';
 import { nextCronTimes } from './cron.js';
 import { formatDuration } from './durations.js';
 import { apiKeySource, describeApiKeySource, type ApiKeyOptions } from './secrets.js';
@@ -29,6 +29,7 @@ export function summarizeConfig(config: AppConfig, now: Date, opts: SummaryOptio
   row('', `next polls: ${next.length > 0 ? next.map((d) => d.toISOString()).join(', ') : 'none'}`);
   row('safety', `at most ${formatSol(config.safety.maxLamportsPerAction)} SOL per action`);
   if (config.metrics.listen) row('metrics', `http://${config.metrics.listen}/metrics`);
+  describeSigning(config.api).forEach((line, i) => row(i === 0 ? 'signing' : '', line));
 
   out.push('', `wallets (${config.wallets.length})`);
   const nameWidth = Math.max(...config.wallets.map((w) => w.name.length), 4);
@@ -40,6 +41,31 @@ export function summarizeConfig(config: AppConfig, now: Date, opts: SummaryOptio
   out.push('', `rules (${config.rules.length})`);
   for (const r of config.rules) out.push(...describeRule(r).map((line, i) => (i === 0 ? `  ${line}` : `    ${line}`)));
   return out.join('\n');
+}
+
+/** Said wherever the claim message is shown (`check`, `doctor`). */
+export const CLAIM_MESSAGE_NOTE =
+  'the service does not publish the claim message; confirm it with the service (`autoclaim doctor` shows the exact claim, unsent)';
+
+/**
+ * How signed requests are built: what an operator compares with the service's documentation when
+ * a first claim is refused. A wrong header prefix or template is a 401, never a claim.
+ */
+export function describeSigning(api: AppConfig['api']): string[] {
+  const p = api.headerPrefix;
+  const out = [
+    `Ed25519 over the UTF-8 message, signature encoded ${api.signatureEncoding}`,
+    `headers: authorization: Bearer <API key>, ${p}-ts: <Unix seconds, the {ts} signed>, ${p}-wallet: <wallet address>`,
+  ];
+  const ops = Object.keys(api.endpoints) as SignedOp[];
+  const opWidth = Math.max(...ops.map((op) => op.length));
+  const routes = ops.map((op) => `${api.endpoints[op].method} ${api.endpoints[op].path}`);
+  const routeWidth = Math.max(...routes.map((r) => r.length));
+  ops.forEach((op, i) => {
+    out.push(`${op.padEnd(opWidth)}  ${(routes[i] ?? '').padEnd(routeWidth)}  signs ${api.endpoints[op].message}`);
+  });
+  out.push(`note: ${CLAIM_MESSAGE_NOTE}`);
+  return out;
 }
 
 function apiKeyLine(config: AppConfig, opts: SummaryOptions): string {

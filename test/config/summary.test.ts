@@ -19,6 +19,12 @@ describe('summarizeConfig: what check prints', () => {
       'schedule  */15 * * * * * (+ up to 5s jitter per wallet)',
       '          next polls: 2025-01-01T00:00:45.000Z, 2025-01-01T00:01:00.000Z, 2025-01-01T00:01:15.000Z',
       'safety    at most 10 SOL per action',
+      'signing   Ed25519 over the UTF-8 message, signature encoded base58',
+      '          headers: authorization: Bearer <API key>, x-svc-ts: <Unix seconds, the {ts} signed>, x-svc-wallet: <wallet address>',
+      '          claim    POST /rewards/claim    signs {wallet}|{ts}',
+      '          deposit  POST /actions/deposit  signs {wallet}|{symbol}|{amount}|{ts}',
+      '          mint     POST /actions/mint     signs {wallet}|{symbol}|{amount}|{ts}',
+      '          note: the service does not publish the claim message; confirm it with the service (`autoclaim doctor` shows the exact claim, unsent)',
       '',
       'wallets (3)',
       `  treasury  HYPw44diWPLTXBZ7vQNP1eLtZPu9YMAnnXWp4maArYzL  key: file ${join(ROOT, 'var/demo-keys/treasury.json')}  rules: compound`,
@@ -44,6 +50,9 @@ describe('summarizeConfig: what check prints', () => {
         `api:
   base_url: https://rewards.example.com/v1
   api_key_file: /etc/autoclaim/api_key
+  header_prefix: X-RW
+  endpoints:
+    claim: { method: PUT, path: /v2/claim, message: "{op}|{wallet}|{ts}|{epoch}" }
 schedule: { poll: "*/15 * * * * *", jitter: 0s }
 wallets:
   - { name: a, address: FNjvMVGZGVfeDfdTXCuu6bWZe61a4Dqo4CwgmZyWnSDf, key: { env: A_SECRET }, rules: [] }
@@ -71,6 +80,11 @@ metrics: { listen: "127.0.0.1:9464" }
           '    cooldown 90m; at most 2 plan(s) a day; at most 3 SOL claimed a day',
       );
       expect(text).not.toContain('CANARY');
+      expect(text).toContain('signing   Ed25519 over the UTF-8 message, signature encoded base58\n');
+      expect(text).toContain('headers: authorization: Bearer <API key>, x-rw-ts: <Unix seconds, the {ts} signed>, x-rw-wallet: <wallet address>\n');
+      expect(text).toContain('          claim    PUT /v2/claim          signs {op}|{wallet}|{ts}|{epoch}\n');
+      expect(text).toContain('          deposit  POST /actions/deposit  signs {wallet}|{symbol}|{amount}|{ts}\n');
+      expect(text).toMatch(/note: the service does not publish the claim message; confirm it .*autoclaim doctor/);
       expect(summarizeConfig(config, NOW)).toContain(
         'api key   $AUTOCLAIM_API_KEY, else file /etc/autoclaim/api_key, else systemd credential api_key',
       );

@@ -25,6 +25,23 @@ describe('check', () => {
     expect(r.stdout).not.toContain('canary-apikey');
   });
 
+  it('shows the signing setup: header names, templates per operation, encoding, and the unpublished claim message', async () => {
+    const config = writeConfig(dir, {
+      baseUrl: 'http://127.0.0.1:9/v1',
+      wallets,
+      apiExtra: '  header_prefix: x-acme\n  signature_encoding: hex\n  endpoints:\n    claim: { message: "{wallet}|{ts}|{epoch}" }\n',
+    });
+    const r = await runCli(['check', '--config', config], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('signing   Ed25519 over the UTF-8 message, signature encoded hex\n');
+    expect(r.stdout).toContain('authorization: Bearer <API key>, x-acme-ts: <Unix seconds, the {ts} signed>, x-acme-wallet: <wallet address>');
+    expect(r.stdout).toMatch(/claim +POST \/rewards\/claim +signs \{wallet\}\|\{ts\}\|\{epoch\}\n/);
+    expect(r.stdout).toMatch(/deposit +POST \/actions\/deposit +signs \{wallet\}\|\{symbol\}\|\{amount\}\|\{ts\}\n/);
+    expect(r.stdout).toMatch(/mint +POST \/actions\/mint +signs /);
+    expect(r.stdout).toMatch(/does not publish the claim message; confirm it .*autoclaim doctor/);
+    expect(r.stdout).not.toContain('canary-apikey');
+  });
+
   it('names file, line, column and key of every problem and exits 78', async () => {
     const text = configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets })
       .replace('pending_sol: { gte: 0.5 }', 'pending_sol: { gte: lots }')
