@@ -55,6 +55,8 @@ export class ApiError extends AutoclaimError {
   readonly serverMessage: string | undefined;
   /** For invalid_response: the schema problems, each naming the field path. */
   readonly issues: string[];
+  /** The server's `x-request-id` for this answer, to quote to its support. */
+  readonly requestId: string | undefined;
 
   constructor(
     code: string,
@@ -69,6 +71,7 @@ export class ApiError extends AutoclaimError {
       serverCode?: string;
       serverMessage?: string;
       issues?: string[];
+      requestId?: string | undefined;
       cause?: unknown;
     },
   ) {
@@ -82,6 +85,7 @@ export class ApiError extends AutoclaimError {
     this.serverCode = init.serverCode;
     this.serverMessage = init.serverMessage;
     this.issues = init.issues ?? [];
+    this.requestId = init.requestId;
   }
 }
 

@@ -54,6 +54,8 @@ export interface ActionResult {
   status: number;
   body: ActionResponse;
   rawText: string;
+  /** The answer's x-request-id, when it had one. */
+  requestId: string | undefined;
 }
 
 export interface LeaderboardResult {
@@ -63,6 +65,8 @@ export interface LeaderboardResult {
 }
 
 interface RawResponse {
+  /** x-request-id, scrubbed and bounded; undefined when the answer had none. */
+  requestId: string | undefined;
   status: number;
   headers: Record<string, string | string[] | undefined>;
   rawText: string;
@@ -142,6 +146,20 @@ export class ApiClient {
     await this.read(joinUrl(this.baseUrl, '/health'), false);
   }
 
+  /**
+   * One GET as it comes back, for `doctor`: status, headers and the body text (scrubbed, unparsed).
+   * Not retried, and a non-2xx is returned rather than thrown; transport failures throw as for any
+   * read. `auth` sends the bearer as reads do (when api.auth_reads and a key are set).
+   */
+  async probe(
+    path: string,
+    opts: { auth: boolean },
+  ): Promise<{ url: string; status: number; headers: Record<string, string | string[] | undefined>; rawText: string }> {
+    const url = joinUrl(this.baseUrl, path);
+    const res = await this.exchange('GET', url, this.readHeaders(opts.auth), undefined);
+    return { url: this.scrub(url), status: res.status, headers: res.headers, rawText: res.rawText };
+  }
+
   async leaderboard(limit: number): Promise<LeaderboardResult> {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`leaderboard limit must be a positive integer, got ${limit}`);
     const url = joinUrl(this.baseUrl, `/rewards/leaderboard?limit=${limit}`);
@@ -187,7 +205,7 @@ export class ApiClient {
       const ctx = this.context(prepared.method, prepared.url, res);
       // An empty 2xx (e.g. 204) is an acknowledgement with nothing more to say.
       const raw = res.rawText.trim() === '' ? {} : parseJsonBody(res.rawText, ctx, this.scrub);
-      return { status: res.status, body: parseActionResponse(raw, ctx), rawText: res.rawText };
+      return { status: res.status, body: parseActionResponse(raw, ctx), rawText: res.rawText, requestId: res.requestId };
     }
   }
 
@@ -295,7 +313,7 @@ export class ApiClient {
     }
     const rawText = await deadline.race(this.readBody(method, url, res));
     this.logger.debug({ event: 'api.response', method, url, status }, `${method} ${url} ${status}`);
-    return { status, headers: res.headers, rawText };
+    return { status, headers: res.headers, rawText, requestId: this.requestIdOf(res.headers['x-request-id']) };
   }
 
   /**
@@ -375,13 +393,21 @@ export class ApiClient {
       status: res.status,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       rawBody: res.rawText,
+      requestId: res.requestId,
       ...(serverCode !== undefined ? { serverCode } : {}),
       ...(serverMessage !== undefined ? { serverMessage } : {}),
     });
   }
 
   private context(method: string, url: string, res: RawResponse): ResponseContext {
-    return { method, url: this.scrub(url), status: res.status, rawBody: res.rawText };
+    return { method, url: this.scrub(url), status: res.status, rawBody: res.rawText, requestId: res.requestId };
+  }
+
+  /** A header the server controls: one printable line, scrubbed, bounded, before anyone logs it. */
+  private requestIdOf(value: string | string[] | undefined): string | undefined {
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text === undefined || text === '') return undefined;
+    return this.scrub(text).replace(/[^\x20-\x7e]/g, '?').slice(0, 128);
   }
 }
 

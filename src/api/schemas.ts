@@ -28,6 +28,8 @@ export interface ResponseContext {
   url: string;
   status: number;
   rawBody: string;
+  /** The answer's x-request-id, when it had one. */
+  requestId?: string | undefined;
 }
 
 // A LosslessNumber is a JS object too; only a JSON object may pass as one.
@@ -135,6 +137,7 @@ export function badResponse(ctx: ResponseContext, issues: string[], cause?: unkn
     status: ctx.status,
     rawBody: ctx.rawBody,
     issues,
+    requestId: ctx.requestId,
     cause,
   });
 }

@@ -38,6 +38,8 @@
  *                              judged against pending. The worker re-checks with the real claim.
  *  9. blocked_unknown_step   — an `unknown` deposit/mint is open for this wallet and this rule has
  *                              a deposit or mint step; claim-only rules still fire.
+ *  9b. claim_in_doubt       — a claim of this wallet is sending or unknown and this rule claims:
+ *                              reconciling it compares summaries, which another claim would move.
  * 10. claim_already_planned  — an earlier rule (config order) fired a plan with a claim in this
  *                              same decide; one claim empties pending, so a wallet gets at most one
  *                              claiming plan per decide. Rules without a claim can fire alongside.
@@ -71,6 +73,8 @@ export interface DecideInput {
   dry: boolean;
   /** An `unknown` deposit/mint is open for this wallet: rules with deposit/mint steps must not fire. */
   blockedSignedOps?: boolean;
+  /** A claim of this wallet is sending or unknown: rules that claim must not fire until it settles. */
+  claimInDoubt?: boolean;
 }
 
 export interface DecideOutput {
@@ -87,6 +91,7 @@ export type DecisionReason =
   | 'nothing_to_claim'
   | 'max_sol_per_action'
   | 'blocked_unknown_step'
+  | 'claim_in_doubt'
   | 'claim_already_planned';
 
 export interface RuleDecision extends Decision {
@@ -135,6 +140,11 @@ function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined)
           'resolve it with `autoclaim actions resolve ID --applied|--not-applied`',
       };
     }
+  }
+  if (claims && input.claimInDoubt === true) {
+    // Its reconciliation compares the summary before and after it: another claim now would move
+    // that summary and could credit a claim that never happened with this one's money.
+    return { reason: 'claim_in_doubt', detail: 'an earlier claim of this wallet is still unknown; it is reconciled from the summary first' };
   }
   if (claims && claimTakenBy !== undefined) {
     return { reason: 'claim_already_planned', detail: `rule ${claimTakenBy} already plans this wallet's claim in this decision` };

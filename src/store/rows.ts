@@ -83,6 +83,8 @@ export interface StepRow {
   request: StoredRequest | null;
   responseStatus: number | null;
   responseRaw: string | null;
+  /** The server's x-request-id of the last answer. */
+  requestId: string | null;
   error: string | null;
   /** How it was settled: reconciliation or operator note, or why it was skipped. */
   resolution: string | null;
@@ -103,6 +105,8 @@ export interface AttemptRow {
   finishedAt: number | null;
   outcome: 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent' | null;
   status: number | null;
+  /** The server's x-request-id of this attempt's answer. */
+  requestId: string | null;
   error: string | null;
 }
 
@@ -153,6 +157,7 @@ export interface RawStep {
   request: string | null;
   response_status: number | null;
   response_raw: string | null;
+  request_id: string | null;
   error: string | null;
   resolution: string | null;
   created_at: number;
@@ -168,6 +173,7 @@ export interface RawAttempt {
   finished_at: number | null;
   outcome: AttemptRow['outcome'];
   status: number | null;
+  request_id: string | null;
   error: string | null;
 }
 
@@ -220,6 +226,7 @@ export function stepFromRaw(r: RawStep): StepRow {
     request: r.request === null ? null : decodeRequest(r.request, `step ${r.id}`),
     responseStatus: r.response_status,
     responseRaw: r.response_raw,
+    requestId: r.request_id,
     error: r.error,
     resolution: r.resolution,
     createdAt: r.created_at,
@@ -237,6 +244,7 @@ export function attemptFromRaw(r: RawAttempt): AttemptRow {
     finishedAt: r.finished_at,
     outcome: r.outcome,
     status: r.status,
+    requestId: r.request_id,
     error: r.error,
   };
 }

@@ -27,8 +27,10 @@ import {
 export const IN_FLIGHT_ERROR = 'in flight at shutdown or crash';
 
 export interface ResponseRecord {
-  status?: number;
-  responseRaw?: string;
+  status?: number | undefined;
+  responseRaw?: string | undefined;
+  /** The server's x-request-id, kept with the step and its attempt. */
+  requestId?: string | undefined;
 }
 
 type Outcome = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent';
@@ -39,6 +41,7 @@ export class StepRepo {
   private readonly selectByState;
   private readonly selectUnknownSigned;
   private readonly selectAttempts;
+  private readonly selectClaimInDoubt;
   private readonly selectLastTs;
   private readonly toSending;
   private readonly selectEarlierOpen;
@@ -62,6 +65,11 @@ export class StepRepo {
         SELECT 1 FROM steps s JOIN plans p ON p.id = s.plan_id
         WHERE p.address = ? AND p.dry = 0 AND s.state = 'unknown' AND s.kind IN ('deposit', 'mint')
       ) AS n`);
+    this.selectClaimInDoubt = db.prepare<[string, number], { n: number }>(`
+      SELECT EXISTS (
+        SELECT 1 FROM steps s JOIN plans p ON p.id = s.plan_id
+        WHERE p.address = ? AND p.dry = 0 AND s.kind = 'claim' AND s.state IN ('sending', 'unknown') AND s.id <> ?
+      ) AS n`);
     this.selectAttempts = db.prepare<[number], RawAttempt>('SELECT * FROM attempts WHERE step_id = ? ORDER BY n');
     this.selectLastTs = db.prepare<[string], { ts: number | null }>(`
       SELECT MAX(json_extract(a.request, '$.ts')) AS ts
@@ -81,7 +89,7 @@ export class StepRepo {
       "SELECT idx, state FROM steps WHERE plan_id = ? AND idx < ? AND state NOT IN ('acknowledged', 'skipped') ORDER BY idx LIMIT 1",
     );
     this.fromSending = db.prepare<Record<string, unknown>, RawStep>(`
-      UPDATE steps SET state = @to, response_status = @status, response_raw = @raw, error = @error, updated_at = @now
+      UPDATE steps SET state = @to, response_status = @status, response_raw = @raw, request_id = @requestId, error = @error, updated_at = @now
       WHERE id = @id AND state = 'sending'
       RETURNING *`);
     this.refuse = db.prepare<Record<string, unknown>, RawStep>(`
@@ -99,7 +107,7 @@ export class StepRepo {
       'INSERT INTO attempts (step_id, n, request, started_at) VALUES (?, ?, ?, ?)',
     );
     this.closeAttempt = db.prepare<Record<string, unknown>>(`
-      UPDATE attempts SET finished_at = @now, outcome = @outcome, status = @status, error = @error
+      UPDATE attempts SET finished_at = @now, outcome = @outcome, status = @status, request_id = @requestId, error = @error
       WHERE step_id = @id AND finished_at IS NULL`);
     this.tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
   }
@@ -120,6 +128,11 @@ export class StepRepo {
   /** The newest x-svc-ts this address ever signed, so a new request never repeats one. */
   lastRequestTs(address: string): number | undefined {
     return this.selectLastTs.get(address)?.ts ?? undefined;
+  }
+
+  /** A claim of this address (other than `exceptStepId`) that may or may not have been applied. */
+  claimInDoubt(address: string, exceptStepId = 0): boolean {
+    return this.selectClaimInDoubt.get(address, exceptStepId)?.n === 1;
   }
 
   hasUnknownSigned(address: string): boolean {
@@ -263,11 +276,12 @@ export class StepRepo {
       to,
       status: res.status ?? null,
       raw: res.responseRaw === undefined ? null : this.scrub(res.responseRaw),
+      requestId: res.requestId === undefined ? null : this.scrub(res.requestId),
       error: scrubbed,
       now,
     });
     if (r === undefined) throw this.whyNot(stepId, 'sending', `mark ${to}`);
-    this.closeAttempt.run({ id: stepId, now, outcome, status: res.status ?? null, error: scrubbed });
+    this.closeAttempt.run({ id: stepId, now, outcome, status: res.status ?? null, requestId: res.requestId === undefined ? null : this.scrub(res.requestId), error: scrubbed });
     return r;
   }
 

@@ -76,6 +76,12 @@ export interface Store {
 
   recoverInFlight(now?: number): StepRow[];
   hasUnknownSignedStep(address: string): boolean;
+  /**
+   * A claim of this address (other than `exceptStepId`) is sending or unknown: until it is
+   * settled, another claim would move the summary that reconciles it, and a claim never applied
+   * could be credited with another's money.
+   */
+  claimInDoubt(address: string, exceptStepId?: number): boolean;
   /** The newest request timestamp (Unix seconds) this address ever signed. */
   lastRequestTs(address: string): number | undefined;
   unknownSteps(): StepRow[];
@@ -228,6 +234,9 @@ class SqliteStore implements Store {
     return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));
   }
 
+  claimInDoubt(address: string, exceptStepId?: number): boolean {
+    return this.io('claimInDoubt', () => this.steps.claimInDoubt(address, exceptStepId));
+  }
   hasUnknownSignedStep(address: string): boolean {
     return this.io('hasUnknownSignedStep', () => this.steps.hasUnknownSigned(address));
   }

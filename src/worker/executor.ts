@@ -8,7 +8,7 @@ import { formatSol } from '../api/amount.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import type { Logger } from '../log/logger.js';
 import { DAY_MS, recheckBeforeSigning, resolveStepAmount } from '../rules/index.js';
-import type { ApiPort, PlanWithSteps, Signer, StepRow, StorePort, StoredRequest } from './ports.js';
+import type { ApiPort, PlanWithSteps, ResponseRecord, Signer, StepRow, StorePort, StoredRequest } from './ports.js';
 import { claimLooksApplied } from './reconcile.js';
 import { classifyAnswer, requestRefusalScope } from './answer.js';
 import type { Failpoint } from './failpoints.js';
@@ -74,14 +74,17 @@ export class PlanExecutor {
    * `{wallet}|{ts}`, so two claims in one second would carry the same signature and the second
    * would be refused as a replay. Each request of a wallet therefore gets a strictly newer second
    * than the last one it signed, in this process or (from the database) any earlier one — but
-   * never more than MAX_TS_AHEAD_S ahead of the wall clock: a last timestamp further ahead was
-   * signed under a clock that was wrong, and following it would get every request refused as
-   * from the future until the wall clock caught up. It is dropped, with a warning.
+   * not when that last timestamp is far ahead of the wall clock: it was signed under a clock that
+   * was wrong, and following it would get every request refused as from the future until the
+   * clock caught up. It is dropped, with a warning. "Far" is MAX_TS_AHEAD_S for a timestamp read
+   * from the database; one this process signed itself may run ahead by one second per request
+   * when a wallet signs several in a second, so it is trusted up to MAX_OWN_TS_AHEAD_S.
    */
   private signingTimeMs(address: string, log: Logger): number {
     const nowSec = Math.floor(this.deps.clock.now() / 1000);
-    let last = this.lastTs.get(address) ?? this.deps.store.lastRequestTs(address) ?? 0;
-    if (last >= nowSec + MAX_TS_AHEAD_S) {
+    const own = this.lastTs.get(address);
+    let last = own ?? this.deps.store.lastRequestTs(address) ?? 0;
+    if (last >= nowSec + (own === undefined ? MAX_TS_AHEAD_S : MAX_OWN_TS_AHEAD_S)) {
       log.warn(
         { event: 'clock.skew', last_ts: last, now_ts: nowSec, ahead_s: last - nowSec },
         `the last signed timestamp of this wallet is ${last - nowSec}s ahead of the clock (it was signed while the clock was wrong); signing with the clock's time again`,
@@ -154,6 +157,11 @@ export class PlanExecutor {
       }
       if (current.state !== 'planned') return current.state === 'acknowledged' ? 'acknowledged' : 'unknown';
       if (sends >= MAX_SENDS_PER_EXECUTION) return 'retry_later';
+      if (this.deps.store.claimInDoubt(plan.address, current.id)) {
+        // Another plan's claim is unknown: settle it first (see decide's claim_in_doubt).
+        this.stepLogger(plan, current).info({ event: 'action.blocked' }, 'claim held back: an earlier claim of this wallet is still unknown');
+        return 'blocked';
+      }
       sends++;
       const r = await this.sendClaim(plan, current);
       if (r !== 'unknown') return r;
@@ -330,12 +338,13 @@ export class PlanExecutor {
 
     // A 2xx says the request arrived; the body says whether it was applied.
     const verdict = classifyAnswer(result.status, result.body, (this.deps.endpoints?.() ?? DEFAULT_ENDPOINTS)[step.kind]);
-    const record = { status: result.status, responseRaw: result.rawText };
+    const record = { status: result.status, responseRaw: result.rawText, requestId: result.requestId };
+    const request_id = result.requestId;
     const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
     if (verdict.outcome === 'refused') {
       store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
       this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
-      log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode }, `${step.kind} rejected by the API (${verdict.detail})`);
+      log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode, request_id }, `${step.kind} rejected by the API (${verdict.detail})`);
       return 'rejected';
     }
     if (verdict.outcome === 'unknown') {
@@ -345,7 +354,7 @@ export class PlanExecutor {
     const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
     store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
     this.deps.onStep?.({ kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
-    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount) }, `${step.kind} acknowledged`);
+    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
   }
 
@@ -365,14 +374,14 @@ export class PlanExecutor {
     return seen;
   }
 
-  private markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }): StepResult {
+  private markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): StepResult {
     this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
     this.deps.onStep?.({ kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
     if (step.kind === 'claim') {
-      log.warn({ event: 'action.unknown', status: r.status, err: r.error }, 'claim outcome unknown; reconciling from the wallet summary');
+      log.warn({ event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId }, 'claim outcome unknown; reconciling from the wallet summary');
     } else {
       log.error(
-        { event: 'action.unknown', status: r.status, err: r.error },
+        { event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId },
         `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits and mints of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
       );
     }
@@ -395,10 +404,10 @@ export class PlanExecutor {
     const scope = e?.disposition === 'refused' ? requestRefusalScope(e.status, [e.serverCode, e.serverMessage, e.message].join(' ')) : undefined;
     if (e !== undefined && scope !== undefined) return this.requestRefused(plan, step, e, scope, message, log);
     if (e?.disposition === 'refused') {
-      store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, error: message }, now);
+      store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
       this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
-      log.warn({ event: 'action.rejected', status: e.status, err: message }, `${step.kind} rejected by the API`);
+      log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
       if (namesTheClock(e)) {
         log.error(
           { event: 'clock.skew', status: e.status, err: message },
@@ -408,7 +417,7 @@ export class PlanExecutor {
       return 'rejected';
     }
     // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
-    return this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, error: message });
+    return this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, requestId: e?.requestId, error: message });
   }
 
   /**
@@ -420,7 +429,7 @@ export class PlanExecutor {
    */
   private requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): StepResult {
     const now = this.deps.clock.now();
-    this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, error: message }, now);
+    this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
     this.deps.onStep?.({ kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
     const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
     if (scope === 'all') this.pausedAll = pause;
@@ -430,7 +439,7 @@ export class PlanExecutor {
         ? 'check the API key ($AUTOCLAIM_API_KEY, api.api_key_file or the api_key credential)'
         : 'check api.header_prefix, api.endpoints.*.message and api.signature_encoding against the service (autoclaim doctor)';
     log.error(
-      { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode },
+      { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId },
       `${step.kind} refused as an invalid request; the plan is failed and counts for no limit`,
     );
     log.error(
@@ -447,7 +456,7 @@ export class PlanExecutor {
     try {
       return await this.deps.api.walletSummary(plan.address);
     } catch (err) {
-      log.warn({ event: 'poll.failed', err: errorSummary(err) }, 'could not read the wallet summary before acting; will try again later');
+      log.warn({ event: 'poll.failed', err: errorSummary(err), request_id: (err as Partial<ApiError>).requestId }, 'could not read the wallet summary before acting; will try again later');
       return undefined;
     }
   }
@@ -480,8 +489,10 @@ export class PlanExecutor {
   }
 }
 
-/** A signed request may carry a timestamp at most this far ahead of the wall clock. */
+/** A stored last timestamp further ahead of the wall clock than this was signed under a wrong clock. */
 export const MAX_TS_AHEAD_S = 5;
+/** The same for one this process signed: a burst of requests may legitimately run it a little ahead. */
+export const MAX_OWN_TS_AHEAD_S = 60;
 
 /** A refusal whose words are about the request's time: the clock, not the config, is wrong. */
 function namesTheClock(e: ApiError): boolean {

@@ -16,6 +16,15 @@ export interface ActionResult {
   status: number;
   body: { claimedLamports?: Lamports | null; status?: string | null; raw?: unknown } & Record<string, unknown>;
   rawText: string;
+  requestId?: string | undefined;
+}
+
+/** What the store keeps of an answer. */
+export interface ResponseRecord {
+  status?: number | undefined;
+  responseRaw?: string | undefined;
+  /** The server's x-request-id. */
+  requestId?: string | undefined;
 }
 
 export interface ApiPort {
@@ -33,19 +42,21 @@ export interface StorePort {
   getPlan(id: number): PlanWithSteps | undefined;
   /** Every wallet argument here is the wallet's address. */
   hasUnknownSignedStep(address: string): boolean;
+  /** A claim of this address other than `exceptStepId` is sending or unknown. */
+  claimInDoubt(address: string, exceptStepId?: number): boolean;
   lastRequestTs(address: string): number | undefined;
   planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];
   setStepAmount(stepId: number, lamports: Lamports): void;
   markSending(stepId: number, request: StoredRequest, now: number): void;
   markAcknowledged(
     stepId: number,
-    r: { status: number; responseRaw: string; claimedLamports?: Lamports | undefined },
+    r: ResponseRecord & { claimedLamports?: Lamports | undefined },
     now: number,
   ): void;
-  markRejected(stepId: number, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }, now: number): void;
-  markUnknown(stepId: number, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }, now: number): void;
+  markRejected(stepId: number, r: ResponseRecord & { error: string }, now: number): void;
+  markUnknown(stepId: number, r: ResponseRecord & { error: string }, now: number): void;
   /** sending → failed: the request itself was refused (signature, timestamp, headers, auth). */
-  markFailed(stepId: number, r: { status?: number | undefined; responseRaw?: string | undefined; error: string }, now: number): void;
+  markFailed(stepId: number, r: ResponseRecord & { error: string }, now: number): void;
   markNotSent(stepId: number, error: string, now: number): void;
   /** planned → rejected without sending: refused by our own safety limits. */
   markRefused(stepId: number, error: string, now: number): void;

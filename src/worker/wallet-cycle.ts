@@ -26,6 +26,7 @@ export interface CycleStore {
   /** Plans of this address that still have work: status open or blocked. */
   activePlans(address: string): PlanWithSteps[];
   hasUnknownSignedStep(address: string): boolean;
+  claimInDoubt(address: string): boolean;
 }
 
 export interface CycleObserver {
@@ -76,8 +77,8 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     summary = await api.walletSummary(wallet.address);
   } catch (err) {
     store.recordPoll(wallet.name, wallet.address, clock.now(), { ok: false, error: errorSummary(err) });
-    const issues = (err as Partial<ApiError>).issues;
-    log.warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined }, 'poll failed');
+    const { issues, requestId } = err as Partial<ApiError>;
+    log.warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined, request_id: requestId }, 'poll failed');
     deps.observer?.pollFailed?.(wallet, err);
     return result;
   }
@@ -124,6 +125,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     now,
     dry: deps.dry,
     blockedSignedOps: store.hasUnknownSignedStep(wallet.address),
+    claimInDoubt: store.claimInDoubt(wallet.address),
   });
   for (const d of decisions) logDecision(log, summary, d);
 

@@ -48,9 +48,16 @@ describe('markSending (planned → sending)', () => {
     const step = store.markSending(claimId, req, T0 + 5);
     expect(step).toMatchObject({ state: 'sending', attempts: 1, request: req, updatedAt: T0 + 5 });
     expect(store.stepAttempts(claimId)).toEqual([
-      { id: expect.any(Number) as number, stepId: claimId, n: 1, request: req, startedAt: T0 + 5, finishedAt: null, outcome: null, status: null, error: null },
+      { id: expect.any(Number) as number, stepId: claimId, n: 1, request: req, startedAt: T0 + 5, finishedAt: null, outcome: null, status: null, requestId: null, error: null },
     ]);
     expect(status()).toBe('open');
+  });
+
+  it("keeps the server's x-request-id with the step and its attempt", () => {
+    store.markSending(claimId, request(), T0);
+    store.markRejected(claimId, { status: 400, responseRaw: '{}', requestId: 'req-123', error: 'nothing to claim' }, T0 + 1);
+    expect(store.getStep(claimId)).toMatchObject({ state: 'rejected', requestId: 'req-123' });
+    expect(store.stepAttempts(claimId)).toMatchObject([{ outcome: 'rejected', status: 400, requestId: 'req-123' }]);
   });
 
   it('cannot happen twice', () => {

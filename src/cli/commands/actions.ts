@@ -8,7 +8,7 @@ import { writeLine } from '../io.js';
 import { table } from '../table.js';
 import { openStateForCli } from './state-access.js';
 
-const STATES: StepState[] = ['planned', 'sending', 'acknowledged', 'rejected', 'unknown', 'skipped'];
+const STATES: StepState[] = ['planned', 'sending', 'acknowledged', 'rejected', 'failed', 'unknown', 'skipped'];
 
 export function actionsCommand(ctx: CommandContext, opts: { json?: boolean; state?: string; limit?: string }): ExitCode {
   if (opts.state !== undefined && !STATES.includes(opts.state as StepState)) {
@@ -20,7 +20,9 @@ export function actionsCommand(ctx: CommandContext, opts: { json?: boolean; stat
   try {
     const plans = store.listPlans({ state: opts.state as StepState | undefined, limit });
     if (opts.json === true) {
-      writeLine(ctx.io.stdout, toJson({ plans }));
+      // Each send of each step, with the server's x-request-id, for quoting to its support.
+      const withSends = plans.map((p) => ({ ...p, steps: p.steps.map((s) => ({ ...s, sends: store.stepAttempts(s.id) })) }));
+      writeLine(ctx.io.stdout, toJson({ plans: withSends }));
       return EXIT.OK;
     }
     const rows = plans.flatMap((p) =>
