@@ -6,6 +6,7 @@ import { EXIT, type ExitCode } from './exit-codes.js';
 import { writeLine, type CliIo } from './io.js';
 import { actionsCommand, resolveCommand } from './commands/actions.js';
 import { checkCommand } from './commands/check.js';
+import { doctorCommand } from './commands/doctor.js';
 import { keyCommand } from './commands/key.js';
 import { leaderboardCommand, walletCommand } from './commands/read.js';
 import { onceCommand, runCommand } from './commands/run.js';
@@ -55,6 +56,11 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .command('check')
     .description('validate config, rules and keys; print a summary (exit 78 when invalid)')
     .action(run('stderr', (ctx) => checkCommand(ctx)));
+  program
+    .command('doctor')
+    .description('first contact, GETs only: reachability, health, summaries, clock skew, keys, and the signed requests it would send (exit 1 on a problem)')
+    .option('--json', 'one JSON object')
+    .action(run('stderr', (ctx) => doctorCommand(ctx, program.commands.find((c) => c.name() === 'doctor')!.opts())));
   program
     .command('status')
     .description('per wallet: last poll, epoch, pending, last actions')

@@ -1,0 +1,76 @@
+// `doctor`: a first contact with the API that moves nothing. GETs only, no state file, no lock;
+// the signed requests are built and printed, never sent. Exit 0 all well, 1 a problem.
+import { lookup } from 'node:dns/promises';
+import { dirname } from 'node:path';
+import { checkAddress, loadKey } from '../../api/keys.js';
+import type { Signer } from '../../api/signer.js';
+import { apiKeySource, describeApiKeySource, resolveApiKey } from '../../config/index.js';
+import { KeyError } from '../../errors.js';
+import type { ApiKeyState } from '../../doctor/checks.js';
+import { formatJson, formatText } from '../../doctor/format.js';
+import { isAllWell } from '../../doctor/report.js';
+import { runDoctor } from '../../doctor/run.js';
+import { loadValidConfig, openApi } from '../../runtime.js';
+import type { CommandContext } from '../context.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { writeLine } from '../io.js';
+
+export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean }): Promise<ExitCode> {
+  const { io } = ctx;
+  const env = io.env;
+  const config = loadValidConfig(ctx.configPath, env, io.cwd, ctx.logger);
+  const sandbox = config.api.baseUrl === 'sandbox';
+
+  // The key's value stays here (registered with the redactor); doctor's checks only learn whether
+  // there is one. An unusable key is a problem to report, not a reason to skip the reads.
+  let apiKey: ApiKeyState;
+  let openWith = { config, env };
+  try {
+    const key = resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
+    ctx.redactor.add(key);
+    apiKey =
+      key !== undefined
+        ? { kind: 'present', source: describeApiKeySource(apiKeySource(config, env)) }
+        : sandbox
+          ? { kind: 'sandbox' }
+          : { kind: 'missing' };
+  } catch (err) {
+    if (!(err instanceof KeyError)) throw err;
+    apiKey = { kind: 'unusable', message: err.message };
+    openWith = {
+      config: { ...config, api: { ...config.api, apiKeyFile: undefined } },
+      env: { ...env, AUTOCLAIM_API_KEY: undefined, CREDENTIALS_DIRECTORY: undefined },
+    };
+  }
+
+  const api = await openApi(openWith.config, { env: openWith.env, clock: io.clock, logger: ctx.logger, redactor: ctx.redactor });
+  try {
+    // After openApi: with base_url sandbox, it writes the demo wallets' keys first.
+    const keys = new Map<string, { signer: Signer } | { error: unknown }>();
+    for (const w of config.wallets) {
+      try {
+        const signer = loadKey(w.key, { env, credentialsDir: env.CREDENTIALS_DIRECTORY, baseDir: dirname(config.file), redactor: ctx.redactor });
+        checkAddress(signer, w.address, w.name);
+        keys.set(w.address, { signer });
+      } catch (err) {
+        if (!(err instanceof KeyError)) throw err;
+        keys.set(w.address, { error: err });
+      }
+    }
+    const report = await runDoctor({
+      api: api.config.api,
+      sandbox,
+      wallets: config.wallets.map((w) => ({ name: w.name, address: w.address })),
+      client: api.client,
+      apiKey,
+      keys,
+      clockSkewThresholdMs: config.alerts.clockSkewMs,
+      clock: io.clock,
+      lookup: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
+    });
+    writeLine(io.stdout, opts.json === true ? formatJson(report) : formatText(report));
+    return isAllWell(report) ? EXIT.OK : EXIT.FAILURE;
+  } finally {
+    await api.close();
+  }
+}

@@ -1,0 +1,54 @@
+// How `doctor` prints its report: lines for a person, or one JSON object for a script.
+import { isAllWell, problems, type DoctorReport, type Finding } from './report.js';
+
+const LEVEL_WORD: Record<Finding['level'], string> = { ok: 'ok', note: 'note', problem: 'PROBLEM' };
+
+export function formatText(report: DoctorReport): string {
+  const out: string[] = [`autoclaim doctor: ${report.baseUrl} (GETs only; nothing below is sent)`, ''];
+  for (const f of report.findings) out.push(`  ${LEVEL_WORD[f.level].padEnd(7)}  ${f.area.padEnd(7)}  ${f.text}`);
+
+  const s = report.sample;
+  if (s !== undefined && report.requests.length > 0) {
+    out.push(
+      '',
+      `signed requests autoclaim would send, NOT sent (wallet ${s.wallet}, symbol ${s.symbol}, amount ${s.amount} SOL, ts ${s.ts}):`,
+    );
+    for (const r of report.requests) {
+      out.push('', `  ${r.op}`, `    ${r.method} ${r.url}`);
+      for (const [name, value] of Object.entries(r.headers)) out.push(`    ${name}: ${value}`);
+      out.push(`    template:       ${r.template}`, `    signed message: ${r.message}`, `    body:           ${r.body}`);
+      for (const n of r.notes) out.push(`    note: ${n}`);
+    }
+  }
+
+  const found = problems(report);
+  out.push('');
+  if (isAllWell(report)) {
+    const notes = report.findings.filter((f) => f.level === 'note').length;
+    out.push(`doctor: all well${notes > 0 ? ` (${notes} note(s) above)` : ''}`);
+  } else {
+    out.push(`doctor: ${found.length} problem(s) to fix:`);
+    for (const p of found) out.push(`  - ${p}`);
+  }
+  return out.join('\n');
+}
+
+/** One JSON object, camelCase like `status --json`; `sent: false` on every request says what it is. */
+export function formatJson(report: DoctorReport): string {
+  return JSON.stringify({
+    ok: isAllWell(report),
+    problems: problems(report),
+    ...report,
+    clockSkewMs: report.clockSkewMs ?? null,
+    sample: report.sample ?? null,
+    wallets: report.wallets.map((w) => ({
+      ...w,
+      status: w.status ?? null,
+      epoch: w.epoch ?? null,
+      pendingSol: w.pendingSol ?? null,
+      rank: w.rank ?? null,
+      tier: w.tier ?? null,
+    })),
+    requests: report.requests.map((r) => ({ ...r, sent: false })),
+  });
+}

@@ -1,0 +1,75 @@
+// What `doctor` found, as data: the command prints it as text or JSON, tests assert on it.
+// A problem is something to change before `run` (exit 1); a note is worth knowing and harmless.
+
+export type Level = 'ok' | 'note' | 'problem';
+export type Area = 'reach' | 'clock' | 'limits' | 'keys' | 'wallets' | 'signing';
+
+export interface Finding {
+  area: Area;
+  level: Level;
+  /** One line. For a problem it says what to change. */
+  text: string;
+}
+
+/** A signed request as it would be sent; `doctor` never sends it. */
+export interface RequestPreview {
+  op: string;
+  method: string;
+  url: string;
+  /** Every header, the bearer shown as `Bearer [REDACTED]`: never any part of the key. */
+  headers: Record<string, string>;
+  template: string;
+  message: string;
+  body: string;
+  notes: string[];
+}
+
+export interface WalletSeen {
+  name: string;
+  address: string;
+  /** HTTP status of the summary read; undefined when it was not read or not answered. */
+  status: number | undefined;
+  epoch: string | undefined;
+  pendingSol: string | undefined;
+  rank: number | null | undefined;
+  tier: string | null | undefined;
+  roundedFields: string[];
+  unknownFields: string[];
+}
+
+export interface DoctorReport {
+  baseUrl: string;
+  findings: Finding[];
+  /** Server clock minus ours (ms), from the Date header; undefined when none was seen. */
+  clockSkewMs: number | undefined;
+  /** Rate-limit headers the server sent (last value seen for each name). */
+  rateLimitHeaders: Record<string, string>;
+  /** `x-request-id` of each answer, by what was asked ("GET /health"). */
+  requestIds: Array<{ request: string; id: string }>;
+  wallets: WalletSeen[];
+  /** Who, what and when the previews below are for. */
+  sample: { wallet: string; address: string; symbol: string; amount: string; ts: number } | undefined;
+  requests: RequestPreview[];
+}
+
+export function problems(report: DoctorReport): string[] {
+  return report.findings.filter((f) => f.level === 'problem').map((f) => f.text);
+}
+
+export function isAllWell(report: DoctorReport): boolean {
+  return problems(report).length === 0;
+}
+
+/** A value a server controls, made one printable line of bounded length before it is shown. */
+export function printable(text: string, max = 128): string {
+  const flat = text.replace(/[^\x20-\x7e]/g, '?');
+  return flat.length > max ? `${flat.slice(0, max)}...` : flat;
+}
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+export function headerText(headers: Headers, name: string): string | undefined {
+  const v = headers[name];
+  const text = Array.isArray(v) ? v.join(', ') : v;
+  return text === undefined || text === '' ? undefined : text;
+}
