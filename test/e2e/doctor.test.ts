@@ -68,11 +68,9 @@ describe('doctor', () => {
     const report = JSON.parse(r.stdout) as { ok: boolean; requests: Array<{ op: string; sent: boolean; headers: Record<string, string> }>; wallets: unknown[] };
     expect(report.ok).toBe(true);
     expect(report.wallets).toHaveLength(2);
-    expect(report.requests.map((q) => [q.op, q.sent, q.headers['authorization']])).toEqual([
-      ['claim', false, 'Bearer [REDACTED]'],
-      ['deposit', false, 'Bearer [REDACTED]'],
-      ['mint', false, 'Bearer [REDACTED]'],
-    ]);
+    // claim, deposit and mint, then any other operation the config signs (withdraw, burn).
+    expect(report.requests.map((q) => q.op).slice(0, 3)).toEqual(['claim', 'deposit', 'mint']);
+    for (const q of report.requests) expect([q.sent, q.headers['authorization']]).toEqual([false, 'Bearer [REDACTED]']);
     expectNoPieceOfKey(r.stdout + r.stderr);
   });
 
