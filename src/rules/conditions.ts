@@ -68,7 +68,8 @@ export function evaluateCondition(cond: Condition, summary: WalletSummary): Cond
   if (a === null) return { holds: false, detail: `${cond.field} is missing from the summary` };
   const expected = cond.value;
   const shownExpected = Array.isArray(expected) ? `[${expected.map(show).join(', ')}]` : show(expected);
-  const holds = applyOp(fold(a, cond.field), cond.op, Array.isArray(expected) ? expected.map((v) => fold(v, cond.field)) : fold(expected as Scalar, cond.field));
+  const folded = Array.isArray(expected) ? expected.map((v) => fold(v, cond.field)) : fold(expected, cond.field);
+  const holds = applyOp(fold(a, cond.field), cond.op, folded);
   return { holds, detail: `${cond.field} ${show(a)} is ${holds ? '' : 'not '}${cond.op} ${shownExpected}` };
 }
 
