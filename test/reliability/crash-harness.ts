@@ -209,14 +209,14 @@ export function audit(ledger: LedgerEntry[], state: StateSnap, opts: { settled: 
     const n = appliedPerStep.get(s.id) ?? 0;
     if (n > 1) violations.push(`step ${s.id} (${s.kind}) applied ${n} times`);
     if (s.state === 'acknowledged' && n !== 1) violations.push(`step ${s.id} (${s.kind}) is acknowledged but applied ${n} times`);
-    if ((s.state === 'planned' || s.state === 'skipped' || s.state === 'rejected') && n !== 0) {
+    if ((s.state === 'planned' || s.state === 'skipped' || s.state === 'rejected' || s.state === 'failed') && n !== 0) {
       violations.push(`step ${s.id} (${s.kind}) is ${s.state} but was applied`);
     }
   }
 
   if (opts.settled) {
     for (const p of state.plans) {
-      if (p.status === 'done' || p.status === 'failed') continue;
+      if (p.status === 'done' || p.status === 'rejected' || p.status === 'failed') continue;
       const open = state.steps.filter((s) => s.planId === p.id && s.state !== 'acknowledged' && s.state !== 'skipped').sort((a, b) => a.idx - b.idx)[0];
       if (open?.state !== 'unknown') violations.push(`plan ${p.id} is ${p.status} and its open step is ${open?.state ?? 'missing'}, not unknown`);
     }
@@ -277,7 +277,7 @@ export async function listActions(world: Pick<CrashWorld, 'config' | 'dir'>): Pr
 /** Plans `actions --json` shows neither finished nor with their open step `unknown`. */
 export function unreported(listed: ListedPlan[]): string[] {
   return listed
-    .filter((p) => p.status !== 'done' && p.status !== 'failed')
+    .filter((p) => p.status !== 'done' && p.status !== 'rejected' && p.status !== 'failed')
     .filter((p) => p.steps.find((s) => s.state !== 'acknowledged' && s.state !== 'skipped')?.state !== 'unknown')
     .map((p) => `plan ${p.id} of ${p.wallet} is ${p.status}: ${p.steps.map((s) => `${s.kind} ${s.state}`).join(', ')}`);
 }

@@ -124,7 +124,7 @@ describe.concurrent.each<SecondStep>(['deposit', 'mint'])('SIGKILL at every fail
     expect(ops()).toEqual([...expectedOps, 'claim', 'second']);
     const final = readState(w.statePath);
     expect(audit(w.sandbox.ledger(), final, { settled: true }).violations).toEqual([]);
-    expect(final.plans.map((p) => p.status)).toEqual([s.ledgerAfterKills.includes('second') ? 'done' : 'failed', 'done']);
+    expect(final.plans.map((p) => p.status)).toEqual([s.ledgerAfterKills.includes('second') ? 'done' : 'rejected', 'done']);
   });
 
   it('one plan through a kill at every failpoint in turn', async (ctx) => {
@@ -151,7 +151,7 @@ describe.concurrent.each<SecondStep>(['deposit', 'mint'])('SIGKILL at every fail
     expect(w.sandbox.ledger().map((e) => [e.op, e.amountLamports])).toEqual([['claim', 1n * SOL]]);
     const state = readState(w.statePath);
     expect(audit(w.sandbox.ledger(), state, { settled: true }).violations).toEqual([]);
-    expect(state.plans.map((p) => p.status)).toEqual(['failed']);
+    expect(state.plans.map((p) => p.status)).toEqual(['rejected']);
     // The two reconciliations that were cut short left no verdict: the claim went out twice (the
     // first never reached the server), one signature per attempt, and applied once.
     const claimAttempts = state.attempts.filter((a) => a.stepId === state.steps[0]!.id);

@@ -173,6 +173,13 @@ describe('secrets never leave', () => {
   });
 
   it('a daemon SIGKILLed while a claim is on the wire, then recovered', async () => {
+    // An earlier case may have left a claim unknown (and not yet settled): no new claim of that
+    // wallet is signed until it is (claim_in_doubt), so settle it as an operator would.
+    const listed = await cli('unknown steps', ['actions', '--json', '--state', 'unknown']);
+    const unknown = (JSON.parse(listed.stdout) as { plans: Array<{ steps: Array<{ id: number; state: string }> }> }).plans
+      .flatMap((p) => p.steps)
+      .filter((st) => st.state === 'unknown');
+    for (const st of unknown) expect((await cli('resolve', ['actions', 'resolve', String(st.id), '--applied'])).code).toBe(0);
     sandbox.advanceEpoch();
     for (const w of [alpha, beta]) sandbox.world.setWallet(w.address, { pendingLamports: 3n * SOL });
     sandbox.addFault({ match: { op: 'claim', wallet: alpha.address }, kind: 'apply_then_hang' });
