@@ -183,7 +183,7 @@ export class PlanExecutor {
     const blocked = this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: 'claim', wallet: plan.address }, signer, this.signingTimeMs(plan.address, log));
+    const prepared = api.prepare({ op: 'claim', wallet: plan.address, epoch: plan.epoch }, signer, this.signingTimeMs(plan.address, log));
     const request: StoredRequest = {
       ...recordOf(prepared),
       before: {
@@ -259,7 +259,7 @@ export class PlanExecutor {
     const blocked = this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: step.kind, wallet: plan.address, symbol: step.symbol, amount }, signer, this.signingTimeMs(plan.address, log));
+    const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, this.signingTimeMs(plan.address, log));
     if (!this.commitSending(plan, step, recordOf(prepared), log)) return 'retry_later';
     return this.send(plan, step, prepared, log, amount);
   }

@@ -30,7 +30,7 @@ export interface ResponseRecord {
 export interface ApiPort {
   walletSummary(address: string): Promise<WalletSummary>;
   prepare(
-    input: { op: SignedOp; wallet: string; symbol?: string; amount?: Lamports },
+    input: { op: SignedOp; wallet: string; epoch?: string; symbol?: string; amount?: Lamports },
     signer: Signer,
     nowMs: number,
   ): PreparedRequest;

@@ -3,6 +3,7 @@
 import type { ApiError } from '../errors.js';
 import type { Clock, Decision, PlanDraft, PlanHistoryEntry, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
 import { formatSol } from '../api/amount.js';
+import { roundedAmountFields } from '../api/schemas.js';
 import type { Logger } from '../log/logger.js';
 import { decide } from '../rules/index.js';
 import type { PlanExecutor } from './executor.js';
@@ -97,6 +98,11 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     'polled',
   );
   if (newEpoch) log.info({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
+  if (log.isLevelEnabled('debug')) {
+    // Servers write floats (0.30000000000000004): read toward zero to the lamport, said here.
+    const rounded = roundedAmountFields(summary.raw);
+    if (rounded.length > 0) log.debug({ event: 'amount.rounded', fields: rounded }, `amounts finer than a lamport rounded toward zero: ${rounded.join(', ')}`);
+  }
   checkClockSkew(deps);
 
   const paused = deps.dry ? undefined : executor.pausedFor(wallet.address);
