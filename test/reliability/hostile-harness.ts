@@ -1,0 +1,312 @@
+// Drives the real product against the hostile server, one Sequence at a time: the real ApiClient
+// over undici, the real SQLite store (on tmpfs when there is one), the real PlanExecutor and
+// runWalletCycle. One server, dispatcher, store and redactor serve a whole test file; each sequence
+// gets fresh wallet keypairs (so its state is isolated by address), its own API key, its own fake
+// clock, and a new client and executor per simulated process. Every log line is captured, and the
+// rows the sequence added to the state file are read back as text for the secret check.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import bs58 from 'bs58';
+import { ApiClient, createDispatcher, generateKeypair, RateLimiter } from '../../src/api/index.js';
+import { loadKey } from '../../src/api/keys.js';
+import type { ApiConfig, Clock, Rule, SafetyConfig, StepSpec, WalletConfig } from '../../src/domain.js';
+import { createLogger } from '../../src/log/logger.js';
+import { Redactor } from '../../src/log/redact.js';
+import { openStore, type AttemptRow, type PlanWithSteps, type Store } from '../../src/store/index.js';
+import { PlanExecutor } from '../../src/worker/executor.js';
+import type { Failpoint, FailpointName } from '../../src/worker/failpoints.js';
+import type { Signer } from '../../src/worker/ports.js';
+import { runWalletCycle } from '../../src/worker/wallet-cycle.js';
+import { apiConfig } from '../api/helpers.js';
+import { buildApiKey, type Sequence } from './hostile-grammar.js';
+import { startHostileServer } from './hostile-server.js';
+import { DAY_MS, type Applied, type WalletSecrets } from './hostile-types.js';
+import { SecretWindows } from './hostile-secrets.js';
+
+/** Sequences between two scans of the state file's raw bytes (then a fresh file is started). */
+const ROTATE_EVERY = 150;
+/** 2025-06-01, the fake clocks' first day. */
+const FIRST_DAY = Date.UTC(2025, 5, 1) / DAY_MS;
+
+/** Thrown by an armed failpoint: the simulated process stops there, as if killed. */
+class CrashSignal extends Error {}
+
+class FakeClock implements Clock {
+  constructor(
+    public wall: number,
+    public mono = 1_000_000,
+  ) {}
+  now = (): number => this.wall;
+  monotonic = (): number => this.mono;
+  advance(ms: number): void {
+    this.wall += ms;
+    this.mono += ms;
+  }
+}
+
+export interface WalletOutcome {
+  address: string;
+  names: string[];
+  ledger: readonly Applied[];
+  transcript: readonly string[];
+  refusals: readonly string[];
+  plans: PlanWithSteps[];
+  attempts: Map<number, AttemptRow[]>;
+}
+
+export interface Outcome {
+  seq: Sequence;
+  rule: Rule;
+  safety: SafetyConfig;
+  wallets: WalletOutcome[];
+  /** Every log line of the sequence, as written (after the logger's own redaction). */
+  lines: string[];
+  /** Text of every row the sequence added to the state file. */
+  stateText: string;
+  secrets: SecretWindows;
+  /** A cycle that threw (runWalletCycle must never throw for API trouble). */
+  crashes: string[];
+}
+
+export interface HostileHarness {
+  run(seq: Sequence): Promise<Outcome>;
+  /** Pieces of secrets found in the raw bytes of a state file (.db, -wal, -shm), with the sequence they came from. */
+  fileLeaks: string[];
+  /** Scans the current state file's raw bytes now (and starts a fresh one). */
+  scanFiles(): void;
+  sequencesRun(): number;
+  close(): Promise<void>;
+}
+
+export function ruleOf(seq: Sequence): Rule {
+  const c = seq.config;
+  const r = c.rule;
+  const steps: StepSpec[] =
+    r.kind === 'claim_only'
+      ? [{ kind: 'claim' }]
+      : r.kind === 'deposit_pct'
+        ? [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: r.pct * 10_000 } }]
+        : r.kind === 'deposit_all'
+          ? [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'all' } }]
+          : r.kind === 'mint_fixed'
+            ? [{ kind: 'claim' }, { kind: 'mint', symbol: 'SOL5X', amount: { kind: 'fixed', lamports: r.lamports } }]
+            : [{ kind: 'mint', symbol: 'SOL5X', amount: { kind: 'fixed', lamports: r.lamports } }];
+  return {
+    name: 'r',
+    when: [{ field: 'pending_sol', op: 'gte', value: c.threshold }],
+    do: steps,
+    limits: { oncePerEpoch: c.oncePerEpoch, cooldownMs: c.cooldownMs, maxPlansPerDay: c.maxPlansPerDay, maxLamportsPerDay: c.maxPerDay },
+  };
+}
+
+export async function openHostileHarness(label: string): Promise<HostileHarness> {
+  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), `autoclaim-hostile-${label}-`));
+  const server = await startHostileServer();
+  const base: ApiConfig = apiConfig({ baseUrl: server.url, timeoutMs: 300, connectTimeoutMs: 300, connections: 4 });
+  const dispatcher = createDispatcher(base);
+  // One redactor for the file, as one daemon has one for its whole fleet; every sequence's secrets join it.
+  const redactor = new Redactor();
+  let lines: string[] = [];
+  const logger = createLogger({ level: 'debug', redactor, pretty: false, destination: { write: (l: string) => void lines.push(l) } });
+  let clock = new FakeClock(FIRST_DAY * DAY_MS);
+  const storeClock: Clock = { now: () => clock.now(), monotonic: () => clock.monotonic() };
+
+  let generation = 0;
+  let path = '';
+  let store: Store;
+  let inspector: Database.Database;
+  /** Per table with row ids: the statements that read its newest row id and the rows after one. */
+  let tableReads: Array<{ name: string; max: Database.Statement; since: Database.Statement }> | undefined;
+  let sinceRotation = new SecretWindows();
+  let sequencesSinceRotation = 0;
+  const fileLeaks: string[] = [];
+  let runs = 0;
+  /** A crash the sequence asked for: the failpoint and how many more times it may be reached first. */
+  let armed: { point: FailpointName; left: number } | undefined;
+  const failpoint: Failpoint = (name) => {
+    if (armed?.point !== name) return;
+    armed.left -= 1;
+    if (armed.left > 0) return;
+    armed = undefined;
+    throw new CrashSignal(`simulated crash at ${name}`);
+  };
+
+  const openGeneration = (): void => {
+    generation += 1;
+    path = join(dir, `state-${generation}.db`);
+    store = openStore(path, { logger, clock: storeClock, redactor });
+    inspector = new Database(path, { readonly: true });
+    tableReads = undefined;
+  };
+  const reopenStore = (): void => {
+    store.close();
+    store = openStore(path, { logger, clock: storeClock, redactor });
+  };
+  /** Scans the raw bytes of the state files for every secret of the sequences since the last scan, then starts a new file. */
+  const rotate = (): void => {
+    store.close();
+    inspector.close();
+    for (const suffix of ['', '-wal', '-shm', '-journal']) {
+      if (!existsSync(path + suffix)) continue;
+      const text = readFileSync(path + suffix).toString('latin1');
+      const hit = sinceRotation.find(text);
+      if (hit !== undefined) fileLeaks.push(`${path}${suffix} holds ${hit}`);
+    }
+    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
+    sinceRotation = new SecretWindows();
+    sequencesSinceRotation = 0;
+    openGeneration();
+  };
+  openGeneration();
+
+  const tables = () => {
+    tableReads ??= (inspector.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE '%WITHOUT ROWID%'").all() as Array<{ name: string }>).map(({ name }) => ({
+      name,
+      max: inspector.prepare(`SELECT COALESCE(MAX(rowid), 0) AS m FROM "${name}"`),
+      since: inspector.prepare(`SELECT * FROM "${name}" WHERE rowid > ?`),
+    }));
+    return tableReads;
+  };
+  /** Row ids before the sequence, so that only its own rows are read back afterwards. */
+  const maxRowids = (): Map<string, number> => new Map(tables().map((t) => [t.name, Number((t.max.get() as { m: number }).m)]));
+  const rowsSince = (before: Map<string, number>): string =>
+    tables()
+      .flatMap((t) => (t.since.all(before.get(t.name) ?? 0) as Array<Record<string, unknown>>).map((row) => Object.values(row).map(String).join('\n')))
+      .join('\n');
+
+  const run = async (seq: Sequence): Promise<Outcome> => {
+    runs += 1;
+    if (sequencesSinceRotation >= ROTATE_EVERY) rotate();
+    lines = [];
+    clock = new FakeClock(FIRST_DAY * DAY_MS + seq.startOffsetMs);
+    const before = maxRowids();
+    const apiKey = buildApiKey(seq.apiKey);
+    redactor.add(apiKey); // as openApi does with the configured key
+    const rule = ruleOf(seq);
+    const safety: SafetyConfig = { maxLamportsPerAction: seq.config.maxPerAction };
+    const secrets = new SecretWindows();
+    secrets.add('api key', apiKey);
+
+    const wallets: Array<{ config: WalletConfig; signer: Signer; names: string[] }> = [];
+    seq.wallets.forEach((ws, i) => {
+      const { secretKey64, address } = generateKeypair();
+      const seed = secretKey64.subarray(0, 32);
+      const ws58: WalletSecrets = {
+        apiKey,
+        seed58: bs58.encode(seed),
+        secret58: bs58.encode(secretKey64),
+        seedHex: Buffer.from(seed).toString('hex'),
+        secretArray: JSON.stringify([...secretKey64]),
+        seedB64: Buffer.from(seed).toString('base64'),
+      };
+      secrets.add(`wallet ${i} seed (base58)`, ws58.seed58);
+      secrets.add(`wallet ${i} secret key (base58)`, ws58.secret58);
+      secrets.add(`wallet ${i} seed (hex)`, ws58.seedHex);
+      secrets.add(`wallet ${i} seed (number array)`, `[${[...seed].join(',')}`);
+      secrets.add(`wallet ${i} seed (base64)`, ws58.seedB64);
+      // The product's own key loading registers the key material with the redactor, as at start-up.
+      const env = { HOSTILE_KEY: ws58.secret58 };
+      const signer = loadKey({ env: 'HOSTILE_KEY' }, { env, baseDir: dir, redactor });
+      const name = `s${runs}w${i}`;
+      wallets.push({ config: { name, address, key: { env: 'HOSTILE_KEY' }, rules: ['r'] }, signer, names: [name] });
+      server.register({ address, secrets: ws58, now: () => clock.now(), pending: ws.pending, script: ws.script, timeoutMs: seq.config.timeoutMs });
+    });
+
+    const config: ApiConfig = { ...base, timeoutMs: seq.config.timeoutMs };
+    const startProcess = () => {
+      const signers = new Map<string, Signer>();
+      // By name and by address: the executor's map is being re-keyed from one to the other.
+      for (const w of wallets) for (const key of [w.config.name, w.config.address]) signers.set(key, w.signer);
+      const sleep = (ms: number): Promise<void> => {
+        clock.advance(ms);
+        return Promise.resolve();
+      };
+      const limiter = new RateLimiter({ perMinute: 0, burst: 100, clock, sleep });
+      const client = new ApiClient({ config, apiKey, dispatcher, limiter, clock, logger, sleep, random: () => 0.5 });
+      const rules = new Map([[rule.name, rule]]);
+      const executor = new PlanExecutor({ store, api: client, signers, rules: () => rules, safety: () => safety, clock, logger, failpoint });
+      return { client, executor };
+    };
+
+    const crashes: string[] = [];
+    let proc = startProcess();
+    let renames = 0;
+    const mark = (line: string): void => {
+      for (const w of wallets) server.mark(w.config.address, line);
+    };
+    const restart = (rename: boolean): void => {
+      // A new process: the store reopened, in-flight steps recovered, a new client and executor.
+      reopenStore();
+      store.recoverInFlight();
+      mark(rename ? 'restart, wallets renamed' : 'restart');
+      if (rename) {
+        renames += 1;
+        for (const w of wallets) {
+          w.config = { ...w.config, name: `${w.names[0]}-renamed${renames}` };
+          w.names.push(w.config.name);
+        }
+      }
+      proc = startProcess();
+    };
+    for (const ev of seq.events) {
+      if (ev.kind === 'restart') {
+        restart(ev.rename);
+        continue;
+      }
+      if (ev.kind === 'crash') {
+        armed = { point: ev.point, left: ev.nth };
+        continue;
+      }
+      clock.advance(ev.advanceMs);
+      mark(`cycle at ${new Date(clock.now()).toISOString()}`);
+      let killed = false;
+      for (const w of wallets) {
+        try {
+          await runWalletCycle(
+            { api: proc.client, store, executor: proc.executor, rules: () => [rule], safety: () => safety, clock, logger, failpoint, dry: false },
+            w.config,
+          );
+        } catch (err) {
+          if (err instanceof CrashSignal) {
+            mark(err.message);
+            killed = true;
+            break; // the process is gone: no other wallet runs in it
+          }
+          crashes.push(`cycle of ${w.config.name} threw: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+        }
+      }
+      if (killed) restart(false);
+    }
+    armed = undefined;
+
+    const outcomes: WalletOutcome[] = wallets.map((w) => {
+      const world = server.world(w.config.address);
+      const plans = store.listPlans({ address: w.config.address, limit: 10_000 }).filter((p) => p.address === w.config.address);
+      const attempts = new Map<number, AttemptRow[]>();
+      for (const p of plans) for (const s of p.steps) attempts.set(s.id, store.stepAttempts(s.id));
+      server.forget(w.config.address);
+      return { address: w.config.address, names: w.names, ledger: world.ledger, transcript: world.transcript, refusals: world.refusals, plans, attempts };
+    });
+    const stateText = rowsSince(before);
+    sinceRotation.merge(secrets, `sequence #${runs} (wallets ${wallets.map((w) => w.config.address).join(', ')})`);
+    sequencesSinceRotation += 1;
+    return { seq, rule, safety, wallets: outcomes, lines, stateText, secrets, crashes };
+  };
+
+  return {
+    run,
+    fileLeaks,
+    scanFiles: rotate,
+    sequencesRun: () => runs,
+    close: async () => {
+      rotate();
+      store.close();
+      inspector.close();
+      await dispatcher.close();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
