@@ -20,7 +20,11 @@ export const systemClock: Clock = {
 // ---------------------------------------------------------------------------------------------
 // Configuration, resolved
 
-export type SignedOp = 'claim' | 'deposit' | 'mint';
+/** Every signed operation, in the order they are documented. */
+export const SIGNED_OPS = ['claim', 'deposit', 'mint', 'withdraw', 'burn'] as const;
+export type SignedOp = (typeof SIGNED_OPS)[number];
+/** The operations that move a given amount of a symbol: body and signed message as deposit. */
+export type TransferOp = Exclude<SignedOp, 'claim'>;
 export type SignatureEncoding = 'base58' | 'base64' | 'hex';
 
 export interface EndpointConfig {
@@ -90,7 +94,7 @@ export type AmountSpec =
   | { kind: 'percent'; ppm: number }
   | { kind: 'all' };
 
-export type StepSpec = { kind: 'claim' } | { kind: 'deposit' | 'mint'; symbol: string; amount: AmountSpec };
+export type StepSpec = { kind: 'claim' } | { kind: TransferOp; symbol: string; amount: AmountSpec };
 
 export interface RuleLimits {
   oncePerEpoch: boolean;

@@ -13,6 +13,8 @@ export const DEFAULT_ENDPOINTS: Readonly<Record<SignedOp, SignedEndpoint>> = Obj
   claim: { method: 'POST', path: '/rewards/claim', message: '{wallet}|{ts}', ...answers },
   deposit: { method: 'POST', path: '/actions/deposit', message: '{wallet}|{symbol}|{amount}|{ts}', ...answers },
   mint: { method: 'POST', path: '/actions/mint', message: '{wallet}|{symbol}|{amount}|{ts}', ...answers },
+  withdraw: { method: 'POST', path: '/actions/withdraw', message: '{wallet}|{symbol}|{amount}|{ts}', ...answers },
+  burn: { method: 'POST', path: '/actions/burn', message: '{wallet}|{symbol}|{amount}|{ts}', ...answers },
 });
 
 export const DEFAULT_HEADER_PREFIX = 'x-svc';

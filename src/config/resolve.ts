@@ -20,10 +20,13 @@ import type {
   StepSpec,
   WalletConfig,
 } from '../domain.js';
+import { SIGNED_OPS, type TransferOp } from '../domain.js';
 import { cronProblem } from './cron.js';
 import { parseDuration } from './durations.js';
 import { formatPath, type ConfigSource, type IssueList, type Path } from './positions.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
+
+const TRANSFER_OPS = SIGNED_OPS.filter((op): op is TransferOp => op !== 'claim');
 
 export interface ResolveContext {
   source: ConfigSource;
@@ -71,7 +74,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
 
 function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
   const endpoints = {} as Record<SignedOp, SignedEndpoint>;
-  for (const op of ['claim', 'deposit', 'mint'] as const) {
+  for (const op of SIGNED_OPS) {
     endpoints[op] = { ...DEFAULT_ENDPOINTS[op], ...definedOnly(api.endpoints?.[op] ?? {}) };
   }
   return {
@@ -267,7 +270,9 @@ function conditions(when: NonNullable<RawRule['when']>, base: Path, ctx: Resolve
 
 function step(s: RawStep, path: Path, ctx: ResolveContext): StepSpec {
   if (s === 'claim') return { kind: 'claim' };
-  const [kind, t] = 'deposit' in s ? (['deposit', s.deposit] as const) : (['mint', s.mint] as const);
+  const kind = TRANSFER_OPS.find((op) => op in s);
+  const t = kind === undefined ? undefined : (s as Partial<Record<TransferOp, { symbol: string; amount: number | string }>>)[kind];
+  if (kind === undefined || t === undefined) throw new Error(`unreachable: a step the schema accepted has no known kind`);
   return { kind, symbol: t.symbol, amount: stepAmount(t.amount, [...path, kind, 'amount'], ctx) };
 }
 

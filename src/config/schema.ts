@@ -138,7 +138,13 @@ const Api = z
       .prefault({})
       .describe('client-side rate limiter'),
     endpoints: z
-      .strictObject({ claim: Endpoint.optional(), deposit: Endpoint.optional(), mint: Endpoint.optional() })
+      .strictObject({
+        claim: Endpoint.optional(),
+        deposit: Endpoint.optional(),
+        mint: Endpoint.optional(),
+        withdraw: Endpoint.optional(),
+        burn: Endpoint.optional(),
+      })
       .optional()
       .describe('method, path and signed message of each signed operation'),
     signature_encoding: z.enum(['base58', 'base64', 'hex']).default('base58').describe('encoding of the Ed25519 signature'),
@@ -241,8 +247,10 @@ const Step = z
       z.literal('claim').describe("claim the wallet's pending rewards"),
       z.strictObject({ deposit: Transfer.describe('deposit into a vault') }),
       z.strictObject({ mint: Transfer.describe('mint a leveraged token') }),
+      z.strictObject({ withdraw: Transfer.describe('withdraw from a vault') }),
+      z.strictObject({ burn: Transfer.describe('burn (redeem) a leveraged token') }),
     ],
-    { error: whenPresent('expected claim, { deposit: { symbol, amount } } or { mint: { symbol, amount } }') },
+    { error: whenPresent('expected claim, or one of { deposit | mint | withdraw | burn: { symbol, amount } }') },
   )
   .describe('one action; steps run in order');
 

@@ -125,7 +125,16 @@ function describeCondition(c: Condition): string {
 function describeStep(s: StepSpec): string {
   if (s.kind === 'claim') return 'claim';
   const amount = describeAmount(s.amount);
-  return s.kind === 'deposit' ? `deposit ${amount} into ${s.symbol}` : `mint ${s.symbol} with ${amount}`;
+  switch (s.kind) {
+    case 'deposit':
+      return `deposit ${amount} into ${s.symbol}`;
+    case 'mint':
+      return `mint ${s.symbol} with ${amount}`;
+    case 'withdraw':
+      return `withdraw ${amount} from ${s.symbol}`;
+    case 'burn':
+      return `burn ${s.symbol} for ${amount}`;
+  }
 }
 
 function describeAmount(a: AmountSpec): string {

@@ -74,12 +74,8 @@ export interface Sandbox {
 
 /** The real service lists SOL2X, SOL5X and a few token-specific 2X/5X vaults (which ones is ours to pick). */
 export const DEFAULT_SYMBOLS = ['SOL2X', 'SOL5X', 'JUP2X', 'JUP5X', 'BONK2X'];
-/** The client's defaults, plus withdraw and burn where the real service documents them. */
-export const SANDBOX_ENDPOINTS: Readonly<Record<SandboxOp, SandboxEndpoint>> = Object.freeze({
-  withdraw: { method: 'POST', path: '/actions/withdraw', message: '{wallet}|{symbol}|{amount}|{ts}' },
-  burn: { method: 'POST', path: '/actions/burn', message: '{wallet}|{symbol}|{amount}|{ts}' },
-  ...DEFAULT_ENDPOINTS,
-});
+/** The client's defaults: every operation the real service documents. */
+export const SANDBOX_ENDPOINTS: Readonly<Record<SandboxOp, SandboxEndpoint>> = Object.freeze({ ...DEFAULT_ENDPOINTS });
 export const DEFAULT_ACCRUAL_LAMPORTS_PER_SEC = 100_000n;
 const MAX_BODY_BYTES = 64 * 1024;
 

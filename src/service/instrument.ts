@@ -1,6 +1,6 @@
 // Connects the daemon's hooks (cycle observer, step outcomes, HTTP exchanges, limiter waits) to
 // the Prometheus metrics, so the core never imports prom-client.
-import type { Clock, EndpointConfig, SignedOp } from '../domain.js';
+import { SIGNED_OPS, type Clock, type EndpointConfig, type SignedOp } from '../domain.js';
 import type { StepEvent } from '../worker/executor.js';
 import type { CycleObserver } from '../worker/wallet-cycle.js';
 import type { Metrics } from './metrics.js';
@@ -39,7 +39,7 @@ export function operationOf(method: string, url: string, endpoints: Record<Signe
     if (path.endsWith('/health')) return 'health';
     return 'other';
   }
-  for (const op of ['claim', 'deposit', 'mint'] as const) {
+  for (const op of SIGNED_OPS) {
     if (endpoints[op].method === method && path.endsWith(endpoints[op].path)) return op;
   }
   return 'other';

@@ -3,7 +3,7 @@
 // never sees a label name.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { lamportsToDisplayNumber, type Lamports } from '../api/amount.js';
-import type { PlanStatus, SignedOp, StepState } from '../domain.js';
+import { SIGNED_OPS, type PlanStatus, type SignedOp, type StepState } from '../domain.js';
 
 export type PollOutcome = 'ok' | 'failed';
 /** A plan is counted when recorded ('created') and again when it settles. */
@@ -68,7 +68,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
   const steps = new Counter({
     name: `${PREFIX}steps_total`,
-    help: 'Plan steps by kind (claim | deposit | mint) and the state they reached.',
+    help: 'Plan steps by kind (claim | deposit | mint | withdraw | burn) and the state they reached.',
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
@@ -78,7 +78,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['kind'] as const,
     registers,
   });
-  for (const kind of ['claim', 'deposit', 'mint'] as const) anomalies.inc({ kind }, 0);
+  for (const kind of SIGNED_OPS) anomalies.inc({ kind }, 0);
   const unknownOpen = new Gauge({
     name: `${PREFIX}unknown_steps_open`,
     help: 'Steps in state unknown awaiting reconciliation or an operator (autoclaim actions resolve).',

@@ -54,7 +54,7 @@ export class Supervisor {
     this.metrics = createMetrics();
     this.instruments = instrument(this.metrics, {
       clock: opts.clock,
-      endpoints: () => this.runtime?.config.api.endpoints ?? { claim: noEndpoint, deposit: noEndpoint, mint: noEndpoint },
+      endpoints: () => this.runtime?.config.api.endpoints ?? { claim: noEndpoint, deposit: noEndpoint, mint: noEndpoint, withdraw: noEndpoint, burn: noEndpoint },
     });
     this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
     const url = webhookUrl(opts.env);

@@ -63,7 +63,7 @@ export class StepRepo {
     this.selectUnknownSigned = db.prepare<[string], { n: number }>(`
       SELECT EXISTS (
         SELECT 1 FROM steps s JOIN plans p ON p.id = s.plan_id
-        WHERE p.address = ? AND p.dry = 0 AND s.state = 'unknown' AND s.kind IN ('deposit', 'mint')
+        WHERE p.address = ? AND p.dry = 0 AND s.state = 'unknown' AND s.kind <> 'claim'
       ) AS n`);
     this.selectClaimInDoubt = db.prepare<[string, number], { n: number }>(`
       SELECT EXISTS (

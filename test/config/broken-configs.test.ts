@@ -169,7 +169,7 @@ const CASES: Case[] = [
   {
     name: 'a misspelt step',
     yaml: edit(BASE, '- claim', '- clam'),
-    errors: ['config.yaml:12:9 rules[0].do[0]: expected claim, { deposit: { symbol, amount } } or { mint: { symbol, amount } }'],
+    errors: ['config.yaml:12:9 rules[0].do[0]: expected claim, or one of { deposit | mint | withdraw | burn: { symbol, amount } }'],
   },
   {
     name: 'a literal API key',

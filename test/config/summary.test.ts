@@ -21,9 +21,11 @@ describe('summarizeConfig: what check prints', () => {
       'safety    at most 10 SOL per action',
       'signing   Ed25519 over the UTF-8 message, signature encoded base58',
       '          headers: authorization: Bearer <API key>, x-svc-ts: <Unix seconds, the {ts} signed>, x-svc-wallet: <wallet address>',
-      '          claim    POST /rewards/claim    signs {wallet}|{ts}',
-      '          deposit  POST /actions/deposit  signs {wallet}|{symbol}|{amount}|{ts}',
-      '          mint     POST /actions/mint     signs {wallet}|{symbol}|{amount}|{ts}',
+      '          claim     POST /rewards/claim     signs {wallet}|{ts}',
+      '          deposit   POST /actions/deposit   signs {wallet}|{symbol}|{amount}|{ts}',
+      '          mint      POST /actions/mint      signs {wallet}|{symbol}|{amount}|{ts}',
+      '          withdraw  POST /actions/withdraw  signs {wallet}|{symbol}|{amount}|{ts}',
+      '          burn      POST /actions/burn      signs {wallet}|{symbol}|{amount}|{ts}',
       '          note: the service does not publish the claim message; confirm it with the service (`autoclaim doctor` shows the exact claim, unsent)',
       '',
       'wallets (3)',
@@ -82,8 +84,8 @@ metrics: { listen: "127.0.0.1:9464" }
       expect(text).not.toContain('CANARY');
       expect(text).toContain('signing   Ed25519 over the UTF-8 message, signature encoded base58\n');
       expect(text).toContain('headers: authorization: Bearer <API key>, x-rw-ts: <Unix seconds, the {ts} signed>, x-rw-wallet: <wallet address>\n');
-      expect(text).toContain('          claim    PUT /v2/claim          signs {op}|{wallet}|{ts}|{epoch}\n');
-      expect(text).toContain('          deposit  POST /actions/deposit  signs {wallet}|{symbol}|{amount}|{ts}\n');
+      expect(text).toContain('          claim     PUT /v2/claim           signs {op}|{wallet}|{ts}|{epoch}\n');
+      expect(text).toContain('          deposit   POST /actions/deposit   signs {wallet}|{symbol}|{amount}|{ts}\n');
       expect(text).toMatch(/note: the service does not publish the claim message; confirm it .*autoclaim doctor/);
       expect(summarizeConfig(config, NOW)).toContain(
         'api key   $AUTOCLAIM_API_KEY, else file /etc/autoclaim/api_key, else systemd credential api_key',

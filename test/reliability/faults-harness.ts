@@ -34,7 +34,7 @@ export const CONNECT_TIMEOUT_MS = 300;
 export type WireFault = 'refused' | 'dns' | 'connect_timeout';
 
 /** Each op's rule: a claim alone, or a claim followed by a transfer of half of what was claimed. */
-export const RULES: Record<SignedOp, string> = {
+export const RULES: Record<'claim' | 'deposit' | 'mint', string> = {
   claim: `  - name: r
     when: { pending_sol: { gte: 0.5 } }
     do: [claim]
@@ -183,7 +183,7 @@ export async function runOnce(
   const redactor = new Redactor().add(CANARY_API_KEY);
   const logger = createLogger({ level: 'debug', redactor, pretty: false, destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
   const store = openStore(config.state.path, { logger, clock: systemClock, redactor });
-  const posts: Record<SignedOp, number> = { claim: 0, deposit: 0, mint: 0 };
+  const posts: Record<SignedOp, number> = { claim: 0, deposit: 0, mint: 0, withdraw: 0, burn: 0 };
   const wire = await faultyDispatcher(config, opts.wireFault, opts.faultOp ?? 'claim', posts, opts.readsFailAfter);
   try {
     const signers = new Map<string, Signer>();

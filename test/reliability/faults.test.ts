@@ -39,7 +39,7 @@ interface After {
   sends: number;
 }
 
-type Row = [fault: string, op: SignedOp, first: After, second: After];
+type Row = [fault: string, op: keyof typeof RULES, first: After, second: After];
 
 // What a step looks like after a `once`: its state, the server-side applications of its op, and
 // how many signed requests were recorded for it.
