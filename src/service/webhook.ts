@@ -1,39 +1,56 @@
 // Optional notifications to a generic JSON webhook. The payload carries both `text` (Slack) and
-// `content` (Discord), plus `event`, `key` and `details` for anything else. Deduplicated by key,
-// paced to one POST per minIntervalMs through a bounded queue, and fire-and-forget: notify() never
-// blocks, never throws, and a dead webhook costs the daemon a log line, nothing more.
+// `content` (Discord), plus `event`, `key`, `details` and `events` for anything else.
+//
+// Failures reach a human first: events wait in two bounded queues, failures and information
+// (acknowledgements), and every POST takes failures before anything else, so ten thousand
+// acknowledgements can neither delay nor push out one rejected step. Each POST carries up to
+// maxBatch events, paced to one POST per minIntervalMs, deduplicated by key. With a secret, each
+// POST is signed (HMAC-SHA256 over the timestamp and the exact body) so the receiver can tell it
+// from a forgery. Fire-and-forget: notify() never blocks, never throws, and a dead webhook costs
+// the daemon a log line, nothing more.
+import { createHmac } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../domain.js';
 import { systemClock } from '../domain.js';
 import { toJson, type Logger } from '../log/logger.js';
 import type { NotificationOutcome } from './metrics.js';
 
+export type WebhookPriority = 'failure' | 'info';
+
 export interface WebhookEvent {
-  /** Same key within the dedupe window = sent once, e.g. "acknowledged:step:42". */
+  /** Same key within the dedupe window = sent once, e.g. "rejected:step:42". */
   key: string;
-  /** The log event it mirrors, e.g. "action.acknowledged", "alert.opened". */
+  /** The log event it mirrors, e.g. "action.rejected", "alert.opened". */
   event: string;
   text: string;
   details?: Record<string, unknown>;
+  /** Which queue it waits in; default `failure`. Acknowledgements are `info`. */
+  priority?: WebhookPriority;
 }
 
 export interface WebhookNotifier {
   notify(event: WebhookEvent): void;
-  /** Stops accepting events and waits (up to timeoutMs) for the queue to drain. */
+  /** Stops accepting events and waits (up to timeoutMs) for the queues to drain. */
   close(timeoutMs?: number): Promise<void>;
 }
 
 export interface WebhookOptions {
   /** Often a secret in itself (Slack, Discord): never logged; register it with the Redactor. */
   url: string;
+  /** Signs every POST (see signWebhookBody); register it with the Redactor too. */
+  secret?: string | undefined;
   dispatcher?: Dispatcher;
   logger: Logger;
   /** At most one POST per this many ms; default 2000 (Discord allows ~30 a minute). */
   minIntervalMs?: number;
   /** A key seen within this window is dropped; default 1 hour. */
   dedupeMs?: number;
-  /** Events waiting beyond this are dropped; default 100. */
+  /** Failures waiting beyond this are dropped; default 1000. */
   maxQueue?: number;
+  /** Information (acknowledgements) waiting beyond this is dropped; default 100. */
+  maxInfoQueue?: number;
+  /** Events in one POST; default 20. */
+  maxBatch?: number;
   timeoutMs?: number;
   clock?: Clock;
   /** How the wait between POSTs is done; tests pass one that moves a fake clock. */
@@ -41,40 +58,74 @@ export interface WebhookOptions {
   onOutcome?: (outcome: NotificationOutcome) => void;
 }
 
+/** Header names of a signed POST. */
+export const SIGNATURE_HEADER = 'x-autoclaim-signature';
+export const TIMESTAMP_HEADER = 'x-autoclaim-timestamp';
+
+/**
+ * The signature header's value: `sha256=` and the hex HMAC-SHA256, keyed by the secret, of
+ * `<timestamp>.<body>`, the body byte for byte as sent. The timestamp (Unix seconds, also sent in
+ * its own header) is inside the MAC, so a receiver that refuses old timestamps refuses replays.
+ */
+export function signWebhookBody(secret: string, timestamp: number, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
 const DISCORD_CONTENT_MAX = 2000;
+
+interface Queued extends WebhookEvent {
+  at: number;
+}
 
 export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
   const clock = opts.clock ?? systemClock;
   const minInterval = opts.minIntervalMs ?? 2000;
   const dedupeMs = opts.dedupeMs ?? 3_600_000;
-  const maxQueue = opts.maxQueue ?? 100;
+  const bounds: Record<WebhookPriority, number> = { failure: opts.maxQueue ?? 1000, info: opts.maxInfoQueue ?? 100 };
+  const maxBatch = Math.max(1, opts.maxBatch ?? 20);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const sleep = opts.sleep ?? defaultSleep;
   const log = opts.logger;
   const host = safeHost(opts.url);
 
   const seen = new Map<string, number>(); // key → monotonic ms when accepted
-  const queue: WebhookEvent[] = [];
+  const queues: Record<WebhookPriority, Queued[]> = { failure: [], info: [] };
+  const dropWarned: Record<WebhookPriority, boolean> = { failure: false, info: false };
   let lastPostAt: number | undefined;
   let draining: Promise<void> | undefined;
   let closed = false;
-  let dropWarned = false;
 
-  const outcome = (o: NotificationOutcome): void => {
+  const waiting = (): number => queues.failure.length + queues.info.length;
+
+  const outcome = (o: NotificationOutcome, n = 1): void => {
     try {
-      opts.onOutcome?.(o);
+      for (let i = 0; i < n; i++) opts.onOutcome?.(o);
     } catch {
       // a metrics hook must not break notifications
     }
   };
 
-  const post = async (e: WebhookEvent): Promise<void> => {
-    const text = e.text.length > DISCORD_CONTENT_MAX ? `${e.text.slice(0, DISCORD_CONTENT_MAX - 1)}…` : e.text;
-    const body = toJson({ text, content: text, event: e.event, key: e.key, at: new Date(clock.now()).toISOString(), details: e.details ?? {} });
+  /** The next POST's events: failures first, then information, up to maxBatch. */
+  const nextBatch = (): Queued[] => {
+    const batch = queues.failure.splice(0, maxBatch);
+    if (batch.length < maxBatch) batch.push(...queues.info.splice(0, maxBatch - batch.length));
+    return batch;
+  };
+
+  const post = async (batch: Queued[]): Promise<void> => {
+    const body = toJson(payload(batch));
+    const keys = batch.map((e) => e.key);
+    const key = keys.length === 1 ? keys[0] : `${keys[0]} (+${keys.length - 1})`;
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'autoclaim' };
+    if (opts.secret !== undefined) {
+      const ts = Math.floor(clock.now() / 1000);
+      headers[TIMESTAMP_HEADER] = String(ts);
+      headers[SIGNATURE_HEADER] = signWebhookBody(opts.secret, ts, body);
+    }
     try {
       const res = await request(opts.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'autoclaim' },
+        headers,
         body,
         dispatcher: opts.dispatcher,
         headersTimeout: timeoutMs,
@@ -82,27 +133,30 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
       });
       await res.body.dump();
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        outcome('sent');
-        log.debug({ event: 'notify.webhook_sent', key: e.key, host }, 'webhook notification sent');
+        outcome('sent', batch.length);
+        log.debug({ event: 'notify.webhook_sent', key, events: batch.length, host }, 'webhook notification sent');
       } else {
-        outcome('failed');
-        log.warn({ event: 'notify.webhook_failed', key: e.key, host, status: res.statusCode }, `webhook answered ${res.statusCode}`);
+        outcome('failed', batch.length);
+        log.warn({ event: 'notify.webhook_failed', key, events: batch.length, host, status: res.statusCode }, `webhook answered ${res.statusCode}`);
       }
     } catch (err) {
-      outcome('failed');
+      outcome('failed', batch.length);
       // The error's message may quote the URL; the Redactor scrubs it if the daemon registered it.
-      log.warn({ event: 'notify.webhook_failed', key: e.key, host, err }, 'webhook notification failed');
+      log.warn({ event: 'notify.webhook_failed', key, events: batch.length, host, err }, 'webhook notification failed');
     }
   };
 
   const drain = async (): Promise<void> => {
-    for (let e = queue.shift(); e !== undefined; e = queue.shift()) {
-      if (lastPostAt !== undefined) {
+    for (;;) {
+      if (lastPostAt !== undefined && waiting() > 0) {
         const wait = lastPostAt + minInterval - clock.monotonic();
         if (wait > 0) await sleep(wait);
       }
+      // Taken after the wait: a failure that arrived meanwhile goes ahead of older information.
+      const batch = nextBatch();
+      if (batch.length === 0) return;
       lastPostAt = clock.monotonic();
-      await post(e);
+      await post(batch);
     }
   };
 
@@ -111,7 +165,7 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
       .catch((err: unknown) => log.warn({ event: 'notify.webhook_failed', host, err }, 'webhook queue failed'))
       .finally(() => {
         draining = undefined;
-        if (queue.length > 0 && !closed) kick();
+        if (waiting() > 0 && !closed) kick();
       });
   };
 
@@ -122,14 +176,17 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
         const now = clock.monotonic();
         for (const [k, at] of seen) if (now - at > dedupeMs) seen.delete(k);
         if (seen.has(e.key)) return;
-        if (queue.length >= maxQueue) {
+        const priority = e.priority ?? 'failure';
+        const queue = queues[priority];
+        if (queue.length >= bounds[priority]) {
           outcome('dropped');
-          log[dropWarned ? 'debug' : 'warn']({ event: 'notify.webhook_dropped', key: e.key, queued: queue.length }, 'webhook queue full; notification dropped');
-          dropWarned = true;
+          const level = dropWarned[priority] ? 'debug' : 'warn';
+          log[level]({ event: 'notify.webhook_dropped', key: e.key, priority, queued: queue.length }, `webhook ${priority} queue full; notification dropped`);
+          dropWarned[priority] = true;
           return;
         }
         seen.set(e.key, now);
-        queue.push(e);
+        queue.push({ ...e, at: clock.now() });
         kick();
       } catch (err) {
         log.warn({ event: 'notify.webhook_failed', host, err }, 'webhook notification not queued');
@@ -144,12 +201,28 @@ export function createWebhookNotifier(opts: WebhookOptions): WebhookNotifier {
       });
       await Promise.race([draining, deadline]);
       clearTimeout(timer);
-      if (queue.length > 0) {
-        log.warn({ event: 'notify.webhook_dropped', queued: queue.length }, 'shutting down with webhook notifications unsent');
-        queue.length = 0;
+      const left = waiting();
+      if (left > 0) {
+        outcome('dropped', left);
+        log.warn({ event: 'notify.webhook_dropped', queued: left }, 'shutting down with webhook notifications unsent');
+        queues.failure.length = 0;
+        queues.info.length = 0;
       }
     },
   };
+}
+
+/**
+ * One event: its own `event`, `key`, `details` at the top, as a receiver filtering on them expects.
+ * Several: `event: "batch"`, one line of `text` each, and every event whole in `events`.
+ */
+function payload(batch: Queued[]): Record<string, unknown> {
+  const events = batch.map((e) => ({ event: e.event, key: e.key, text: e.text, at: new Date(e.at).toISOString(), details: e.details ?? {} }));
+  const first = events[0];
+  const joined = events.length === 1 ? (first?.text ?? '') : `${events.length} autoclaim notifications:\n${events.map((e) => `• ${e.text}`).join('\n')}`;
+  const text = joined.length > DISCORD_CONTENT_MAX ? `${joined.slice(0, DISCORD_CONTENT_MAX - 1)}…` : joined;
+  if (events.length === 1 && first !== undefined) return { text, content: text, event: first.event, key: first.key, at: first.at, details: first.details, events };
+  return { text, content: text, event: 'batch', key: `batch:${first?.key ?? ''}`, at: first?.at, details: { count: events.length }, events };
 }
 
 function defaultSleep(ms: number): Promise<void> {

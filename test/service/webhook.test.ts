@@ -81,7 +81,18 @@ describe('createWebhookNotifier', () => {
       key: 'ack:1',
       at: new Date(1_800_000_001_000).toISOString(),
       details: { step: 1, lamports: '1500000000' },
+      events: [
+        {
+          event: 'action.acknowledged',
+          key: 'ack:1',
+          text: 'treasury: claimed 1.5 SOL',
+          at: new Date(1_800_000_001_000).toISOString(),
+          details: { step: 1, lamports: '1500000000' },
+        },
+      ],
     });
+    // No secret, no signature.
+    expect(r.received[0]?.headers['x-autoclaim-signature']).toBeUndefined();
   });
 
   it('sends a key once within the dedupe window and again after it', async () => {
@@ -116,7 +127,7 @@ describe('createWebhookNotifier', () => {
     const r = await receiver();
     agent = new Agent();
     const t = fakeTime();
-    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, minIntervalMs: 2000 });
+    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, minIntervalMs: 2000, maxBatch: 1 });
     for (const n of [1, 2, 3]) notifier.notify({ key: `k${n}`, event: 'e', text: `m${n}` });
     await r.next(3);
     expect(r.received.map((x) => x.body['text'])).toEqual(['m1', 'm2', 'm3']);
