@@ -1,5 +1,5 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
-import type { AppConfig, Clock, Rule, WalletConfig } from './domain.js';
+import type { AppConfig, Clock, PlanStatus, Rule, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
 import { loadValidConfig, tryLoadSigners, type Runtime, type RuntimeOptions } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
@@ -76,6 +76,7 @@ export class Daemon {
       },
       pollFailed: (w, err) => outer?.pollFailed?.(w, err),
       planRecorded: (rule, dry) => outer?.planRecorded?.(rule, dry),
+      planSettled: (rule, status) => outer?.planSettled?.(rule, status),
     };
     this.executor = new PlanExecutor({
       store: runtime.store,
@@ -97,6 +98,11 @@ export class Daemon {
     return this.config;
   }
 
+  /** Where signing stands: paused for every wallet, or for some (readiness and metrics). */
+  signingPauses(): ReturnType<PlanExecutor['pauses']> {
+    return this.executor.pauses();
+  }
+
   /** Marks steps left in flight by a crash as unknown; logs each so an operator sees it. */
   recover(): void {
     const { store } = this.opts.runtime;
@@ -108,6 +114,11 @@ export class Daemon {
           : `${step.kind} was in flight at the last shutdown or crash; it will NOT be re-sent. Resolve it with \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
       );
     }
+  }
+
+  /** Runs one recorded plan's remaining steps now (a one-off `send`); call recover() first. */
+  async runPlan(planId: number): Promise<PlanStatus> {
+    return this.executor.execute(planId);
   }
 
   async runWallet(name: string): Promise<WalletCycleResult | undefined> {

@@ -122,7 +122,8 @@ export interface AppConfig {
   file: string;
   api: ApiConfig;
   state: { path: string };
-  schedule: { poll: string; jitterMs: number };
+  /** `timezone`: IANA name the cron fields are read in; undefined = the process's local time. */
+  schedule: { poll: string; jitterMs: number; timezone: string | undefined };
   wallets: WalletConfig[];
   rules: Rule[];
   safety: SafetyConfig;
@@ -139,7 +140,13 @@ export interface AlertsConfig {
   unknownStepAfterMs: number;
   /** Server Date vs our clock beyond this is warned about (x-svc-ts would be refused). */
   clockSkewMs: number;
+  /** What the webhook (if one is set up) is sent: alerts.webhook.events, shorthands expanded. */
+  webhookEvents: WebhookCategory[];
 }
+
+/** The kinds of webhook notification an operator can choose (alerts.webhook.events). */
+export const WEBHOOK_CATEGORIES = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'acknowledged'] as const;
+export type WebhookCategory = (typeof WEBHOOK_CATEGORIES)[number];
 
 /** Options for the in-process simulator when api.base_url is "sandbox". */
 export interface SandboxOptionsConfig {
@@ -206,6 +213,8 @@ export interface PlanDraft {
   steps: StepSpec[];
   /** What this plan expects to claim (the pending amount at decision time). */
   estimateLamports: Lamports;
+  /** A one-off `autoclaim send --id ID`: at most one plan per id, ever (UNIQUE). */
+  manualId?: string;
 }
 
 /** A recorded plan, as the rules engine needs it for limits. */

@@ -7,6 +7,8 @@ export interface CliIo {
   cwd: string;
   stdout: Writable & { isTTY?: boolean };
   stderr: Writable;
+  /** For a confirmation on a terminal (`send`); absent in tests that never ask. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   clock: Clock;
   /** Resolves when the process is asked to stop (SIGTERM/SIGINT); `run` and `sandbox` wait on it. */
   signals: SignalSource;

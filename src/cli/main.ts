@@ -8,6 +8,7 @@ const code = await main(process.argv.slice(2), {
   cwd: process.cwd(),
   stdout: process.stdout,
   stderr: process.stderr,
+  stdin: process.stdin,
   clock: systemClock,
   signals: process,
 });

@@ -12,6 +12,7 @@ import { leaderboardCommand, walletCommand } from './commands/read.js';
 import { onceCommand, runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { schemaCommand } from './commands/schema.js';
+import { sendCommand, type SendOptions } from './commands/send.js';
 import { statusCommand } from './commands/status.js';
 
 export const VERSION = '0.1.0';
@@ -70,7 +71,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .command('actions')
     .description('the recorded plans and steps')
     .option('--json', 'machine-readable output')
-    .addOption(new Option('--state <state>', 'only steps in this state').choices(['planned', 'sending', 'acknowledged', 'rejected', 'unknown', 'skipped']))
+    .addOption(new Option('--state <state>', 'only steps in this state').choices(['planned', 'sending', 'acknowledged', 'rejected', 'failed', 'unknown', 'skipped']))
     .option('--limit <n>', 'at most this many plans', '50')
     .action(run('stderr', (ctx) => actionsCommand(ctx, actions.opts())));
   actions
@@ -82,6 +83,19 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .action(async function (this: Command, id: string) {
       const opts = this.opts<{ applied?: boolean; notApplied?: boolean; note?: string }>();
       await run('stderr', (ctx) => resolveCommand(ctx, id, opts)).call(this);
+    });
+  program
+    .command('send <op>')
+    .description('one action you decide (claim, deposit, mint, withdraw, burn) through the journal and safety caps, exactly once per --id')
+    .option('--wallet <name>', 'the configured wallet to act for')
+    .option('--symbol <symbol>', 'vault or token symbol (not for claim)')
+    .option('--amount <sol>', 'amount in SOL, e.g. 1.5 (not for claim)')
+    .option('--id <id>', 'your id for this action: the same id never sends twice')
+    .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
+    .option('--dry-run', 'say what would be sent; record and send nothing')
+    .action(async function (this: Command, op: string) {
+      const opts = this.opts<SendOptions>();
+      await run('stdout', (ctx) => sendCommand(ctx, op, opts)).call(this);
     });
   program
     .command('leaderboard')

@@ -50,6 +50,7 @@ export class PlanRepo {
   private readonly insertPlanStmt;
   private readonly insertStepStmt;
   private readonly selectPlan;
+  private readonly selectManual;
   private readonly selectSteps;
   private readonly selectOpen;
   private readonly selectActive;
@@ -63,14 +64,15 @@ export class PlanRepo {
 
   constructor(db: Db) {
     this.insertPlanStmt = db.prepare<Record<string, unknown>, RawPlan>(`
-      INSERT INTO plans (wallet, address, rule, epoch, seq, dry, status, estimate_lamports, reason, created_at, updated_at)
-      VALUES (@wallet, @address, @rule, @epoch, @seq, @dry, @status, @estimate, @reason, @now, @now)
-      ON CONFLICT (address, rule, epoch, seq, dry) DO NOTHING
+      INSERT INTO plans (wallet, address, rule, epoch, seq, dry, status, estimate_lamports, reason, manual_id, created_at, updated_at)
+      VALUES (@wallet, @address, @rule, @epoch, @seq, @dry, @status, @estimate, @reason, @manualId, @now, @now)
+      ON CONFLICT DO NOTHING
       RETURNING *`);
     this.insertStepStmt = db.prepare<Record<string, unknown>>(`
       INSERT INTO steps (plan_id, idx, kind, symbol, amount_spec, amount_lamports, state, resolution, created_at, updated_at)
       VALUES (@planId, @idx, @kind, @symbol, @spec, @lamports, @state, @resolution, @now, @now)`);
     this.selectPlan = db.prepare<[number], RawPlan>('SELECT * FROM plans WHERE id = ?');
+    this.selectManual = db.prepare<[string], RawPlan>('SELECT * FROM plans WHERE manual_id = ?');
     this.selectSteps = db.prepare<[number], RawStep>('SELECT * FROM steps WHERE plan_id = ? ORDER BY idx');
     this.selectOpen = db.prepare<{ address: string | null }, RawPlan>(
       "SELECT * FROM plans WHERE status = 'open' AND dry = 0 AND (@address IS NULL OR address = @address) ORDER BY id",
@@ -118,6 +120,7 @@ export class PlanRepo {
       status: opts.dry ? 'dry' : 'open',
       estimate: lamportsText(draft.estimateLamports, 'estimate'),
       reason: opts.reason,
+      manualId: draft.manualId ?? null,
       now: opts.now,
     });
     if (plan === undefined) return undefined;
@@ -136,6 +139,12 @@ export class PlanRepo {
 
   get(id: number): PlanWithSteps | undefined {
     const r = this.selectPlan.get(id);
+    return r === undefined ? undefined : this.withSteps(r);
+  }
+
+  /** The plan of a one-off `send --id ID`, if that id was ever used. */
+  byManualId(id: string): PlanWithSteps | undefined {
+    const r = this.selectManual.get(id);
     return r === undefined ? undefined : this.withSteps(r);
   }
 

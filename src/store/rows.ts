@@ -36,6 +36,8 @@ export interface PlanRow {
   claimedLamports: Lamports | null;
   /** Why the rule fired (the decision's detail). */
   reason: string;
+  /** The id of a one-off `autoclaim send`; null for a rule's plan. */
+  manualId: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -140,6 +142,7 @@ export interface RawPlan {
   estimate_lamports: string;
   claimed_lamports: string | null;
   reason: string;
+  manual_id: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -207,6 +210,7 @@ export function planFromRaw(r: RawPlan): PlanRow {
     estimateLamports: BigInt(r.estimate_lamports),
     claimedLamports: lamportsOrNull(r.claimed_lamports),
     reason: r.reason,
+    manualId: r.manual_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

@@ -3,6 +3,7 @@
 // out as a StateError, so a caller that cannot record cannot send (fail closed).
 import type { Lamports } from '../api/amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../domain.js';
+import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { openDatabase, toStateError, type Db } from './db.js';
 import { StateFiles } from './identity.js';
@@ -57,6 +58,8 @@ export interface Store {
   /** Plans of this address that still have work: status open or blocked, oldest first. */
   activePlans(address: string): PlanWithSteps[];
   getPlan(id: number): PlanWithSteps | undefined;
+  /** The plan of a one-off `send --id ID`, if that id was ever used. */
+  planByManualId(id: string): PlanWithSteps | undefined;
   listPlans(q?: ListPlansQuery): PlanWithSteps[];
   getStep(id: number): StepRow | undefined;
   stepAttempts(stepId: number): AttemptRow[];
@@ -89,6 +92,11 @@ export interface Store {
   /** The connection's settings, for diagnostics (and to prove they were applied). */
   pragmas(): StorePragmas;
   integrityCheck(): string;
+  /**
+   * Proves a write would go through now (readiness): takes the write lock, writes a row and rolls
+   * it back, so nothing reaches the disk and nothing is fsynced. Throws a StateError when it cannot.
+   */
+  probeWrite(): void;
   close(): void;
 }
 
@@ -170,6 +178,9 @@ class SqliteStore implements Store {
   }
   activePlans(address: string): PlanWithSteps[] {
     return this.io('activePlans', () => this.plans.active(address));
+  }
+  planByManualId(id: string): PlanWithSteps | undefined {
+    return this.io('planByManualId', () => this.plans.byManualId(id));
   }
   getPlan(id: number): PlanWithSteps | undefined {
     return this.io('getPlan', () => this.plans.get(id));
@@ -264,6 +275,19 @@ class SqliteStore implements Store {
         .map((r) => r.integrity_check)
         .join('\n'),
     );
+  }
+
+  probeWrite(): void {
+    this.io('probeWrite', () => {
+      if (!this.db.open) throw new StateError('STATE_IO', `state database ${this.path} is closed`);
+      // BEGIN IMMEDIATE takes the write lock as every real write does; the insert touches a page.
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        this.db.prepare("INSERT OR REPLACE INTO epochs_seen (address, epoch, first_seen_at) VALUES ('', '', 0)").run();
+      } finally {
+        this.db.exec('ROLLBACK');
+      }
+    });
   }
 
   close(): void {

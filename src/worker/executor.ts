@@ -7,7 +7,7 @@ import type { Clock, Lamports, PlanStatus, Rule, SafetyConfig, SignedEndpoint, S
 import { formatSol } from '../api/amount.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import type { Logger } from '../log/logger.js';
-import { DAY_MS, recheckBeforeSigning, resolveStepAmount } from '../rules/index.js';
+import { checkActionLimit, DAY_MS, recheckBeforeSigning, resolveStepAmount } from '../rules/index.js';
 import type { ApiPort, PlanWithSteps, ResponseRecord, Signer, StepRow, StorePort, StoredRequest } from './ports.js';
 import { claimLooksApplied } from './reconcile.js';
 import { classifyAnswer, requestRefusalScope } from './answer.js';
@@ -276,6 +276,12 @@ export class PlanExecutor {
     amounts: { fresh: WalletSummary; stepLamports: Lamports; planLamports: Lamports },
   ): StepResult | undefined {
     const { store, clock } = this.deps;
+    if (plan.manualId !== null) {
+      // A one-off `send`: an operator decided it, so no rule's conditions or limits apply; the
+      // safety cap still does, as do the holds checked before this.
+      const cap = checkActionLimit(amounts.stepLamports, this.deps.safety());
+      return cap.ok ? undefined : this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
+    }
     const rule = this.deps.rules().get(plan.rule);
     if (rule === undefined) return this.skip(plan, `rule ${plan.rule} is no longer configured`);
     const now = (this.deps.elapsedClock ?? clock).now();
@@ -294,11 +300,16 @@ export class PlanExecutor {
     });
     if (verdict.ok) return undefined;
     if (!verdict.refuse) return this.skip(plan, verdict.detail, verdict.reason);
+    return this.refuse(plan, step, log, verdict.reason, verdict.detail, amounts.stepLamports);
+  }
+
+  /** A safety cap refused the step before signing: recorded as rejected, the rest of the plan skipped. */
+  private refuse(plan: PlanWithSteps, step: StepRow, log: Logger, reason: string, detail: string, lamports: Lamports): StepResult {
     log.error(
-      { event: 'action.refused', reason: verdict.reason, amount_sol: formatSol(amounts.stepLamports), max_sol: formatSol(this.deps.safety().maxLamportsPerAction) },
-      `${step.kind} refused before signing: ${verdict.detail}`,
+      { event: 'action.refused', reason, amount_sol: formatSol(lamports), max_sol: formatSol(this.deps.safety().maxLamportsPerAction) },
+      `${step.kind} refused before signing: ${detail}`,
     );
-    store.markRefused(step.id, `${step.kind} refused before signing: ${verdict.detail}`, clock.now());
+    this.deps.store.markRefused(step.id, `${step.kind} refused before signing: ${detail}`, this.deps.clock.now());
     this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
     return 'rejected';
   }

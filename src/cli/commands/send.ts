@@ -1,0 +1,146 @@
+// `send OP --wallet NAME [--symbol S] [--amount A] --id ID [--yes] [--dry-run]`: one action an
+// operator decided, through the same journal as the rules' plans (recorded before it is signed,
+// `sending` before the first byte, the same answer classification and reconciliation), the same
+// safety cap and the same holds. Exactly once per --id: the id is a UNIQUE column of the plan, so
+// the same id again reports what was recorded and sends nothing.
+import { createInterface } from 'node:readline/promises';
+import { formatSol, parseSol, type Lamports } from '../../api/amount.js';
+import { Daemon } from '../../daemon.js';
+import { SIGNED_OPS, type PlanDraft, type SignedOp, type StepSpec, type WalletConfig } from '../../domain.js';
+import { openRuntime, type Runtime } from '../../runtime.js';
+import type { PlanWithSteps } from '../../store/index.js';
+import { failpointsFromEnv } from '../../worker/failpoints.js';
+import { UsageError, type CommandContext } from '../context.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { writeLine } from '../io.js';
+
+export interface SendOptions {
+  wallet?: string;
+  symbol?: string;
+  amount?: string;
+  id?: string;
+  yes?: boolean;
+  dryRun?: boolean;
+}
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
+const SYMBOL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/;
+/** The rule name a one-off plan is recorded under; `@` cannot start a configured rule's name. */
+export const SEND_RULE_PREFIX = '@send:';
+
+interface Request {
+  op: SignedOp;
+  id: string;
+  symbol: string | undefined;
+  lamports: Lamports | undefined;
+}
+
+/** Checks the arguments before anything is opened: a usage error sends nothing and records nothing. */
+export function parseSendArgs(op: string, opts: SendOptions): Request {
+  if (!(SIGNED_OPS as readonly string[]).includes(op)) throw new UsageError(`OP must be one of ${SIGNED_OPS.join(', ')}, got "${op}"`);
+  const kind = op as SignedOp;
+  if (opts.wallet === undefined) throw new UsageError('--wallet NAME is required');
+  if (opts.id === undefined || !ID_PATTERN.test(opts.id)) {
+    throw new UsageError('--id ID is required: 1 to 64 letters, digits, "_", ".", ":" or "-", e.g. --id topup-2026-11-23 (the same id never sends twice)');
+  }
+  if (kind === 'claim') {
+    if (opts.symbol !== undefined || opts.amount !== undefined) throw new UsageError('a claim takes no --symbol or --amount: it claims what is pending');
+    return { op: kind, id: opts.id, symbol: undefined, lamports: undefined };
+  }
+  if (opts.symbol === undefined || !SYMBOL_PATTERN.test(opts.symbol)) throw new UsageError(`${op} needs --symbol, e.g. --symbol SOL2X`);
+  if (opts.amount === undefined) throw new UsageError(`${op} needs --amount in SOL, e.g. --amount 1.5`);
+  let lamports: Lamports;
+  try {
+    lamports = parseSol(opts.amount);
+  } catch (err) {
+    throw new UsageError(`--amount: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (lamports <= 0n) throw new UsageError('--amount must be more than 0');
+  return { op: kind, id: opts.id, symbol: opts.symbol, lamports };
+}
+
+function describe(r: Request, wallet: WalletConfig): string {
+  const what = r.op === 'claim' ? 'claim what is pending' : `${r.op} ${formatSol(r.lamports ?? 0n)} SOL of ${r.symbol ?? '?'}`;
+  return `${what} for wallet ${wallet.name} (${wallet.address}), id ${r.id}`;
+}
+
+function stepOf(r: Request): StepSpec {
+  if (r.op === 'claim') return { kind: 'claim' };
+  return { kind: r.op, symbol: r.symbol ?? '', amount: { kind: 'fixed', lamports: r.lamports ?? 0n } };
+}
+
+/** The outcome of a recorded one-off plan, as lines and an exit code (0 only when applied). */
+function report(ctx: CommandContext, plan: PlanWithSteps, again: boolean): ExitCode {
+  const step = plan.steps[0];
+  const state = step?.state ?? 'missing';
+  const head = again ? `id ${plan.manualId ?? '?'} was already used (plan ${plan.id}); nothing was sent now.` : `plan ${plan.id}:`;
+  writeLine(ctx.io.stdout, `${head} ${step?.kind ?? '?'} is ${state}${step?.error ? ` (${step.error})` : ''}${step?.requestId ? `, x-request-id ${step.requestId}` : ''}`);
+  if (state === 'unknown') {
+    writeLine(ctx.io.stdout, `its outcome is unknown: check it on chain, then \`autoclaim actions resolve ${step?.id ?? '?'} --applied|--not-applied\``);
+  }
+  return state === 'acknowledged' ? EXIT.OK : EXIT.FAILURE;
+}
+
+async function confirm(ctx: CommandContext, question: string): Promise<boolean> {
+  const stdin = ctx.io.stdin;
+  if (stdin?.isTTY !== true) return false;
+  const rl = createInterface({ input: stdin, output: ctx.io.stdout });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export async function sendCommand(ctx: CommandContext, op: string, opts: SendOptions): Promise<ExitCode> {
+  const request = parseSendArgs(op, opts);
+  if (opts.yes !== true && opts.dryRun !== true && ctx.io.stdin?.isTTY !== true) {
+    throw new UsageError('refusing to send without --yes: standard input is not a terminal, so nobody can confirm');
+  }
+  const { io, logger, redactor } = ctx;
+  const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true });
+  try {
+    const wallet = runtime.config.wallets.find((w) => w.name === opts.wallet);
+    if (wallet === undefined) {
+      throw new UsageError(`no wallet named "${opts.wallet ?? ''}" in the config (wallets: ${runtime.config.wallets.map((w) => w.name).join(', ')})`);
+    }
+    const existing = runtime.store.planByManualId(request.id);
+    if (existing !== undefined) return report(ctx, existing, true);
+
+    const text = describe(request, wallet);
+    if (opts.dryRun === true) {
+      writeLine(io.stdout, `dry run: would ${text}; nothing recorded, nothing sent`);
+      return EXIT.OK;
+    }
+    if (opts.yes !== true && !(await confirm(ctx, `${text}?`))) {
+      writeLine(io.stdout, 'not confirmed; nothing recorded, nothing sent');
+      return EXIT.FAILURE;
+    }
+
+    const summary = await runtime.client.walletSummary(wallet.address);
+    const draft: PlanDraft = {
+      wallet: wallet.name,
+      address: wallet.address,
+      rule: `${SEND_RULE_PREFIX}${request.id}`,
+      epoch: summary.epoch,
+      seq: 0,
+      steps: [stepOf(request)],
+      estimateLamports: request.lamports ?? summary.pendingLamports,
+      manualId: request.id,
+    };
+    const plan = runtime.store.insertPlan(draft, { dry: false, now: io.clock.now(), reason: `autoclaim send: ${text}` });
+    // A concurrent `send` with the same id got there first: report what it recorded.
+    if (plan === undefined) {
+      const raced = runtime.store.planByManualId(request.id);
+      return raced === undefined ? EXIT.FAILURE : report(ctx, raced, true);
+    }
+    logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
+    const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env) });
+    daemon.recover();
+    await daemon.runPlan(plan.id);
+    return report(ctx, runtime.store.getPlan(plan.id) ?? plan, false);
+  } finally {
+    await runtime.close();
+  }
+}
