@@ -8,6 +8,8 @@ import { validateDetailed } from 'node-cron';
 export interface CronOptions {
   /** Match in UTC instead of the process's local time zone (node-cron's default). */
   utc?: boolean;
+  /** Match in this IANA time zone (schedule.timezone), as node-cron's `timezone` option does. */
+  timezone?: string | undefined;
 }
 
 interface Fields {
@@ -52,7 +54,7 @@ export function cronProblem(expr: string): string | undefined {
  */
 export function nextCronTimes(expr: string, from: Date, n: number, opts: CronOptions = {}): Date[] {
   const fields = parseFields(expr);
-  const cal = opts.utc ? utcCalendar : localCalendar;
+  const cal = opts.utc ? utcCalendar : opts.timezone !== undefined ? zoneCalendar(opts.timezone) : localCalendar;
   const out: Date[] = [];
   let after = from.getTime();
   while (out.length < n) {
@@ -117,6 +119,106 @@ const localCalendar: Calendar = {
     return date.getHours() === h && date.getMinutes() === mi ? date.getTime() : undefined;
   },
 };
+
+/** Wall-clock time in an IANA zone, through Intl (as node-cron does for its `timezone` option). */
+function zoneCalendar(timeZone: string): Calendar {
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  });
+  const parts = (ms: number) => {
+    const out = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+    for (const p of format.formatToParts(new Date(ms))) {
+      if (p.type in out) out[p.type as keyof typeof out] = Number(p.value);
+    }
+    return out;
+  };
+  /** How far the zone's wall clock is ahead of UTC at instant `ms`. */
+  const offset = (ms: number): number => {
+    const p = parts(ms);
+    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(ms / 1000) * 1000;
+  };
+  return {
+    parts,
+    toMs(y, mo, d, h, mi, s) {
+      const wall = Date.UTC(y, mo - 1, d, h, mi, s);
+      // The offset at the instant depends on the instant: try the offsets on both sides of a
+      // change, earliest first (a wall time that occurs twice fires at its first occurrence).
+      const candidates = [wall - offset(wall - 86_400_000), wall - offset(wall + 86_400_000), wall - offset(wall)].sort((a, b) => a - b);
+      for (const ms of candidates) {
+        const p = parts(ms);
+        if (p.year === y && p.month === mo && p.day === d && p.hour === h && p.minute === mi && p.second === s) return ms;
+      }
+      return undefined; // skipped by a DST change
+    },
+  };
+}
+
+/** Undefined when `name` is an IANA time zone this Node knows, else why not. */
+export function timezoneProblem(name: string): string | undefined {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return undefined;
+  } catch {
+    return `"${name}" is not an IANA time zone this Node.js knows (e.g. UTC, Europe/Paris, America/New_York)`;
+  }
+}
+
+/** The cyclic fields a step can be judged in, by position in a 6-field expression. */
+const STEP_FIELDS: Array<{ name: string; first: number; size: number; cycle: string } | undefined> = [
+  { name: 'second', first: 0, size: 60, cycle: 'minute' },
+  { name: 'minute', first: 0, size: 60, cycle: 'hour' },
+  { name: 'hour', first: 0, size: 24, cycle: 'day' },
+  undefined, // day of month: months differ in length, so no step is even across them
+  { name: 'month', first: 1, size: 12, cycle: 'year' },
+  undefined, // day of week: "*/2" (Sunday, Tuesday, Thursday, Saturday) is read as the list it is
+];
+
+/**
+ * Steps node-cron accepts that do not mean what they say: a step of 70 over the minute field
+ * matches only minute 0 (hourly, not every 70 minutes); a step of 7 over the hour field fires at
+ * 21:00 and again at 00:00, three hours later. A step over a whole cyclic field ("*" or "N" before
+ * the slash) must divide the field's size, and a step over a range must fit inside it. Undefined
+ * when every step is sound, or the expression is a nickname such as @hourly.
+ */
+export function cronStepProblem(expr: string): string | undefined {
+  const parts = expr.trim().split(/\s+/);
+  if (parts.length !== 5 && parts.length !== 6) return undefined;
+  const fields = parts.length === 5 ? [undefined, ...parts] : parts;
+  const reasons: string[] = [];
+  fields.forEach((text, i) => {
+    const field = STEP_FIELDS[i];
+    if (text === undefined || field === undefined) return;
+    for (const item of text.split(',')) {
+      const m = /^(\*|[0-9]+)(?:-([0-9]+))?\/([0-9]+)$/.exec(item);
+      if (!m) continue;
+      const [, start = '*', end, stepText = '1'] = m;
+      const step = Number(stepText);
+      if (step <= 1) continue;
+      if (end !== undefined) {
+        if (step > Number(end) - Number(start)) {
+          reasons.push(`"${item}" in the ${field.name} field: a step of ${step} is longer than the range, so only ${start} matches`);
+        }
+        continue;
+      }
+      if (field.size % step === 0) continue;
+      const divisors = Array.from({ length: field.size - 1 }, (_, k) => k + 1).filter((k) => field.size % k === 0);
+      const first = start === '*' ? field.first : Number(start);
+      const what =
+        step >= field.size
+          ? `only ${first} matches, so it fires once ${field.cycle === 'hour' ? 'an' : 'a'} ${field.cycle}, not every ${step}`
+          : `${step} does not divide ${field.size}, so the gap across the end of the ${field.cycle} is not ${step}`;
+      reasons.push(`"${item}" in the ${field.name} field: ${what}; use a step that divides ${field.size} (${divisors.join(', ')})`);
+    }
+  });
+  return reasons.length > 0 ? reasons.join('; ') : undefined;
+}
 
 function nextAfter(f: Fields, afterMs: number, cal: Calendar): number | undefined {
   const start = cal.parts(Math.floor(afterMs / 1000) * 1000);

@@ -20,8 +20,8 @@ import type {
   StepSpec,
   WalletConfig,
 } from '../domain.js';
-import { SIGNED_OPS, type TransferOp } from '../domain.js';
-import { cronProblem } from './cron.js';
+import { SIGNED_OPS, WEBHOOK_CATEGORIES, type TransferOp, type WebhookCategory } from '../domain.js';
+import { cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 import { parseDuration } from './durations.js';
 import { formatPath, type ConfigSource, type IssueList, type Path } from './positions.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
@@ -49,6 +49,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
     schedule: {
       poll: cron(raw.schedule.poll, ctx),
       jitterMs: duration(raw.schedule.jitter, ['schedule', 'jitter'], ctx),
+      timezone: timezone(raw.schedule.timezone, ctx),
     },
     wallets: (raw.wallets ?? []).map((w, i) => resolveWallet(w, i, raw.rules, ctx)),
     rules: raw.rules.map((r, i) => resolveRule(r, i, ctx)),
@@ -59,11 +60,12 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
       // under a lamport a second, which is fine for a simulator.
       accrualLamportsPerSec: amount(raw.sandbox.accrual_sol_per_min, ['sandbox', 'accrual_sol_per_min'], ctx) / 60n,
     },
-    metrics: { listen: listen(raw.metrics?.listen, ctx) },
+    metrics: { listen: listen(raw.metrics?.listen, ctx), perWallet: raw.metrics?.per_wallet ?? 'auto' },
     alerts: {
       staleAfterIntervals: raw.alerts.stale_after_intervals,
       unknownStepAfterMs: positiveDuration(raw.alerts.unknown_step_after, ['alerts', 'unknown_step_after'], ctx),
       clockSkewMs: positiveDuration(raw.alerts.clock_skew, ['alerts', 'clock_skew'], ctx),
+      webhookEvents: webhookEvents(raw.alerts.webhook.events),
     },
     log: { level: raw.log.level },
   };
@@ -162,11 +164,24 @@ function statePath(given: string | undefined, ctx: ResolveContext): string {
 function cron(expr: string, ctx: ResolveContext): string {
   const problem = cronProblem(expr);
   if (problem !== undefined) ctx.issues.error(['schedule', 'poll'], `not a node-cron expression: ${problem}`);
+  else {
+    const step = cronStepProblem(expr);
+    if (step !== undefined) ctx.issues.error(['schedule', 'poll'], step);
+  }
   return expr;
 }
 
-function listen(text: string | undefined, ctx: ResolveContext): string | undefined {
-  if (text === undefined) return undefined;
+function timezone(name: string | undefined, ctx: ResolveContext): string | undefined {
+  if (name === undefined) return undefined;
+  const problem = timezoneProblem(name);
+  if (problem !== undefined) ctx.issues.error(['schedule', 'timezone'], problem);
+  return problem === undefined ? name : undefined;
+}
+
+/** A bare port (9464 or "9464") is this host only: 127.0.0.1:PORT. */
+function listen(given: number | string | undefined, ctx: ResolveContext): string | undefined {
+  if (given === undefined) return undefined;
+  const text = typeof given === 'number' || /^[0-9]+$/.test(given) ? `127.0.0.1:${given}` : given;
   const colon = text.lastIndexOf(':');
   const port = Number(text.slice(colon + 1));
   if (port < 1 || port > 65535) ctx.issues.error(['metrics', 'listen'], 'the port must be between 1 and 65535');
@@ -201,6 +216,8 @@ function address(text: string, path: Path, ctx: ResolveContext): string {
   }
   if (bytes?.length !== 32) {
     ctx.issues.error(path, `not a public key: base58 that decodes to 32 bytes${bytes ? ` (this is ${bytes.length})` : ''}`);
+    // No key can match it: the key check loads the key but does not compare addresses.
+    ctx.broken.add(formatPath(path));
   }
   return text;
 }
@@ -342,6 +359,17 @@ function fromConfigDir(p: string, ctx: ResolveContext): string {
 
 function fromDir(p: string, dir: string): string {
   return isAbsolute(p) ? p : resolvePath(dir, p);
+}
+
+/** The shorthands expanded: `failures` is every category but `acknowledged`; `all` is every one. */
+function webhookEvents(names: readonly string[]): WebhookCategory[] {
+  const out = new Set<WebhookCategory>();
+  for (const name of names) {
+    if (name === 'all' || name === 'failures') {
+      for (const c of WEBHOOK_CATEGORIES) if (name === 'all' || c !== 'acknowledged') out.add(c);
+    } else if ((WEBHOOK_CATEGORIES as readonly string[]).includes(name)) out.add(name as WebhookCategory);
+  }
+  return WEBHOOK_CATEGORIES.filter((c) => out.has(c));
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

@@ -3,6 +3,7 @@
 // that need the YAML source text or the rest of the file (amounts, durations, paths, names that
 // refer to each other) are converted and checked afterwards, in resolve.ts and cross-checks.ts.
 import { z } from 'zod';
+import { WEBHOOK_CATEGORIES } from '../domain.js';
 import { DURATION_PATTERN } from './durations.js';
 
 /** A schema-level message for a present-but-wrong value; a missing value still reads "required". */
@@ -67,6 +68,11 @@ const symbol = z
   .describe('vault or token symbol, e.g. SOL2X');
 
 const posInt = () => z.number().int().positive();
+
+const LISTEN_MESSAGE = 'expected HOST:PORT or a bare port, e.g. 127.0.0.1:9464 or 9464';
+
+/** alerts.webhook.events: the categories, and the two shorthands. */
+export const WEBHOOK_EVENT_NAMES = ['failures', 'all', ...WEBHOOK_CATEGORIES] as const;
 
 // ------------------------------------------------------------------------------------------------
 // api
@@ -294,6 +300,11 @@ export const ConfigSchema = z
             .default('*/1 * * * *')
             .describe('node-cron expression, 5 or 6 fields (seconds first when 6)'),
           jitter: Duration.default('10s').describe('random delay added to each poll, per wallet'),
+          timezone: z
+            .string()
+            .min(1)
+            .optional()
+            .describe('IANA time zone the poll fields are read in, e.g. Europe/Paris or UTC (default: the system time zone)'),
         })
         .prefault({}),
       // Neither is required alone, and either may be empty when the other is not: at least one
@@ -336,10 +347,22 @@ export const ConfigSchema = z
       metrics: z
         .strictObject({
           listen: z
-            .string()
-            .regex(/^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/, { error: 'expected HOST:PORT, e.g. 127.0.0.1:9464' })
+            .union(
+              [
+                z.int().min(1).max(65535).describe('a port on 127.0.0.1'),
+                z
+                  .string()
+                  .regex(/^(?:(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?[0-9]{1,5}$/, { error: LISTEN_MESSAGE })
+                  .describe('HOST:PORT, or a port on 127.0.0.1'),
+              ],
+              { error: whenPresent(LISTEN_MESSAGE) },
+            )
             .optional()
-            .describe('HOST:PORT of the Prometheus endpoint; off when absent'),
+            .describe('HOST:PORT of the health and Prometheus endpoint, or a bare port (meaning 127.0.0.1:PORT); off when absent'),
+          per_wallet: z
+            .union([z.literal('auto'), z.boolean()])
+            .default('auto')
+            .describe('series labelled by wallet: auto = up to 100 wallets, aggregates only beyond; true = always; false = never'),
         })
         .optional(),
       alerts: z
@@ -351,6 +374,18 @@ export const ConfigSchema = z
             .describe('a wallet without a successful poll for this many poll intervals is reported stale (error log, webhook)'),
           unknown_step_after: Duration.default('15m').describe('an unknown step open longer than this is reported (error log, webhook)'),
           clock_skew: Duration.default('30s').describe("warn when the server's Date differs from our clock by more than this"),
+          webhook: z
+            .strictObject({
+              events: z
+                .array(z.enum(WEBHOOK_EVENT_NAMES), { error: whenPresent(`expected a list of: ${WEBHOOK_EVENT_NAMES.join(', ')}`) })
+                .min(1)
+                .default(['failures'])
+                .describe(
+                  'what is posted: failures (= rejected, failed, unknown, anomaly, config_invalid, stale, unknown_step), all (failures and acknowledged), or any of those names',
+                ),
+            })
+            .prefault({})
+            .describe('the webhook; its URL and signing secret are secrets: $AUTOCLAIM_WEBHOOK_URL / $AUTOCLAIM_WEBHOOK_SECRET or the systemd credentials webhook_url / webhook_secret'),
         })
         .prefault({})
         .describe('when to raise alerts; the webhook URL is a secret: $AUTOCLAIM_WEBHOOK_URL or the systemd credential webhook_url'),
@@ -365,7 +400,12 @@ export const ConfigSchema = z
   .meta({
     title: 'autoclaim configuration',
     description: 'Watches wallet rewards and claims and compounds them by rules. Secrets never live in this file.',
-    anyOf: [{ required: ['wallets'] }, { required: ['wallets_file'] }],
+    // Each branch names its property itself: Ajv's strict mode (strictRequired) refuses a
+    // `required` whose property is defined only in a parent schema.
+    anyOf: [
+      { properties: { wallets: true }, required: ['wallets'] },
+      { properties: { wallets_file: true }, required: ['wallets_file'] },
+    ],
   });
 
 /** What the schema hands to resolve.ts: snake_case, defaults filled, amounts still as written. */

@@ -13,7 +13,10 @@ describe('the JSON Schema of the config file', () => {
   it('requires the money limit and refuses unknown keys, as the loader does', () => {
     expect(schema.required).toEqual(['api', 'safety']);
     // Wallets come from wallets:, wallets_file: or both; at least one of the two must be there.
-    expect(schema.anyOf).toEqual([{ required: ['wallets'] }, { required: ['wallets_file'] }]);
+    expect(schema.anyOf).toEqual([
+      { properties: { wallets: true }, required: ['wallets'] },
+      { properties: { wallets_file: true }, required: ['wallets_file'] },
+    ]);
     expect(schema.properties?.wallets_file).toMatchObject({ type: 'string', minLength: 1 });
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties?.safety?.required).toEqual(['max_sol_per_action']);

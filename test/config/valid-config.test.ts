@@ -29,6 +29,7 @@ state:
 schedule:
   poll: "0 */5 * * * *"
   jitter: 1m30s
+  timezone: Europe/Paris
 wallets:
   - name: treasury
     address: FNjvMVGZGVfeDfdTXCuu6bWZe61a4Dqo4CwgmZyWnSDf
@@ -69,6 +70,7 @@ metrics:
 alerts:
   stale_after_intervals: 5
   unknown_step_after: 1h
+  webhook: { events: [failures, acknowledged] }
 log:
   level: debug
 `;
@@ -109,7 +111,7 @@ describe('a valid config', () => {
         claimSettleMs: 60_000,
       },
       state: { path: join(dir.path, 'state/ac.db') },
-      schedule: { poll: '0 */5 * * * *', jitterMs: 90_000 },
+      schedule: { poll: '0 */5 * * * *', jitterMs: 90_000, timezone: 'Europe/Paris' },
       wallets: [
         {
           name: 'treasury',
@@ -163,8 +165,13 @@ describe('a valid config', () => {
       ],
       safety: { maxLamportsPerAction: 100_500_000_000n },
       sandbox: { epochMs: 60_000, accrualLamportsPerSec: 833_333n },
-      metrics: { listen: '127.0.0.1:9464' },
-      alerts: { staleAfterIntervals: 5, unknownStepAfterMs: 3_600_000, clockSkewMs: 30_000 },
+      metrics: { listen: '127.0.0.1:9464', perWallet: 'auto' },
+      alerts: {
+        staleAfterIntervals: 5,
+        unknownStepAfterMs: 3_600_000,
+        clockSkewMs: 30_000,
+        webhookEvents: ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'acknowledged'],
+      },
       log: { level: 'debug' },
     };
     expect(result.config).toStrictEqual(expected);
@@ -194,7 +201,8 @@ describe('a valid config', () => {
       readAttempts: 3,
       claimSettleMs: 60_000,
     });
-    expect(config?.schedule).toStrictEqual({ poll: '*/1 * * * *', jitterMs: 10_000 });
+    expect(config?.schedule).toStrictEqual({ poll: '*/1 * * * *', jitterMs: 10_000, timezone: undefined });
+    expect(config?.alerts.webhookEvents).toEqual(['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step']);
     expect(config?.rules[0]?.limits).toStrictEqual({
       oncePerEpoch: true,
       cooldownMs: undefined,
