@@ -227,7 +227,7 @@ export class Daemon {
     if (next.state.path !== this.config.state.path) {
       logger.warn({ event: 'config.restart_needed', key: 'state.path' }, 'state.path changed; it takes effect at the next restart');
     }
-    const scheduleChanged = next.schedule.poll !== this.config.schedule.poll;
+    const scheduleChanged = next.schedule.poll !== this.config.schedule.poll || next.schedule.timezone !== this.config.schedule.timezone;
     // Config and keys change together, with no await in between: no wallet turn sees one without the other.
     // How requests are signed and read changes now: a wrong header prefix or message template fixed
     // by a reload must not wait for a restart, and lifts the signing pause it caused.
@@ -276,7 +276,7 @@ export class Daemon {
 
   /** The time between two polls of a wallet, from the cron schedule (for staleness and readiness). */
   pollIntervalMs(): number {
-    const times = nextCronTimes(this.config.schedule.poll, new Date(this.opts.clock.now()), 2);
+    const times = nextCronTimes(this.config.schedule.poll, new Date(this.opts.clock.now()), 2, { timezone: this.config.schedule.timezone });
     const [a, b] = times;
     return a !== undefined && b !== undefined ? b.getTime() - a.getTime() : 60_000;
   }
@@ -288,6 +288,7 @@ export class Daemon {
   private makeScheduler(): PollScheduler {
     return new PollScheduler({
       cron: this.config.schedule.poll,
+      timezone: this.config.schedule.timezone,
       jitterMs: this.config.schedule.jitterMs,
       wallets: () => this.config.wallets,
       runWallet: (w) => this.runWallet(w.name),

@@ -24,8 +24,9 @@ export function summarizeConfig(config: AppConfig, now: Date, opts: SummaryOptio
   }
   row('api key', apiKeyLine(config, opts));
   row('state', config.state.path);
-  row('schedule', `${config.schedule.poll} (+ up to ${formatDuration(config.schedule.jitterMs)} jitter per wallet)`);
-  const next = nextCronTimes(config.schedule.poll, now, 3);
+  const zone = config.schedule.timezone === undefined ? '' : ` in ${config.schedule.timezone}`;
+  row('schedule', `${config.schedule.poll}${zone} (+ up to ${formatDuration(config.schedule.jitterMs)} jitter per wallet)`);
+  const next = nextCronTimes(config.schedule.poll, now, 3, { timezone: config.schedule.timezone });
   row('', `next polls: ${next.length > 0 ? next.map((d) => d.toISOString()).join(', ') : 'none'}`);
   row('safety', `at most ${formatSol(config.safety.maxLamportsPerAction)} SOL per action`);
   if (config.metrics.listen) row('metrics', `http://${config.metrics.listen}/metrics`);

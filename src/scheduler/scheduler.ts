@@ -10,6 +10,8 @@ import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
 export interface SchedulerOptions {
   cron: string;
+  /** IANA zone the cron fields are read in (schedule.timezone); the process's own when absent. */
+  timezone?: string | undefined;
   jitterMs: number;
   wallets: () => WalletConfig[];
   runWallet: (wallet: WalletConfig) => Promise<unknown>;
@@ -90,7 +92,7 @@ export class PollScheduler {
 
   start(): void {
     this.stopped = false;
-    this.task = cron.createTask(this.opts.cron, () => this.tick(), { name: 'autoclaim-poll' });
+    this.task = cron.createTask(this.opts.cron, () => this.tick(), { name: 'autoclaim-poll', timezone: this.opts.timezone });
     void this.task.start();
   }
 
