@@ -128,7 +128,8 @@ export interface AppConfig {
   rules: Rule[];
   safety: SafetyConfig;
   sandbox: SandboxOptionsConfig;
-  metrics: { listen: string | undefined };
+  /** `perWallet`: metrics.per_wallet (auto = per-wallet series up to 100 wallets). */
+  metrics: { listen: string | undefined; perWallet: 'auto' | boolean };
   alerts: AlertsConfig;
   log: { level: string };
 }

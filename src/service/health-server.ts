@@ -1,5 +1,6 @@
 // The optional HTTP listener (config `metrics.listen`): /healthz (the process and its event loop),
-// /readyz (config valid, database open, poll cycles recent) and /metrics (Prometheus text).
+// /readyz (able to do its job: polls succeeding, database writable, signing not paused; see
+// readiness.ts) and /metrics (Prometheus text).
 // Unauthenticated by design, so it binds loopback unless the operator names another host.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
@@ -7,47 +8,12 @@ import { AutoclaimError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { startLoopLagMonitor, type LoopLagMonitor } from './loop-lag.js';
 import type { Metrics } from './metrics.js';
+import { evaluateReadiness, type HealthReport, type Readiness } from './readiness.js';
 
-/** What the daemon knows about itself, computed on each /readyz request. */
-export interface HealthReport {
-  configValid: boolean;
-  dbOpen: boolean;
-  /** Wall-clock ms when the last poll cycle finished; undefined before the first. */
-  lastCycleAt: number | undefined;
-  /** The expected time between cycles (from the schedule). */
-  cycleIntervalMs: number;
-  now: number;
-}
+export { evaluateReadiness, type Check, type HealthReport, type Readiness } from './readiness.js';
 
-export interface Check {
-  ok: boolean;
-  detail: string;
-}
-
-export interface Readiness {
-  ready: boolean;
-  checks: { config: Check; db: Check; poll: Check & { ageMs: number | null; maxAgeMs: number } };
-}
-
-/** A poll cycle is "recent" when it finished within this many intervals. */
-export const STALE_AFTER_CYCLES = 3;
 export const DEFAULT_MAX_LOOP_LAG_MS = 1000;
 const REQUEST_TIMEOUT_MS = 10_000;
-
-export function evaluateReadiness(r: HealthReport): Readiness {
-  const maxAgeMs = STALE_AFTER_CYCLES * r.cycleIntervalMs;
-  // A clock stepped back makes the age negative: that is still a recent cycle.
-  const ageMs = r.lastCycleAt === undefined ? null : Math.max(0, r.now - r.lastCycleAt);
-  const poll =
-    ageMs === null
-      ? { ok: false, detail: 'no poll cycle has finished yet', ageMs, maxAgeMs }
-      : ageMs <= maxAgeMs
-        ? { ok: true, detail: `last cycle ${Math.round(ageMs / 1000)}s ago`, ageMs, maxAgeMs }
-        : { ok: false, detail: `last cycle ${Math.round(ageMs / 1000)}s ago, more than ${STALE_AFTER_CYCLES} intervals`, ageMs, maxAgeMs };
-  const config = r.configValid ? { ok: true, detail: 'valid' } : { ok: false, detail: 'config is invalid' };
-  const db = r.dbOpen ? { ok: true, detail: 'open' } : { ok: false, detail: 'database is not open' };
-  return { ready: config.ok && db.ok && poll.ok, checks: { config, db, poll } };
-}
 
 export interface Listen {
   host: string;

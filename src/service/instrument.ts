@@ -1,9 +1,9 @@
 // Connects the daemon's hooks (cycle observer, step outcomes, HTTP exchanges, limiter waits) to
 // the Prometheus metrics, so the core never imports prom-client.
-import { SIGNED_OPS, type Clock, type EndpointConfig, type SignedOp } from '../domain.js';
+import { SIGNED_OPS, type Clock, type EndpointConfig, type PlanStatus, type SignedOp } from '../domain.js';
 import type { StepEvent } from '../worker/executor.js';
 import type { CycleObserver } from '../worker/wallet-cycle.js';
-import type { Metrics } from './metrics.js';
+import { PLAN_OUTCOMES, STEP_OUTCOMES, type Metrics, type PlanOutcome, type StepOutcome } from './metrics.js';
 
 export interface Instruments {
   cycleObserver: CycleObserver;
@@ -17,17 +17,41 @@ export function instrument(metrics: Metrics, opts: { clock: Clock; endpoints: ()
   let lastWaited = 0;
   return {
     cycleObserver: {
-      pollOk: (wallet, summary) => metrics.pollOk(wallet.name, summary, opts.clock.now()),
-      pollFailed: (wallet) => metrics.pollFailed(wallet.name),
-      planRecorded: (rule) => metrics.plan(rule, 'created'),
+      pollOk: (wallet, summary) => metrics.pollOk(wallet, summary, opts.clock.now()),
+      pollFailed: (wallet) => metrics.pollFailed(wallet),
+      planRecorded: (rule, dry) => {
+        metrics.planCreated(rule);
+        // A dry-run plan is finished the moment it is recorded: nothing is ever sent for it.
+        if (dry) metrics.planOutcome(rule, 'dry');
+      },
+      planSettled: (rule, status) => {
+        if (isPlanOutcome(status)) metrics.planOutcome(rule, status);
+      },
     },
-    onStep: (e) => (e.state === 'anomaly' ? metrics.anomaly(e.kind) : metrics.step(e.kind, e.state)),
+    onStep: (e) => {
+      if (e.state === 'anomaly') {
+        metrics.anomaly(e.kind);
+        return;
+      }
+      if (!isStepOutcome(e.state)) return;
+      metrics.step(e.kind, e.state);
+      // What the server acknowledged (for a claim, what it said it claimed, bounded by the executor).
+      if (e.state === 'acknowledged' && e.amountLamports !== undefined) metrics.actionSol(e.kind, e.amountLamports);
+    },
     onRequest: ({ method, url, status, seconds }) => metrics.request(operationOf(method, url, opts.endpoints()), status, seconds),
     sampleLimiter: (total) => {
       if (total > lastWaited) metrics.rateLimitWait(total - lastWaited);
       lastWaited = total;
     },
   };
+}
+
+function isPlanOutcome(status: PlanStatus): status is PlanOutcome {
+  return (PLAN_OUTCOMES as readonly string[]).includes(status);
+}
+
+function isStepOutcome(state: string): state is StepOutcome {
+  return (STEP_OUTCOMES as readonly string[]).includes(state);
 }
 
 /** A low-cardinality label for a request: never the wallet address or query string. */

@@ -1,28 +1,72 @@
 // Prometheus metrics, in a registry of our own (never prom-client's global one, so two daemons in
 // one test process, or a reload, never collide). The daemon calls the typed methods below and
 // never sees a label name.
+//
+// Two kinds of families: aggregates, which never carry a wallet label and exist for any fleet
+// size, and `autoclaim_wallet_*`, one series per wallet, exported only when `metrics.per_wallet`
+// says so (`auto`: up to PER_WALLET_AUTO_LIMIT wallets). Every label set a shipped alert or
+// dashboard panel uses exists from the start, at zero, so rate() and `unless` have a series to
+// work on before the first event.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { lamportsToDisplayNumber, type Lamports } from '../api/amount.js';
-import { SIGNED_OPS, type PlanStatus, type SignedOp, type StepState } from '../domain.js';
+import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js';
+import { createFleet, type Fleet, type FleetWallet } from './fleet.js';
 
 export type PollOutcome = 'ok' | 'failed';
-/** A plan is counted when recorded ('created') and again when it settles. */
-export type PlanOutcome = 'created' | PlanStatus;
+/** How a plan ended, counted once when the daemon finishes it (open and blocked are not endings). */
+export const PLAN_OUTCOMES = ['done', 'rejected', 'failed', 'dry'] as const;
+export type PlanOutcome = (typeof PLAN_OUTCOMES)[number];
+/** The states a step is counted in (anomalies have their own family). */
+export const STEP_OUTCOMES = ['acknowledged', 'rejected', 'failed', 'unknown', 'skipped', 'deferred'] as const;
+export type StepOutcome = (typeof STEP_OUTCOMES)[number];
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none';
-export type NotificationOutcome = 'sent' | 'failed' | 'dropped';
+export const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'dropped'] as const;
+export type NotificationOutcome = (typeof NOTIFICATION_OUTCOMES)[number];
+/** `metrics.per_wallet`. */
+export type PerWalletSetting = 'auto' | boolean;
+
+/** `auto` exports per-wallet series up to this many wallets, aggregates only beyond. */
+export const PER_WALLET_AUTO_LIMIT = 100;
+/** autoclaim_top_pending_sol names this many wallets, whatever the fleet size. */
+export const TOP_PENDING_K = 10;
+
+export interface MetricsSetup {
+  wallets: readonly FleetWallet[];
+  /** Rule names, so each rule's plan series exist before its first plan. */
+  rules: readonly string[];
+  perWallet: PerWalletSetting;
+  /** alerts.stale_after_intervals × the poll interval. */
+  staleAfterMs: number;
+}
+
+export interface SigningPauseCounts {
+  /** Signing paused for every wallet (the API key was refused). */
+  all: boolean;
+  /** Wallets paused one by one (their request was refused as invalid). */
+  wallets: number;
+}
 
 export interface Metrics {
   readonly registry: Registry;
   /** The Content-Type of render()'s text. */
   readonly contentType: string;
+  /** What the metrics know of every configured wallet (restored from the state file at start). */
+  readonly fleet: Fleet;
   render(): Promise<string>;
+  /** Whether the autoclaim_wallet_* families are exported under the current setup. */
+  perWalletEnabled(): boolean;
 
-  /** A successful poll: counts it, sets the wallet's gauges and last-success time. */
-  pollOk(wallet: string, summary: { pendingLamports: Lamports; lifetimeLamports: Lamports | null }, atMs: number): void;
-  pollFailed(wallet: string): void;
-  plan(rule: string, outcome: PlanOutcome): void;
-  /** A step that reached a state worth counting (acknowledged, rejected, unknown, skipped, ...). */
-  step(kind: SignedOp, outcome: StepState | 'deferred'): void;
+  /** At start and after each reload: wallets, rules, per-wallet series or not, staleness. */
+  configure(setup: MetricsSetup): void;
+  /** A successful poll: counts it and records the wallet's amounts and last-success time. */
+  pollOk(wallet: FleetWallet, summary: { pendingLamports: Lamports; lifetimeLamports: Lamports | null }, atMs: number): void;
+  pollFailed(wallet: FleetWallet): void;
+  planCreated(rule: string): void;
+  planOutcome(rule: string, outcome: PlanOutcome): void;
+  /** A step that reached a state worth counting. */
+  step(kind: SignedOp, outcome: StepOutcome): void;
+  /** SOL moved by an acknowledged action (claimed, deposited, minted, withdrawn, burnt). */
+  actionSol(kind: SignedOp, lamports: Lamports): void;
   /** An answer that claimed more than could be true (e.g. claimed_sol above the pending seen). */
   anomaly(kind: SignedOp): void;
   unknownStepsOpen(count: number): void;
@@ -32,13 +76,22 @@ export interface Metrics {
   request(op: string, status: number | undefined, seconds: number): void;
   configReload(outcome: 'ok' | 'invalid'): void;
   notification(outcome: NotificationOutcome): void;
-  /** Drops a wallet's series, e.g. after a reload removed it from the config. */
-  forgetWallet(wallet: string): void;
 }
 
 export interface MetricsOptions {
   /** Collect prom-client's process_* and nodejs_* metrics (default true). */
   processMetrics?: boolean;
+  /** For autoclaim_build_info. */
+  version?: string;
+  /** The Node.js version for autoclaim_build_info; default this process's. */
+  node?: string;
+  /** Read at scrape time, for autoclaim_wallets_stale. */
+  clock?: Clock;
+  /** A wallet never polled successfully is stale counted from here; default the clock at creation. */
+  startedAt?: number;
+  /** Read at scrape time, for autoclaim_signing_paused. */
+  signing?: () => SigningPauseCounts;
+  fleet?: Fleet;
 }
 
 const PREFIX = 'autoclaim_';
@@ -53,16 +106,116 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     // Node.js dashboards work unchanged.
     collectDefaultMetrics({ register: registry });
   }
+  const clock = opts.clock ?? systemClock;
+  const startedAt = opts.startedAt ?? clock.now();
+  const fleet = opts.fleet ?? createFleet();
+  let staleAfterMs = 0;
+  let perWallet = false;
+  let walletNames = new Set<string>();
 
+  new Gauge({
+    name: `${PREFIX}build_info`,
+    help: 'Always 1; the labels say which autoclaim and which Node.js are running.',
+    labelNames: ['version', 'node'] as const,
+    registers,
+  }).set({ version: opts.version ?? 'unknown', node: opts.node ?? process.version }, 1);
+
+  // ---- the fleet, aggregated: no wallet label, whatever the number of wallets
   const polls = new Counter({
     name: `${PREFIX}polls_total`,
-    help: 'Wallet summary polls, by wallet and outcome (ok | failed).',
+    help: 'Wallet summary polls of all wallets, by outcome (ok | failed).',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const walletsGauge = new Gauge({ name: `${PREFIX}wallets`, help: 'Wallets in the running config.', registers });
+  const staleAfter = new Gauge({
+    name: `${PREFIX}stale_after_seconds`,
+    help: 'alerts.stale_after_intervals × the poll interval: a wallet without a successful poll for longer is stale.',
+    registers,
+  });
+  new Gauge({
+    name: `${PREFIX}wallets_stale`,
+    help: 'Wallets without a successful poll for more than autoclaim_stale_after_seconds (a wallet never polled well counts from the start).',
+    registers,
+    collect() {
+      this.set(fleet.staleCount(clock.now(), staleAfterMs, startedAt));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}last_successful_poll_timestamp_seconds`,
+    help: 'Unix time of the newest successful poll of any wallet, restored from the state file at start; 0 when none was ever recorded.',
+    registers,
+    collect() {
+      const t = fleet.lastSuccessAt();
+      this.set(t === undefined ? 0 : Math.floor(t / 1000));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}pending_sol_total`,
+    help: 'Pending rewards of all wallets at their last successful poll, in SOL (display only).',
+    registers,
+    collect() {
+      this.set(lamportsToDisplayNumber(fleet.pendingTotal()));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}lifetime_sol_total`,
+    help: 'Lifetime rewards of all wallets at their last successful poll, in SOL (display only).',
+    registers,
+    collect() {
+      this.set(lamportsToDisplayNumber(fleet.lifetimeTotal()));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}top_pending_sol`,
+    help: `Pending rewards of the ${TOP_PENDING_K} wallets with the most, in SOL (bounded whatever the fleet size).`,
+    labelNames: ['wallet'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const w of fleet.topPending(TOP_PENDING_K)) this.set({ wallet: w.name }, lamportsToDisplayNumber(w.pendingLamports ?? 0n));
+    },
+  });
+
+  // ---- one series per wallet, when per-wallet series are on
+  const walletPolls = new Counter({
+    name: `${PREFIX}wallet_polls_total`,
+    help: 'Wallet summary polls by wallet and outcome (only with per-wallet metrics).',
     labelNames: ['wallet', 'outcome'] as const,
     registers,
   });
-  const plans = new Counter({
-    name: `${PREFIX}plans_total`,
-    help: 'Plans by rule and outcome: created when recorded, then done | failed | blocked | dry when settled.',
+  const perWalletGauge = (name: string, help: string, value: (w: ReturnType<Fleet['topPending']>[number]) => number | undefined) =>
+    new Gauge({
+      name: `${PREFIX}wallet_${name}`,
+      help: `${help} (only with per-wallet metrics).`,
+      labelNames: ['wallet'] as const,
+      registers,
+      collect() {
+        this.reset();
+        if (!perWallet) return;
+        for (const w of fleet.wallets()) {
+          const v = value(w);
+          if (v !== undefined) this.set({ wallet: w.name }, v);
+        }
+      },
+    });
+  const sol = (l: Lamports | undefined) => (l === undefined ? undefined : lamportsToDisplayNumber(l));
+  perWalletGauge('pending_sol', 'Pending rewards per wallet at its last successful poll, in SOL (display only)', (w) => sol(w.pendingLamports));
+  perWalletGauge('lifetime_sol', 'Lifetime rewards per wallet at its last successful poll, in SOL (display only)', (w) => sol(w.lifetimeLamports));
+  perWalletGauge('last_successful_poll_timestamp_seconds', 'Unix time of the last successful poll per wallet, restored from the state file at start', (w) =>
+    w.lastOkAt === undefined ? undefined : Math.floor(w.lastOkAt / 1000),
+  );
+
+  // ---- plans, steps, money
+  const plansCreated = new Counter({
+    name: `${PREFIX}plans_created_total`,
+    help: 'Plans recorded, by rule (dry-run plans included).',
+    labelNames: ['rule'] as const,
+    registers,
+  });
+  const planOutcomes = new Counter({
+    name: `${PREFIX}plan_outcomes_total`,
+    help: 'Plans finished, by rule and outcome: done | rejected (the action refused) | failed (the request refused as invalid) | dry.',
     labelNames: ['rule', 'outcome'] as const,
     registers,
   });
@@ -72,36 +225,36 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
+  const actionSol = new Counter({
+    name: `${PREFIX}action_sol_total`,
+    help: 'SOL in acknowledged actions, by action (claim | deposit | mint | withdraw | burn); display only.',
+    labelNames: ['action'] as const,
+    registers,
+  });
   const anomalies = new Counter({
     name: `${PREFIX}anomalies_total`,
     help: 'API answers that claimed more than could be true (a claim above the pending seen before it), by kind; the step was bounded.',
     labelNames: ['kind'] as const,
     registers,
   });
-  for (const kind of SIGNED_OPS) anomalies.inc({ kind }, 0);
   const unknownOpen = new Gauge({
     name: `${PREFIX}unknown_steps_open`,
     help: 'Steps in state unknown awaiting reconciliation or an operator (autoclaim actions resolve).',
     registers,
   });
-  const pending = new Gauge({
-    name: `${PREFIX}pending_sol`,
-    help: 'Pending rewards per wallet at the last successful poll, in SOL (display only).',
-    labelNames: ['wallet'] as const,
+  new Gauge({
+    name: `${PREFIX}signing_paused`,
+    help: 'Signing paused because the server refused a request as invalid: scope="all" 1 when every wallet is paused (API key refused), scope="wallet" the number of wallets paused.',
+    labelNames: ['scope'] as const,
     registers,
+    collect() {
+      const p = opts.signing?.() ?? { all: false, wallets: 0 };
+      this.set({ scope: 'all' }, p.all ? 1 : 0);
+      this.set({ scope: 'wallet' }, p.wallets);
+    },
   });
-  const lifetime = new Gauge({
-    name: `${PREFIX}lifetime_sol`,
-    help: 'Lifetime rewards per wallet at the last successful poll, in SOL (display only).',
-    labelNames: ['wallet'] as const,
-    registers,
-  });
-  const lastOk = new Gauge({
-    name: `${PREFIX}last_successful_poll_timestamp_seconds`,
-    help: 'Unix time of the last successful poll per wallet.',
-    labelNames: ['wallet'] as const,
-    registers,
-  });
+
+  // ---- the API, the limiter, the service around it
   const waits = new Counter({
     name: `${PREFIX}rate_limit_waits_total`,
     help: 'Times a request waited for the rate limiter or a Retry-After.',
@@ -125,6 +278,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['outcome'] as const,
     registers,
   });
+  const lastReloadOk = new Gauge({
+    name: `${PREFIX}config_last_reload_successful`,
+    help: '1 unless the last reload (SIGHUP) was refused; the previous config is running then.',
+    registers,
+  });
   const notifications = new Counter({
     name: `${PREFIX}notifications_total`,
     help: 'Webhook notifications by outcome (sent | failed | dropped by the queue bound).',
@@ -132,31 +290,64 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     registers,
   });
 
-  // Series that should exist at zero from the start, so rate() and alerts see them before the first event.
+  for (const outcome of ['ok', 'failed'] as const) polls.inc({ outcome }, 0);
+  for (const kind of SIGNED_OPS) {
+    anomalies.inc({ kind }, 0);
+    actionSol.inc({ action: kind }, 0);
+    for (const outcome of STEP_OUTCOMES) steps.inc({ kind, outcome }, 0);
+  }
   unknownOpen.set(0);
   waits.inc(0);
   waitSeconds.inc(0);
+  // The poll-latency panel's series; other operations appear with their first request.
+  requests.zero({ op: 'summary', status_class: '2xx' });
+  for (const outcome of ['ok', 'invalid'] as const) reloads.inc({ outcome }, 0);
+  lastReloadOk.set(1);
+  for (const outcome of NOTIFICATION_OUTCOMES) notifications.inc({ outcome }, 0);
 
   return {
     registry,
     contentType: registry.contentType,
+    fleet,
     render: () => registry.metrics(),
+    perWalletEnabled: () => perWallet,
+    configure(setup) {
+      fleet.configure(setup.wallets);
+      walletsGauge.set(setup.wallets.length);
+      staleAfterMs = setup.staleAfterMs;
+      staleAfter.set(Math.round(setup.staleAfterMs / 1000));
+      for (const rule of setup.rules) {
+        plansCreated.inc({ rule }, 0);
+        for (const outcome of PLAN_OUTCOMES) planOutcomes.inc({ rule, outcome }, 0);
+      }
+      perWallet = setup.perWallet === true || (setup.perWallet === 'auto' && setup.wallets.length <= PER_WALLET_AUTO_LIMIT);
+      const names = new Set(perWallet ? setup.wallets.map((w) => w.name) : []);
+      for (const name of walletNames) {
+        if (!names.has(name)) for (const outcome of ['ok', 'failed'] as const) walletPolls.remove({ wallet: name, outcome });
+      }
+      for (const name of names) for (const outcome of ['ok', 'failed'] as const) walletPolls.inc({ wallet: name, outcome }, 0);
+      walletNames = names;
+    },
     pollOk(wallet, summary, atMs) {
-      polls.inc({ wallet, outcome: 'ok' });
-      // failed starts at zero too, so `increase(...{outcome="failed"})` has a series to work on.
-      polls.inc({ wallet, outcome: 'failed' }, 0);
-      pending.set({ wallet }, lamportsToDisplayNumber(summary.pendingLamports));
-      if (summary.lifetimeLamports !== null) lifetime.set({ wallet }, lamportsToDisplayNumber(summary.lifetimeLamports));
-      lastOk.set({ wallet }, Math.floor(atMs / 1000));
+      polls.inc({ outcome: 'ok' });
+      if (walletNames.has(wallet.name)) walletPolls.inc({ wallet: wallet.name, outcome: 'ok' });
+      fleet.pollOk(wallet.address, summary, atMs);
     },
     pollFailed(wallet) {
-      polls.inc({ wallet, outcome: 'failed' });
+      polls.inc({ outcome: 'failed' });
+      if (walletNames.has(wallet.name)) walletPolls.inc({ wallet: wallet.name, outcome: 'failed' });
     },
-    plan(rule, outcome) {
-      plans.inc({ rule, outcome });
+    planCreated(rule) {
+      plansCreated.inc({ rule });
+    },
+    planOutcome(rule, outcome) {
+      planOutcomes.inc({ rule, outcome });
     },
     step(kind, outcome) {
       steps.inc({ kind, outcome });
+    },
+    actionSol(kind, lamports) {
+      if (lamports > 0n) actionSol.inc({ action: kind }, lamportsToDisplayNumber(lamports));
     },
     anomaly(kind) {
       anomalies.inc({ kind });
@@ -174,15 +365,10 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
     configReload(outcome) {
       reloads.inc({ outcome });
+      lastReloadOk.set(outcome === 'ok' ? 1 : 0);
     },
     notification(outcome) {
       notifications.inc({ outcome });
-    },
-    forgetWallet(wallet) {
-      for (const outcome of ['ok', 'failed'] as const) polls.remove({ wallet, outcome });
-      pending.remove({ wallet });
-      lifetime.remove({ wallet });
-      lastOk.remove({ wallet });
     },
   };
 }

@@ -13,7 +13,8 @@ import type { StepEvent } from '../worker/executor.js';
 import { createAlertTracker, evaluateAlerts, reportAlerts } from './alerts.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { instrument, type Instruments } from './instrument.js';
-import { createMetrics, type Metrics } from './metrics.js';
+import { createMetrics, type Metrics, type SigningPauseCounts } from './metrics.js';
+import type { HealthReport } from './readiness.js';
 import { createNotifier } from './notify.js';
 import { createWebhookNotifier, type WebhookNotifier } from './webhook.js';
 
@@ -22,6 +23,8 @@ export interface SupervisorOptions {
   clock: Clock;
   logger: Logger;
   redactor: Redactor;
+  /** autoclaim's version, for autoclaim_build_info. */
+  version?: string;
 }
 
 /** The webhook URL is a secret (Slack and Discord URLs are bearer tokens): env or systemd credential. */
@@ -51,7 +54,7 @@ export class Supervisor {
 
   constructor(private readonly opts: SupervisorOptions) {
     this.startedAt = opts.clock.now();
-    this.metrics = createMetrics();
+    this.metrics = createMetrics({ version: opts.version, clock: opts.clock, startedAt: this.startedAt, signing: () => this.signingCounts() });
     this.instruments = instrument(this.metrics, {
       clock: opts.clock,
       endpoints: () => this.runtime?.config.api.endpoints ?? { claim: noEndpoint, deposit: noEndpoint, mint: noEndpoint, withdraw: noEndpoint, burn: noEndpoint },
@@ -105,19 +108,15 @@ export class Supervisor {
   async start(runtime: Runtime, daemon: Daemon): Promise<void> {
     this.runtime = runtime;
     this.daemon = daemon;
+    // Before the first poll comes back (the first cycle is already under way, awaiting the API).
+    this.configureMetrics();
     const listen = runtime.config.metrics.listen;
     if (listen !== undefined) {
       this.health = await startHealthServer({
         listen,
         metrics: this.metrics,
         logger: this.opts.logger,
-        health: () => ({
-          configValid: this.configValid,
-          dbOpen: true,
-          lastCycleAt: daemon.lastCycleAt,
-          cycleIntervalMs: daemon.pollIntervalMs(),
-          now: this.opts.clock.now(),
-        }),
+        health: () => this.healthReport(runtime, daemon),
       });
     }
     this.notifier.ready(`watching ${daemon.currentConfig.wallets.length} wallet(s)`);
@@ -137,7 +136,56 @@ export class Supervisor {
   reloaded(ok: boolean): void {
     this.configValid = ok;
     this.metrics.configReload(ok ? 'ok' : 'invalid');
+    if (ok) this.configureMetrics();
     this.notifier.ready(ok ? 'config reloaded' : 'config invalid; running the previous one');
+  }
+
+  /**
+   * The wallets, rules and thresholds the metrics describe, and what the state file remembers:
+   * last successes and unknown steps survive a restart, even one with the API down.
+   */
+  private configureMetrics(): void {
+    const { runtime, daemon } = this;
+    if (runtime === undefined || daemon === undefined) return;
+    try {
+      const config = daemon.currentConfig;
+      this.metrics.configure({
+        wallets: config.wallets,
+        rules: config.rules.map((r) => r.name),
+        perWallet: config.metrics.perWallet,
+        staleAfterMs: config.alerts.staleAfterIntervals * daemon.pollIntervalMs(),
+      });
+      this.metrics.fleet.restore(runtime.store.walletStates());
+      this.metrics.unknownStepsOpen(runtime.store.unknownSteps().length);
+    } catch (err) {
+      this.opts.logger.warn({ event: 'metrics.setup_failed', err }, 'could not read the state file for the metrics; they fill in as polls come back');
+    }
+  }
+
+  /** For /readyz: gathered on each request, the write probe included (no fsync, microseconds). */
+  private healthReport(runtime: Runtime, daemon: Daemon): HealthReport {
+    let dbError: string | undefined;
+    try {
+      runtime.store.probeWrite();
+    } catch (err) {
+      dbError = this.opts.redactor.redact(err instanceof Error ? err.message : String(err));
+    }
+    const pauses = daemon.signingPauses();
+    return {
+      now: this.opts.clock.now(),
+      lastSuccessAt: this.metrics.fleet.lastSuccessAt(),
+      startedAt: this.startedAt,
+      pollIntervalMs: daemon.pollIntervalMs(),
+      staleAfterIntervals: daemon.currentConfig.alerts.staleAfterIntervals,
+      dbError,
+      signing: { all: pauses.all, wallets: pauses.wallets },
+      configValid: this.configValid,
+    };
+  }
+
+  private signingCounts(): SigningPauseCounts {
+    const pauses = this.daemon?.signingPauses();
+    return { all: pauses?.all !== undefined, wallets: pauses?.wallets.size ?? 0 };
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,7 @@
 // One wallet's turn: poll → decide → plan → execute. The thin I/O wrapper around the pure rules
 // engine (cf. changesets' get-release-plan around assemble-release-plan).
 import type { ApiError } from '../errors.js';
-import type { Clock, Decision, PlanDraft, PlanHistoryEntry, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
+import type { Clock, Decision, PlanDraft, PlanHistoryEntry, PlanStatus, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
 import { formatSol } from '../api/amount.js';
 import { roundedAmountFields } from '../api/schemas.js';
 import type { Logger } from '../log/logger.js';
@@ -34,6 +34,8 @@ export interface CycleObserver {
   pollOk?(wallet: WalletConfig, summary: WalletSummary): void;
   pollFailed?(wallet: WalletConfig, err: unknown): void;
   planRecorded?(rule: string, dry: boolean): void;
+  /** A plan ran (its remaining steps); `status` is where it stands after (open and blocked are not endings). */
+  planSettled?(rule: string, status: PlanStatus): void;
 }
 
 export interface CycleDeps {
@@ -117,7 +119,9 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   if (!deps.dry) {
     for (const plan of store.activePlans(wallet.address)) {
       result.plans.push(plan.id);
-      result.statuses.push(await executor.execute(plan.id));
+      const status = await executor.execute(plan.id);
+      result.statuses.push(status);
+      deps.observer?.planSettled?.(plan.rule, status);
     }
   }
 
@@ -152,7 +156,9 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     );
     if (deps.dry) continue;
     result.plans.push(recorded.id);
-    result.statuses.push(await executor.execute(recorded.id));
+    const status = await executor.execute(recorded.id);
+    result.statuses.push(status);
+    deps.observer?.planSettled?.(draft.rule, status);
   }
   return result;
 }

@@ -140,7 +140,16 @@ describe('Dockerfile', () => {
     const server = await startHealthServer({
       listen: '127.0.0.1:0',
       metrics: createMetrics({ processMetrics: false }),
-      health: () => ({ configValid: true, dbOpen: true, lastCycleAt: 0, cycleIntervalMs: 1, now: 0 }),
+      health: () => ({
+        now: 0,
+        lastSuccessAt: 0,
+        startedAt: 0,
+        pollIntervalMs: 1,
+        staleAfterIntervals: 3,
+        dbError: undefined,
+        signing: { all: undefined, wallets: new Map() },
+        configValid: true,
+      }),
       logger: silentLogger(),
       loopLagMs: () => lag,
     });

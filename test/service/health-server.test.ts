@@ -1,44 +1,22 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
-import {
-  evaluateReadiness,
-  isLoopbackHost,
-  parseListen,
-  startHealthServer,
-  type HealthReport,
-  type HealthServer,
-} from '../../src/service/health-server.js';
+import { isLoopbackHost, parseListen, startHealthServer, type HealthReport, type HealthServer } from '../../src/service/health-server.js';
 import { startLoopLagMonitor } from '../../src/service/loop-lag.js';
 import { createMetrics } from '../../src/service/metrics.js';
 import { captureLog } from './log-capture.js';
 
 const MINUTE = 60_000;
 const T0 = 1_800_000_000_000;
-const healthy: HealthReport = { configValid: true, dbOpen: true, lastCycleAt: T0 - MINUTE, cycleIntervalMs: MINUTE, now: T0 };
-
-describe('evaluateReadiness', () => {
-  it('is ready when the config is valid, the database open and the last cycle recent', () => {
-    const r = evaluateReadiness(healthy);
-    expect(r.ready).toBe(true);
-    expect(r.checks.poll).toMatchObject({ ok: true, ageMs: MINUTE, maxAgeMs: 3 * MINUTE });
-  });
-
-  it.each([
-    ['config invalid', { configValid: false }, 'config'],
-    ['database closed', { dbOpen: false }, 'db'],
-    ['no cycle yet', { lastCycleAt: undefined }, 'poll'],
-    ['last cycle just over 3 intervals ago', { lastCycleAt: T0 - 3 * MINUTE - 1 }, 'poll'],
-  ] as const)('is not ready: %s', (_name, change, failing) => {
-    const r = evaluateReadiness({ ...healthy, ...change });
-    expect(r.ready).toBe(false);
-    expect(Object.entries(r.checks).filter(([, c]) => !c.ok).map(([k]) => k)).toEqual([failing]);
-  });
-
-  it('counts a cycle exactly 3 intervals ago, or one in the future (clock stepped back), as recent', () => {
-    expect(evaluateReadiness({ ...healthy, lastCycleAt: T0 - 3 * MINUTE }).ready).toBe(true);
-    expect(evaluateReadiness({ ...healthy, lastCycleAt: T0 + MINUTE }).checks.poll).toMatchObject({ ok: true, ageMs: 0 });
-  });
-});
+const healthy: HealthReport = {
+  now: T0,
+  lastSuccessAt: T0 - MINUTE,
+  startedAt: T0 - 60 * MINUTE,
+  pollIntervalMs: MINUTE,
+  staleAfterIntervals: 3,
+  dbError: undefined,
+  signing: { all: undefined, wallets: new Map() },
+  configValid: true,
+};
 
 describe('parseListen', () => {
   it.each([
@@ -98,12 +76,14 @@ describe('startHealthServer', () => {
     const { url } = await start({ report: () => report });
     const ready = await fetch(`${url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ ready: true, checks: { config: { ok: true }, db: { ok: true }, poll: { ok: true } } });
+    expect(await ready.json()).toMatchObject({ ready: true, reasons: [], checks: { config: { ok: true }, db: { ok: true }, poll: { ok: true }, signing: { ok: true } } });
 
-    report = { ...healthy, dbOpen: false, lastCycleAt: T0 - 10 * MINUTE };
+    report = { ...healthy, dbError: 'disk I/O error', lastSuccessAt: T0 - 10 * MINUTE };
     const notReady = await fetch(`${url}/readyz`);
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toMatchObject({ ready: false, checks: { config: { ok: true }, db: { ok: false }, poll: { ok: false } } });
+    const body = (await notReady.json()) as { ready: boolean; reasons: string[]; checks: Record<string, { ok: boolean }> };
+    expect(body).toMatchObject({ ready: false, checks: { config: { ok: true }, db: { ok: false }, poll: { ok: false }, signing: { ok: true } } });
+    expect(body.reasons).toEqual([expect.stringMatching(/^poll: no wallet poll has succeeded for 10m/), 'db: the state database cannot be written: disk I/O error']);
   });
 
   it('answers /readyz with 503 when the report itself throws, and logs it', async () => {
@@ -124,13 +104,15 @@ describe('startHealthServer', () => {
 
   it('serves Prometheus text on /metrics', async () => {
     const { url, metrics } = await start();
-    metrics.pollOk('treasury', { pendingLamports: 2_000_000_000n, lifetimeLamports: 5_000_000_000n }, T0);
+    const treasury = { name: 'treasury', address: 'Treasury1111' };
+    metrics.configure({ wallets: [treasury], rules: [], perWallet: 'auto', staleAfterMs: 3 * MINUTE });
+    metrics.pollOk(treasury, { pendingLamports: 2_000_000_000n, lifetimeLamports: 5_000_000_000n }, T0);
     const res = await fetch(`${url}/metrics?x=1`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
-    expect(text).toContain('autoclaim_polls_total{wallet="treasury",outcome="ok"} 1');
-    expect(text).toContain('autoclaim_pending_sol{wallet="treasury"} 2');
+    expect(text).toContain('autoclaim_polls_total{outcome="ok"} 1');
+    expect(text).toContain('autoclaim_wallet_pending_sol{wallet="treasury"} 2');
   });
 
   it('answers 404 for other paths, 405 for other methods, and HEAD without a body', async () => {

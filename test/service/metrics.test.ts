@@ -1,65 +1,98 @@
 import { describe, expect, it } from 'vitest';
-import { createMetrics, statusClass } from '../../src/service/metrics.js';
+import { createMetrics, statusClass, type Metrics } from '../../src/service/metrics.js';
 
 /** The sample lines of one metric family, label sets as written. */
 function samples(text: string, name: string): string[] {
   return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
 }
 
+const MINUTE = 60_000;
+const T0 = 1_700_000_000_000;
+const treasury = { name: 'treasury', address: 'TreasuryAddr' };
+const hot = { name: 'hot', address: 'HotAddr' };
+
+function setup(m: Metrics, wallets = [treasury, hot], over: Partial<Parameters<Metrics['configure']>[0]> = {}) {
+  m.configure({ wallets, rules: ['compound'], perWallet: 'auto', staleAfterMs: 3 * MINUTE, ...over });
+}
+
 describe('createMetrics', () => {
-  it('records a successful poll: counter, SOL gauges and last-success time', async () => {
+  it('records a successful poll: aggregate counter, per-wallet counter and gauges, last-success times', async () => {
     const m = createMetrics({ processMetrics: false });
-    m.pollOk('treasury', { pendingLamports: 1_500_000_000n, lifetimeLamports: 12_000_000_001n }, 1_700_000_000_999);
-    m.pollOk('treasury', { pendingLamports: 1n, lifetimeLamports: null }, 1_700_000_060_000);
-    m.pollFailed('treasury');
-    m.pollFailed('treasury');
+    setup(m, [treasury]);
+    m.pollOk(treasury, { pendingLamports: 1_500_000_000n, lifetimeLamports: 12_000_000_001n }, 1_700_000_000_999);
+    m.pollOk(treasury, { pendingLamports: 1n, lifetimeLamports: null }, 1_700_000_060_000);
+    m.pollFailed(treasury);
+    m.pollFailed(treasury);
     const text = await m.render();
-    expect(samples(text, 'autoclaim_polls_total')).toEqual([
-      'autoclaim_polls_total{wallet="treasury",outcome="ok"} 2',
-      'autoclaim_polls_total{wallet="treasury",outcome="failed"} 2',
+    expect(samples(text, 'autoclaim_polls_total')).toEqual(['autoclaim_polls_total{outcome="ok"} 2', 'autoclaim_polls_total{outcome="failed"} 2']);
+    expect(samples(text, 'autoclaim_wallet_polls_total')).toEqual([
+      'autoclaim_wallet_polls_total{wallet="treasury",outcome="ok"} 2',
+      'autoclaim_wallet_polls_total{wallet="treasury",outcome="failed"} 2',
     ]);
-    expect(samples(text, 'autoclaim_pending_sol')).toEqual(['autoclaim_pending_sol{wallet="treasury"} 1e-9']);
+    expect(samples(text, 'autoclaim_wallet_pending_sol')).toEqual(['autoclaim_wallet_pending_sol{wallet="treasury"} 1e-9']);
     // a null lifetime leaves the last known value in place
-    expect(samples(text, 'autoclaim_lifetime_sol')).toEqual(['autoclaim_lifetime_sol{wallet="treasury"} 12.000000001']);
-    expect(samples(text, 'autoclaim_last_successful_poll_timestamp_seconds')).toEqual([
-      'autoclaim_last_successful_poll_timestamp_seconds{wallet="treasury"} 1700000060',
+    expect(samples(text, 'autoclaim_wallet_lifetime_sol')).toEqual(['autoclaim_wallet_lifetime_sol{wallet="treasury"} 12.000000001']);
+    expect(samples(text, 'autoclaim_wallet_last_successful_poll_timestamp_seconds')).toEqual([
+      'autoclaim_wallet_last_successful_poll_timestamp_seconds{wallet="treasury"} 1700000060',
     ]);
+    expect(samples(text, 'autoclaim_last_successful_poll_timestamp_seconds')).toEqual(['autoclaim_last_successful_poll_timestamp_seconds 1700000060']);
   });
 
-  it('exposes a failed-poll series at zero once a wallet has polled', async () => {
-    const m = createMetrics({ processMetrics: false });
-    m.pollOk('hot', { pendingLamports: 0n, lifetimeLamports: 0n }, 0);
-    expect(samples(await m.render(), 'autoclaim_polls_total')).toContain('autoclaim_polls_total{wallet="hot",outcome="failed"} 0');
+  it('has every label set an alert or panel uses from the start, at zero', async () => {
+    const m = createMetrics({ processMetrics: false, version: '9.9.9', node: 'v20.0.0' });
+    setup(m);
+    const text = await m.render();
+    expect(samples(text, 'autoclaim_build_info')).toEqual(['autoclaim_build_info{version="9.9.9",node="v20.0.0"} 1']);
+    expect(samples(text, 'autoclaim_polls_total')).toEqual(['autoclaim_polls_total{outcome="ok"} 0', 'autoclaim_polls_total{outcome="failed"} 0']);
+    expect(samples(text, 'autoclaim_wallet_polls_total')).toHaveLength(4);
+    expect(samples(text, 'autoclaim_plans_created_total')).toEqual(['autoclaim_plans_created_total{rule="compound"} 0']);
+    expect(samples(text, 'autoclaim_plan_outcomes_total')).toEqual(
+      ['done', 'rejected', 'failed', 'dry'].map((o) => `autoclaim_plan_outcomes_total{rule="compound",outcome="${o}"} 0`),
+    );
+    expect(samples(text, 'autoclaim_action_sol_total')).toEqual(
+      ['claim', 'deposit', 'mint', 'withdraw', 'burn'].map((a) => `autoclaim_action_sol_total{action="${a}"} 0`),
+    );
+    expect(samples(text, 'autoclaim_anomalies_total')).toHaveLength(5);
+    expect(samples(text, 'autoclaim_steps_total')).toContain('autoclaim_steps_total{kind="deposit",outcome="unknown"} 0');
+    expect(samples(text, 'autoclaim_steps_total')).toHaveLength(5 * 6);
+    expect(samples(text, 'autoclaim_signing_paused')).toEqual(['autoclaim_signing_paused{scope="all"} 0', 'autoclaim_signing_paused{scope="wallet"} 0']);
+    expect(samples(text, 'autoclaim_unknown_steps_open')).toEqual(['autoclaim_unknown_steps_open 0']);
+    expect(samples(text, 'autoclaim_rate_limit_waits_total')).toEqual(['autoclaim_rate_limit_waits_total 0']);
+    expect(samples(text, 'autoclaim_config_reloads_total')).toHaveLength(2);
+    expect(samples(text, 'autoclaim_config_last_reload_successful')).toEqual(['autoclaim_config_last_reload_successful 1']);
+    expect(samples(text, 'autoclaim_notifications_total')).toHaveLength(3);
+    expect(samples(text, 'autoclaim_request_duration_seconds_count')).toEqual(['autoclaim_request_duration_seconds_count{op="summary",status_class="2xx"} 0']);
+    expect(samples(text, 'autoclaim_wallets')).toEqual(['autoclaim_wallets 2']);
+    expect(samples(text, 'autoclaim_stale_after_seconds')).toEqual(['autoclaim_stale_after_seconds 180']);
+    // No success recorded anywhere yet: 0, which alerting reads as "long ago".
+    expect(samples(text, 'autoclaim_last_successful_poll_timestamp_seconds')).toEqual(['autoclaim_last_successful_poll_timestamp_seconds 0']);
   });
 
-  it('counts plans, steps, reloads and notifications by their labels', async () => {
+  it('counts plans created apart from how they ended, steps, SOL moved, reloads and notifications', async () => {
     const m = createMetrics({ processMetrics: false });
-    m.plan('compound', 'created');
-    m.plan('compound', 'done');
+    m.planCreated('compound');
+    m.planCreated('compound');
+    m.planOutcome('compound', 'done');
     m.step('claim', 'acknowledged');
+    m.actionSol('claim', 2_500_000_000n);
+    m.actionSol('deposit', 1_250_000_000n);
+    m.actionSol('deposit', 0n);
     m.step('deposit', 'unknown');
     m.step('deposit', 'unknown');
     m.unknownStepsOpen(1);
     m.configReload('invalid');
     m.notification('sent');
     const text = await m.render();
-    expect(samples(text, 'autoclaim_plans_total')).toEqual([
-      'autoclaim_plans_total{rule="compound",outcome="created"} 1',
-      'autoclaim_plans_total{rule="compound",outcome="done"} 1',
-    ]);
-    expect(samples(text, 'autoclaim_steps_total')).toEqual([
-      'autoclaim_steps_total{kind="claim",outcome="acknowledged"} 1',
-      'autoclaim_steps_total{kind="deposit",outcome="unknown"} 2',
-    ]);
+    expect(samples(text, 'autoclaim_plans_created_total')).toEqual(['autoclaim_plans_created_total{rule="compound"} 2']);
+    expect(samples(text, 'autoclaim_plan_outcomes_total')).toEqual(['autoclaim_plan_outcomes_total{rule="compound",outcome="done"} 1']);
+    expect(samples(text, 'autoclaim_steps_total')).toContain('autoclaim_steps_total{kind="claim",outcome="acknowledged"} 1');
+    expect(samples(text, 'autoclaim_steps_total')).toContain('autoclaim_steps_total{kind="deposit",outcome="unknown"} 2');
+    expect(samples(text, 'autoclaim_action_sol_total')).toContain('autoclaim_action_sol_total{action="claim"} 2.5');
+    expect(samples(text, 'autoclaim_action_sol_total')).toContain('autoclaim_action_sol_total{action="deposit"} 1.25');
     expect(samples(text, 'autoclaim_unknown_steps_open')).toEqual(['autoclaim_unknown_steps_open 1']);
-    expect(samples(text, 'autoclaim_config_reloads_total')).toEqual(['autoclaim_config_reloads_total{outcome="invalid"} 1']);
-    expect(samples(text, 'autoclaim_notifications_total')).toEqual(['autoclaim_notifications_total{outcome="sent"} 1']);
-  });
-
-  it('starts the unknown-steps gauge and rate-limit counters at zero', async () => {
-    const text = await createMetrics({ processMetrics: false }).render();
-    expect(samples(text, 'autoclaim_unknown_steps_open')).toEqual(['autoclaim_unknown_steps_open 0']);
-    expect(samples(text, 'autoclaim_rate_limit_waits_total')).toEqual(['autoclaim_rate_limit_waits_total 0']);
+    expect(samples(text, 'autoclaim_config_reloads_total')).toContain('autoclaim_config_reloads_total{outcome="invalid"} 1');
+    expect(samples(text, 'autoclaim_config_last_reload_successful')).toEqual(['autoclaim_config_last_reload_successful 0']);
+    expect(samples(text, 'autoclaim_notifications_total')).toContain('autoclaim_notifications_total{outcome="sent"} 1');
   });
 
   it('sums rate-limit waits and ignores zero waits', async () => {
@@ -80,6 +113,7 @@ describe('createMetrics', () => {
     m.request('claim', undefined, 10);
     const text = await m.render();
     expect(samples(text, 'autoclaim_request_duration_seconds_count')).toEqual([
+      'autoclaim_request_duration_seconds_count{op="summary",status_class="2xx"} 0',
       'autoclaim_request_duration_seconds_count{op="wallet",status_class="2xx"} 2',
       'autoclaim_request_duration_seconds_count{op="claim",status_class="5xx"} 1',
       'autoclaim_request_duration_seconds_count{op="claim",status_class="none"} 1',
@@ -89,22 +123,86 @@ describe('createMetrics', () => {
     );
   });
 
-  it('forgets a wallet removed from the config', async () => {
+  it('drops a wallet removed from the config at the next configure', async () => {
     const m = createMetrics({ processMetrics: false });
-    m.pollOk('gone', { pendingLamports: 1n, lifetimeLamports: 1n }, 0);
-    m.pollOk('kept', { pendingLamports: 1n, lifetimeLamports: 1n }, 0);
-    m.forgetWallet('gone');
+    const gone = { name: 'gone', address: 'GoneAddr' };
+    setup(m, [gone, treasury]);
+    m.pollOk(gone, { pendingLamports: 1n, lifetimeLamports: 1n }, 0);
+    m.pollOk(treasury, { pendingLamports: 1n, lifetimeLamports: 1n }, 0);
+    setup(m, [treasury]);
     const text = await m.render();
     expect(text).not.toContain('wallet="gone"');
-    expect(text).toContain('wallet="kept"');
+    expect(text).toContain('wallet="treasury"');
+    expect(samples(text, 'autoclaim_wallets')).toEqual(['autoclaim_wallets 1']);
+  });
+
+  it('auto: per-wallet series up to 100 wallets, aggregates and the top 10 by pending beyond; true and false force it', async () => {
+    const fleet = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `w${i}`, address: `A${i}` }));
+    const m = createMetrics({ processMetrics: false });
+    setup(m, fleet(100));
+    expect(m.perWalletEnabled()).toBe(true);
+    expect(samples(await m.render(), 'autoclaim_wallet_polls_total')).toHaveLength(200);
+
+    const big = fleet(101);
+    setup(m, big);
+    expect(m.perWalletEnabled()).toBe(false);
+    big.forEach((w, i) => m.pollOk(w, { pendingLamports: BigInt(i) * 1_000_000_000n, lifetimeLamports: null }, T0));
+    const text = await m.render();
+    expect(text).not.toMatch(/^autoclaim_wallet_/m);
+    expect(samples(text, 'autoclaim_pending_sol_total')).toEqual([`autoclaim_pending_sol_total ${(100 * 101) / 2}`]);
+    expect(samples(text, 'autoclaim_top_pending_sol')).toEqual(Array.from({ length: 10 }, (_, i) => `autoclaim_top_pending_sol{wallet="w${100 - i}"} ${100 - i}`));
+    expect(samples(text, 'autoclaim_polls_total')).toEqual(['autoclaim_polls_total{outcome="ok"} 101', 'autoclaim_polls_total{outcome="failed"} 0']);
+
+    setup(m, big, { perWallet: true });
+    expect(samples(await m.render(), 'autoclaim_wallet_pending_sol')).toHaveLength(101);
+    setup(m, fleet(2), { perWallet: false });
+    expect(await m.render()).not.toMatch(/^autoclaim_wallet_/m);
+  });
+
+  it('counts stale wallets at scrape time: a wallet never polled well counts from the start', async () => {
+    let now = T0;
+    const m = createMetrics({ processMetrics: false, clock: { now: () => now, monotonic: () => now }, startedAt: T0 });
+    setup(m);
+    m.pollOk(treasury, { pendingLamports: 1n, lifetimeLamports: 1n }, T0);
+    const stale = async () => samples(await m.render(), 'autoclaim_wallets_stale');
+    expect(await stale()).toEqual(['autoclaim_wallets_stale 0']);
+    now = T0 + 3 * MINUTE + 1;
+    expect(await stale()).toEqual(['autoclaim_wallets_stale 2']);
+    m.pollOk(hot, { pendingLamports: 1n, lifetimeLamports: 1n }, now);
+    expect(await stale()).toEqual(['autoclaim_wallets_stale 1']);
+  });
+
+  it('restores last successes and amounts from the state file, never moving one backwards', async () => {
+    const m = createMetrics({ processMetrics: false });
+    setup(m);
+    m.pollOk(hot, { pendingLamports: 7_000_000_000n, lifetimeLamports: 9_000_000_000n }, T0);
+    m.fleet.restore([
+      { address: treasury.address, lastOkAt: T0 - MINUTE, pendingLamports: 3_000_000_000n, lifetimeLamports: 4_000_000_000n },
+      { address: hot.address, lastOkAt: T0 - MINUTE, pendingLamports: 1n, lifetimeLamports: 1n },
+      { address: 'NotConfigured', lastOkAt: T0 + MINUTE, pendingLamports: 1n, lifetimeLamports: 1n },
+    ]);
+    const text = await m.render();
+    expect(samples(text, 'autoclaim_wallet_last_successful_poll_timestamp_seconds')).toEqual([
+      `autoclaim_wallet_last_successful_poll_timestamp_seconds{wallet="treasury"} ${(T0 - MINUTE) / 1000}`,
+      `autoclaim_wallet_last_successful_poll_timestamp_seconds{wallet="hot"} ${T0 / 1000}`,
+    ]);
+    expect(samples(text, 'autoclaim_last_successful_poll_timestamp_seconds')).toEqual([`autoclaim_last_successful_poll_timestamp_seconds ${T0 / 1000}`]);
+    expect(samples(text, 'autoclaim_pending_sol_total')).toEqual(['autoclaim_pending_sol_total 10']);
+  });
+
+  it('reads signing pauses at scrape time', async () => {
+    let paused = { all: false, wallets: 0 };
+    const m = createMetrics({ processMetrics: false, signing: () => paused });
+    paused = { all: true, wallets: 3 };
+    expect(samples(await m.render(), 'autoclaim_signing_paused')).toEqual(['autoclaim_signing_paused{scope="all"} 1', 'autoclaim_signing_paused{scope="wallet"} 3']);
   });
 
   it('keeps each instance in its own registry', async () => {
     const a = createMetrics();
     const b = createMetrics();
-    a.pollFailed('w');
-    expect(samples(await a.render(), 'autoclaim_polls_total')).toEqual(['autoclaim_polls_total{wallet="w",outcome="failed"} 1']);
-    expect(samples(await b.render(), 'autoclaim_polls_total')).toEqual([]);
+    a.pollFailed(treasury);
+    expect(samples(await a.render(), 'autoclaim_polls_total')).toEqual(['autoclaim_polls_total{outcome="ok"} 0', 'autoclaim_polls_total{outcome="failed"} 1']);
+    expect(samples(await b.render(), 'autoclaim_polls_total')).toEqual(['autoclaim_polls_total{outcome="ok"} 0', 'autoclaim_polls_total{outcome="failed"} 0']);
   });
 
   it('includes the process metrics unless told not to', async () => {

@@ -61,7 +61,9 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   // The service parts (metrics, health server, sd_notify, webhook) are for `run` alone: `once` and
   // the other commands do not load them.
   const { Supervisor } = await import('../../service/supervisor.js');
-  const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor });
+  // Loaded already (it dispatched here); imported lazily so run.ts does not import its importer.
+  const { VERSION } = await import('../program.js');
+  const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION });
   const runtime = await open(ctx, supervisor.instruments.onRequest);
   const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, {
     observer: supervisor.instruments.cycleObserver,

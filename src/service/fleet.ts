@@ -1,0 +1,106 @@
+// What the operator signals know about every configured wallet: the last good poll and its amounts.
+// Seeded from the state file at start, so a restart (even with the API down) still knows when each
+// wallet last polled well; kept current by the cycle observer. Readiness, the aggregate metrics and
+// the per-wallet gauges are all read from here, so they cannot disagree.
+import type { Lamports } from '../api/amount.js';
+
+export interface FleetWallet {
+  name: string;
+  address: string;
+}
+
+export interface WalletView {
+  name: string;
+  address: string;
+  /** Unix ms of the last successful poll; undefined when none is recorded. */
+  lastOkAt: number | undefined;
+  pendingLamports: Lamports | undefined;
+  lifetimeLamports: Lamports | undefined;
+}
+
+/** A wallet's record as the state file has it (the store's WalletStateRow fits). */
+export interface StoredWalletState {
+  address: string;
+  lastOkAt: number | null;
+  pendingLamports: Lamports | null;
+  lifetimeLamports: Lamports | null;
+}
+
+export interface Fleet {
+  /** The configured wallets (at start and after each reload); others are forgotten. */
+  configure(wallets: readonly FleetWallet[]): void;
+  /** What the state file remembers; only configured wallets are taken. */
+  restore(rows: Iterable<StoredWalletState>): void;
+  pollOk(address: string, summary: { pendingLamports: Lamports; lifetimeLamports: Lamports | null }, atMs: number): void;
+  /** The newest successful poll of any wallet (Unix ms), if one was ever recorded. */
+  lastSuccessAt(): number | undefined;
+  /** Wallets with no successful poll for more than staleAfterMs (never-polled ones count from `since`). */
+  staleCount(now: number, staleAfterMs: number, since: number): number;
+  pendingTotal(): Lamports;
+  lifetimeTotal(): Lamports;
+  /** The k wallets with the most pending, most first (ties by name, so the set is stable). */
+  topPending(k: number): WalletView[];
+  size(): number;
+  wallets(): IterableIterator<WalletView>;
+}
+
+export function createFleet(): Fleet {
+  const byAddress = new Map<string, WalletView>();
+  return {
+    configure(wallets) {
+      const keep = new Set<string>();
+      for (const w of wallets) {
+        keep.add(w.address);
+        const known = byAddress.get(w.address);
+        // A rename keeps the history: the wallet is its address.
+        if (known !== undefined) known.name = w.name;
+        else byAddress.set(w.address, { name: w.name, address: w.address, lastOkAt: undefined, pendingLamports: undefined, lifetimeLamports: undefined });
+      }
+      for (const address of byAddress.keys()) if (!keep.has(address)) byAddress.delete(address);
+    },
+    restore(rows) {
+      for (const r of rows) {
+        const w = byAddress.get(r.address);
+        if (w === undefined || r.lastOkAt === null) continue;
+        // Never older than what this process has seen itself.
+        if (w.lastOkAt !== undefined && w.lastOkAt >= r.lastOkAt) continue;
+        w.lastOkAt = r.lastOkAt;
+        w.pendingLamports = r.pendingLamports ?? undefined;
+        w.lifetimeLamports = r.lifetimeLamports ?? undefined;
+      }
+    },
+    pollOk(address, summary, atMs) {
+      const w = byAddress.get(address);
+      if (w === undefined) return;
+      w.lastOkAt = atMs;
+      w.pendingLamports = summary.pendingLamports;
+      // A summary without lifetime keeps the last known one, as the state file does.
+      if (summary.lifetimeLamports !== null) w.lifetimeLamports = summary.lifetimeLamports;
+    },
+    lastSuccessAt() {
+      let last: number | undefined;
+      for (const w of byAddress.values()) if (w.lastOkAt !== undefined && (last === undefined || w.lastOkAt > last)) last = w.lastOkAt;
+      return last;
+    },
+    staleCount(now, staleAfterMs, since) {
+      let n = 0;
+      for (const w of byAddress.values()) if (now - (w.lastOkAt ?? since) > staleAfterMs) n++;
+      return n;
+    },
+    pendingTotal: () => sum(byAddress.values(), (w) => w.pendingLamports),
+    lifetimeTotal: () => sum(byAddress.values(), (w) => w.lifetimeLamports),
+    topPending(k) {
+      const known = [...byAddress.values()].filter((w) => w.pendingLamports !== undefined && w.pendingLamports > 0n);
+      known.sort((a, b) => (a.pendingLamports === b.pendingLamports ? a.name.localeCompare(b.name) : (b.pendingLamports ?? 0n) > (a.pendingLamports ?? 0n) ? 1 : -1));
+      return known.slice(0, Math.max(0, k));
+    },
+    size: () => byAddress.size,
+    wallets: () => byAddress.values(),
+  };
+}
+
+function sum(items: Iterable<WalletView>, of: (w: WalletView) => Lamports | undefined): Lamports {
+  let total = 0n;
+  for (const w of items) total += of(w) ?? 0n;
+  return total;
+}

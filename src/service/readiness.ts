@@ -1,0 +1,106 @@
+// /readyz: is the daemon able to do its job? Three things can stop it, and each is a reason named
+// in the answer: no wallet poll has succeeded for alerts.stale_after_intervals poll intervals (the
+// last success is restored from the state file, so neither a restart nor a long schedule's first
+// wait hides or fakes it), the state database cannot take a write, or signing is paused because
+// the server refused a request as invalid. A reload that was refused is not one: the previous
+// config keeps running, and the answer says so without failing.
+
+export interface PauseInfo {
+  reason: string;
+  since: number;
+}
+
+/** What the daemon knows about itself, gathered on each /readyz request. */
+export interface HealthReport {
+  now: number;
+  /** The newest successful poll of any wallet (Unix ms), from the state file or this process. */
+  lastSuccessAt: number | undefined;
+  /** When this process started; with no success ever recorded, the window counts from here. */
+  startedAt: number;
+  /** The expected time between two polls of a wallet (from the schedule). */
+  pollIntervalMs: number;
+  staleAfterIntervals: number;
+  /** Why the write probe failed; undefined when the database took it. */
+  dbError: string | undefined;
+  signing: {
+    /** Every wallet paused (the API key was refused). */
+    all: PauseInfo | undefined;
+    /** Wallets paused one by one, by address. */
+    wallets: ReadonlyMap<string, PauseInfo>;
+  };
+  /** false after a reload was refused (informational: the previous config is in force). */
+  configValid: boolean;
+}
+
+export interface Check {
+  ok: boolean;
+  detail: string;
+}
+
+export interface Readiness {
+  ready: boolean;
+  /** One line per failing check, `check: detail`; empty when ready. */
+  reasons: string[];
+  checks: {
+    poll: Check & { ageMs: number; maxAgeMs: number; lastSuccessAt: string | null };
+    db: Check;
+    signing: Check & { all: boolean; wallets: number };
+    /** Never fails readiness. */
+    config: Check;
+  };
+}
+
+/** How many paused wallets the answer names (the count is always given). */
+const NAMED_PAUSES = 5;
+
+export function evaluateReadiness(r: HealthReport): Readiness {
+  const maxAgeMs = r.staleAfterIntervals * r.pollIntervalMs;
+  // A clock stepped back makes the age negative: that is still a recent success.
+  const ageMs = Math.max(0, r.now - (r.lastSuccessAt ?? r.startedAt));
+  const window = `${r.staleAfterIntervals} poll interval(s) of ${duration(r.pollIntervalMs)}`;
+  let pollDetail: string;
+  if (ageMs <= maxAgeMs) {
+    pollDetail = r.lastSuccessAt === undefined ? `no successful poll yet; started ${duration(ageMs)} ago` : `last successful poll ${duration(ageMs)} ago`;
+  } else {
+    pollDetail =
+      r.lastSuccessAt === undefined
+        ? `no wallet poll has succeeded since the start ${duration(ageMs)} ago (more than ${window})`
+        : `no wallet poll has succeeded for ${duration(ageMs)} (more than ${window})`;
+  }
+  const poll = {
+    ok: ageMs <= maxAgeMs,
+    detail: pollDetail,
+    ageMs,
+    maxAgeMs,
+    lastSuccessAt: r.lastSuccessAt === undefined ? null : new Date(r.lastSuccessAt).toISOString(),
+  };
+
+  const db = r.dbError === undefined ? { ok: true, detail: 'writable' } : { ok: false, detail: `the state database cannot be written: ${r.dbError}` };
+
+  const paused = r.signing.wallets.size;
+  let signingDetail = 'not paused';
+  if (r.signing.all !== undefined) {
+    signingDetail = `paused for every wallet since ${new Date(r.signing.all.since).toISOString()}: ${r.signing.all.reason}`;
+  } else if (paused > 0) {
+    const named = [...r.signing.wallets].slice(0, NAMED_PAUSES).map(([address, p]) => `${address}: ${p.reason}`);
+    signingDetail = `paused for ${paused} wallet(s): ${named.join('; ')}${paused > NAMED_PAUSES ? '; …' : ''}`;
+  }
+  const signing = { ok: r.signing.all === undefined && paused === 0, detail: signingDetail, all: r.signing.all !== undefined, wallets: paused };
+
+  const config = {
+    ok: true,
+    detail: r.configValid ? 'valid' : 'the last reload was refused (see config.invalid in the log); the previous config is running',
+  };
+
+  const checks = { poll, db, signing, config };
+  const reasons = (['poll', 'db', 'signing'] as const).filter((k) => !checks[k].ok).map((k) => `${k}: ${checks[k].detail}`);
+  return { ready: reasons.length === 0, reasons, checks };
+}
+
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 120) return `${m}m`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
