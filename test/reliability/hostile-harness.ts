@@ -206,6 +206,8 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
       secrets.add(`wallet ${i} seed (hex)`, ws58.seedHex);
       secrets.add(`wallet ${i} seed (number array)`, `[${[...seed].join(',')}`);
       secrets.add(`wallet ${i} seed (base64)`, ws58.seedB64);
+      // The public half of the number-array form, from the comma that joins it to the seed.
+      secrets.addPublic(`,${[...secretKey64.subarray(32)].join(',')}]`);
       // The product's own key loading registers the key material with the redactor, as at start-up.
       const env = { HOSTILE_KEY: ws58.secret58 };
       const signer = loadKey({ env: 'HOSTILE_KEY' }, { env, baseDir: dir, redactor });
@@ -224,7 +226,8 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
         return Promise.resolve();
       };
       const limiter = new RateLimiter({ perMinute: 0, burst: 100, clock, sleep });
-      const client = new ApiClient({ config, apiKey, dispatcher, limiter, clock, logger, sleep, random: () => 0.5 });
+      // The redactor scrubs each answer as it is read, as openApi wires the product's client.
+      const client = new ApiClient({ config, apiKey, dispatcher, limiter, clock, logger, sleep, random: () => 0.5, redact: (t) => redactor.redact(t) });
       const rules = new Map([[rule.name, rule]]);
       const executor = new PlanExecutor({ store, api: client, signers, rules: () => rules, safety: () => safety, clock, logger, failpoint });
       return { client, executor };

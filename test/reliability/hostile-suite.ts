@@ -17,7 +17,7 @@ export const TOTAL_RUNS = Number(process.env['HOSTILE_RUNS'] ?? 5_000);
 const BASE_SEED = Number(process.env['HOSTILE_SEED'] ?? 20_251_101);
 /** auto: shrink what is not known to be broken; always (HOSTILE_SHRINK=1); never (HOSTILE_SHRINK=0). */
 const SHRINK = process.env['HOSTILE_SHRINK'] === '1' ? 'always' : process.env['HOSTILE_SHRINK'] === '0' ? 'never' : 'auto';
-const SHRINK_BUDGET_MS = Number(process.env['HOSTILE_SHRINK_MS'] ?? 15_000);
+const SHRINK_BUDGET_MS = Number(process.env['HOSTILE_SHRINK_MS'] ?? 8_000);
 
 function fileSeed(label: string): number {
   let h = BASE_SEED | 0;
@@ -107,7 +107,7 @@ export function hostileSuite(opts: SuiteOptions): void {
       }, 300_000);
     }
 
-    it('no piece of a secret in the raw bytes of any state file (.db, -wal, -shm)', () => {
+    (opts.knownBroken?.includes(4) === true ? it.fails : it)('no piece of a secret in the raw bytes of any state file (.db, -wal, -shm)', () => {
       h.scanFiles();
       expect(h.fileLeaks).toEqual([]);
     });

@@ -1,7 +1,8 @@
 // Issue 11, hostile server (3 of 4): the wire. Connection resets mid-body, bodies shorter than
 // their Content-Length, 3xx, 429 and 503, and (in a few sequences, since they cost real time)
 // bodies dripped one byte at a time slower than the client's timeout and headers that come too
-// late; with restarts (in-flight steps recovered) and wallets renamed across a restart.
+// late; with restarts (in-flight steps recovered), crashes at the worker's failpoints, and wallets
+// renamed across a restart.
 import { hostileSuite } from './hostile-suite.js';
 
 hostileSuite({
