@@ -38,7 +38,7 @@ export interface Fleet {
   staleCount(now: number, staleAfterMs: number, since: number): number;
   pendingTotal(): Lamports;
   lifetimeTotal(): Lamports;
-  /** The k wallets with the most pending, most first (ties by name, so the set is stable). */
+  /** The k wallets with the most pending (of those polled well once), most first; ties by name, so the set is stable. */
   topPending(k: number): WalletView[];
   size(): number;
   wallets(): IterableIterator<WalletView>;
@@ -90,7 +90,7 @@ export function createFleet(): Fleet {
     pendingTotal: () => sum(byAddress.values(), (w) => w.pendingLamports),
     lifetimeTotal: () => sum(byAddress.values(), (w) => w.lifetimeLamports),
     topPending(k) {
-      const known = [...byAddress.values()].filter((w) => w.pendingLamports !== undefined && w.pendingLamports > 0n);
+      const known = [...byAddress.values()].filter((w) => w.pendingLamports !== undefined);
       known.sort((a, b) => (a.pendingLamports === b.pendingLamports ? a.name.localeCompare(b.name) : (b.pendingLamports ?? 0n) > (a.pendingLamports ?? 0n) ? 1 : -1));
       return known.slice(0, Math.max(0, k));
     },

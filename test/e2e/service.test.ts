@@ -71,12 +71,14 @@ describe('the daemon as a service', () => {
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    expect(metrics).toMatch(/autoclaim_polls_total\{wallet="alpha",outcome="ok"\} [1-9]/);
+    expect(metrics).toMatch(/autoclaim_wallet_polls_total\{wallet="alpha",outcome="ok"\} [1-9]/);
+    expect(metrics).toMatch(/autoclaim_polls_total\{outcome="ok"\} [1-9]/);
     expect(metrics).toMatch(/autoclaim_steps_total\{kind="claim",outcome="acknowledged"\} 1/);
     expect(metrics).toMatch(/autoclaim_steps_total\{kind="deposit",outcome="acknowledged"\} 1/);
-    expect(metrics).toMatch(/autoclaim_plans_total\{rule="compound",outcome="created"\} 1/);
+    expect(metrics).toMatch(/autoclaim_plans_created_total\{rule="compound"\} 1/);
+    expect(metrics).toMatch(/autoclaim_plan_outcomes_total\{rule="compound",outcome="done"\} 1/);
     expect(metrics).toMatch(/autoclaim_request_duration_seconds_count\{op="summary",status_class="2xx"\} [1-9]/);
-    expect(metrics).toMatch(/autoclaim_pending_sol\{wallet="alpha"\} 0/);
+    expect(metrics).toMatch(/autoclaim_wallet_pending_sol\{wallet="alpha"\} 0/);
     expect(metrics).not.toContain('canary-apikey');
 
     child.proc.kill('SIGTERM');
@@ -95,10 +97,10 @@ describe('the daemon as a service', () => {
     child = spawnCli(['run', '--config', config], { cwd: dir });
     await child.waitFor((e) => e.event === 'health.listening');
     await child.waitFor((e) => e.event === 'poll.failed');
-    // Failed polls still complete a cycle: readiness is about the daemon working, and the
-    // failures show in autoclaim_polls_total{outcome="failed"} and the staleness alert.
+    // The failures show in autoclaim_polls_total{outcome="failed"} (and per wallet) and the
+    // staleness alert; /readyz going 503 is shown in operator-signals.test.ts.
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    expect(metrics).toMatch(/autoclaim_polls_total\{wallet="alpha",outcome="failed"\} [1-9]/);
+    expect(metrics).toMatch(/autoclaim_wallet_polls_total\{wallet="alpha",outcome="failed"\} [1-9]/);
     const opened = await child.waitFor((e) => e.event === 'alert.opened');
     expect(opened).toMatchObject({ level: 'error', alert: 'wallet_stale', wallet: 'alpha' });
     // Three more failing cycles: still the one alert, not one per tick.
