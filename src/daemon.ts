@@ -1,7 +1,7 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
 import type { AppConfig, Clock, PlanStatus, Rule, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
-import { loadValidConfig, tryLoadSigners, type Runtime, type RuntimeOptions } from './runtime.js';
+import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
@@ -11,9 +11,8 @@ import { ClockSkewWatch } from './worker/clock-skew.js';
 import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleObserver, type WalletCycleResult } from './worker/wallet-cycle.js';
-import { ConfigError, KeyError } from './errors.js';
-import { nextCronTimes, resolveApiKey } from './config/index.js';
-import { dirname } from 'node:path';
+import { ConfigError } from './errors.js';
+import { nextCronTimes } from './config/index.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
 export interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'onRequest'> {
@@ -61,6 +60,8 @@ export class Daemon {
   private readonly observer: CycleObserver;
   private scheduler: PollScheduler | undefined;
   lastCycleAt: number | undefined;
+  /** The issues of the last reload refused as invalid (for the webhook); undefined after a good one. */
+  lastConfigIssues: string[] | undefined;
 
   constructor(private readonly opts: DaemonOptions) {
     const { runtime } = opts;
@@ -193,30 +194,21 @@ export class Daemon {
   reload(): boolean {
     const { logger, env, cwd, configPath, redactor } = this.opts;
     let next: AppConfig;
-    try {
-      next = loadValidConfig(configPath, env, cwd, logger);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      logger.error({ event: 'config.invalid', issues: err.issues.map(formatIssue) }, 'reloaded config is invalid; keeping the running one');
-      return false;
-    }
+    let keys: { signers: ReadonlyMap<string, Signer> };
+    let apiKey: string | undefined;
     // Every key again, not only those of new wallets: a wallet pointed at another key file, or a key
     // file opened up to others since it was loaded, must not go on signing with what was read before.
-    const keys = tryLoadSigners(next.wallets, { env, baseDir: dirname(next.file), redactor });
-    if (keys.problems.length > 0) {
-      logger.error(
-        { event: 'config.invalid', issues: keys.problems },
-        'reloaded config names a key that does not load or does not derive its wallet\'s address; keeping the running config and keys',
-      );
-      return false;
-    }
-    let apiKey: string | undefined;
+    // The same pipeline as start and `check`: config and key problems in one list, each placed.
     try {
-      apiKey = resolveApiKey(next, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
+      const checked = loadCheckedConfig(configPath, { env, cwd, redactor, logger });
+      next = checked.config;
+      keys = checked.secrets;
+      apiKey = checked.secrets.apiKey;
+      this.lastConfigIssues = undefined;
     } catch (err) {
-      if (!(err instanceof ConfigError) && !(err instanceof KeyError)) throw err;
-      const issues = err instanceof ConfigError ? err.issues.map(formatIssue) : [err.message];
-      logger.error({ event: 'config.invalid', issues }, 'reloaded config names an API key that does not load; keeping the running one');
+      if (!(err instanceof ConfigError)) throw err;
+      this.lastConfigIssues = err.issues.map(formatIssue);
+      logger.error({ event: 'config.invalid', issues: this.lastConfigIssues }, 'reloaded config is invalid; keeping the running config and keys');
       return false;
     }
     const connection = (a: AppConfig['api']) => JSON.stringify([a.timeoutMs, a.connectTimeoutMs, a.maxResponseBytes, a.connections, a.rateLimit]);

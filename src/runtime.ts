@@ -7,7 +7,7 @@ import type { AppConfig, Clock, WalletConfig } from './domain.js';
 import { ConfigError, KeyError } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
-import { loadConfig, resolveApiKey } from './config/index.js';
+import { loadConfig, resolveApiKey, type LoadedSecrets, type LoadResult } from './config/index.js';
 import { ApiClient, createDispatcher, RateLimiter, type ApiClientOptions } from './api/index.js';
 import { checkAddress, loadKey } from './api/keys.js';
 import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
@@ -39,7 +39,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Loads and validates the config; throws ConfigError with every issue. */
+/** Loads and validates the config (without its keys); throws ConfigError with every issue. */
 export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd: string, logger?: Logger): AppConfig {
   const result = loadConfig(configPath, { env, cwd });
   for (const w of result.warnings) logger?.warn({ event: 'config.warning', ...w }, w.message);
@@ -48,23 +48,29 @@ export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd:
 }
 
 /**
- * Signed requests need the bearer: against a real API, refuse to start without one rather than
- * send every claim to be refused with a 401. The sandbox makes up its own key.
+ * The whole start-up check, as `check` runs it: the config pipeline with its key step, so schema,
+ * cross-field and key problems (wallet keys at their `key:`, the API key, the webhook secret)
+ * come in one list. With the sandbox, the public demo keys are written first, under the demo key
+ * folder only. Never throws for a problem in the config.
  */
-export function requireApiKey(config: AppConfig, env: NodeJS.ProcessEnv): void {
-  // Resolved first: a key that is set but unusable (too short, unreadable) is refused even where
-  // none is needed, rather than left to fail at start.
-  const key = resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
-  if (config.api.baseUrl === 'sandbox' || config.wallets.length === 0 || key !== undefined) return;
-  throw new ConfigError([
-    {
-      file: config.file,
-      line: 0,
-      col: 0,
-      path: 'api',
-      message: 'no API key: set $AUTOCLAIM_API_KEY, api.api_key_file, or the systemd credential api_key (signed requests need it)',
-    },
-  ]);
+export function checkConfig(configPath: string, opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger }): LoadResult {
+  const { logger } = opts;
+  return loadConfig(configPath, {
+    env: opts.env,
+    cwd: opts.cwd,
+    keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }) },
+  });
+}
+
+/** checkConfig for `run`, `once` and a reload: warnings logged, ConfigError with every issue. */
+export function loadCheckedConfig(
+  configPath: string,
+  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger },
+): { config: AppConfig; secrets: LoadedSecrets } {
+  const result = checkConfig(configPath, opts);
+  for (const w of result.warnings) opts.logger.warn({ event: 'config.warning', ...w }, w.message);
+  if (result.config === undefined || result.secrets === undefined) throw new ConfigError(result.errors);
+  return { config: result.config, secrets: result.secrets };
 }
 
 /**
@@ -152,11 +158,9 @@ export async function openApi(
 
 export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { env, logger, redactor, clock } = opts;
-  const loaded = loadValidConfig(opts.configPath, env, opts.cwd, logger);
-  requireApiKey(loaded, env);
-  // Keys first: a wallet whose key does not load must stop the start before anything listens.
-  if (loaded.api.baseUrl === 'sandbox') prepareDemoWorld(loaded, { logger });
-  const signers = loadSigners(loaded.wallets, { env, baseDir: dirname(loaded.file), redactor });
+  // Keys with the config: a wallet whose key does not load must stop the start before anything listens.
+  const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger });
+  const signers = secrets.signers;
 
   const closers: Array<() => Promise<void> | void> = [];
   const closeAll = async () => {

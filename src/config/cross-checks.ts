@@ -1,6 +1,9 @@
 // Checks that need more than one value at a time: names that refer to each other, amounts against
 // the safety cap, steps against the steps before them, templates against what can fill them.
 // Errors make the config invalid; warnings are things that load but are probably not meant.
+// Each check is one entry of CROSS_CHECKS, run in order by one loop, all of them every time: a new
+// check is one more entry. They run after the schema even when it refused parts of the file; what
+// it refused was set aside (salvage.ts) and every check skips it, so none reports a stand-in.
 import { formatSol } from '../api/amount.js';
 import { TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
 import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
@@ -8,27 +11,50 @@ import { nextCronTimes } from './cron.js';
 import { formatDuration } from './durations.js';
 import { formatPath, type IssueList, type Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
+import { isSetAside } from './salvage.js';
 
 /** A fixed instant for schedule arithmetic, so a warning does not depend on when `check` ran. */
 const REFERENCE_TIME = new Date(Date.UTC(2025, 0, 6, 0, 0, 0));
 
+/** One cross-field check: reports into ctx.issues, never throws for a problem in the file. */
+export type CrossCheck = (config: AppConfig, ctx: ResolveContext) => void;
+
+export const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
+  { name: 'unique names', check: uniqueNames },
+  { name: 'rules named by wallets exist', check: walletRuleReferences },
+  { name: 'rule steps and limits', check: ruleSteps },
+  { name: 'signed message templates', check: endpointTemplates },
+  { name: 'schedule against jitter and rate limit', check: scheduleLoad },
+  { name: 'some rule', check: noRules },
+  { name: 'sandbox settings used', check: sandboxIgnored },
+];
+
 export function crossCheck(config: AppConfig, ctx: ResolveContext): void {
-  const { issues } = ctx;
-  uniqueNames(config, ctx);
-  walletRuleReferences(config, issues);
-  config.rules.forEach((rule, i) => checkRule(rule, i, config, ctx));
-  endpointTemplates(config, issues);
-  scheduleLoad(config, ctx);
-  if (config.rules.length === 0) issues.warn(['rules'], 'no rules: autoclaim will watch the wallets and never act');
+  for (const { check } of CROSS_CHECKS) check(config, ctx);
+}
+
+function ruleSteps(config: AppConfig, ctx: ResolveContext): void {
+  config.rules.forEach((rule, i) => {
+    if (!isSetAside(ctx.setAside, ['rules', i])) checkRule(rule, i, config, ctx);
+  });
+}
+
+function noRules(config: AppConfig, ctx: ResolveContext): void {
+  if (config.rules.length === 0 && !isSetAside(ctx.setAside, ['rules'])) ctx.issues.warn(['rules'], 'no rules: autoclaim will watch the wallets and never act');
+}
+
+function sandboxIgnored(config: AppConfig, ctx: ResolveContext): void {
+  if (isSetAside(ctx.setAside, ['api'])) return;
   if (config.api.baseUrl !== 'sandbox' && ctx.source.nodeAt(['sandbox']) !== undefined) {
-    issues.warn(['sandbox'], 'ignored: the simulator only runs with api.base_url: sandbox');
+    ctx.issues.warn(['sandbox'], 'ignored: the simulator only runs with api.base_url: sandbox');
   }
 }
 
 function uniqueNames(config: AppConfig, ctx: ResolveContext): void {
-  const dup = (what: string, values: string[], base: string, field: string): void => {
+  const dup = (what: string, values: string[], base: 'wallets' | 'rules', field: string): void => {
     const first = new Map<string, number>();
     values.forEach((v, i) => {
+      if (isSetAside(ctx.setAside, [base, i])) return;
       const earlier = first.get(v);
       if (earlier === undefined) first.set(v, i);
       else {
@@ -45,15 +71,23 @@ function uniqueNames(config: AppConfig, ctx: ResolveContext): void {
   dup('rule name', config.rules.map((r) => r.name), 'rules', 'name');
 }
 
-function walletRuleReferences(config: AppConfig, issues: IssueList): void {
-  const ruleNames = new Set(config.rules.map((r) => r.name));
+function walletRuleReferences(config: AppConfig, ctx: ResolveContext): void {
+  const { issues, setAside } = ctx;
+  const ruleNames = new Set(config.rules.filter((_, i) => !setAside.rules.has(i)).map((r) => r.name));
+  // A wallet without its own list names every rule, the stand-ins among them.
+  const standIns = new Set(config.rules.filter((_, i) => setAside.rules.has(i)).map((r) => r.name));
   const used = new Set<string>();
   config.wallets.forEach((w, i) => {
+    if (setAside.wallets.has(i)) return;
     const seen = new Set<string>();
     w.rules.forEach((name, j) => {
       used.add(name);
+      // A rule the schema refused, or a refused list of rules, cannot be looked up: not judged.
+      if (setAside.ruleNames.has(name) || standIns.has(name) || isSetAside(setAside, ['rules'])) return;
       if (!ruleNames.has(name)) {
-        const known = config.rules.map((r) => r.name);
+        // As written: a set-aside rule by the name it was given, if it had one.
+        const written = new Map([...setAside.ruleNames].map(([n, k]) => [k, n]));
+        const known = config.rules.flatMap((r, k) => (setAside.rules.has(k) ? (written.has(k) ? [written.get(k) ?? ''] : []) : [r.name]));
         issues.error(
           ['wallets', i, 'rules', j],
           `no rule named "${name}"${known.length ? `; rules are: ${known.join(', ')}` : '; no rules are defined'}`,
@@ -64,8 +98,10 @@ function walletRuleReferences(config: AppConfig, issues: IssueList): void {
       seen.add(name);
     });
   });
+  // A wallet set aside may have used any rule.
+  if (setAside.wallets.size > 0 || isSetAside(setAside, ['wallets'])) return;
   config.rules.forEach((r, i) => {
-    if (!used.has(r.name)) issues.warn(['rules', i, 'name'], `rule "${r.name}" is used by no wallet`);
+    if (!setAside.rules.has(i) && !used.has(r.name)) issues.warn(['rules', i, 'name'], `rule "${r.name}" is used by no wallet`);
   });
 }
 
@@ -179,9 +215,11 @@ type TemplateNeeds = { required: string[]; recommended: string[]; unavailable: s
 const CLAIM_NEEDS: TemplateNeeds = { required: ['wallet', 'ts'], recommended: [], unavailable: ['symbol', 'amount'] };
 const AMOUNT_NEEDS: TemplateNeeds = { required: ['amount', 'symbol'], recommended: ['wallet', 'ts'], unavailable: [] };
 
-function endpointTemplates(config: AppConfig, issues: IssueList): void {
+function endpointTemplates(config: AppConfig, ctx: ResolveContext): void {
+  const { issues } = ctx;
   for (const op of Object.keys(config.api.endpoints) as SignedOp[]) {
     const path: Path = ['api', 'endpoints', op, 'message'];
+    if (isSetAside(ctx.setAside, path)) continue;
     const used = templateVariables(config.api.endpoints[op].message);
     const unknown = used.filter((v) => !(TEMPLATE_VARIABLES as readonly string[]).includes(v));
     const { required, recommended, unavailable } = op === 'claim' ? CLAIM_NEEDS : AMOUNT_NEEDS;
@@ -201,7 +239,7 @@ function endpointTemplates(config: AppConfig, issues: IssueList): void {
 }
 
 function scheduleLoad(config: AppConfig, ctx: ResolveContext): void {
-  if (ctx.issues.errors.some((e) => e.path === 'schedule.poll')) return;
+  if (ctx.issues.errors.some((e) => e.path === 'schedule.poll') || isSetAside(ctx.setAside, ['schedule', 'poll'])) return;
   const times = nextCronTimes(config.schedule.poll, REFERENCE_TIME, 6, { utc: true });
   if (times.length === 0) {
     ctx.issues.error(['schedule', 'poll'], 'this schedule never fires');
@@ -211,14 +249,14 @@ function scheduleLoad(config: AppConfig, ctx: ResolveContext): void {
   let gap = Infinity;
   for (let k = 1; k < times.length; k++) gap = Math.min(gap, (times[k]?.getTime() ?? 0) - (times[k - 1]?.getTime() ?? 0));
   const jitter = config.schedule.jitterMs;
-  if (jitter >= gap) {
+  if (jitter >= gap && !isSetAside(ctx.setAside, ['schedule', 'jitter'])) {
     ctx.issues.warn(
       ['schedule', 'jitter'],
       `${formatDuration(jitter)} of jitter is not less than the ${formatDuration(gap)} between polls; polls will bunch up or be skipped`,
     );
   }
   const perMinute = (config.wallets.length * 60_000) / gap;
-  if (perMinute > config.api.rateLimit.perMinute) {
+  if (perMinute > config.api.rateLimit.perMinute && !isSetAside(ctx.setAside, ['api', 'rate_limit', 'per_minute'])) {
     ctx.issues.warn(
       ['schedule', 'poll'],
       `polling ${config.wallets.length} wallet(s) every ${formatDuration(gap)} needs ${Math.ceil(perMinute)} reads a minute, ` +

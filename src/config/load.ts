@@ -1,7 +1,9 @@
 // The config pipeline, the same for `check`, `run` and a SIGHUP reload:
-// read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks,
-// with the wallets of a wallets_file read and checked line by line and added before resolving.
-// Every problem becomes a ConfigIssue naming file:line:col and key path; nothing here throws.
+// read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks
+// → keys (when asked), with the wallets of a wallets_file read and checked line by line and added
+// before resolving. Every problem becomes a ConfigIssue naming file:line:col and key path, and all
+// of them come in one pass: what the schema refuses is set aside (salvage.ts) and the later steps
+// check the rest. Nothing here throws.
 import { dirname, resolve } from 'node:path';
 import { isAlias, isScalar, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
 import type { AppConfig } from '../domain.js';
@@ -11,9 +13,11 @@ import { tooDeepAt } from './nesting.js';
 import { ConfigSource, IssueList, type Path, type Position } from './positions.js';
 import { readTextFile, tooBig, type TextFile } from './read-text.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
-import { ConfigSchema } from './schema.js';
+import { checkKeys, type KeyCheckOptions, type LoadedSecrets } from './key-check.js';
+import { emptySetAside, salvageConfig, standInWallet, type SetAside } from './salvage.js';
+import { ConfigSchema, type RawConfig } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
-import { walletsFromFile } from './wallets-file.js';
+import { walletsFromFile, type WalletsFromFile } from './wallets-file.js';
 import { errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** A config is a page of YAML; anything near this size is a mistake or an attack. */
@@ -25,6 +29,8 @@ export interface LoadOptions {
   env: NodeJS.ProcessEnv;
   /** Base for a relative `file` and for the default state path; process.cwd() when absent. */
   cwd?: string;
+  /** Also load the wallet keys, the API key and the webhook secret, and report their problems. */
+  keys?: KeyCheckOptions;
 }
 
 export interface LoadResult {
@@ -32,6 +38,8 @@ export interface LoadResult {
   config: AppConfig | undefined;
   errors: ConfigIssue[];
   warnings: ConfigIssue[];
+  /** With `keys`, for a config without errors: what the key check read. */
+  secrets?: LoadedSecrets;
 }
 
 /** Loads and checks a config file. `file` is shown in messages as given. */
@@ -40,7 +48,7 @@ export function loadConfig(file: string, opts: LoadOptions): LoadResult {
   const absFile = resolve(cwd, file);
   const read = readConfigText(file, absFile);
   if (typeof read !== 'string') return { config: undefined, errors: [read], warnings: [] };
-  return loadConfigText(read, { file, absFile, env: opts.env, cwd });
+  return loadConfigText(read, { file, absFile, env: opts.env, cwd, keys: opts.keys });
 }
 
 const CONFIG_FILE: TextFile = {
@@ -61,6 +69,7 @@ export interface TextOptions {
   absFile: string;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  keys?: KeyCheckOptions | undefined;
 }
 
 /** The pipeline after reading, for text already in hand. Never throws. */
@@ -91,9 +100,10 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true });
   const source = new ConfigSource(opts.file, doc, lines);
   const issues = new IssueList(source);
-  const done = (config?: AppConfig): LoadResult => {
+  const done = (config?: AppConfig, secrets?: LoadedSecrets): LoadResult => {
     const { errors, warnings } = issues.sorted();
-    return { config: errors.length === 0 ? config : undefined, errors, warnings };
+    if (errors.length > 0) return { config: undefined, errors, warnings };
+    return secrets === undefined ? { config, errors, warnings } : { config, errors, warnings, secrets };
   };
 
   for (const e of doc.errors) yamlIssue(e, source, issues, 'error');
@@ -110,12 +120,15 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   const side = walletsFromFile(data, { file: opts.file, absFile: opts.absFile, source, issues });
 
   const flagged = findLiteralSecrets(data, issues);
+  const setAside = emptySetAside();
   const parsed = ConfigSchema.safeParse(data, { error: errorMap });
-  if (!parsed.success) {
+  let accepted: RawConfig | undefined;
+  if (parsed.success) accepted = parsed.data;
+  else {
     reportSchemaProblems(issues, parsed.error.issues, data, [], flagged);
-    return done();
+    accepted = salvageConfig(data, parsed.error.issues, setAside);
+    if (accepted === undefined) return done();
   }
-  if (issues.errors.length > 0) return done();
 
   const ctx: ResolveContext = {
     source,
@@ -125,11 +138,25 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
     cwd: opts.cwd,
     env: opts.env,
     broken: new Set(),
+    setAside,
   };
-  const raw = side.walletsFile === undefined ? parsed.data : { ...parsed.data, wallets: [...(parsed.data.wallets ?? []), ...side.wallets] };
+  const raw = withSideWallets(accepted, side, setAside);
   const config = resolveConfig(raw, opts.absFile, ctx);
   crossCheck(config, ctx);
-  return done(config);
+  const secrets = opts.keys === undefined ? undefined : checkKeys(config, ctx, opts.keys);
+  return done(config, secrets);
+}
+
+/** The inline wallets, then the side file's; a line that was not a wallet is a set-aside stand-in. */
+function withSideWallets(raw: RawConfig, side: WalletsFromFile, setAside: SetAside): RawConfig {
+  if (side.walletsFile === undefined) return raw;
+  const inline = raw.wallets ?? [];
+  const fromFile = side.wallets.map((w, k) => {
+    if (w !== undefined) return w;
+    setAside.wallets.add(inline.length + k);
+    return standInWallet(inline.length + k);
+  });
+  return { ...raw, wallets: [...inline, ...fromFile] };
 }
 
 /**

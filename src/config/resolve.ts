@@ -24,6 +24,7 @@ import { SIGNED_OPS, WEBHOOK_CATEGORIES, type TransferOp, type WebhookCategory }
 import { cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 import { parseDuration } from './durations.js';
 import { formatPath, type ConfigSource, type IssueList, type Path } from './positions.js';
+import type { SetAside } from './salvage.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
 
 const TRANSFER_OPS = SIGNED_OPS.filter((op): op is TransferOp => op !== 'claim');
@@ -39,6 +40,8 @@ export interface ResolveContext {
   env: NodeJS.ProcessEnv;
   /** Paths (formatted) whose value failed to convert; cross-checks skip comparisons with them. */
   broken: Set<string>;
+  /** What the schema refused and was set aside (salvage.ts); checks skip it. */
+  setAside: SetAside;
 }
 
 export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveContext): AppConfig {

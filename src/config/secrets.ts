@@ -73,12 +73,21 @@ export type ApiKeySource =
 export function apiKeySource(config: AppConfig, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): ApiKeySource {
   if (nonEmpty(env.AUTOCLAIM_API_KEY)) return { kind: 'env' };
   if (config.api.apiKeyFile !== undefined) return { kind: 'file', path: config.api.apiKeyFile };
-  const dir = opts.credentialsDir ?? env.CREDENTIALS_DIRECTORY;
-  if (nonEmpty(dir)) {
-    const path = join(dir, 'api_key');
-    if (isFile(path)) return { kind: 'credential', path };
-  }
+  const path = credentialPath('api_key', env, opts);
+  if (path !== undefined) return { kind: 'credential', path };
   return { kind: 'none' };
+}
+
+/**
+ * The credential's file, when there is one with something in it. An empty one is the unit's
+ * `SetCredential=NAME:` default, standing in for a `LoadCredential=` whose file does not exist
+ * (systemd/autoclaim.service): it means "not configured", like an unset variable.
+ */
+function credentialPath(name: string, env: NodeJS.ProcessEnv, opts: ApiKeyOptions): string | undefined {
+  const dir = opts.credentialsDir ?? env.CREDENTIALS_DIRECTORY;
+  if (!nonEmpty(dir)) return undefined;
+  const path = join(dir, name);
+  return isNonEmptyFile(path) ? path : undefined;
 }
 
 export function describeApiKeySource(source: ApiKeySource): string {
@@ -154,10 +163,38 @@ function nonEmpty(v: string | undefined): v is string {
   return v !== undefined && v.trim() !== '';
 }
 
-function isFile(path: string): boolean {
+function isNonEmptyFile(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    const st = statSync(path);
+    return st.isFile() && st.size > 0;
   } catch {
     return false;
   }
+}
+
+// ------------------------------------------------------------------------------------------------
+// the webhook secret
+
+/**
+ * The secret that signs webhook POSTs: `$AUTOCLAIM_WEBHOOK_SECRET`, else the systemd credential
+ * `webhook_secret`; undefined when neither is set (posts go unsigned). Refused below
+ * MIN_API_KEY_LENGTH characters for the API key's reasons: guessable, and too short to redact.
+ */
+export function resolveWebhookSecret(env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
+  const fromEnv = env.AUTOCLAIM_WEBHOOK_SECRET?.trim();
+  if (fromEnv) return longEnoughSecret(fromEnv, '$AUTOCLAIM_WEBHOOK_SECRET');
+  const path = credentialPath('webhook_secret', env, opts);
+  if (path === undefined) return undefined;
+  const what = `the systemd credential webhook_secret (${path})`;
+  const text = readKeyFile(path, 'the systemd credential webhook_secret', false);
+  return longEnoughSecret(text, what);
+}
+
+function longEnoughSecret(secret: string, what: string): string {
+  if (secret.length >= MIN_API_KEY_LENGTH) return secret;
+  throw new KeyError(
+    'WEBHOOK_SECRET_TOO_SHORT',
+    `the webhook secret from ${what} is shorter than ${MIN_API_KEY_LENGTH} characters; a secret that short cannot be kept out of ` +
+      'logs reliably (and is guessable): use a long random one, e.g. openssl rand -hex 32',
+  );
 }

@@ -30,8 +30,11 @@ export interface WalletsFileContext {
 }
 
 export interface WalletsFromFile {
-  /** The side file's wallets as the schema gave them, to be listed after the inline ones. */
-  wallets: RawWallet[];
+  /**
+   * The side file's wallets as the schema gave them, to be listed after the inline ones; undefined
+   * for a line that is not a valid wallet (reported), so that entry k stays line k's wallet.
+   */
+  wallets: Array<RawWallet | undefined>;
   /** Where the side file's wallets start in the list and the directory their paths are relative to. */
   walletsFile: { dir: string; firstIndex: number } | undefined;
 }
@@ -142,9 +145,9 @@ class WalletLines implements SideFile {
    * parsed and checked on its own, so a broken line is reported at its line and column and does
    * not hide the next.
    */
-  read(check: LineChecker): { wallets: RawWallet[]; bad: number } {
+  read(check: LineChecker): { wallets: Array<RawWallet | undefined>; bad: number } {
     const { text } = this;
-    const wallets: RawWallet[] = [];
+    const wallets: Array<RawWallet | undefined> = [];
     let line = 0;
     for (let start = 0; start <= text.length; ) {
       const newline = text.indexOf('\n', start);
@@ -163,8 +166,7 @@ class WalletLines implements SideFile {
         const k = this.entries.length;
         // Recorded before the check: its problems are placed through position(k).
         this.entries.push({ line, start, end });
-        const wallet = check.wallet(k, parseLine(content), at);
-        if (wallet !== undefined) wallets.push(wallet);
+        wallets.push(check.wallet(k, parseLine(content), at));
       }
       if (newline < 0) break;
       start = newline + 1;

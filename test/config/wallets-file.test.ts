@@ -122,13 +122,15 @@ describe('wallets_file: the wallets of a large fleet in a JSON Lines side file',
         JSON.stringify({ name: 'bad', address: 'FNjvMVGZGVfeDfdTXCuu6bWZe61a4Dqo4CwgmZ0WnSDf', key: { file: 'k.json' } }),
       ].join('\n'),
     );
+    // In one pass (issue 13): the lines the schema refused are set aside, and the cross-checks
+    // still judge the others, each finding at its own line.
     expect(formatted(dir.load('config.yaml')).errors).toEqual([
+      'fleet.jsonl:1:103 wallets[1].rules[0]: no rule named "compund"; rules are: compound',
       'fleet.jsonl:2:1 wallets[2].address: required',
       'fleet.jsonl:2:19 wallets[2].adress: unknown key "adress" (did you mean "address"?)',
       'fleet.jsonl:3:80 wallets[3].key.env: expected an environment variable name',
       'fleet.jsonl:4:15 wallets[4].address: expected a base58 public key',
     ]);
-    // Once the shape is right, the cross-checks place their findings the same way.
     dir.write('fleet.jsonl', wallet('ops', OPS, { rules: ['compund'] }));
     expect(formatted(dir.load('config.yaml')).errors).toEqual([
       'fleet.jsonl:1:103 wallets[1].rules[0]: no rule named "compund"; rules are: compound',

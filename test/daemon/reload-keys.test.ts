@@ -115,8 +115,9 @@ describe('reload re-reads every key', () => {
     const [invalid, ...more] = named('config.invalid');
     expect(more).toEqual([]);
     expect(invalid?.['level']).toBe('error');
+    // Placed at the wallet's key: (issue 13), like every config problem.
     expect(invalid?.['issues']).toEqual([
-      `wallet alpha: key file ${wallets[3]!.keyFile} is the key of address ${wallets[3]!.address}, but wallet alpha is configured with address ${alpha.address}`,
+      `${configPath}:10:5 wallets[0].key: wallet alpha: key file ${wallets[3]!.keyFile} is the key of address ${wallets[3]!.address}, but wallet alpha is configured with address ${alpha.address}`,
     ]);
     expect(named('config.reloaded')).toEqual([]);
     expect(daemon.currentConfig).toBe(beforeConfig);
@@ -139,7 +140,7 @@ describe('reload re-reads every key', () => {
     const [invalid] = named('config.invalid');
     expect(invalid?.['level']).toBe('error');
     expect(invalid?.['issues']).toEqual([
-      `wallet alpha: key file ${alpha.keyFile} is readable by group or others (mode 0644); restrict it with: chmod 600 ${alpha.keyFile}`,
+      `${configPath}:10:5 wallets[0].key: wallet alpha: key file ${alpha.keyFile} is readable by group or others (mode 0644); restrict it with: chmod 600 ${alpha.keyFile}`,
     ]);
     expect(named('config.reloaded')).toEqual([]);
     expect(signer(alpha.address)).toBe(before);
@@ -160,8 +161,8 @@ describe('reload re-reads every key', () => {
     expect(daemon.reload()).toBe(false);
     const issues = named('config.invalid')[0]?.['issues'] as string[];
     expect(issues).toHaveLength(2);
-    expect(issues[0]).toMatch(/^wallet alpha: .*mode 0640/);
-    expect(issues[1]).toBe(`wallet beta: key file ${join(dir, 'keys', 'missing.json')} does not exist`);
+    expect(issues[0]).toMatch(/ wallets\[0\]\.key: wallet alpha: .*mode 0640/);
+    expect(issues[1]).toBe(`${configPath}:13:5 wallets[1].key: wallet beta: key file ${join(dir, 'keys', 'missing.json')} does not exist`);
     // Kept whole: gamma's good key was not added, and nothing was replaced.
     expect(new Map(runtime.signers)).toEqual(before);
     for (const [address, s] of before) expect(runtime.signers.get(address)).toBe(s);

@@ -1,0 +1,96 @@
+// The last step of the config pipeline, for `check`, `run`, `once` and a reload alike: every
+// wallet's key is loaded (by src/api/keys.ts) and compared with its address, and the API key and
+// the webhook secret are read where they are allowed to be. A problem becomes a ConfigIssue at its
+// place, the wallet's `key:` for a wallet key, in the same list as the schema's and the
+// cross-field checks' problems, so one run of `check` shows everything there is to fix.
+import type { AppConfig } from '../domain.js';
+import { ConfigError, KeyError } from '../errors.js';
+import type { Redactor } from '../log/redact.js';
+import { checkAddress, loadKey } from '../api/keys.js';
+import type { Signer } from '../api/signer.js';
+import { formatPath, type IssueList, type Path } from './positions.js';
+import type { ResolveContext } from './resolve.js';
+import { isSetAside } from './salvage.js';
+import { apiKeySource, resolveApiKey, resolveWebhookSecret } from './secrets.js';
+
+export interface KeyCheckOptions {
+  /** Every secret is registered with it as it is read, before anything can go wrong. */
+  redactor: Redactor;
+  /**
+   * Runs before any key is read, on a config whose api.base_url is "sandbox" (and was not set
+   * aside): writes the public demo keys (src/sandbox/demo.ts). Kept out of config/ on purpose.
+   */
+  prepareSandbox?: (config: AppConfig) => void;
+}
+
+/** What the key check read, for a config without errors. */
+export interface LoadedSecrets {
+  /** By address: a wallet is its address, and a key signs only for the address it derives. */
+  signers: Map<string, Signer>;
+  apiKey: string | undefined;
+  webhookSecret: string | undefined;
+}
+
+export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheckOptions): LoadedSecrets {
+  const { env, issues } = ctx;
+  const credentialsDir = env.CREDENTIALS_DIRECTORY;
+  if (config.api.baseUrl === 'sandbox' && !isSetAside(ctx.setAside, ['api'])) opts.prepareSandbox?.(config);
+
+  const signers = new Map<string, Signer>();
+  config.wallets.forEach((w, i) => {
+    if (isSetAside(ctx.setAside, ['wallets', i])) return;
+    const at: Path = ['wallets', i, 'key'];
+    try {
+      const signer = loadKey(w.key, { env, credentialsDir, baseDir: ctx.configDir, redactor: opts.redactor });
+      // An address already refused has no key that could match it: one message is enough.
+      if (!ctx.broken.has(formatPath(['wallets', i, 'address']))) checkAddress(signer, w.address, w.name);
+      signers.set(w.address, signer);
+    } catch (err) {
+      if (!(err instanceof KeyError)) throw err;
+      // Named as well as placed: in a fleet the name is what the operator searches for.
+      issues.error(at, `wallet ${w.name}: ${err.message}`);
+    }
+  });
+
+  const apiKey = checkApiKey(config, ctx, opts);
+  let webhookSecret: string | undefined;
+  try {
+    webhookSecret = resolveWebhookSecret(env, { credentialsDir });
+    if (webhookSecret !== undefined) opts.redactor.add(webhookSecret);
+  } catch (err) {
+    if (!(err instanceof KeyError)) throw err;
+    fileIssue(issues, err.message);
+  }
+  return { signers, apiKey, webhookSecret };
+}
+
+/**
+ * Signed requests need the bearer: against a real API, a config without one is refused rather than
+ * sending every claim to be refused with a 401. The sandbox makes up its own key. A key that is set
+ * but unusable (too short, unreadable) is refused even where none is needed.
+ */
+function checkApiKey(config: AppConfig, ctx: ResolveContext, opts: KeyCheckOptions): string | undefined {
+  if (isSetAside(ctx.setAside, ['api'])) return undefined;
+  const { env, issues } = ctx;
+  const credentialsDir = env.CREDENTIALS_DIRECTORY;
+  let key: string | undefined;
+  try {
+    key = resolveApiKey(config, env, { credentialsDir });
+  } catch (err) {
+    if (!(err instanceof KeyError) && !(err instanceof ConfigError)) throw err;
+    const message = err instanceof ConfigError ? err.issues.map((i) => i.message).join('; ') : err.message;
+    if (apiKeySource(config, env, { credentialsDir }).kind === 'file') issues.error(['api', 'api_key_file'], message);
+    else fileIssue(issues, message);
+    return undefined;
+  }
+  if (key !== undefined) opts.redactor.add(key);
+  if (key === undefined && config.api.baseUrl !== 'sandbox' && config.wallets.length > 0) {
+    issues.error(['api'], 'no API key: set $AUTOCLAIM_API_KEY, api.api_key_file, or the systemd credential api_key (signed requests need it)');
+  }
+  return key;
+}
+
+/** A problem with something the file does not hold (an environment variable, a credential). */
+function fileIssue(issues: IssueList, message: string): void {
+  issues.errorAt({ line: 0, col: 0 }, [], message);
+}
