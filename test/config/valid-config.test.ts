@@ -210,7 +210,7 @@ describe('a valid config', () => {
       maxLamportsPerDay: undefined,
     });
     expect(config?.wallets[0]?.rules).toEqual(['compound']);
-    expect(config?.metrics).toStrictEqual({ listen: undefined });
+    expect(config?.metrics).toStrictEqual({ listen: undefined, perWallet: 'auto' });
     expect(config?.log).toStrictEqual({ level: 'info' });
     expect(config?.sandbox).toStrictEqual({ epochMs: 60_000, accrualLamportsPerSec: 833_333n });
   });
