@@ -1,9 +1,6 @@
 // Everything a long-running `run` has around the daemon: sd_notify (READY, WATCHDOG, RELOADING,
 // STOPPING), the metrics and health listener, alert episodes and the optional webhook.
 // None of it may stop the daemon: each part degrades to a log line.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { formatSol } from '../api/amount.js';
 import type { Clock } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
@@ -16,7 +13,9 @@ import { instrument, type Instruments } from './instrument.js';
 import { createMetrics, type Metrics, type SigningPauseCounts } from './metrics.js';
 import type { HealthReport } from './readiness.js';
 import { createNotifier } from './notify.js';
-import { createWebhookNotifier, type WebhookNotifier } from './webhook.js';
+import { createFailureWebhook, DEFAULT_WEBHOOK_EVENTS, type FailureWebhook } from './webhook-events.js';
+
+export { webhookUrl } from './webhook-events.js';
 
 export interface SupervisorOptions {
   env: NodeJS.ProcessEnv;
@@ -27,24 +26,12 @@ export interface SupervisorOptions {
   version?: string;
 }
 
-/** The webhook URL is a secret (Slack and Discord URLs are bearer tokens): env or systemd credential. */
-export function webhookUrl(env: NodeJS.ProcessEnv): string | undefined {
-  const fromEnv = env.AUTOCLAIM_WEBHOOK_URL?.trim();
-  if (fromEnv) return fromEnv;
-  if (env.CREDENTIALS_DIRECTORY === undefined) return undefined;
-  try {
-    return readFileSync(join(env.CREDENTIALS_DIRECTORY, 'webhook_url'), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export class Supervisor {
   readonly metrics: Metrics;
   readonly instruments: Instruments;
   private readonly notifier;
   private readonly tracker = createAlertTracker();
-  private readonly webhook: WebhookNotifier | undefined;
+  private readonly webhook: FailureWebhook | undefined;
   private readonly startedAt: number;
   private runtime: Runtime | undefined;
   private daemon: Daemon | undefined;
@@ -60,25 +47,20 @@ export class Supervisor {
       endpoints: () => this.runtime?.config.api.endpoints ?? { claim: noEndpoint, deposit: noEndpoint, mint: noEndpoint, withdraw: noEndpoint, burn: noEndpoint },
     });
     this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
-    const url = webhookUrl(opts.env);
-    if (url !== undefined) {
-      opts.redactor.add(url);
-      this.webhook = createWebhookNotifier({ url, logger: opts.logger, onOutcome: (o) => this.metrics.notification(o) });
-    }
+    this.webhook = createFailureWebhook({
+      env: opts.env,
+      logger: opts.logger,
+      redactor: opts.redactor,
+      clock: opts.clock,
+      events: () => this.daemon?.currentConfig.alerts.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS,
+      onOutcome: (o) => this.metrics.notification(o),
+    });
   }
 
   /** Step outcomes: counted, and announced on the webhook when they matter to a human. */
   onStep = (e: StepEvent): void => {
     this.instruments.onStep(e);
-    if (e.state === 'acknowledged') {
-      const amount = e.amountLamports === undefined ? '' : ` ${formatSol(e.amountLamports)} SOL`;
-      this.webhook?.notify({ key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan})`, details: { ...e, amountLamports: e.amountLamports?.toString() } });
-    } else if (e.state === 'anomaly') {
-      const amount = e.amountLamports === undefined ? '' : ` (it said ${formatSol(e.amountLamports)} SOL)`;
-      this.webhook?.notify({ key: `anomaly:step:${e.step}`, event: 'action.anomaly', text: `wallet ${e.wallet}: the API claimed more than the pending seen for ${e.kind} step ${e.step}${amount}; the step was bounded (plan ${e.plan})`, details: { ...e, amountLamports: e.amountLamports?.toString() } });
-    } else if (e.state === 'unknown') {
-      this.webhook?.notify({ key: `unknown:step:${e.step}`, event: 'action.unknown', text: `wallet ${e.wallet}: ${e.kind} step ${e.step} outcome unknown (plan ${e.plan})`, details: { ...e } });
-    }
+    this.webhook?.onStep(e);
   };
 
   /** After each cycle: limiter waits, unknown steps, staleness and unknown-step alerts. */
@@ -98,7 +80,7 @@ export class Supervisor {
         wallets: config.wallets.map((w) => ({ name: w.name, lastOkAt: runtime.store.walletState(w.address)?.lastOkAt ?? undefined, since: this.startedAt })),
         unknownSteps: unknown.map((s) => ({ id: s.id, plan: s.planId, wallet: runtime.store.getPlan(s.planId)?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
       });
-      reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook });
+      reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {
       this.opts.logger.warn({ event: 'alerts.failed', err }, 'could not evaluate alerts this cycle');
     }
@@ -134,6 +116,7 @@ export class Supervisor {
   }
 
   reloaded(ok: boolean): void {
+    if (!ok) this.webhook?.configInvalid(this.daemon?.lastConfigIssues ?? ['see config.invalid in the log']);
     this.configValid = ok;
     this.metrics.configReload(ok ? 'ok' : 'invalid');
     if (ok) this.configureMetrics();

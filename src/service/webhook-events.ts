@@ -1,0 +1,167 @@
+// What the webhook is told, and in which words: the events that need a human (a step rejected or
+// refused, a request refused as invalid so signing paused, an outcome unknown, an answer claiming
+// more than was pending, a reload refused as invalid, a wallet gone stale, an unknown step left
+// open) and, if the operator asks for them, acknowledgements. alerts.webhook.events chooses; the
+// notifier (webhook.ts) queues failures ahead of acknowledgements and signs what it sends.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatSol } from '../api/amount.js';
+import { resolveWebhookSecret } from '../config/secrets.js';
+import type { Clock, WebhookCategory } from '../domain.js';
+import type { Logger } from '../log/logger.js';
+import type { Redactor } from '../log/redact.js';
+import type { StepEvent } from '../worker/executor.js';
+import type { NotificationOutcome } from './metrics.js';
+import { createWebhookNotifier, type WebhookEvent, type WebhookNotifier } from './webhook.js';
+
+/** alerts.webhook.events when the config has not been read yet: failures only. */
+export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookCategory[] = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step'];
+
+/** How many issues of an invalid reload the post lists; the log has them all. */
+const MAX_LISTED_ISSUES = 10;
+
+export interface FailureWebhook {
+  /** Step outcomes, from the executor's onStep. */
+  onStep(e: StepEvent): void;
+  /** A SIGHUP reload refused; `issues` as the config.invalid log line lists them. */
+  configInvalid(issues: readonly string[]): void;
+  /** For reportAlerts: stale wallets and unknown steps, filtered by category. */
+  readonly alerts: WebhookNotifier;
+  close(timeoutMs?: number): Promise<void>;
+}
+
+export interface FailureWebhookOptions {
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  redactor: Redactor;
+  /** The categories to post, read at each event: a reload that changes them applies at once. */
+  events: () => readonly WebhookCategory[];
+  clock?: Clock;
+  onOutcome?: (o: NotificationOutcome) => void;
+  /** For tests; the notifier's own defaults otherwise. */
+  minIntervalMs?: number;
+}
+
+/** The webhook URL is a secret (Slack and Discord URLs are bearer tokens): env or systemd credential. */
+export function webhookUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const fromEnv = env.AUTOCLAIM_WEBHOOK_URL?.trim();
+  if (fromEnv) return fromEnv;
+  if (env.CREDENTIALS_DIRECTORY === undefined) return undefined;
+  try {
+    return readFileSync(join(env.CREDENTIALS_DIRECTORY, 'webhook_url'), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The webhook, when a URL is configured; undefined otherwise. Throws KeyError for a signing secret
+ * that is set but too short (`check` reports the same, in its list). URL and secret are registered
+ * with the redactor before anything is sent.
+ */
+export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhook | undefined {
+  const url = webhookUrl(opts.env);
+  const secret = resolveWebhookSecret(opts.env, { credentialsDir: opts.env.CREDENTIALS_DIRECTORY });
+  if (url === undefined) return undefined;
+  opts.redactor.add(url);
+  if (secret !== undefined) opts.redactor.add(secret);
+  const notifier = createWebhookNotifier({
+    url,
+    secret,
+    logger: opts.logger,
+    clock: opts.clock,
+    onOutcome: opts.onOutcome,
+    ...(opts.minIntervalMs === undefined ? {} : { minIntervalMs: opts.minIntervalMs }),
+  });
+  const post = (category: WebhookCategory, e: WebhookEvent): void => {
+    if (!opts.events().includes(category)) return;
+    notifier.notify({ ...e, priority: category === 'acknowledged' ? 'info' : 'failure', details: { category, ...e.details } });
+  };
+  return {
+    onStep(e) {
+      const event = stepEvent(e);
+      if (event !== undefined) post(event.category, event.event);
+    },
+    configInvalid(issues) {
+      const listed = issues.slice(0, MAX_LISTED_ISSUES);
+      const more = issues.length > listed.length ? `\n… and ${issues.length - listed.length} more (see config.invalid in the log)` : '';
+      // The same problems posted again within the dedupe window are one notification.
+      const digest = createHash('sha256').update(issues.join('\n')).digest('hex').slice(0, 16);
+      post('config_invalid', {
+        key: `config_invalid:${digest}`,
+        event: 'config.invalid',
+        text: `autoclaim: the reloaded config is invalid; the previous one keeps running. Fix, then reload again:\n${listed.join('\n')}${more}`,
+        details: { issues: listed, count: issues.length },
+      });
+    },
+    alerts: {
+      notify(e) {
+        const alert = e.details?.['alert'];
+        if (alert === 'wallet_stale') post('stale', e);
+        else if (alert === 'unknown_step') post('unknown_step', e);
+      },
+      close: () => Promise.resolve(),
+    },
+    close: (timeoutMs) => notifier.close(timeoutMs),
+  };
+}
+
+/** The category and words of a step outcome; undefined for outcomes nobody needs to hear of. */
+function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEvent } | undefined {
+  const details = { wallet: e.wallet, kind: e.kind, state: e.state, plan: e.plan, step: e.step, amountLamports: e.amountLamports?.toString() };
+  const where = `wallet ${e.wallet}: ${e.kind} step ${e.step} (plan ${e.plan})`;
+  switch (e.state) {
+    case 'acknowledged': {
+      const amount = e.amountLamports === undefined ? '' : ` ${formatSol(e.amountLamports)} SOL`;
+      return {
+        category: 'acknowledged',
+        event: { key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan})`, details },
+      };
+    }
+    case 'rejected':
+      return {
+        category: 'rejected',
+        event: {
+          key: `rejected:step:${e.step}`,
+          event: 'action.rejected',
+          text: `${where} was not done: rejected by the API, or refused before signing by a safety limit (action.rejected / action.refused in the log); the rest of the plan is skipped`,
+          details,
+        },
+      };
+    case 'failed':
+      return {
+        category: 'failed',
+        event: {
+          key: `failed:step:${e.step}`,
+          event: 'signing.paused',
+          text: `${where}: the API refused the request itself as invalid (credentials, signature, timestamp or headers); signing is paused until the config changes or the daemon restarts (signing.paused in the log)`,
+          details,
+        },
+      };
+    case 'unknown':
+      return {
+        category: 'unknown',
+        event: {
+          key: `unknown:step:${e.step}`,
+          event: 'action.unknown',
+          text: `${where}: outcome unknown; check it on the server, then \`autoclaim actions resolve ${e.step} --applied|--not-applied\` if it is not reconciled`,
+          details,
+        },
+      };
+    case 'anomaly': {
+      const amount = e.amountLamports === undefined ? '' : ` (it said ${formatSol(e.amountLamports)} SOL)`;
+      return {
+        category: 'anomaly',
+        event: {
+          key: `anomaly:step:${e.step}`,
+          event: 'action.anomaly',
+          text: `${where}: the API claimed more than the pending seen${amount}; the step was bounded by what was seen`,
+          details,
+        },
+      };
+    }
+    default:
+      return undefined;
+  }
+}
