@@ -2,9 +2,12 @@
 // Every series the shipped alert rules and dashboard name is in its /metrics (the label sets they
 // name, from the start); the API killed, /readyz goes 503 and says why while those series stay;
 // restarted with the API still down, the last success comes back from the state file, so neither
-// readiness nor the stale-poll alert is fooled. And a request refused as invalid pauses signing,
-// which /readyz and autoclaim_signing_paused both say.
+// readiness nor the stale-poll alert is fooled. A refused reload leaves it ready (the previous
+// config runs); a request refused as invalid pauses signing, which /readyz and
+// autoclaim_signing_paused both say.
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { dashboardExpressions, missingFrom, parseExposition, ruleExpressions, sampleValue, type Sample } from '../deploy/signals.js';
@@ -147,6 +150,26 @@ describe('operator signals against a live daemon', () => {
     expect(sampleValue(restarted, 'autoclaim_stale_after_seconds')).toBe(2);
     expect(await readyz(base)).toMatchObject({ status: 503, body: { reasons: [expect.stringMatching(/^poll: /)] } });
     await again.waitFor((e) => e.event === 'poll.failed');
+    await stopDaemon();
+  });
+
+  it('stays ready through a refused reload (the previous config runs) and says so', async () => {
+    const api = await startApi();
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const daemon = await runDaemon(api.url, port);
+    await daemon.waitFor((e) => e.event === 'poll.ok');
+    writeFileSync(join(dir, 'autoclaim.yaml'), 'api: [this is not a config\n');
+    daemon.proc.kill('SIGHUP');
+    await daemon.waitFor((e) => e.event === 'config.invalid');
+    const seen = daemon.events().length;
+    await daemon.waitFor((e, i) => e.event === 'poll.ok' && i >= seen);
+    const r = await readyz(base);
+    expect(r).toMatchObject({ status: 200, body: { ready: true, reasons: [] } });
+    expect(r.body.checks.config?.detail).toMatch(/last reload was refused.*previous config is running/);
+    const samples = await scrape(base);
+    expect(sampleValue(samples, 'autoclaim_config_last_reload_successful')).toBe(0);
+    expect(sampleValue(samples, 'autoclaim_config_reloads_total', { outcome: 'invalid' })).toBe(1);
     await stopDaemon();
   });
 
