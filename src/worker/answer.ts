@@ -70,7 +70,8 @@ export function classifyAnswer(
 }
 
 /** What a 4xx refusal's words are about, read from the server's code and message. */
-const ABOUT_THE_REQUEST = /signature|timestamp|\bts\b|header|\bauth|unauthori[sz]ed|forbidden|api[ _-]?key|bearer|credential|token/i;
+// Not "token": `insufficient_tokens` is a refusal of a burn, not of the request.
+const ABOUT_THE_REQUEST = /signature|timestamp|\bts\b|header|\bauth(?:entication|orization|orisation)?\b|unauthori[sz]ed|forbidden|api[ _-]?key|bearer|credential/i;
 
 /**
  * Whether a refusal says the *request* is wrong (SPEC §2) rather than the action: 401/403 always

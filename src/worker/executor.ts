@@ -209,6 +209,17 @@ export class PlanExecutor {
       return 'unknown';
     }
     const verdict = claimLooksApplied(before, fresh);
+    if (verdict.outcome === 'undetermined') {
+      // Never guess "not applied": a new claim could then be applied twice. It waits for a
+      // summary that can tell, or for an operator.
+      log.warn(
+        { event: 'action.reconcile_deferred', note: verdict.note },
+        before.lifetimeLamports === null
+          ? `claim outcome unknown and the summary cannot tell (${verdict.note}); check it on chain and run \`autoclaim actions resolve ${step.id} --applied|--not-applied\``
+          : `claim outcome unknown: ${verdict.note}; looking again at the next poll`,
+      );
+      return 'unknown';
+    }
     const ageMs = (this.deps.elapsedClock ?? clock).now() - (step.request?.ts ?? 0) * 1000;
     const settleMs = this.deps.claimSettleMs?.() ?? 0;
     if (!verdict.applied && ageMs < settleMs) {

@@ -3,6 +3,13 @@
 import type { Lamports, WalletSummary } from '../domain.js';
 
 export interface ClaimVerdict {
+  /**
+   * `undetermined`: the summary cannot tell. "Not applied" lets a new claim be signed, so it needs
+   * proof: lifetime known before and after and unchanged, and pending not dropped. Without
+   * lifetime, pending alone cannot prove it — rewards that accrue (or jump) by more than the claim
+   * hide a claim that was applied.
+   */
+  outcome: 'applied' | 'not_applied' | 'undetermined';
   applied: boolean;
   /** A lower bound of what was claimed, when applied: deposits of "N%" are computed from it. */
   claimedLamports: Lamports | undefined;
@@ -10,7 +17,8 @@ export interface ClaimVerdict {
 }
 
 /**
- * Applied when lifetime rose or pending dropped. Both are checked and either suffices: if the
+ * Applied when lifetime rose or pending dropped; not applied only when lifetime is known on both
+ * sides and did not rise (and pending did not drop); otherwise undetermined. Both are checked and either suffices: if the
  * service counts accrual in lifetime, "rose" errs towards "applied", and a claim wrongly believed
  * applied only waits for the next epoch, whereas one wrongly believed not applied would be sent
  * twice. Pending accrues between the two reads, so "dropped" is strict.
@@ -25,6 +33,7 @@ export function claimLooksApplied(
   if (lifetimeBefore !== null && lifetimeAfter !== null && lifetimeAfter > lifetimeBefore) {
     const delta = lifetimeAfter - lifetimeBefore;
     return {
+      outcome: 'applied',
       applied: true,
       claimedLamports: delta < pendingBefore ? delta : pendingBefore,
       note: `lifetime rose by ${delta} lamports`,
@@ -32,12 +41,22 @@ export function claimLooksApplied(
   }
   if (after.pendingLamports < pendingBefore) {
     return {
+      outcome: 'applied',
       applied: true,
       claimedLamports: pendingBefore - after.pendingLamports,
       note: `pending dropped from ${pendingBefore} to ${after.pendingLamports} lamports`,
     };
   }
+  if (lifetimeBefore === null || lifetimeAfter === null) {
+    return {
+      outcome: 'undetermined',
+      applied: false,
+      claimedLamports: undefined,
+      note: `pending did not drop (${pendingBefore} → ${after.pendingLamports} lamports) and lifetime_sol is missing ${lifetimeBefore === null ? 'from the summary the claim was signed against' : 'now'}: the summary cannot tell whether the claim was applied`,
+    };
+  }
   return {
+    outcome: 'not_applied',
     applied: false,
     claimedLamports: undefined,
     note: `pending did not drop (${pendingBefore} → ${after.pendingLamports} lamports) and lifetime did not rise`,

@@ -57,12 +57,15 @@ export interface Turn {
 }
 
 /**
- * Statuses after which this server never applies a signed request. Empty: every combination of
- * DOES and SAYS is allowed (issue 11's brief), so a 429 may come after the request was applied,
- * and a client that re-sends after a 429 can send twice. SPEC §2 lets a client take a 429 as
- * "refused before being applied"; put 429 here to hold the server to that reading instead.
+ * Statuses after which this server never applies a signed request. SPEC §2 takes these refusals
+ * as "refused before being applied": 429 (a rate limiter answers before the request is handled;
+ * the step is re-sent, freshly signed) and 401/403 (the credential was refused; the plan is
+ * `failed`, spends no limit, and the rule may fire again once the setup is fixed). A server that
+ * applies a request and then answers one of these breaks the contract as surely as one that
+ * answers "success" without applying, and no client can tell. Every other combination of DOES
+ * and SAYS stays allowed (this grammar's 400/422 bodies never name the signature or auth).
  */
-export const TRUSTED_REFUSAL_STATUSES: readonly number[] = [];
+export const TRUSTED_REFUSAL_STATUSES: readonly number[] = [401, 403, 429];
 
 export const HONEST_TURN: Turn = {
   jump: 0n,

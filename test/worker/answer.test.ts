@@ -3,7 +3,7 @@
 // empty bodies and `error` members that say nothing.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_APPLIED_STATUSES, DEFAULT_REFUSED_STATUSES } from '../../src/api/endpoints.js';
-import { classifyAnswer, type AnswerOutcome } from '../../src/worker/answer.js';
+import { classifyAnswer, requestRefusalScope, type AnswerOutcome } from '../../src/worker/answer.js';
 
 const DEFAULTS = { applied: DEFAULT_APPLIED_STATUSES, refused: DEFAULT_REFUSED_STATUSES };
 
@@ -164,5 +164,28 @@ describe('classifyAnswer with configured sets (api.endpoints.<op>.applied / .ref
     // A config mistake must not turn a refusal into a fact: the refused reading wins or it is unknown.
     const both = { applied: ['ok', 'maybe'], refused: ['maybe'] };
     expect(classifyAnswer(200, body({ status: 'maybe' }), both).outcome).not.toBe('applied');
+  });
+});
+
+// requestRefusalScope (issue 12): which refusals say the *request* is wrong (the plan fails, spends
+// nothing, signing pauses) rather than the action (rejected, counts as usual).
+describe('requestRefusalScope', () => {
+  it.each([
+    [401, '', 'all'],
+    [403, 'forbidden', 'all'],
+    [400, 'invalid_signature: signature does not verify', 'wallet'],
+    [422, 'stale_timestamp: x-svc-ts is 600s away from the server clock', 'wallet'],
+    [400, 'missing header x-acme-wallet', 'wallet'],
+    [400, 'Authorization required', 'wallet'],
+    [422, 'bad api_key', 'wallet'],
+    [400, 'nothing_to_claim', undefined],
+    [422, 'insufficient_balance', undefined],
+    [422, 'insufficient_tokens: burn needs 0.1 SOL5X', undefined],
+    [422, 'vault paused', undefined],
+    [409, 'signature replayed', undefined],
+    [500, 'signature', undefined],
+    [undefined, 'signature', undefined],
+  ] as const)('HTTP %s "%s" → %s', (status, words, scope) => {
+    expect(requestRefusalScope(status, words)).toBe(scope);
   });
 });

@@ -15,10 +15,16 @@ describe('claimLooksApplied', () => {
     ['pending dropped to zero, lifetime flat', before(500n, 1000n), 0n, 1000n, true, 500n],
     ['nothing changed', before(500n, 1000n), 500n, 1000n, false, undefined],
     ['pending accrued further, lifetime flat', before(500n, 1000n), 520n, 1000n, false, undefined],
-    ['lifetime missing afterwards, pending grew', before(500n, 1000n), 600n, null, false, undefined],
-  ] as const)('%s', (_what, b, pendingAfter, lifetimeAfter, applied, claimed) => {
+    ['lifetime missing afterwards, pending grew', before(500n, 1000n), 600n, null, 'undetermined', undefined],
+    // Found by the hostile-server test: the claim was applied, then pending jumped by more than it
+    // claimed; with no lifetime in the pre-claim summary, "pending did not drop" proves nothing.
+    ['no lifetime before, pending jumped past the claim', before(500n, null), 5_000n, 1500n, 'undetermined', undefined],
+    ['no lifetime either side, pending flat', before(500n, null), 500n, null, 'undetermined', undefined],
+  ] as const)('%s', (_what, b, pendingAfter, lifetimeAfter, expected, claimed) => {
     const v = claimLooksApplied(b, { pendingLamports: pendingAfter, lifetimeLamports: lifetimeAfter });
-    expect(v.applied).toBe(applied);
+    const outcome = expected === true ? 'applied' : expected === false ? 'not_applied' : expected;
+    expect(v.outcome).toBe(outcome);
+    expect(v.applied).toBe(outcome === 'applied');
     expect(v.claimedLamports).toBe(claimed);
     expect(v.note).not.toBe('');
   });
