@@ -79,15 +79,15 @@ export function apiKeySource(config: AppConfig, env: NodeJS.ProcessEnv, opts: Ap
 }
 
 /**
- * The credential's file, when there is one with something in it. An empty one is the unit's
- * `SetCredential=NAME:` default, standing in for a `LoadCredential=` whose file does not exist
- * (systemd/autoclaim.service): it means "not configured", like an unset variable.
+ * The credential's file, when there is one with something in it. One holding only whitespace is
+ * the unit's `SetCredential=NAME:\n` default, standing in for a `LoadCredential=` whose file does
+ * not exist (systemd/autoclaim.service): it means "not configured", like an unset variable.
  */
 function credentialPath(name: string, env: NodeJS.ProcessEnv, opts: ApiKeyOptions): string | undefined {
   const dir = opts.credentialsDir ?? env.CREDENTIALS_DIRECTORY;
   if (!nonEmpty(dir)) return undefined;
   const path = join(dir, name);
-  return isNonEmptyFile(path) ? path : undefined;
+  return hasContent(path) ? path : undefined;
 }
 
 export function describeApiKeySource(source: ApiKeySource): string {
@@ -163,12 +163,20 @@ function nonEmpty(v: string | undefined): v is string {
   return v !== undefined && v.trim() !== '';
 }
 
-function isNonEmptyFile(path: string): boolean {
+/**
+ * A regular file with more than whitespace in it (credentials are small: it is read whole). One
+ * that is there but cannot be read counts as present, so that its reader says why.
+ */
+function hasContent(path: string): boolean {
   try {
-    const st = statSync(path);
-    return st.isFile() && st.size > 0;
+    if (!statSync(path).isFile()) return false;
   } catch {
     return false;
+  }
+  try {
+    return readFileSync(path, 'utf8').trim() !== '';
+  } catch {
+    return true;
   }
 }
 

@@ -63,6 +63,16 @@ describe('systemd/autoclaim.service, read statically', () => {
     expect(values('Environment').join(' ')).not.toMatch(/API_KEY/i);
   });
 
+  it('makes every credential optional with a SetCredential= default, so a missing file does not fail the unit', () => {
+    // LoadCredential= of a missing file fails the start; with a SetCredential= of the same ID the
+    // default stands in (systemd.exec(5)). An operator using $AUTOCLAIM_API_KEY or api_key_file,
+    // or no webhook, gets a unit that starts.
+    const loaded = values('LoadCredential').map((v) => v.slice(0, v.indexOf(':')));
+    expect(loaded.sort()).toEqual(['api_key', 'webhook_secret', 'webhook_url']);
+    const defaults = new Map(values('SetCredential').map((v) => [v.slice(0, v.indexOf(':')), v.slice(v.indexOf(':') + 1)]));
+    for (const id of loaded) expect(defaults.get(id), id).toBe('\\n');
+  });
+
   it('leaves MemoryDenyWriteExecute off, with the reason written down', () => {
     expect(values('MemoryDenyWriteExecute').filter((v) => /^(yes|true|1|on)$/i.test(v))).toEqual([]);
     expect(unitText).toMatch(/MemoryDenyWriteExecute=[^\n]*\n#[^\n]*JIT|MemoryDenyWriteExecute[^\n]*JIT/);
