@@ -1,10 +1,12 @@
 // The demo world behind `npm start` (api.base_url: sandbox): the configured wallets that are demo
-// wallets get their (publicly known, sandbox-only) keys written into the state folder on first use,
-// and a world where one wallet is already over a typical threshold, one gets there within minutes,
-// and one stays below, so a new user sees polls, a rule firing, a claim and a compounding deposit.
+// wallets get their (publicly known, sandbox-only) keys written on first use into the demo key
+// folder, `demo-keys` beside the state file, and nowhere else: a typo in a key path must read as a
+// missing key, not create files wherever it points. The world has one wallet already over a typical
+// threshold, one that gets there within minutes, and one that stays below, so a new user sees
+// polls, a rule firing, a claim and a compounding deposit.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { AppConfig, Lamports } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import { demoWalletAddress, demoWalletKeyPair } from './derive.js';
@@ -32,13 +34,27 @@ export function demoSandboxOptions(n: number, accrualLamportsPerSec: Lamports = 
   };
 }
 
+/** The one folder demo keys are written to: `demo-keys` in the state file's folder. */
+export function demoKeyDir(config: Pick<AppConfig, 'state'>): string {
+  return join(dirname(resolve(config.state.path)), 'demo-keys');
+}
+
 export function prepareDemoWorld(config: AppConfig, opts: { logger: Logger }): { apiKey: string; sandboxOptions: SandboxOptions } {
+  const folder = demoKeyDir(config);
   for (const w of config.wallets) {
     if (!('file' in w.key) || existsSync(w.key.file)) continue;
     const index = demoWalletIndex(w.address);
     if (index === undefined) continue; // not a demo wallet: key loading will say the file is missing
+    if (dirname(resolve(w.key.file)) !== folder) {
+      // Key loading says the file is missing; this says why it was not made.
+      opts.logger.warn(
+        { event: 'sandbox.demo_key_skipped', wallet: w.name, file: w.key.file, folder },
+        `not writing a demo key for ${w.name} at ${w.key.file}: demo keys are written only into ${folder}`,
+      );
+      continue;
+    }
     const pair = demoWalletKeyPair(index);
-    mkdirSync(dirname(w.key.file), { recursive: true, mode: 0o700 });
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
     writeFileSync(w.key.file, JSON.stringify([...pair.secretKey]) + '\n', { mode: 0o600, flag: 'wx' });
     opts.logger.info({ event: 'sandbox.demo_key_written', wallet: w.name, file: w.key.file }, `wrote demo key for ${w.name} (sandbox only)`);
   }

@@ -7,10 +7,19 @@ import type { AppConfig } from '../../domain.js';
 import type { CommandContext } from '../context.js';
 
 export function openStateForCli(ctx: CommandContext, opts: { write: boolean }): { config: AppConfig; store: Store } {
-  const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
-  if (!existsSync(config.state.path)) {
+  const { config, store } = openStateIfAny(ctx, opts);
+  if (store === undefined) {
     throw new StateError('STATE_MISSING', `no state file at ${config.state.path} yet: the daemon has not run with this config`);
   }
-  const store = openStore(config.state.path, { logger: ctx.logger, clock: ctx.io.clock, readonly: !opts.write });
   return { config, store };
+}
+
+/**
+ * For commands to which a state file not there yet is an answer, not an error (`status` on a fresh
+ * install): the config, and the store only if the daemon has created one. Nothing is created here.
+ */
+export function openStateIfAny(ctx: CommandContext, opts: { write: boolean }): { config: AppConfig; store: Store | undefined } {
+  const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
+  if (!existsSync(config.state.path)) return { config, store: undefined };
+  return { config, store: openStore(config.state.path, { logger: ctx.logger, clock: ctx.io.clock, readonly: !opts.write }) };
 }

@@ -1,19 +1,21 @@
-// `status`: per wallet, the last poll, epoch, pending and the last actions.
+// `status`: per wallet, the last poll, epoch, pending and the last actions. Before the first poll
+// (no state file yet, or one with no poll in it) it says "no polls yet" and exits 0: a fresh
+// install is not a failure.
 import { formatSol } from '../../api/amount.js';
 import { toJson } from '../../log/logger.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 import { table } from '../table.js';
-import { openStateForCli } from './state-access.js';
+import { openStateIfAny } from './state-access.js';
 
 export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): ExitCode {
-  const { config, store } = openStateForCli(ctx, { write: false });
+  const { config, store } = openStateIfAny(ctx, { write: false });
   try {
-    const states = new Map(store.walletStates().map((s) => [s.address, s]));
+    const states = new Map((store?.walletStates() ?? []).map((s) => [s.address, s]));
     const rows = config.wallets.map((w) => {
       const s = states.get(w.address);
-      const plans = store.listPlans({ address: w.address, limit: 3 });
+      const plans = store?.listPlans({ address: w.address, limit: 3 }) ?? [];
       return {
         wallet: w.name,
         address: w.address,
@@ -37,8 +39,13 @@ export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): Ex
         })),
       };
     });
+    const polled = rows.some((r) => r.lastPollAt !== null);
+    const none =
+      store === undefined
+        ? `no polls yet: no state file at ${config.state.path} (the daemon has not run with this config)`
+        : 'no polls yet: the daemon has not polled any of these wallets';
     if (opts.json === true) {
-      writeLine(ctx.io.stdout, toJson({ wallets: rows }));
+      writeLine(ctx.io.stdout, toJson(polled ? { wallets: rows } : { wallets: rows, note: none }));
       return EXIT.OK;
     }
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().replace('.000Z', 'Z'));
@@ -53,10 +60,11 @@ export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): Ex
         }),
       ),
     );
+    if (!polled) writeLine(ctx.io.stdout, `\n${none}`);
     const unknown = rows.flatMap((r) => r.unknownSteps);
     if (unknown.length > 0) writeLine(ctx.io.stdout, `\n${unknown.length} step(s) unknown: see \`autoclaim actions --state unknown\``);
     return EXIT.OK;
   } finally {
-    store.close();
+    store?.close();
   }
 }
