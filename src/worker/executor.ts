@@ -1,117 +1,51 @@
 // Executes the steps of a recorded plan, in order, with the state machine of SPEC §2:
-//   planned → sending → acknowledged | rejected | unknown
+//   planned → sending → acknowledged | rejected | failed | unknown
 // `sending` is committed to SQLite before the first byte of a signed request goes out, so a crash
-// at any point leaves a record that tells the next start what may have happened.
-import { ApiError, AutoclaimError } from '../errors.js';
-import type { Clock, Lamports, PlanStatus, Rule, SafetyConfig, SignedEndpoint, SignedOp, StepState, WalletSummary } from '../domain.js';
+// at any point leaves a record that tells the next start what may have happened. Before that,
+// every limit is judged again on a fresh summary (rules/recheck.ts); after it, the answer is
+// classified and recorded by outcome.ts; when and whether to sign is signing-guard.ts's.
+import type { ApiError } from '../errors.js';
+import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../api/amount.js';
-import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import type { Logger } from '../log/logger.js';
 import { checkActionLimit, DAY_MS, recheckBeforeSigning, resolveStepAmount } from '../rules/index.js';
-import type { ApiPort, PlanWithSteps, ResponseRecord, Signer, StepRow, StorePort, StoredRequest } from './ports.js';
+import type { ApiPort, PlanWithSteps, Signer, StepRow, StoredRequest } from './ports.js';
 import { claimLooksApplied } from './reconcile.js';
-import { classifyAnswer, requestRefusalScope } from './answer.js';
-import type { Failpoint } from './failpoints.js';
+import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
+import { errorSummary, OutcomeRecorder } from './outcome.js';
+import { SigningPauses, SigningTime } from './signing-guard.js';
 
-export interface WorkerDeps {
-  store: StorePort;
-  api: ApiPort;
-  /** By wallet address: a wallet is its address, and a signer is only ever looked up by it. */
-  signers: ReadonlyMap<string, Signer>;
-  /** How each signed operation's answers read (applied / refused statuses); the current config's. Default: SPEC §2's sets. */
-  endpoints?: () => Readonly<Record<SignedOp, Pick<SignedEndpoint, 'applied' | 'refused'>>>;
-  /** By rule name; the current config's rules (a reload swaps the map). */
-  rules: () => ReadonlyMap<string, Rule>;
-  safety: () => SafetyConfig;
-  /** See ApiConfig.claimSettleMs; the daemon passes the configured one. Absent: 0 (judge at once). */
-  claimSettleMs?: () => number;
-  /** Measures a claim's age for claim_settle; the daemon's decision clock, so an NTP step cannot fake it. Default: clock. */
-  elapsedClock?: Clock;
-  clock: Clock;
-  logger: Logger;
-  failpoint: Failpoint;
-  /** Told when a step reaches a state worth counting (metrics, webhook); must not throw. */
-  onStep?: (e: StepEvent) => void;
-}
-
-export interface StepEvent {
-  kind: SignedOp;
-  /** `anomaly`: the server claimed more than it could have (the step itself was still bounded). */
-  state: StepState | 'deferred' | 'anomaly';
-  wallet: string;
-  plan: number;
-  step: number;
-  amountLamports?: bigint | undefined;
-}
-
-/** How one step ended for this run; anything but `acknowledged` stops the plan here for now. */
-type StepResult = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'retry_later' | 'skipped' | 'blocked' | 'paused';
+export type { SigningPause, StepEvent, WorkerDeps } from './deps.js';
+export { errorSummary } from './outcome.js';
+export { MAX_OWN_TS_AHEAD_S, MAX_TS_AHEAD_S } from './signing-guard.js';
 
 // A claim reconciled as "not applied" is signed and sent again at once, but only this many times in
 // one execution; after that it waits for the next poll.
 const MAX_SENDS_PER_EXECUTION = 2;
 
-/** Why signing is paused: the server refused a request as invalid, so more of the same would fail too. */
-export interface SigningPause {
-  /** `all`: the API key was refused (401/403); `wallet`: this wallet's request (signature, timestamp, headers). */
-  scope: 'all' | 'wallet';
-  reason: string;
-  since: number;
-  step: number;
-}
-
 export class PlanExecutor {
-  /** Newest x-svc-ts signed per wallet address (Unix seconds); see signingTimeMs. */
-  private readonly lastTs = new Map<string, number>();
-  /** Signing paused for every wallet, or per address; lifted by a restart or liftPauses(). */
-  private pausedAll: SigningPause | undefined;
-  private readonly pausedWallets = new Map<string, SigningPause>();
+  private readonly time: SigningTime;
+  private readonly pauses_ = new SigningPauses();
+  private readonly outcomes: OutcomeRecorder;
 
-  constructor(private readonly deps: WorkerDeps) {}
-
-  /**
-   * The time a new signed request carries. Ed25519 is deterministic and the claim message is
-   * `{wallet}|{ts}`, so two claims in one second would carry the same signature and the second
-   * would be refused as a replay. Each request of a wallet therefore gets a strictly newer second
-   * than the last one it signed, in this process or (from the database) any earlier one — but
-   * not when that last timestamp is far ahead of the wall clock: it was signed under a clock that
-   * was wrong, and following it would get every request refused as from the future until the
-   * clock caught up. It is dropped, with a warning. "Far" is MAX_TS_AHEAD_S for a timestamp read
-   * from the database; one this process signed itself may run ahead by one second per request
-   * when a wallet signs several in a second, so it is trusted up to MAX_OWN_TS_AHEAD_S.
-   */
-  private signingTimeMs(address: string, log: Logger): number {
-    const nowSec = Math.floor(this.deps.clock.now() / 1000);
-    const own = this.lastTs.get(address);
-    let last = own ?? this.deps.store.lastRequestTs(address) ?? 0;
-    if (last >= nowSec + (own === undefined ? MAX_TS_AHEAD_S : MAX_OWN_TS_AHEAD_S)) {
-      log.warn(
-        { event: 'clock.skew', last_ts: last, now_ts: nowSec, ahead_s: last - nowSec },
-        `the last signed timestamp of this wallet is ${last - nowSec}s ahead of the clock (it was signed while the clock was wrong); signing with the clock's time again`,
-      );
-      last = 0;
-    }
-    const ts = Math.max(nowSec, last + 1);
-    this.lastTs.set(address, ts);
-    return ts * 1000;
+  constructor(private readonly deps: WorkerDeps) {
+    this.time = new SigningTime(deps.clock, (address) => deps.store.lastRequestTs(address));
+    this.outcomes = new OutcomeRecorder(deps, this.pauses_);
   }
 
   /** Why signing is paused for this address, if it is. */
   pausedFor(address: string): SigningPause | undefined {
-    return this.pausedAll ?? this.pausedWallets.get(address);
+    return this.pauses_.pausedFor(address);
   }
 
   /** Every pause in force (for readiness and status). */
   pauses(): { all: SigningPause | undefined; wallets: ReadonlyMap<string, SigningPause> } {
-    return { all: this.pausedAll, wallets: this.pausedWallets };
+    return this.pauses_.current();
   }
 
-  /** The setup changed (a reload of the api settings): let signing try again. */
+  /** The setup changed (a reload of the signing settings): let signing try again. Returns how many pauses were lifted. */
   liftPauses(): number {
-    const n = this.pausedWallets.size + (this.pausedAll === undefined ? 0 : 1);
-    this.pausedAll = undefined;
-    this.pausedWallets.clear();
-    return n;
+    return this.pauses_.lift();
   }
 
   /** Runs a plan's remaining steps. Never throws for API trouble; returns the plan's status. */
@@ -183,7 +117,7 @@ export class PlanExecutor {
     const blocked = this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: 'claim', wallet: plan.address, epoch: plan.epoch }, signer, this.signingTimeMs(plan.address, log));
+    const prepared = api.prepare({ op: 'claim', wallet: plan.address, epoch: plan.epoch }, signer, this.time.next(plan.address, log));
     const request: StoredRequest = {
       ...recordOf(prepared),
       before: {
@@ -193,7 +127,7 @@ export class PlanExecutor {
       },
     };
     if (!this.commitSending(plan, step, request, log)) return 'retry_later';
-    return this.send(plan, step, prepared, log, fresh.pendingLamports);
+    return this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports);
   }
 
   private async reconcileClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
@@ -270,9 +204,9 @@ export class PlanExecutor {
     const blocked = this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, this.signingTimeMs(plan.address, log));
+    const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, this.time.next(plan.address, log));
     if (!this.commitSending(plan, step, recordOf(prepared), log)) return 'retry_later';
-    return this.send(plan, step, prepared, log, amount);
+    return this.outcomes.send(plan, step, prepared, log, amount);
   }
 
   /**
@@ -340,140 +274,6 @@ export class PlanExecutor {
     return true;
   }
 
-  private async send(
-    plan: PlanWithSteps,
-    step: StepRow,
-    prepared: ReturnType<ApiPort['prepare']>,
-    log: Logger,
-    amount: bigint,
-  ): Promise<StepResult> {
-    const { store, api, clock } = this.deps;
-    log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
-    let result;
-    try {
-      result = await api.send(prepared);
-    } catch (err) {
-      this.deps.failpoint('after_answer_before_record');
-      return this.classifyFailure(plan, step, err, log);
-    }
-    this.deps.failpoint('after_answer_before_record');
-
-    // A 2xx says the request arrived; the body says whether it was applied.
-    const verdict = classifyAnswer(result.status, result.body, (this.deps.endpoints?.() ?? DEFAULT_ENDPOINTS)[step.kind]);
-    const record = { status: result.status, responseRaw: result.rawText, requestId: result.requestId };
-    const request_id = result.requestId;
-    const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
-    if (verdict.outcome === 'refused') {
-      store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
-      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
-      log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode, request_id }, `${step.kind} rejected by the API (${verdict.detail})`);
-      return 'rejected';
-    }
-    if (verdict.outcome === 'unknown') {
-      return this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` });
-    }
-
-    const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
-    store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
-    this.deps.onStep?.({ kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
-    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
-    return 'acknowledged';
-  }
-
-  /**
-   * What an applied claim counts as having claimed: never more than the pending seen right
-   * before it was signed (SPEC §2). A server saying it claimed more is wrong or hostile; the
-   * percent and "all" steps after it are sized from the bound, and the claim is an anomaly.
-   */
-  private boundClaimed(plan: PlanWithSteps, step: StepRow, log: Logger, said: Lamports | null, seen: Lamports): Lamports {
-    if (said === null) return seen;
-    if (said <= seen) return said;
-    log.error(
-      { event: 'action.anomaly', claimed_sol: formatSol(said), seen_sol: formatSol(seen) },
-      `the API says the claim took ${formatSol(said)} SOL, more than the ${formatSol(seen)} SOL pending seen just before it; counting ${formatSol(seen)} SOL`,
-    );
-    this.deps.onStep?.({ kind: step.kind, state: 'anomaly', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: said });
-    return seen;
-  }
-
-  private markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): StepResult {
-    this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
-    this.deps.onStep?.({ kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
-    if (step.kind === 'claim') {
-      log.warn({ event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId }, 'claim outcome unknown; reconciling from the wallet summary');
-    } else {
-      log.error(
-        { event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId },
-        `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits and mints of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
-      );
-    }
-    return 'unknown';
-  }
-
-  private classifyFailure(plan: PlanWithSteps, step: StepRow, err: unknown, log: Logger): StepResult {
-    const { store, clock } = this.deps;
-    const now = clock.now();
-    const e = err instanceof ApiError ? err : undefined;
-    const message = errorSummary(err);
-    if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
-      // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
-      store.markNotSent(step.id, message, now);
-      this.deps.onStep?.({ kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
-      const level = e.status === 429 ? 'debug' : 'warn';
-      log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
-      return 'retry_later';
-    }
-    const scope = e?.disposition === 'refused' ? requestRefusalScope(e.status, [e.serverCode, e.serverMessage, e.message].join(' ')) : undefined;
-    if (e !== undefined && scope !== undefined) return this.requestRefused(plan, step, e, scope, message, log);
-    if (e?.disposition === 'refused') {
-      store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
-      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
-      store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
-      log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
-      if (namesTheClock(e)) {
-        log.error(
-          { event: 'clock.skew', status: e.status, err: message },
-          'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)',
-        );
-      }
-      return 'rejected';
-    }
-    // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
-    return this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, requestId: e?.requestId, error: message });
-  }
-
-  /**
-   * The server refused the request itself (signature, timestamp, headers, auth): the step and its
-   * plan end `failed`, which spends no limit, and signing pauses (every wallet for 401/403, this
-   * wallet otherwise) until a restart or a reload that changes the api settings. Sending more
-   * requests the server calls invalid would only fail the same way, and could burn the epochs of
-   * every rule on a setup mistake.
-   */
-  private requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): StepResult {
-    const now = this.deps.clock.now();
-    this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
-    this.deps.onStep?.({ kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
-    const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
-    if (scope === 'all') this.pausedAll = pause;
-    else this.pausedWallets.set(plan.address, pause);
-    const fix =
-      scope === 'all'
-        ? 'check the API key ($AUTOCLAIM_API_KEY, api.api_key_file or the api_key credential)'
-        : 'check api.header_prefix, api.endpoints.*.message and api.signature_encoding against the service (autoclaim doctor)';
-    log.error(
-      { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId },
-      `${step.kind} refused as an invalid request; the plan is failed and counts for no limit`,
-    );
-    log.error(
-      { event: 'signing.paused', scope, status: e.status, reason: pause.reason },
-      `signing paused for ${scope === 'all' ? 'every wallet' : 'this wallet'}: ${fix}; a restart or a reload that changes api lifts it`,
-    );
-    if (namesTheClock(e)) {
-      log.error({ event: 'clock.skew', status: e.status, err: message }, 'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)');
-    }
-    return 'failed';
-  }
-
   private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {
     try {
       return await this.deps.api.walletSummary(plan.address);
@@ -511,23 +311,6 @@ export class PlanExecutor {
   }
 }
 
-/** A stored last timestamp further ahead of the wall clock than this was signed under a wrong clock. */
-export const MAX_TS_AHEAD_S = 5;
-/** The same for one this process signed: a burst of requests may legitimately run it a little ahead. */
-export const MAX_OWN_TS_AHEAD_S = 60;
-
-/** A refusal whose words are about the request's time: the clock, not the config, is wrong. */
-function namesTheClock(e: ApiError): boolean {
-  const text = [e.serverCode, e.serverMessage, e.message].filter((t) => t !== undefined).join(' ');
-  return /timestamp|\bts\b|clock|skew|expired|too old|in the future|stale/i.test(text);
-}
-
 function recordOf(p: ReturnType<ApiPort['prepare']>): StoredRequest {
   return { method: p.method, url: p.url, ts: p.ts, message: p.message, body: p.body };
-}
-
-export function errorSummary(err: unknown): string {
-  if (err instanceof AutoclaimError) return `${err.code}: ${err.message}`;
-  if (err instanceof Error) return err.message;
-  return String(err);
 }

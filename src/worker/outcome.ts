@@ -1,0 +1,158 @@
+// What a signed request's answer (or its failure) means, recorded: the body's verdict for a 2xx,
+// the disposition of an ApiError otherwise (SPEC §2). The one place a step leaves `sending`
+// after a request, so every outcome is logged, counted and journaled the same way.
+import { ApiError, AutoclaimError } from '../errors.js';
+import type { Lamports } from '../domain.js';
+import { formatSol } from '../api/amount.js';
+import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
+import type { Logger } from '../log/logger.js';
+import { classifyAnswer, requestRefusalScope } from './answer.js';
+import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
+import type { ApiPort, PlanWithSteps, ResponseRecord, StepRow } from './ports.js';
+import { namesTheClock, type SigningPauses } from './signing-guard.js';
+
+export class OutcomeRecorder {
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly pauses: SigningPauses,
+  ) {}
+
+  async send(
+    plan: PlanWithSteps,
+    step: StepRow,
+    prepared: ReturnType<ApiPort['prepare']>,
+    log: Logger,
+    amount: bigint,
+  ): Promise<StepResult> {
+    const { store, api, clock } = this.deps;
+    log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
+    let result;
+    try {
+      result = await api.send(prepared);
+    } catch (err) {
+      this.deps.failpoint('after_answer_before_record');
+      return this.classifyFailure(plan, step, err, log);
+    }
+    this.deps.failpoint('after_answer_before_record');
+
+    // A 2xx says the request arrived; the body says whether it was applied.
+    const verdict = classifyAnswer(result.status, result.body, (this.deps.endpoints?.() ?? DEFAULT_ENDPOINTS)[step.kind]);
+    const record = { status: result.status, responseRaw: result.rawText, requestId: result.requestId };
+    const request_id = result.requestId;
+    const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
+    if (verdict.outcome === 'refused') {
+      store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
+      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+      log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode, request_id }, `${step.kind} rejected by the API (${verdict.detail})`);
+      return 'rejected';
+    }
+    if (verdict.outcome === 'unknown') {
+      return this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` });
+    }
+
+    const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
+    store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
+    this.deps.onStep?.({ kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
+    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
+    return 'acknowledged';
+  }
+
+  /**
+   * What an applied claim counts as having claimed: never more than the pending seen right
+   * before it was signed (SPEC §2). A server saying it claimed more is wrong or hostile; the
+   * percent and "all" steps after it are sized from the bound, and the claim is an anomaly.
+   */
+  private boundClaimed(plan: PlanWithSteps, step: StepRow, log: Logger, said: Lamports | null, seen: Lamports): Lamports {
+    if (said === null) return seen;
+    if (said <= seen) return said;
+    log.error(
+      { event: 'action.anomaly', claimed_sol: formatSol(said), seen_sol: formatSol(seen) },
+      `the API says the claim took ${formatSol(said)} SOL, more than the ${formatSol(seen)} SOL pending seen just before it; counting ${formatSol(seen)} SOL`,
+    );
+    this.deps.onStep?.({ kind: step.kind, state: 'anomaly', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: said });
+    return seen;
+  }
+
+  private markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): StepResult {
+    this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
+    this.deps.onStep?.({ kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
+    if (step.kind === 'claim') {
+      log.warn({ event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId }, 'claim outcome unknown; reconciling from the wallet summary');
+    } else {
+      log.error(
+        { event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId },
+        `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits and mints of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
+      );
+    }
+    return 'unknown';
+  }
+
+  private classifyFailure(plan: PlanWithSteps, step: StepRow, err: unknown, log: Logger): StepResult {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    const e = err instanceof ApiError ? err : undefined;
+    const message = errorSummary(err);
+    if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
+      // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
+      store.markNotSent(step.id, message, now);
+      this.deps.onStep?.({ kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
+      const level = e.status === 429 ? 'debug' : 'warn';
+      log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
+      return 'retry_later';
+    }
+    const scope = e?.disposition === 'refused' ? requestRefusalScope(e.status, [e.serverCode, e.serverMessage, e.message].join(' ')) : undefined;
+    if (e !== undefined && scope !== undefined) return this.requestRefused(plan, step, e, scope, message, log);
+    if (e?.disposition === 'refused') {
+      store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
+      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+      store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
+      log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
+      if (namesTheClock(e)) {
+        log.error(
+          { event: 'clock.skew', status: e.status, err: message },
+          'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)',
+        );
+      }
+      return 'rejected';
+    }
+    // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
+    return this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, requestId: e?.requestId, error: message });
+  }
+
+  /**
+   * The server refused the request itself (signature, timestamp, headers, auth): the step and its
+   * plan end `failed`, which spends no limit, and signing pauses (every wallet for 401/403, this
+   * wallet otherwise) until a restart or a reload that changes the api settings. Sending more
+   * requests the server calls invalid would only fail the same way, and could burn the epochs of
+   * every rule on a setup mistake.
+   */
+  private requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): StepResult {
+    const now = this.deps.clock.now();
+    this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
+    this.deps.onStep?.({ kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
+    const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
+    this.pauses.pause(plan.address, pause);
+    const fix =
+      scope === 'all'
+        ? 'check the API key ($AUTOCLAIM_API_KEY, api.api_key_file or the api_key credential)'
+        : 'check api.header_prefix, api.endpoints.*.message and api.signature_encoding against the service (autoclaim doctor)';
+    log.error(
+      { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId },
+      `${step.kind} refused as an invalid request; the plan is failed and counts for no limit`,
+    );
+    log.error(
+      { event: 'signing.paused', scope, status: e.status, reason: pause.reason },
+      `signing paused for ${scope === 'all' ? 'every wallet' : 'this wallet'}: ${fix}; a restart or a reload that changes api lifts it`,
+    );
+    if (namesTheClock(e)) {
+      log.error({ event: 'clock.skew', status: e.status, err: message }, 'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)');
+    }
+    return 'failed';
+  }
+}
+
+export function errorSummary(err: unknown): string {
+  if (err instanceof AutoclaimError) return `${err.code}: ${err.message}`;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,82 @@
+// Two things that decide whether and when a request may be signed, kept per wallet address:
+// the timestamp it carries (strictly rising, never far ahead of the clock) and the pause after the
+// server refused a request as invalid. State only; the executor asks, the outcome recorder tells.
+import type { Clock } from '../domain.js';
+import type { ApiError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { SigningPause } from './deps.js';
+
+/** A stored last timestamp further ahead of the wall clock than this was signed under a wrong clock. */
+export const MAX_TS_AHEAD_S = 5;
+/** The same for one this process signed: a burst of requests may legitimately run it a little ahead. */
+export const MAX_OWN_TS_AHEAD_S = 60;
+
+/**
+ * The time a new signed request carries. Ed25519 is deterministic and the claim message is
+ * `{wallet}|{ts}`, so two claims in one second would carry the same signature and the second
+ * would be refused as a replay. Each request of a wallet therefore gets a strictly newer second
+ * than the last one it signed, in this process or (from the database) any earlier one — but
+ * not when that last timestamp is far ahead of the wall clock: it was signed under a clock that
+ * was wrong, and following it would get every request refused as from the future until the
+ * clock caught up. It is dropped, with a warning. "Far" is MAX_TS_AHEAD_S for a timestamp read
+ * from the database; one this process signed itself may run ahead by one second per request
+ * when a wallet signs several in a second, so it is trusted up to MAX_OWN_TS_AHEAD_S.
+ */
+export class SigningTime {
+  private readonly lastTs = new Map<string, number>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly stored: (address: string) => number | undefined,
+  ) {}
+
+  /** Unix milliseconds (a whole second) for the next signed request of this address. */
+  next(address: string, log: Logger): number {
+    const nowSec = Math.floor(this.clock.now() / 1000);
+    const own = this.lastTs.get(address);
+    let last = own ?? this.stored(address) ?? 0;
+    if (last >= nowSec + (own === undefined ? MAX_TS_AHEAD_S : MAX_OWN_TS_AHEAD_S)) {
+      log.warn(
+        { event: 'clock.skew', last_ts: last, now_ts: nowSec, ahead_s: last - nowSec },
+        `the last signed timestamp of this wallet is ${last - nowSec}s ahead of the clock (it was signed while the clock was wrong); signing with the clock's time again`,
+      );
+      last = 0;
+    }
+    const ts = Math.max(nowSec, last + 1);
+    this.lastTs.set(address, ts);
+    return ts * 1000;
+  }
+}
+
+/** Signing paused for every wallet (the API key was refused) or per address; lifted by a restart or lift(). */
+export class SigningPauses {
+  private all: SigningPause | undefined;
+  private readonly wallets = new Map<string, SigningPause>();
+
+  pausedFor(address: string): SigningPause | undefined {
+    return this.all ?? this.wallets.get(address);
+  }
+
+  pause(address: string, p: SigningPause): void {
+    if (p.scope === 'all') this.all = p;
+    else this.wallets.set(address, p);
+  }
+
+  current(): { all: SigningPause | undefined; wallets: ReadonlyMap<string, SigningPause> } {
+    return { all: this.all, wallets: this.wallets };
+  }
+
+  /** Lifts every pause; returns how many there were. */
+  lift(): number {
+    const n = this.wallets.size + (this.all === undefined ? 0 : 1);
+    this.all = undefined;
+    this.wallets.clear();
+    return n;
+  }
+}
+
+/** A refusal whose words are about the request's time: the clock, not the config, is wrong. */
+export function namesTheClock(e: ApiError): boolean {
+  const text = [e.serverCode, e.serverMessage, e.message].filter((t) => t !== undefined).join(' ');
+  return /timestamp|\bts\b|clock|skew|expired|too old|in the future|stale/i.test(text);
+}
