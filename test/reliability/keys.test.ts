@@ -124,10 +124,14 @@ describe('keys: refused at check and at start', () => {
     return { config, env, source: envKey ?? keyFile };
   }
 
-  function expectOneClearLine(stderr: string, c: KeyCase, source: string): void {
-    const lines = stderr.trimEnd().split('\n');
+  function expectOneClearLine(stderr: string, c: KeyCase, source: string, config: string): void {
+    // `check` closes its list with a count; the problem itself is one line.
+    const lines = stderr.trimEnd().split('\n').filter((l) => !/: \d+ error\(s\); the config is invalid$/.test(l));
     expect(lines, stderr).toHaveLength(1);
     const line = lines[0]!;
+    // Placed like every config problem, at the wallet's key: (issue 13).
+    expect(line.startsWith(`${config}:`), line).toBe(true);
+    expect(line).toMatch(/^\S+:\d+:\d+ wallets\[1\]\.key: wallet beta: /);
     expect(line).toMatch(/\bwallet beta\b/);
     expect(line).toContain(source);
     expect(line).toMatch(c.says);
@@ -141,11 +145,11 @@ describe('keys: refused at check and at start', () => {
     const check = await runCli(['check', '--config', config], { cwd: dir, env });
     expect(check.code).toBe(78);
     expect(check.stdout).toBe('');
-    expectOneClearLine(check.stderr, c, source);
+    expectOneClearLine(check.stderr, c, source, config);
 
     const once = await runCli(['once', '--config', config], { cwd: dir, env });
     expect(once.code).toBe(78);
-    expectOneClearLine(once.stderr.replace(/^autoclaim: /gm, ''), c, source);
+    expectOneClearLine(once.stderr.replace(/^autoclaim: /gm, ''), c, source, config);
     expect(sandbox.stats().total).toBe(0);
     expect(sandbox.ledger()).toEqual([]);
     // Refused before the state folder was even created.
@@ -183,8 +187,9 @@ describe('keys: refused at check and at start', () => {
     const check = await runCli(['check', '--config', config], { cwd: dir });
     expect(check.code).toBe(78);
     const lines = check.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^wallet alpha: key file .*alpha\.json is readable by group or others/);
-    expect(lines[1]).toMatch(/^wallet beta: key file .*beta\.json does not exist/);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^\S+:\d+:\d+ wallets\[0\]\.key: wallet alpha: key file .*alpha\.json is readable by group or others/);
+    expect(lines[1]).toMatch(/^\S+:\d+:\d+ wallets\[1\]\.key: wallet beta: key file .*beta\.json does not exist/);
+    expect(lines[2]).toMatch(/: 2 error\(s\); the config is invalid$/);
   });
 });
