@@ -59,12 +59,17 @@ export class OutcomeRecorder {
 
   /**
    * What an applied claim counts as having claimed: never more than the pending seen right
-   * before it was signed (SPEC §2). A server saying it claimed more is wrong or hostile; the
-   * percent and "all" steps after it are sized from the bound, and the claim is an anomaly.
+   * before it was signed (SPEC §2); the percent and "all" steps after it are sized from the bound.
+   * Rewards accrue between that read and the claim, so a little more is normal (debug); more than
+   * ACCRUAL_SLACK allows is wrong or hostile: an anomaly (error, webhook, metric).
    */
   private boundClaimed(plan: PlanWithSteps, step: StepRow, log: Logger, said: Lamports | null, seen: Lamports): Lamports {
     if (said === null) return seen;
     if (said <= seen) return said;
+    if (said <= seen + accrualSlack(seen)) {
+      log.debug({ event: 'action.claim_accrued', claimed_sol: formatSol(said), seen_sol: formatSol(seen) }, 'the claim took a little more than the pending seen before it (accrual); counting what was seen');
+      return seen;
+    }
     log.error(
       { event: 'action.anomaly', claimed_sol: formatSol(said), seen_sol: formatSol(seen) },
       `the API says the claim took ${formatSol(said)} SOL, more than the ${formatSol(seen)} SOL pending seen just before it; counting ${formatSol(seen)} SOL`,
@@ -150,6 +155,17 @@ export class OutcomeRecorder {
     return 'failed';
   }
 }
+
+/**
+ * How much more than the pending seen a claim may say it took before that is an anomaly: what
+ * accrues in the moment between the read and the claim — 1% of what was seen, and at least
+ * 0.001 SOL. The step is bounded by what was seen either way; this only decides the alarm.
+ */
+export function accrualSlack(seen: Lamports): Lamports {
+  const onePercent = seen / 100n;
+  return onePercent > MIN_ACCRUAL_SLACK ? onePercent : MIN_ACCRUAL_SLACK;
+}
+const MIN_ACCRUAL_SLACK = 1_000_000n;
 
 export function errorSummary(err: unknown): string {
   if (err instanceof AutoclaimError) return `${err.code}: ${err.message}`;
