@@ -77,7 +77,9 @@ export class Supervisor {
         intervalMs: daemon.pollIntervalMs(),
         staleAfterIntervals: config.alerts.staleAfterIntervals,
         unknownStepAfterMs: config.alerts.unknownStepAfterMs,
-        wallets: config.wallets.map((w) => ({ name: w.name, lastOkAt: runtime.store.walletState(w.address)?.lastOkAt ?? undefined, since: this.startedAt })),
+        // The fleet view (the state file at start, then every poll): the same last successes as
+        // autoclaim_wallets_stale, and no query per wallet per cycle.
+        wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
         unknownSteps: unknown.map((s) => ({ id: s.id, plan: s.planId, wallet: runtime.store.getPlan(s.planId)?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
