@@ -10,7 +10,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { lamportsToDisplayNumber, type Lamports } from '../api/amount.js';
 import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js';
-import { createFleet, type Fleet, type FleetWallet } from './fleet.js';
+import { createFleet, type Fleet, type FleetWallet, type WalletView } from './fleet.js';
 
 export type PollOutcome = 'ok' | 'failed';
 /** How a plan ended, counted once when the daemon finishes it (open and blocked are not endings). */
@@ -184,7 +184,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['wallet', 'outcome'] as const,
     registers,
   });
-  const perWalletGauge = (name: string, help: string, value: (w: ReturnType<Fleet['topPending']>[number]) => number | undefined) =>
+  const perWalletGauge = (name: string, help: string, value: (w: WalletView) => number | undefined) =>
     new Gauge({
       name: `${PREFIX}wallet_${name}`,
       help: `${help} (only with per-wallet metrics).`,
