@@ -69,7 +69,8 @@ export function salvageConfig(data: unknown, issues: readonly z.core.$ZodIssue[]
   let pending = issues;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     for (const issue of pending) {
-      if (!setAsideAt(copy, issue, setAside)) return undefined;
+      const unknownKeys = issue.code === 'unrecognized_keys' ? issue.keys : undefined;
+      if (!setAsideAt(copy, issue.path as PathSegment[], unknownKeys, setAside)) return undefined;
     }
     const parsed = ConfigSchema.safeParse(copy);
     if (parsed.success) return parsed.data;
@@ -78,12 +79,12 @@ export function salvageConfig(data: unknown, issues: readonly z.core.$ZodIssue[]
   return undefined;
 }
 
-function setAsideAt(root: Record<string, unknown>, issue: z.core.$ZodIssue, setAside: SetAside): boolean {
-  const path = issue.path as PathSegment[];
+/** Sets aside the value at `path` (or, with `unknownKeys`, those keys of the map there). */
+function setAsideAt(root: Record<string, unknown>, path: readonly PathSegment[], unknownKeys: readonly string[] | undefined, setAside: SetAside): boolean {
   const [top, index] = path;
   if (top === undefined) {
-    if (issue.code !== 'unrecognized_keys') return false; // the file is not a map of settings
-    for (const k of issue.keys) delete root[k];
+    if (unknownKeys === undefined) return false; // the file is not a map of settings
+    for (const k of unknownKeys) delete root[k];
     return true;
   }
   // A whole wallet or rule entry: a stand-in at its index.
@@ -100,9 +101,9 @@ function setAsideAt(root: Record<string, unknown>, issue: z.core.$ZodIssue, setA
     }
     return true;
   }
-  if (issue.code === 'unrecognized_keys') {
+  if (unknownKeys !== undefined) {
     const holder = valueAt(root, path);
-    if (isObject(holder)) for (const k of issue.keys) delete holder[k];
+    if (isObject(holder)) for (const k of unknownKeys) delete holder[k];
     return true;
   }
   // The key that holds the refused value: list items (alerts.webhook.events[1]) go with their list.
@@ -121,7 +122,7 @@ function setAsideAt(root: Record<string, unknown>, issue: z.core.$ZodIssue, setA
   const marked = formatPath(keyPath);
   if (setAside.paths.has(marked) && !(String(key) in parent)) {
     // Dropped already and still refused: it is required where it sits, so its holder goes too.
-    return keyPath.length > 1 && setAsideAt(root, { ...issue, code: 'custom', path: keyPath.slice(0, -1) } as z.core.$ZodIssue, setAside);
+    return keyPath.length > 1 && setAsideAt(root, keyPath.slice(0, -1), undefined, setAside);
   }
   delete parent[String(key)];
   setAside.paths.add(marked);
