@@ -110,7 +110,7 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     expect(refused.serverCode).toBe('[REDACTED]');
     // A summary whose decoded strings hold the key: parsed with the key scrubbed out.
     const s = await api.walletSummary(WALLET).catch((e: ApiError) => e);
-    const texts = s instanceof Error ? errorText(s as ApiError) : [s.rawText, JSON.stringify(s.raw)];
+    const texts = s instanceof Error ? errorText(s) : [s.rawText, JSON.stringify(s.raw)];
     expect(leaks(key, texts)).toEqual([]);
   });
 

@@ -59,10 +59,10 @@ describe('recheckBeforeSigning: each reason', () => {
   });
 
   it.each([
-    { name: 'a claim in a rolled-over epoch', stepKind: 'claim' as SignedOp, firstStep: true, want: 'epoch' },
-    { name: "a deposit after its plan's claim", stepKind: 'deposit' as SignedOp, firstStep: false, want: 'ok' },
-    { name: 'a plan whose first step is a deposit', stepKind: 'deposit' as SignedOp, firstStep: true, want: 'ok' },
-    { name: 'a mint after its claim', stepKind: 'mint' as SignedOp, firstStep: false, want: 'ok' },
+    { name: 'a claim in a rolled-over epoch', stepKind: 'claim', firstStep: true, want: 'epoch' },
+    { name: "a deposit after its plan's claim", stepKind: 'deposit', firstStep: false, want: 'ok' },
+    { name: 'a plan whose first step is a deposit', stepKind: 'deposit', firstStep: true, want: 'ok' },
+    { name: 'a mint after its claim', stepKind: 'mint', firstStep: false, want: 'ok' },
   ])('epoch: $name → $want', ({ stepKind, firstStep, want }) => {
     const next = summary({ epoch: '2024-05-02', pendingLamports: SOL('1') });
     expect(reason(recheck({ stepKind, firstStep, summary: next, stepLamports: SOL('0.5') }))).toBe(want);
