@@ -58,7 +58,7 @@ describe('recheckBeforeSigning: each reason', () => {
     expect(reason(recheck({ when, summary: summary({ tier: 'silver' }) }))).toBe('condition');
   });
 
-  it.each([
+  it.each<{ name: string; stepKind: SignedOp; firstStep: boolean; want: string }>([
     { name: 'a claim in a rolled-over epoch', stepKind: 'claim', firstStep: true, want: 'epoch' },
     { name: "a deposit after its plan's claim", stepKind: 'deposit', firstStep: false, want: 'ok' },
     { name: 'a plan whose first step is a deposit', stepKind: 'deposit', firstStep: true, want: 'ok' },
