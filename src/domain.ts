@@ -1,8 +1,8 @@
 // The shapes every part of autoclaim agrees on. The config loader turns YAML into these (amounts
 // already in lamports, durations in milliseconds); everything downstream consumes only these.
-import type { Lamports } from './api/amount.js';
+import type { Lamports } from './amount.js';
 
-export type { Lamports } from './api/amount.js';
+export type { Lamports } from './amount.js';
 
 /** Every edge that tells time is passed in, so tests can move the clock. */
 export interface Clock {

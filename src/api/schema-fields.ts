@@ -2,7 +2,7 @@
 // as LosslessNumber (exact text); amounts may also arrive as decimal strings. Each schema names
 // what it expected in one short phrase, which becomes "<path>: <phrase>" in ApiError.issues.
 import { z } from 'zod';
-import { AmountError, parseServerSol, type Lamports } from './amount.js';
+import { AmountError, parseServerSol, type Lamports } from '../amount.js';
 import { isLosslessNumber } from './json.js';
 
 const AMOUNT_EXPECTED = 'expected a non-negative decimal amount';

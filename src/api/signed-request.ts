@@ -2,7 +2,7 @@
 // `sending` (with the exact body and signature) before the first byte goes out (SPEC §2).
 import type { ApiConfig, Lamports, SignedOp } from '../domain.js';
 import { AutoclaimError, KeyError } from '../errors.js';
-import { formatSol } from './amount.js';
+import { formatSol } from '../amount.js';
 import { renderTemplate, templateVariables, type TemplateVariable } from './endpoints.js';
 import { encodeSignature, type Signer } from './signer.js';
 

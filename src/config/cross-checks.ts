@@ -4,7 +4,7 @@
 // Each check is one entry of CROSS_CHECKS, run in order by one loop, all of them every time: a new
 // check is one more entry. They run after the schema even when it refused parts of the file; what
 // it refused was set aside (salvage.ts) and every check skips it, so none reports a stand-in.
-import { formatSol } from '../api/amount.js';
+import { formatSol } from '../amount.js';
 import { TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
 import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
 import { nextCronTimes } from './cron.js';

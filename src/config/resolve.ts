@@ -5,7 +5,7 @@
 import { BlockList, isIP } from 'node:net';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import bs58 from 'bs58';
-import { AmountError, parseSol, type Lamports } from '../api/amount.js';
+import { AmountError, parseSol, type Lamports } from '../amount.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import type {
   AmountSpec,

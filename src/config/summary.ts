@@ -1,6 +1,6 @@
 // What `check` prints: the config as an operator would describe it, so a misread rule shows up
 // before it moves money. Names where keys are, never key material.
-import { formatSol } from '../api/amount.js';
+import { formatSol } from '../amount.js';
 import type { AmountSpec, AppConfig, Condition, KeySource, Rule, SignedOp, StepSpec } from '../domain.js';
 import { nextCronTimes } from './cron.js';
 import { formatDuration } from './durations.js';

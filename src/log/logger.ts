@@ -41,7 +41,3 @@ export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
 
-/** JSON.stringify that writes bigints as decimal strings (lamports in logs and in the database). */
-export function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-}

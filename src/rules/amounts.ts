@@ -1,6 +1,6 @@
 // How much each step of a plan moves, and whether safety allows it. The worker calls these again
 // at execution time with what the claim actually returned; decide calls them with the estimate.
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 import type { AmountSpec, SafetyConfig, StepSpec } from '../domain.js';
 import { AutoclaimError } from '../errors.js';
 import { describeStep, sol } from './format.js';

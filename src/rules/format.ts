@@ -1,6 +1,6 @@
 // Text for decision details. A detail is read by an operator wondering why a rule did or did not
 // fire, so amounts are SOL (never lamports or floats) and durations are short and human.
-import { formatSol, type Lamports } from '../api/amount.js';
+import { formatSol, type Lamports } from '../amount.js';
 import type { AmountSpec, StepSpec } from '../domain.js';
 
 /** formatSol that never throws: a detail must not be the thing that breaks a decision. */

@@ -1,5 +1,5 @@
 // The per-rule limits, judged against the plans already recorded for this wallet and rule.
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 import type { PlanHistoryEntry, RuleLimits } from '../domain.js';
 import { formatDuration, sol } from './format.js';
 

@@ -3,7 +3,7 @@
 // what it knew when it fired; since then pending may have jumped, another plan may have run, the
 // config may have been reloaded, or the plan may be resuming after a restart. Pure: the worker
 // passes the fresh summary, the history and the clock reading in.
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 import type { PlanHistoryEntry, Rule, SafetyConfig, SignedOp, WalletSummary } from '../domain.js';
 import { checkActionLimit } from './amounts.js';
 import { evaluateConditions } from './conditions.js';

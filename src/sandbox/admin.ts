@@ -1,7 +1,7 @@
 // The loopback-only control surface under /__sandbox/: read the ledger and stats, set wallets,
 // queue faults, jump epochs. No auth, by design: the sandbox is a test tool bound to 127.0.0.1.
 import { z } from 'zod';
-import { AmountError, MAX_LAMPORTS, parseSol, type Lamports } from '../api/amount.js';
+import { AmountError, MAX_LAMPORTS, parseSol, type Lamports } from '../amount.js';
 import { isWalletAddress } from './derive.js';
 import { faultSpecSchema, type FaultQueue } from './faults.js';
 import { RawNumber, field, isPlainObject, parseLossless, sol, type JsonValue } from './json.js';

@@ -2,7 +2,7 @@
 // spliced in as raw number text (formatSol output); incoming numbers are kept as the exact text
 // the client wrote, because SPEC §1 says that text must be byte-for-byte the signed string.
 import { parse } from 'lossless-json';
-import { formatSol, type Lamports } from '../api/amount.js';
+import { formatSol, type Lamports } from '../amount.js';
 
 const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
 

@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
-import { AmountError, parseCanonicalSol, type Lamports } from '../api/amount.js';
+import { AmountError, parseCanonicalSol, type Lamports } from '../amount.js';
 import type { Clock, SignatureEncoding } from '../domain.js';
 import { decodeAddress } from './derive.js';
 import { RawNumber, field, isPlainObject, parseLossless } from './json.js';

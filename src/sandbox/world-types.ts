@@ -1,6 +1,6 @@
 // The shapes the simulated world takes in and gives out, apart from the class that keeps it, so
 // world.ts stays about behaviour.
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 import type { EndpointConfig, SignedOp } from '../domain.js';
 
 /**

@@ -1,7 +1,7 @@
 // The simulated service's state. Pending rewards are a function of the clock (base + rate × elapsed),
 // never of timers, so a test that moves a fake clock sees exactly the accrual it expects and two
 // worlds given the same clock and options are identical.
-import { LAMPORTS_PER_SOL, MAX_LAMPORTS, type Lamports } from '../api/amount.js';
+import { LAMPORTS_PER_SOL, MAX_LAMPORTS, type Lamports } from '../amount.js';
 import type { Clock } from '../domain.js';
 import { demoWalletAddress, hashBelow, isWalletAddress, txId } from './derive.js';
 import {

@@ -2,7 +2,7 @@
 // Seeded from the state file at start, so a restart (even with the API down) still knows when each
 // wallet last polled well; kept current by the cycle observer. Readiness, the aggregate metrics and
 // the per-wallet gauges are all read from here, so they cannot disagree.
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 
 export interface FleetWallet {
   name: string;

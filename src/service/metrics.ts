@@ -8,7 +8,7 @@
 // dashboard panel uses exists from the start, at zero, so rate() and `unless` have a series to
 // work on before the first event.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { lamportsToDisplayNumber, type Lamports } from '../api/amount.js';
+import { lamportsToDisplayNumber, type Lamports } from '../amount.js';
 import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js';
 import { createFleet, type Fleet, type FleetWallet, type WalletView } from './fleet.js';
 

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatSol } from '../api/amount.js';
+import { formatSol } from '../amount.js';
 import { resolveWebhookSecret } from '../config/secrets.js';
 import type { Clock, WebhookCategory } from '../domain.js';
 import type { Logger } from '../log/logger.js';

@@ -12,7 +12,8 @@ import { createHmac } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../domain.js';
 import { systemClock } from '../domain.js';
-import { toJson, type Logger } from '../log/logger.js';
+import { type Logger } from '../log/logger.js';
+import { toJson } from '../json.js';
 import type { NotificationOutcome } from './metrics.js';
 
 export type WebhookPriority = 'failure' | 'info';

@@ -1,11 +1,22 @@
 // Codecs between store shapes and SQLite columns. Lamports are bigint outside and decimal TEXT
 // inside (see migrations.ts); JSON columns are checked on the way out, because a row that does not
 // decode must stop the daemon rather than steer it.
-import { MAX_LAMPORTS, type Lamports } from '../api/amount.js';
+import { MAX_LAMPORTS, type Lamports } from '../amount.js';
 import type { AmountSpec } from '../domain.js';
 import { StateError } from '../errors.js';
-import { toJson } from '../log/logger.js';
-import type { ClaimBaseline, StoredRequest } from './rows.js';
+import { toJson } from '../json.js';
+import type {
+  AttemptRow,
+  ClaimBaseline,
+  PlanRow,
+  RawAttempt,
+  RawPlan,
+  RawStep,
+  RawWalletState,
+  StepRow,
+  StoredRequest,
+  WalletStateRow,
+} from './rows.js';
 
 export function lamportsText(v: Lamports, what: string): string {
   if (v < 0n || v > MAX_LAMPORTS) throw new StateError('STATE_INVALID', `${what}: ${v} lamports is out of range`);
@@ -117,4 +128,80 @@ export function findCredential(v: unknown, path: string, seen = new Set<object>(
     if (inner !== undefined) return inner;
   }
   return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw rows to what the store hands out
+
+export function walletStateFromRaw(r: RawWalletState): WalletStateRow {
+  return {
+    wallet: r.wallet,
+    address: r.address,
+    lastPollAt: r.last_poll_at,
+    lastOkAt: r.last_ok_at,
+    lastError: r.last_error,
+    epoch: r.epoch,
+    pendingLamports: lamportsOrNull(r.pending_lamports),
+    lifetimeLamports: lamportsOrNull(r.lifetime_lamports),
+    rank: r.rank,
+    tier: r.tier,
+    summaryRaw: r.summary_raw,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function planFromRaw(r: RawPlan): PlanRow {
+  return {
+    id: r.id,
+    wallet: r.wallet,
+    address: r.address,
+    rule: r.rule,
+    epoch: r.epoch,
+    seq: r.seq,
+    dry: r.dry === 1,
+    status: r.status,
+    estimateLamports: BigInt(r.estimate_lamports),
+    claimedLamports: lamportsOrNull(r.claimed_lamports),
+    reason: r.reason,
+    manualId: r.manual_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function stepFromRaw(r: RawStep): StepRow {
+  return {
+    id: r.id,
+    planId: r.plan_id,
+    idx: r.idx,
+    kind: r.kind,
+    symbol: r.symbol,
+    amountSpec: r.amount_spec === null ? null : decodeAmountSpec(r.amount_spec, r.id),
+    amountLamports: lamportsOrNull(r.amount_lamports),
+    state: r.state,
+    attempts: r.attempts,
+    request: r.request === null ? null : decodeRequest(r.request, `step ${r.id}`),
+    responseStatus: r.response_status,
+    responseRaw: r.response_raw,
+    requestId: r.request_id,
+    error: r.error,
+    resolution: r.resolution,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function attemptFromRaw(r: RawAttempt): AttemptRow {
+  return {
+    id: r.id,
+    stepId: r.step_id,
+    n: r.n,
+    request: r.request === null ? null : decodeRequest(r.request, `attempt ${r.id}`),
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    outcome: r.outcome,
+    status: r.status,
+    requestId: r.request_id,
+    error: r.error,
+  };
 }

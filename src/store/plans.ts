@@ -1,11 +1,12 @@
 // plans and the step rows they own: recording a plan before anything is signed (SPEC §2), reading
 // plans back, and deriving a plan's status from its steps. Step transitions live in steps.ts.
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepSpec, StepState } from '../domain.js';
 import { StateError } from '../errors.js';
 import { encodeAmountSpec, lamportsText } from './codecs.js';
 import type { Db } from './db.js';
-import { planFromRaw, stepFromRaw, type PlanRow, type PlanWithSteps, type RawPlan, type RawStep } from './rows.js';
+import { planFromRaw, stepFromRaw } from './codecs.js';
+import type { PlanRow, PlanWithSteps, RawPlan, RawStep } from './rows.js';
 
 export interface InsertPlanOptions {
   dry: boolean;

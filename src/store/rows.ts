@@ -1,7 +1,7 @@
-// What the store hands out, the raw rows SQLite returns, and the mapping between the two.
-import type { Lamports } from '../api/amount.js';
+// What the store hands out and the raw rows SQLite returns: types only. The mapping between the
+// two is codecs.ts's, so this file depends on nothing and nothing circles back to it.
+import type { Lamports } from '../amount.js';
 import type { AmountSpec, PlanStatus, SignedOp, StepState } from '../domain.js';
-import { decodeAmountSpec, decodeRequest, lamportsOrNull } from './codecs.js';
 
 export interface WalletStateRow {
   wallet: string;
@@ -178,77 +178,4 @@ export interface RawAttempt {
   status: number | null;
   request_id: string | null;
   error: string | null;
-}
-
-export function walletStateFromRaw(r: RawWalletState): WalletStateRow {
-  return {
-    wallet: r.wallet,
-    address: r.address,
-    lastPollAt: r.last_poll_at,
-    lastOkAt: r.last_ok_at,
-    lastError: r.last_error,
-    epoch: r.epoch,
-    pendingLamports: lamportsOrNull(r.pending_lamports),
-    lifetimeLamports: lamportsOrNull(r.lifetime_lamports),
-    rank: r.rank,
-    tier: r.tier,
-    summaryRaw: r.summary_raw,
-    updatedAt: r.updated_at,
-  };
-}
-
-export function planFromRaw(r: RawPlan): PlanRow {
-  return {
-    id: r.id,
-    wallet: r.wallet,
-    address: r.address,
-    rule: r.rule,
-    epoch: r.epoch,
-    seq: r.seq,
-    dry: r.dry === 1,
-    status: r.status,
-    estimateLamports: BigInt(r.estimate_lamports),
-    claimedLamports: lamportsOrNull(r.claimed_lamports),
-    reason: r.reason,
-    manualId: r.manual_id,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-export function stepFromRaw(r: RawStep): StepRow {
-  return {
-    id: r.id,
-    planId: r.plan_id,
-    idx: r.idx,
-    kind: r.kind,
-    symbol: r.symbol,
-    amountSpec: r.amount_spec === null ? null : decodeAmountSpec(r.amount_spec, r.id),
-    amountLamports: lamportsOrNull(r.amount_lamports),
-    state: r.state,
-    attempts: r.attempts,
-    request: r.request === null ? null : decodeRequest(r.request, `step ${r.id}`),
-    responseStatus: r.response_status,
-    responseRaw: r.response_raw,
-    requestId: r.request_id,
-    error: r.error,
-    resolution: r.resolution,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-export function attemptFromRaw(r: RawAttempt): AttemptRow {
-  return {
-    id: r.id,
-    stepId: r.step_id,
-    n: r.n,
-    request: r.request === null ? null : decodeRequest(r.request, `attempt ${r.id}`),
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-    outcome: r.outcome,
-    status: r.status,
-    requestId: r.request_id,
-    error: r.error,
-  };
 }

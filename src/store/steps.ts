@@ -8,21 +8,13 @@
 //      │                        └──markUnknown──▶ unknown ──reconcile(claim only)──▶ acknowledged | planned
 //      │                                                  └──resolve(operator)──────▶ acknowledged | rejected
 //      └──markRefused (refused before sending, e.g. above safety.max_sol_per_action) ──▶ rejected
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 import type { StepState } from '../domain.js';
 import { StateError } from '../errors.js';
-import { encodeRequest, lamportsText } from './codecs.js';
+import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from './codecs.js';
 import type { Db } from './db.js';
 import type { PlanRepo } from './plans.js';
-import {
-  attemptFromRaw,
-  stepFromRaw,
-  type AttemptRow,
-  type RawAttempt,
-  type RawStep,
-  type StepRow,
-  type StoredRequest,
-} from './rows.js';
+import type { AttemptRow, RawAttempt, RawStep, StepRow, StoredRequest } from './rows.js';
 
 export const IN_FLIGHT_ERROR = 'in flight at shutdown or crash';
 

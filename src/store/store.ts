@@ -1,7 +1,7 @@
 // The state store: one synchronous API over the SQLite file, composed of one module per table
 // family. Every method is a short transaction that never spans an await, and every failure comes
 // out as a StateError, so a caller that cannot record cannot send (fail closed).
-import type { Lamports } from '../api/amount.js';
+import type { Lamports } from '../amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../domain.js';
 import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';

@@ -6,7 +6,7 @@
 // classified and recorded by outcome.ts; when and whether to sign is signing-guard.ts's.
 import type { ApiError } from '../errors.js';
 import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
-import { formatSol } from '../api/amount.js';
+import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
 import { checkActionLimit, DAY_MS, recheckBeforeSigning, resolveStepAmount } from '../rules/index.js';
 import type { ApiPort, PlanWithSteps, Signer, StepRow, StoredRequest } from './ports.js';

@@ -3,7 +3,7 @@
 // after a request, so every outcome is logged, counted and journaled the same way.
 import { ApiError, AutoclaimError } from '../errors.js';
 import type { Lamports } from '../domain.js';
-import { formatSol } from '../api/amount.js';
+import { formatSol } from '../amount.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import type { Logger } from '../log/logger.js';
 import { classifyAnswer, requestRefusalScope } from './answer.js';

@@ -2,7 +2,7 @@
 // engine (cf. changesets' get-release-plan around assemble-release-plan).
 import type { ApiError } from '../errors.js';
 import type { Clock, Decision, PlanDraft, PlanHistoryEntry, PlanStatus, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
-import { formatSol } from '../api/amount.js';
+import { formatSol } from '../amount.js';
 import { roundedAmountFields } from '../api/schemas.js';
 import type { Logger } from '../log/logger.js';
 import { decide } from '../rules/index.js';

@@ -8,7 +8,7 @@ import {
   parseCanonicalSol,
   parseServerSol,
   parseSol,
-} from '../../src/api/amount.js';
+} from '../../src/amount.js';
 import { parseJsonLossless } from '../../src/api/json.js';
 import { buildSignedBody } from '../../src/api/signed-request.js';
 

@@ -95,7 +95,7 @@ const hugeString = fc
 const WRONG_TYPES: J[] = [true, false, [], ['1'], {}, { value: '1' }, { nested: { deeper: [1] } as unknown as J }];
 const NAN_LIKE: J[] = ['NaN', '-NaN', 'Infinity', '-Infinity', 'inf', 'null', 'undefined', 'true', '', ' ', '1,5', '1 000', '0x10', '1_000', '1e', '.', '--1', '+1', '$1', '½', '１'];
 // `-0` is zero, and digits below the lamport (`1e-300`, `0.0000000001`) are rounded toward zero: a
-// float-serialising server writes both, and they are read, not refused (src/api/amount.ts parseServerSol).
+// float-serialising server writes both, and they are read, not refused (src/amount.ts parseServerSol).
 const NEGATIVE: J[] = ['-1', '-0.000000001', num('-1'), num('-0.5'), num('-1e3')];
 const EXTREME: J[] = [num('1e300'), '1e300', num('1E+300'), num('18446744073.709551616'), num(huge(30)), huge(100)];
 

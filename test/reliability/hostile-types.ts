@@ -1,6 +1,6 @@
 // The vocabulary of the hostile server (what a Turn can make it do and say) and the small exact
 // helpers it and the invariants share. Independent of the product: amounts are parsed and printed
-// here, not with src/api/amount.ts.
+// here, not with src/amount.ts.
 export const SOL = 1_000_000_000n;
 export const DAY_MS = 86_400_000;
 export type Op = 'claim' | 'deposit' | 'mint';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_LAMPORTS } from '../../src/api/amount.js';
+import { MAX_LAMPORTS } from '../../src/amount.js';
 import type { AmountSpec } from '../../src/domain.js';
 import { AutoclaimError } from '../../src/errors.js';
 import { checkActionLimit, resolveStepAmount } from '../../src/rules/amounts.js';

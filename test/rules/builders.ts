@@ -1,5 +1,5 @@
 // Small builders so the decision tables read as the case, not as object literals.
-import { parseSol } from '../../src/api/amount.js';
+import { parseSol } from '../../src/amount.js';
 import type { AmountSpec, Condition, PlanHistoryEntry, Rule, RuleLimits, StepSpec, WalletSummary } from '../../src/domain.js';
 import type { DecideInput } from '../../src/rules/decide.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_LAMPORTS } from '../../src/api/amount.js';
+import { MAX_LAMPORTS } from '../../src/amount.js';
 import type { StepState } from '../../src/domain.js';
 import { StateError } from '../../src/errors.js';
 import { deriveStatus, type Store } from '../../src/store/index.js';

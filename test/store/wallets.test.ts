@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_LAMPORTS } from '../../src/api/amount.js';
+import { MAX_LAMPORTS } from '../../src/amount.js';
 import { Redactor } from '../../src/log/redact.js';
 import type { Store } from '../../src/store/index.js';
 import { open, summary, T0, tempDir, type TempDir } from './fixtures.js';

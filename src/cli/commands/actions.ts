@@ -1,7 +1,7 @@
 // `actions`: the recorded plans and steps; `actions resolve ID --applied|--not-applied`.
-import { formatSol } from '../../api/amount.js';
+import { formatSol } from '../../amount.js';
 import type { StepState } from '../../domain.js';
-import { toJson } from '../../log/logger.js';
+import { toJson } from '../../json.js';
 import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';

@@ -1,6 +1,6 @@
 // `leaderboard` and `wallet`: read-only views of the API. --json prints what the server sent,
 // numbers byte-for-byte (lossless), after it passed the response schema.
-import { formatSol } from '../../api/amount.js';
+import { formatSol } from '../../amount.js';
 import { stringifyLossless } from '../../api/json.js';
 import { loadValidConfig, openApi } from '../../runtime.js';
 import { type CommandContext, UsageError } from '../context.js';

@@ -5,6 +5,7 @@ import { failpointsFromEnv } from '../../worker/failpoints.js';
 import type { CycleObserver } from '../../worker/wallet-cycle.js';
 import type { WorkerDeps } from '../../worker/executor.js';
 import type { CommandContext } from '../context.js';
+import { VERSION } from '../version.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 
 // How long a stop waits for the step in flight before closing the database anyway. A step cut off
@@ -61,8 +62,6 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   // The service parts (metrics, health server, sd_notify, webhook) are for `run` alone: `once` and
   // the other commands do not load them.
   const { Supervisor } = await import('../../service/supervisor.js');
-  // Loaded already (it dispatched here); imported lazily so run.ts does not import its importer.
-  const { VERSION } = await import('../program.js');
   const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION });
   const runtime = await open(ctx, supervisor.instruments.onRequest);
   const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, {

@@ -4,7 +4,7 @@
 // safety cap and the same holds. Exactly once per --id: the id is a UNIQUE column of the plan, so
 // the same id again reports what was recorded and sends nothing.
 import { createInterface } from 'node:readline/promises';
-import { formatSol, parseSol, type Lamports } from '../../api/amount.js';
+import { formatSol, parseSol, type Lamports } from '../../amount.js';
 import { Daemon } from '../../daemon.js';
 import { SIGNED_OPS, type PlanDraft, type SignedOp, type StepSpec, type WalletConfig } from '../../domain.js';
 import { openRuntime, type Runtime } from '../../runtime.js';

@@ -1,8 +1,8 @@
 // `status`: per wallet, the last poll, epoch, pending and the last actions. Before the first poll
 // (no state file yet, or one with no poll in it) it says "no polls yet" and exits 0: a fresh
 // install is not a failure.
-import { formatSol } from '../../api/amount.js';
-import { toJson } from '../../log/logger.js';
+import { formatSol } from '../../amount.js';
+import { toJson } from '../../json.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
