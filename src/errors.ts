@@ -1,9 +1,77 @@
 // A few named error classes with string codes. Callers branch on `code` / `disposition`,
 // never on message text. Messages are for operators and never carry a secret.
+//
+// Every code is named below (renovate's lib/constants/error-messages.ts is the model), so a typo in
+// a code thrown or compared fails to compile instead of silently never matching.
+
+/** The configuration failed validation (ConfigError). */
+export type ConfigErrorCode = 'CONFIG_INVALID';
+
+/** An HTTP request failed (ApiError); classify.ts decides which, with the disposition. */
+export type ApiErrorCode =
+  | 'UNREACHABLE' // not_sent: DNS, connect refused, connect timeout
+  | 'TIMEOUT' // ambiguous: the deadline or a read timeout passed with the request out
+  | 'CONNECTION_LOST' // ambiguous: reset, closed or aborted after connecting
+  | 'HEADERS_TOO_LARGE'
+  | 'RESPONSE_TOO_LARGE' // the body exceeded the client's max size
+  | 'RATE_LIMITED' // HTTP 429
+  | 'REFUSED' // another 4xx
+  | 'SERVER_ERROR' // 5xx
+  | 'UNEXPECTED_STATUS' // 1xx/3xx
+  | 'BAD_RESPONSE'; // a 2xx whose body fails the schema
+
+/** Key and credential loading (KeyError). */
+export type KeyErrorCode =
+  | 'KEY_MISSING'
+  | 'KEY_UNREADABLE'
+  | 'KEY_PERMISSIONS'
+  | 'KEY_FORMAT'
+  | 'KEY_BASE58'
+  | 'KEY_LENGTH'
+  | 'KEY_INVALID'
+  | 'KEY_INCONSISTENT'
+  | 'KEY_MISMATCH'
+  | 'KEY_EXISTS'
+  | 'API_KEY_FILE_UNREADABLE'
+  | 'API_KEY_FILE_EMPTY'
+  | 'API_KEY_FILE_MODE'
+  | 'API_KEY_TOO_SHORT'
+  | 'WEBHOOK_SECRET_TOO_SHORT';
+
+/** The state database and its lock (StateError). */
+export type StateErrorCode =
+  | 'STATE_MISSING'
+  | 'STATE_EMPTY'
+  | 'STATE_IO'
+  | 'STATE_CORRUPT'
+  | 'STATE_FOREIGN'
+  | 'STATE_INVALID'
+  | 'STATE_SECRET'
+  | 'STATE_LINKED'
+  | 'STATE_REPLACED'
+  | 'STATE_READONLY'
+  | 'STATE_LOCKED'
+  | 'STATE_MIGRATION'
+  | 'STATE_TOO_OLD'
+  | 'STATE_TOO_NEW'
+  | 'STATE_NOT_FOUND'
+  | 'STATE_TRANSITION';
+
+/** Thrown as a plain AutoclaimError. */
+export type OtherErrorCode =
+  | 'API_BASE_URL'
+  | 'INVALID_ACTION' // a signed request lacks what its op needs
+  | 'AMOUNT_NEEDS_CLAIM'
+  | 'AMOUNT_INVALID'
+  | 'FAILPOINT_INVALID'
+  | 'LISTEN_INVALID'
+  | 'LISTEN_FAILED';
+
+export type ErrorCode = ConfigErrorCode | ApiErrorCode | KeyErrorCode | StateErrorCode | OtherErrorCode;
 
 export class AutoclaimError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -26,6 +94,8 @@ export function formatIssue(i: ConfigIssue): string {
 }
 
 export class ConfigError extends AutoclaimError {
+  declare readonly code: ConfigErrorCode;
+
   constructor(readonly issues: ConfigIssue[]) {
     super('CONFIG_INVALID', issues.map(formatIssue).join('\n'));
   }
@@ -58,8 +128,10 @@ export class ApiError extends AutoclaimError {
   /** The server's `x-request-id` for this answer, to quote to its support. */
   readonly requestId: string | undefined;
 
+  declare readonly code: ApiErrorCode;
+
   constructor(
-    code: string,
+    code: ApiErrorCode,
     message: string,
     init: {
       method: string;
@@ -90,7 +162,19 @@ export class ApiError extends AutoclaimError {
 }
 
 /** Key loading and signing problems: unreadable, world-readable, malformed, address mismatch. */
-export class KeyError extends AutoclaimError {}
+export class KeyError extends AutoclaimError {
+  declare readonly code: KeyErrorCode;
+
+  constructor(code: KeyErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}
 
 /** SQLite problems and the single-instance lock. */
-export class StateError extends AutoclaimError {}
+export class StateError extends AutoclaimError {
+  declare readonly code: StateErrorCode;
+
+  constructor(code: StateErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}

@@ -1,12 +1,12 @@
 // Where a failed request stands with respect to the server (SPEC §2). This decides whether money
 // may move twice, so every doubt resolves to "ambiguous": only a failure that provably happened
 // before the request could reach the server is "not_sent".
-import type { Disposition } from '../errors.js';
+import type { ApiErrorCode, Disposition } from '../errors.js';
 
 export interface Classified {
   disposition: Disposition;
   /** Stable ApiError code. */
-  code: string;
+  code: ApiErrorCode;
   /** Short human phrase for the one-line message: "connection refused". */
   reason: string;
 }
@@ -30,7 +30,7 @@ const NOT_SENT: Readonly<Record<string, string>> = {
 };
 
 // The connection was up and the request may have been written, in whole or in part.
-const AMBIGUOUS: Readonly<Record<string, [code: string, reason: string]>> = {
+const AMBIGUOUS: Readonly<Record<string, [code: ApiErrorCode, reason: string]>> = {
   UND_ERR_HEADERS_TIMEOUT: ['TIMEOUT', 'timed out waiting for the response headers'],
   UND_ERR_BODY_TIMEOUT: ['TIMEOUT', 'timed out reading the response body'],
   UND_ERR_SOCKET: ['CONNECTION_LOST', 'connection closed before the response completed'],
