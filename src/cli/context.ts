@@ -1,9 +1,12 @@
 // What every command starts from: the .env file, the config path, a redactor and a logger.
 import { Writable } from 'node:stream';
-import { findConfigPath, loadEnvFile } from '../config/index.js';
+import { findConfigPath, loadEnvFile } from '../config/env.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
 import type { CliIo } from './io.js';
+import { UsageError } from './usage-error.js';
+
+export { UsageError };
 
 export interface GlobalOptions {
   config?: string;
@@ -53,5 +56,3 @@ function redacting(stream: CliIo['stdout'], redactor: Redactor): CliIo['stdout']
   out.isTTY = stream.isTTY;
   return out;
 }
-
-export class UsageError extends Error {}

@@ -2,6 +2,9 @@
 // The process edge: real streams, real signals, the real clock. The only place that exits.
 import { systemClock } from '../domain.js';
 import { main } from './program.js';
+import { applyV8Flags } from './v8-flags.js';
+
+applyV8Flags();
 
 const code = await main(process.argv.slice(2), {
   env: process.env,

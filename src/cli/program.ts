@@ -1,21 +1,17 @@
 // Argument parsing and dispatch. Each command returns its exit code; only main.ts exits.
+// A command's module, and with it what that command needs (the config pipeline, undici, SQLite,
+// pino...), is imported inside its action, so `--help`, `--version` or a usage error load
+// commander and this file's few imports only. The command definitions, and so the help, stay here.
 import { Command, CommanderError, Option } from 'commander';
-import { makeContext, UsageError, type GlobalOptions } from './context.js';
+import type { CommandContext, GlobalOptions } from './context.js';
+import type { SendOptions } from './commands/send.js';
 import { describeFailure } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { writeLine, type CliIo } from './io.js';
-import { actionsCommand, resolveCommand } from './commands/actions.js';
-import { checkCommand } from './commands/check.js';
-import { doctorCommand } from './commands/doctor.js';
-import { keyCommand } from './commands/key.js';
-import { leaderboardCommand, walletCommand } from './commands/read.js';
-import { onceCommand, runCommand } from './commands/run.js';
-import { sandboxCommand } from './commands/sandbox.js';
-import { schemaCommand } from './commands/schema.js';
-import { sendCommand, type SendOptions } from './commands/send.js';
-import { statusCommand } from './commands/status.js';
+import { UsageError } from './usage-error.js';
+import { VERSION } from './version.js';
 
-export const VERSION = '0.1.0';
+export { VERSION };
 
 export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   let exitCode: ExitCode = EXIT.OK;
@@ -32,8 +28,9 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   // A failure's message may quote what a secret was registered as (the command's Redactor).
   let redact = (text: string) => text;
   // Read commands log to stderr so their stdout stays clean for scripts.
-  const run = (logTo: 'stdout' | 'stderr', fn: (ctx: ReturnType<typeof makeContext>) => ExitCode | Promise<ExitCode>) =>
+  const run = (logTo: 'stdout' | 'stderr', fn: (ctx: CommandContext) => ExitCode | Promise<ExitCode>) =>
     async function (this: Command) {
+      const { makeContext } = await import('./context.js');
       const ctx = makeContext(io, this.optsWithGlobals<GlobalOptions>(), logTo);
       redact = (text) => ctx.redactor.redact(text);
       try {
@@ -47,33 +44,33 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .command('run')
     .description('the daemon: polls on schedule until SIGTERM/SIGINT; SIGHUP reloads the config')
     .option('--dry-run', 'decide and log everything, record plans as dry, send nothing signed')
-    .action(run('stdout', (ctx) => runCommand(ctx, program.commands.find((c) => c.name() === 'run')!.opts())));
+    .action(run('stdout', async (ctx) => (await import('./commands/run.js')).runCommand(ctx, program.commands.find((c) => c.name() === 'run')!.opts())));
   program
     .command('once')
     .description('one poll → decide → act cycle for every wallet, then exit (1 if a step failed or is unknown)')
     .option('--dry-run', 'decide and log everything, record plans as dry, send nothing signed')
-    .action(run('stdout', (ctx) => onceCommand(ctx, program.commands.find((c) => c.name() === 'once')!.opts())));
+    .action(run('stdout', async (ctx) => (await import('./commands/run.js')).onceCommand(ctx, program.commands.find((c) => c.name() === 'once')!.opts())));
   program
     .command('check')
     .description('validate config, rules and keys; print a summary (exit 78 when invalid)')
-    .action(run('stderr', (ctx) => checkCommand(ctx)));
+    .action(run('stderr', async (ctx) => (await import('./commands/check.js')).checkCommand(ctx)));
   program
     .command('doctor')
     .description('first contact, GETs only: reachability, health, summaries, clock skew, keys, and the signed requests it would send (exit 1 on a problem)')
     .option('--json', 'one JSON object')
-    .action(run('stderr', (ctx) => doctorCommand(ctx, program.commands.find((c) => c.name() === 'doctor')!.opts())));
+    .action(run('stderr', async (ctx) => (await import('./commands/doctor.js')).doctorCommand(ctx, program.commands.find((c) => c.name() === 'doctor')!.opts())));
   program
     .command('status')
     .description('per wallet: last poll, epoch, pending, last actions')
     .option('--json', 'machine-readable output')
-    .action(run('stderr', (ctx) => statusCommand(ctx, program.commands.find((c) => c.name() === 'status')!.opts())));
+    .action(run('stderr', async (ctx) => (await import('./commands/status.js')).statusCommand(ctx, program.commands.find((c) => c.name() === 'status')!.opts())));
   const actions = program
     .command('actions')
     .description('the recorded plans and steps')
     .option('--json', 'machine-readable output')
     .addOption(new Option('--state <state>', 'only steps in this state').choices(['planned', 'sending', 'acknowledged', 'rejected', 'failed', 'unknown', 'skipped']))
     .option('--limit <n>', 'at most this many plans', '50')
-    .action(run('stderr', (ctx) => actionsCommand(ctx, actions.opts())));
+    .action(run('stderr', async (ctx) => (await import('./commands/actions.js')).actionsCommand(ctx, actions.opts())));
   actions
     .command('resolve <id>')
     .description('settle an unknown step after checking on chain: --applied or --not-applied')
@@ -82,7 +79,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--note <text>', 'why, for the record')
     .action(async function (this: Command, id: string) {
       const opts = this.opts<{ applied?: boolean; notApplied?: boolean; note?: string }>();
-      await run('stderr', (ctx) => resolveCommand(ctx, id, opts)).call(this);
+      await run('stderr', async (ctx) => (await import('./commands/actions.js')).resolveCommand(ctx, id, opts)).call(this);
     });
   program
     .command('send <op>')
@@ -95,21 +92,21 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--dry-run', 'say what would be sent; record and send nothing')
     .action(async function (this: Command, op: string) {
       const opts = this.opts<SendOptions>();
-      await run('stdout', (ctx) => sendCommand(ctx, op, opts)).call(this);
+      await run('stdout', async (ctx) => (await import('./commands/send.js')).sendCommand(ctx, op, opts)).call(this);
     });
   program
     .command('leaderboard')
     .description('read the leaderboard')
     .option('--limit <n>', 'how many entries', '10')
     .option('--json', 'print what the server sent')
-    .action(run('stderr', (ctx) => leaderboardCommand(ctx, program.commands.find((c) => c.name() === 'leaderboard')!.opts())));
+    .action(run('stderr', async (ctx) => (await import('./commands/read.js')).leaderboardCommand(ctx, program.commands.find((c) => c.name() === 'leaderboard')!.opts())));
   program
     .command('wallet <address>')
     .description('read one wallet summary')
     .option('--json', 'print what the server sent')
     .action(async function (this: Command, address: string) {
       const opts = this.opts<{ json?: boolean }>();
-      await run('stderr', (ctx) => walletCommand(ctx, address, opts)).call(this);
+      await run('stderr', async (ctx) => (await import('./commands/read.js')).walletCommand(ctx, address, opts)).call(this);
     });
   program
     .command('sandbox')
@@ -118,17 +115,18 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--demo-wallets <n>', 'deterministic demo wallets to create', '3')
     .option('--epoch-seconds <s>', 'epoch length in seconds', '60')
-    .action(run('stdout', (ctx) => sandboxCommand(ctx, program.commands.find((c) => c.name() === 'sandbox')!.opts())));
+    .action(run('stdout', async (ctx) => (await import('./commands/sandbox.js')).sandboxCommand(ctx, program.commands.find((c) => c.name() === 'sandbox')!.opts())));
   program
     .command('key <source>')
     .description('print the wallet address of a key file, env:NAME or credential:NAME')
     .action(async function (this: Command, source: string) {
-      await run('stderr', (ctx) => keyCommand(ctx, source)).call(this);
+      await run('stderr', async (ctx) => (await import('./commands/key.js')).keyCommand(ctx, source)).call(this);
     });
   program
     .command('schema')
     .description('print the JSON Schema of the config file')
-    .action(() => {
+    .action(async () => {
+      const { schemaCommand } = await import('./commands/schema.js');
       exitCode = schemaCommand(io);
     });
 

@@ -1,0 +1,90 @@
+// What a command loads is what it needs: `--help` must not pull in the config pipeline, the HTTP
+// client, SQLite or the logger (each command's module is imported inside its action). Checked on
+// the built CLI in a child process, with a module hook listing every module it loads.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { V8_FLAGS, applyV8Flags } from '../../src/cli/v8-flags.js';
+import { buildOnce } from '../e2e/build.js';
+import { CLI } from '../e2e/helpers.js';
+
+let dir: string;
+let hook: string;
+
+beforeAll(() => {
+  buildOnce();
+  dir = mkdtempSync(join(tmpdir(), 'autoclaim-lazy-'));
+  hook = join(dir, 'list-modules.mjs');
+  // A loader hook (it runs on its own thread) posts every module URL back; written out at exit.
+  const loader = `let port; export function initialize(d) { port = d.port; } export async function load(url, ctx, next) { port.postMessage(url); return next(url, ctx); }`;
+  writeFileSync(
+    hook,
+    [
+      `import { register } from 'node:module';`,
+      `import { writeFileSync } from 'node:fs';`,
+      `import { MessageChannel } from 'node:worker_threads';`,
+      `const { port1, port2 } = new MessageChannel();`,
+      `const seen = [];`,
+      `port1.on('message', (u) => seen.push(u));`,
+      `port1.unref();`,
+      `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(loader)}), { data: { port: port2 }, transferList: [port2] });`,
+      `process.on('exit', () => writeFileSync(process.env.LIST_MODULES_TO, JSON.stringify(seen)));`,
+    ].join('\n'),
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The packages under node_modules, and the dist/ files, that `autoclaim ...argv` loads. */
+function loaded(argv: string[]): { packages: string[]; dist: string[]; stdout: string } {
+  const out = join(dir, `modules-${argv.join('-')}.json`);
+  const stdout = execFileSync(process.execPath, ['--import', hook, CLI, ...argv], { env: { ...process.env, LIST_MODULES_TO: out }, encoding: 'utf8' });
+  const urls = JSON.parse(readFileSync(out, 'utf8')) as string[];
+  const packages = new Set<string>();
+  const dist: string[] = [];
+  for (const url of urls) {
+    const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
+    if (pkg !== undefined) packages.add(pkg);
+    else if (url.includes('/dist/')) dist.push(url.slice(url.lastIndexOf('/dist/') + '/dist/'.length));
+  }
+  return { packages: [...packages].sort(), dist: dist.sort(), stdout };
+}
+
+describe('lazy command modules', () => {
+  it('--help loads commander and the CLI shell only', () => {
+    const { packages, dist, stdout } = loaded(['--help']);
+    expect(stdout).toContain('Usage: autoclaim');
+    expect(packages).toEqual(['commander']);
+    expect(dist.filter((f) => f.startsWith('cli/commands/') || f.startsWith('config/') || f.startsWith('store/') || f.startsWith('api/'))).toEqual([]);
+  });
+
+  it('a subcommand help loads no more than --help', () => {
+    const { packages, stdout } = loaded(['once', '--help']);
+    expect(stdout).toContain('Usage: autoclaim once');
+    expect(packages).toEqual(['commander']);
+  });
+
+  it('a command loads its module when it runs: schema loads the config schema, not the HTTP client or SQLite', () => {
+    const { packages, dist, stdout } = loaded(['schema']);
+    expect(JSON.parse(stdout)).toHaveProperty('$schema');
+    expect(dist).toContain('cli/commands/schema.js');
+    expect(packages).toContain('zod');
+    expect(packages).not.toContain('undici');
+    expect(packages).not.toContain('better-sqlite3');
+  });
+});
+
+describe('V8 flags', () => {
+  it('are flags this node knows (setFlagsFromString would ignore an unknown one silently)', () => {
+    const r = spawnSync(process.execPath, [...V8_FLAGS, '-e', '0'], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('applyV8Flags sets every one of them', () => {
+    const set: string[] = [];
+    applyV8Flags((f) => set.push(f));
+    expect(set).toEqual([...V8_FLAGS]);
+  });
+});
