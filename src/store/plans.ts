@@ -6,23 +6,9 @@ import { StateError } from '../errors.js';
 import { encodeAmountSpec, lamportsText } from './codecs.js';
 import type { Db } from './db.js';
 import { planFromRaw, stepFromRaw } from './codecs.js';
+import type { InsertPlanOptions, ListPlansQuery } from './port.js';
 import type { PlanRow, PlanWithSteps, RawPlan, RawStep } from './rows.js';
 
-export interface InsertPlanOptions {
-  dry: boolean;
-  now: number;
-  /** Why the rule fired, kept with the plan. */
-  reason: string;
-}
-
-export interface ListPlansQuery {
-  /** Only plans having at least one step in this state. */
-  state?: StepState;
-  /** Only plans of this wallet address. */
-  address?: string;
-  /** Most recent first; default 100. */
-  limit?: number;
-}
 
 interface RawHistory {
   id: number;

@@ -14,16 +14,11 @@ import { StateError } from '../errors.js';
 import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from './codecs.js';
 import type { Db } from './db.js';
 import type { PlanRepo } from './plans.js';
+import type { ResponseRecord } from './port.js';
 import type { AttemptRow, RawAttempt, RawStep, StepRow, StoredRequest } from './rows.js';
 
 export const IN_FLIGHT_ERROR = 'in flight at shutdown or crash';
 
-export interface ResponseRecord {
-  status?: number | undefined;
-  responseRaw?: string | undefined;
-  /** The server's x-request-id, kept with the step and its attempt. */
-  requestId?: string | undefined;
-}
 
 type Outcome = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent';
 type Scrub = (text: string) => string;

@@ -1,6 +1,6 @@
-// The state store: one synchronous API over the SQLite file, composed of one module per table
-// family. Every method is a short transaction that never spans an await, and every failure comes
-// out as a StateError, so a caller that cannot record cannot send (fail closed).
+// The SQLite adapter of the store port (port.ts): one synchronous API over the state file, composed
+// of one module per table family. Every method is a short transaction that never spans an await,
+// and every failure comes out as a StateError, so a caller that cannot record cannot send (fail closed).
 import type { Lamports } from '../amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../domain.js';
 import { StateError } from '../errors.js';
@@ -8,14 +8,13 @@ import type { Logger } from '../log/logger.js';
 import { openDatabase, toStateError, type Db } from './db.js';
 import { StateFiles } from './identity.js';
 import { SCHEMA_VERSION } from './migrations.js';
-import { PlanRepo, type InsertPlanOptions, type ListPlansQuery } from './plans.js';
+import { PlanRepo } from './plans.js';
+import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from './port.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
-import { StepRepo, type ResponseRecord } from './steps.js';
-import { WalletRepo, type PollResult } from './wallets.js';
+import { StepRepo } from './steps.js';
+import { WalletRepo } from './wallets.js';
 
-export type { InsertPlanOptions, ListPlansQuery } from './plans.js';
-export type { PollResult } from './wallets.js';
-export type { ResponseRecord } from './steps.js';
+export type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from './port.js';
 export { IN_FLIGHT_ERROR } from './steps.js';
 export type {
   AttemptRow,
@@ -39,74 +38,6 @@ export interface StoreOptions {
    * logger's Redactor so a secret echoed by a server never reaches the file.
    */
   redactor?: { redact(text: string): string };
-}
-
-/** Times are wall-clock Unix ms; when `now` is omitted the store's clock is asked. */
-export interface Store {
-  readonly path: string;
-  readonly schemaVersion: number;
-
-  /** Every key below is the wallet's address; `wallet` (the configured name) is kept as a label. */
-  recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean };
-  walletStates(): WalletStateRow[];
-  walletState(address: string): WalletStateRow | undefined;
-
-  insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;
-  planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];
-  /** Plans still to be worked on (status open, not dry), oldest first; of one address if given. */
-  openPlans(address?: string): PlanWithSteps[];
-  /** Plans of this address that still have work: status open or blocked, oldest first. */
-  activePlans(address: string): PlanWithSteps[];
-  getPlan(id: number): PlanWithSteps | undefined;
-  /** The plan of a one-off `send --id ID`, if that id was ever used. */
-  planByManualId(id: string): PlanWithSteps | undefined;
-  listPlans(q?: ListPlansQuery): PlanWithSteps[];
-  getStep(id: number): StepRow | undefined;
-  stepAttempts(stepId: number): AttemptRow[];
-
-  markSending(stepId: number, request: StoredRequest, now?: number): StepRow;
-  markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
-  markRejected(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
-  markFailed(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
-  markUnknown(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
-  markNotSent(stepId: number, error: string, now?: number): StepRow;
-  markRefused(stepId: number, error: string, now?: number): StepRow;
-  reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now?: number): StepRow;
-  resolve(stepId: number, applied: boolean, note: string, now?: number): StepRow;
-  setStepAmount(stepId: number, lamports: Lamports, now?: number): StepRow;
-  skipRemaining(planId: number, reason: string, now?: number): number;
-  finishPlan(planId: number, now?: number): PlanStatus;
-
-  recoverInFlight(now?: number): StepRow[];
-  hasUnknownSignedStep(address: string): boolean;
-  /**
-   * A claim of this address (other than `exceptStepId`) is sending or unknown: until it is
-   * settled, another claim would move the summary that reconciles it, and a claim never applied
-   * could be credited with another's money.
-   */
-  claimInDoubt(address: string, exceptStepId?: number): boolean;
-  /** The newest request timestamp (Unix seconds) this address ever signed. */
-  lastRequestTs(address: string): number | undefined;
-  unknownSteps(): StepRow[];
-
-  /** The connection's settings, for diagnostics (and to prove they were applied). */
-  pragmas(): StorePragmas;
-  integrityCheck(): string;
-  /**
-   * Proves a write would go through now (readiness): takes the write lock, writes a row and rolls
-   * it back, so nothing reaches the disk and nothing is fsynced. Throws a StateError when it cannot.
-   */
-  probeWrite(): void;
-  close(): void;
-}
-
-export interface StorePragmas {
-  journalMode: string;
-  /** 2 = FULL */
-  synchronous: number;
-  foreignKeys: boolean;
-  busyTimeoutMs: number;
-  userVersion: number;
 }
 
 export function openStore(path: string, opts: StoreOptions): Store {

@@ -1,13 +1,12 @@
 // wallet_state and epochs_seen: what each poll saw, keyed by wallet address (the name is a label). A failed poll records its error but keeps the
 // last good summary, so `status` can show both what went wrong and what was last known.
-import type { WalletSummary } from '../domain.js';
 import { toJson } from '../json.js';
 import { lamportsText, lamportsTextOrNull } from './codecs.js';
 import type { Db } from './db.js';
 import { walletStateFromRaw } from './codecs.js';
+import type { PollResult } from './port.js';
 import type { RawWalletState, WalletStateRow } from './rows.js';
 
-export type PollResult = { ok: true; summary: WalletSummary } | { ok: false; error: string };
 
 type Scrub = (text: string) => string;
 

@@ -3,10 +3,10 @@
 import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp, StepState } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint } from './failpoints.js';
-import type { ApiPort, Signer, StorePort } from './ports.js';
+import type { ApiPort, Signer, WorkerStore } from './ports.js';
 
 export interface WorkerDeps {
-  store: StorePort;
+  store: WorkerStore;
   api: ApiPort;
   /** By wallet address: a wallet is its address, and a signer is only ever looked up by it. */
   signers: ReadonlyMap<string, Signer>;

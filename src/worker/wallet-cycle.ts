@@ -1,7 +1,7 @@
 // One wallet's turn: poll → decide → plan → execute. The thin I/O wrapper around the pure rules
 // engine (cf. changesets' get-release-plan around assemble-release-plan).
 import type { ApiError } from '../errors.js';
-import type { Clock, Decision, PlanDraft, PlanHistoryEntry, PlanStatus, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
+import type { Clock, Decision, PlanDraft, PlanStatus, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import { roundedAmountFields } from '../api/schemas.js';
 import type { Logger } from '../log/logger.js';
@@ -10,25 +10,13 @@ import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } from './clock-skew.js';
-import type { ApiPort, PlanWithSteps } from './ports.js';
+import type { ApiPort } from './ports.js';
+import type { Store } from '../store/port.js';
 
 const DAY_MS = 86_400_000;
 
-/** The store operations a cycle needs beyond what the executor uses. */
-export interface CycleStore {
-  recordPoll(
-    wallet: string,
-    address: string,
-    at: number,
-    result: { ok: true; summary: WalletSummary } | { ok: false; error: string },
-  ): { newEpoch: boolean };
-  planHistory(address: string, sinceMs: number, epoch: string): PlanHistoryEntry[];
-  insertPlan(draft: PlanDraft, opts: { dry: boolean; now: number; reason: string }): { id: number } | undefined;
-  /** Plans of this address that still have work: status open or blocked. */
-  activePlans(address: string): PlanWithSteps[];
-  hasUnknownSignedStep(address: string): boolean;
-  claimInDoubt(address: string): boolean;
-}
+/** The store operations a cycle needs beyond what the executor uses: a view of the one store port. */
+export type CycleStore = Pick<Store, 'recordPoll' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt'>;
 
 export interface CycleObserver {
   pollOk?(wallet: WalletConfig, summary: WalletSummary): void;

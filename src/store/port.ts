@@ -1,0 +1,117 @@
+// The state store's contract, declared once: what the daemon, the worker and the CLI may ask of the
+// journal, whatever keeps it. SqliteStore (store.ts) is the one adapter today; a second one
+// (PostgreSQL, for "Past one machine") stands beside it by implementing this same interface and
+// passing the same contract tests. Narrower users take a Pick<Store, ...> of it (the worker's
+// ports.ts, the wallet cycle, the CLI's state access) rather than re-declaring methods.
+//
+// Every method is synchronous because better-sqlite3 is: a transition is a short transaction that
+// never spans an await, which is what lets the executor commit `sending` before the first byte.
+// A PostgreSQL adapter cannot be synchronous, so the port will have to become async (every method
+// returning a Promise, and its callers awaiting it) when that adapter is written — not before.
+import type { Lamports } from '../amount.js';
+import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState, WalletSummary } from '../domain.js';
+import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
+
+export type PollResult = { ok: true; summary: WalletSummary } | { ok: false; error: string };
+
+/** What the store keeps of an answer. */
+export interface ResponseRecord {
+  status?: number | undefined;
+  responseRaw?: string | undefined;
+  /** The server's x-request-id, kept with the step and its attempt. */
+  requestId?: string | undefined;
+}
+
+export interface InsertPlanOptions {
+  dry: boolean;
+  now: number;
+  /** Why the rule fired, kept with the plan. */
+  reason: string;
+}
+
+export interface ListPlansQuery {
+  /** Only plans having at least one step in this state. */
+  state?: StepState;
+  /** Only plans of this wallet address. */
+  address?: string;
+  /** Most recent first; default 100. */
+  limit?: number;
+}
+
+/**
+ * Times are wall-clock Unix ms; when `now` is omitted the store's clock is asked. Every failure is
+ * a StateError, so a caller that cannot record cannot send (fail closed).
+ */
+export interface Store {
+  readonly path: string;
+  readonly schemaVersion: number;
+
+  /** Every key below is the wallet's address; `wallet` (the configured name) is kept as a label. */
+  recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean };
+  walletStates(): WalletStateRow[];
+  walletState(address: string): WalletStateRow | undefined;
+
+  insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;
+  planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];
+  /** Plans still to be worked on (status open, not dry), oldest first; of one address if given. */
+  openPlans(address?: string): PlanWithSteps[];
+  /** Plans of this address that still have work: status open or blocked, oldest first. */
+  activePlans(address: string): PlanWithSteps[];
+  getPlan(id: number): PlanWithSteps | undefined;
+  /** The plan of a one-off `send --id ID`, if that id was ever used. */
+  planByManualId(id: string): PlanWithSteps | undefined;
+  listPlans(q?: ListPlansQuery): PlanWithSteps[];
+  getStep(id: number): StepRow | undefined;
+  stepAttempts(stepId: number): AttemptRow[];
+
+  /** planned → sending, committed before the first byte of the request goes out. */
+  markSending(stepId: number, request: StoredRequest, now?: number): StepRow;
+  markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
+  markRejected(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
+  /** sending → failed: the request itself was refused (signature, timestamp, headers, auth). */
+  markFailed(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
+  markUnknown(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
+  /** sending → planned: provably not applied (not sent, or a 429); tried again later, freshly signed. */
+  markNotSent(stepId: number, error: string, now?: number): StepRow;
+  /** planned → rejected without sending: refused by our own safety limits. */
+  markRefused(stepId: number, error: string, now?: number): StepRow;
+  reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now?: number): StepRow;
+  /** An operator's verdict on an unknown step (`actions resolve`). */
+  resolve(stepId: number, applied: boolean, note: string, now?: number): StepRow;
+  setStepAmount(stepId: number, lamports: Lamports, now?: number): StepRow;
+  skipRemaining(planId: number, reason: string, now?: number): number;
+  finishPlan(planId: number, now?: number): PlanStatus;
+
+  /** Steps left `sending` by a crash become unknown; returned so each can be logged. */
+  recoverInFlight(now?: number): StepRow[];
+  hasUnknownSignedStep(address: string): boolean;
+  /**
+   * A claim of this address (other than `exceptStepId`) is sending or unknown: until it is
+   * settled, another claim would move the summary that reconciles it, and a claim never applied
+   * could be credited with another's money.
+   */
+  claimInDoubt(address: string, exceptStepId?: number): boolean;
+  /** The newest request timestamp (Unix seconds) this address ever signed. */
+  lastRequestTs(address: string): number | undefined;
+  unknownSteps(): StepRow[];
+
+  /** The connection's settings, for diagnostics (and to prove they were applied). */
+  pragmas(): StorePragmas;
+  integrityCheck(): string;
+  /**
+   * Proves a write would go through now (readiness): takes the write lock, writes a row and rolls
+   * it back, so nothing reaches the disk and nothing is fsynced. Throws a StateError when it cannot.
+   */
+  probeWrite(): void;
+  close(): void;
+}
+
+/** SQLite's names; another adapter reports its nearest equivalents (or documents why not). */
+export interface StorePragmas {
+  journalMode: string;
+  /** 2 = FULL */
+  synchronous: number;
+  foreignKeys: boolean;
+  busyTimeoutMs: number;
+  userVersion: number;
+}
