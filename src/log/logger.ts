@@ -1,9 +1,33 @@
 // pino JSON lines on stdout (SPEC §5); human-readable when stdout is a terminal. Every line passes
 // through the Redactor on its way out, so no code path can log a registered secret.
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { pino, type DestinationStream, type LevelWithSilentOrString } from 'pino';
+import type { LogEvent } from '../events.js';
 import type { Redactor } from './redact.js';
 
-export type { Logger } from 'pino';
+/** A line's fields: `event` names it, from the one list (events.ts LOG_EVENTS), so a typo fails to compile. */
+export interface LogFields {
+  event: LogEvent;
+  [field: string]: unknown;
+}
+
+export type LogFn = (fields: LogFields, msg?: string) => void;
+
+/**
+ * The part of pino the code uses, with every line required to name its event. A pino logger is
+ * one (tests hand in their own); nothing here may call pino's untyped forms (a bare message, no event).
+ */
+export interface Logger {
+  fatal: LogFn;
+  error: LogFn;
+  warn: LogFn;
+  info: LogFn;
+  debug: LogFn;
+  trace: LogFn;
+  child(bindings: Record<string, unknown>): Logger;
+  isLevelEnabled(level: LevelWithSilentOrString): boolean;
+  level: string;
+  flush(cb?: (err?: Error) => void): void;
+}
 
 export interface LoggerOptions {
   level?: string;

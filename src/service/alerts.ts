@@ -2,7 +2,7 @@
 // or an `unknown` step left open past a threshold, is logged at error level when the episode opens
 // and at info when it closes, never on every tick. The tracker and the evaluation are pure; the
 // daemon feeds them what it knows and logs (and notifies) the transitions.
-import type { Logger } from '../log/logger.js';
+import type { LogFields, Logger } from '../log/logger.js';
 import type { WebhookNotifier } from './webhook.js';
 
 export type EpisodeChange = 'opened' | 'closed' | undefined;
@@ -129,7 +129,7 @@ export function reportAlerts(transitions: AlertTransition[], out: { logger: Logg
       wallet: t.wallet === '' ? undefined : t.wallet,
       step: t.step,
       plan: t.plan,
-    };
+    } satisfies LogFields;
     if (t.change === 'opened') out.logger.error(fields, t.text);
     else out.logger.info(fields, t.text);
     out.webhook?.notify({

@@ -4,7 +4,7 @@ import type { ApiError } from '../errors.js';
 import type { Clock, Decision, PlanDraft, PlanStatus, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import { roundedAmountFields } from '../api/schemas.js';
-import type { Logger } from '../log/logger.js';
+import type { LogFields, Logger } from '../log/logger.js';
 import { decide } from '../rules/index.js';
 import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
@@ -168,7 +168,7 @@ function checkClockSkew(deps: CycleDeps): void {
 }
 
 function logDecision(log: Logger, summary: WalletSummary, d: Decision): void {
-  const fields = { event: d.fired ? 'rule.fired' : 'rule.skipped', epoch: summary.epoch, rule: d.rule, reason: d.reason, detail: d.detail };
+  const fields = { event: d.fired ? 'rule.fired' : 'rule.skipped', epoch: summary.epoch, rule: d.rule, reason: d.reason, detail: d.detail } satisfies LogFields;
   // A rule whose condition does not hold is the normal case on every poll; keep it out of info
   // so a fleet of wallets does not drown the log. Limits that held a firing rule back are news.
   if (d.fired) log.info(fields, `rule ${d.rule} fired: ${d.detail}`);

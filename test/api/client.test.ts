@@ -299,7 +299,7 @@ describe('signed requests', () => {
     const { client, answer, log } = setup();
     answer('POST', '/v1/rewards/claim', [401, `{"error":"bad token"}`]);
     const err = await apiError(client.send(client.prepare({ op: 'claim', wallet: WALLET }, signer, nowMs)));
-    log.logger.error({ err }, 'failed');
+    log.logger.error({ event: 'action.rejected', err }, 'failed');
     expect(log.text()).not.toContain(API_KEY);
     expect(err.message).not.toContain(API_KEY);
     expect(JSON.stringify(err)).not.toContain(API_KEY);

@@ -1,0 +1,218 @@
+// What happens in a process, named once, on two channels:
+//
+// - AutoclaimEventMap: the typed events the core emits and anyone subscribes to (metrics, the
+//   webhook, alerts, readiness, the planner, tests), in the manner of graphile/worker's
+//   WorkerEventMap behind a TypedEventEmitter. One emitter per process, created by the command
+//   (run, once, send) and passed in like the clock and the logger, instead of callback options
+//   threaded through constructors.
+// - LOG_EVENTS: the `event` field of every log line (SPEC §5). The logger's type only takes these,
+//   so a misspelt event is a compile error rather than a line no alert ever matches.
+//
+// The two are kept apart on purpose: log lines are for people and say more than a subscriber
+// needs; events carry the values a subscriber computes with. Where both exist they are emitted at
+// the same point. This file depends only on domain.ts, so every folder can import it.
+import type { PlanStatus, SignedOp, StepState, WalletConfig, WalletSummary } from './domain.js';
+
+/** A signed step reached a state worth counting (metrics) or telling a human (webhook). */
+export interface StepEvent {
+  kind: SignedOp;
+  /**
+   * Where the step stands: a state of SPEC §2; `deferred` when it was provably not sent (a 429, or
+   * not sent at all) and goes back to planned; `anomaly` when the server claimed more than it could
+   * have (the step itself was still bounded by what was seen, and gets its own outcome too).
+   */
+  state: StepState | 'deferred' | 'anomaly';
+  /** The wallet's configured name. */
+  wallet: string;
+  plan: number;
+  step: number;
+  /** Acknowledged: what was moved (a claim: what it claimed, bounded). Anomaly: what the server said. */
+  amountLamports?: bigint | undefined;
+}
+
+/** One HTTP exchange with the API, answered or not. */
+export interface RequestEvent {
+  method: string;
+  /** The full URL, wallet address and query included: label it (operationOf) before it is a metric. */
+  url: string;
+  /** Undefined when no answer came (timeout, reset, refused connection). */
+  status: number | undefined;
+  seconds: number;
+}
+
+/** Every event the core emits, and what a listener is handed. Listeners run synchronously, in order. */
+export interface AutoclaimEventMap {
+  /** A wallet's summary was read and recorded (beside the `poll.ok` line). `at`: wall clock, ms. */
+  'poll:ok': { wallet: WalletConfig; summary: WalletSummary; at: number };
+  /** A wallet's summary could not be read, or did not parse (beside `poll.failed`); the failure was recorded. */
+  'poll:failed': { wallet: WalletConfig; error: unknown; at: number };
+  /** A plan was committed (`plan.recorded`), or in a dry run would have been (`plan.dry`, nothing recorded as open). */
+  'plan:recorded': { wallet: string; plan: number; rule: string; epoch: string; dry: boolean };
+  /** A plan ran its remaining steps; `status` is where it stands after (open and blocked are not endings). */
+  'plan:settled': { wallet: string; plan: number; rule: string; status: PlanStatus };
+  /** A step's outcome was recorded (or, for `anomaly`, judged); see StepEvent. */
+  'step:outcome': StepEvent;
+  /** An HTTP exchange finished, for latency and status metrics. */
+  'request:done': RequestEvent;
+  /** Every wallet of a scheduled cycle had its turn (not emitted by `once`). `at`: wall clock, ms. */
+  'cycle:done': { at: number; wallets: number };
+  /** A reload (SIGHUP) starts: the config file is about to be read again. */
+  'config:reloading': { at: number };
+  /** A reload ended: applied, or refused with every issue (as `config.invalid` lists them). */
+  'config:reloaded': { ok: true } | { ok: false; issues: readonly string[] };
+}
+
+export type AutoclaimEventName = keyof AutoclaimEventMap;
+export type AutoclaimListener<K extends AutoclaimEventName> = (payload: AutoclaimEventMap[K]) => void;
+
+/** The process's event channel. The core only emits; the service parts and tests only subscribe. */
+export interface AutoclaimEvents {
+  /** Subscribes; returns the unsubscribe. */
+  on<K extends AutoclaimEventName>(name: K, listener: AutoclaimListener<K>): () => void;
+  off<K extends AutoclaimEventName>(name: K, listener: AutoclaimListener<K>): void;
+  /** Calls each listener in subscription order. Never throws: a listener that throws is logged and skipped. */
+  emit<K extends AutoclaimEventName>(name: K, payload: AutoclaimEventMap[K]): void;
+}
+
+/** What the core is handed: it tells, it never listens. */
+export type EventSink = Pick<AutoclaimEvents, 'emit'>;
+
+/** Where a listener's failure is reported; a Logger is one. Structural, so this file imports no logger. */
+export interface ListenerFailureLog {
+  error(fields: { event: 'events.listener_failed'; name: AutoclaimEventName; err: unknown }, msg: string): void;
+}
+
+/**
+ * The emitter: a few lines rather than node:events, because no listener may throw into the core
+ * (a metrics bug must not fail a wallet's turn, let alone a step between its record and its send),
+ * and because one listener's failure must not keep the others from hearing the event.
+ */
+export function createEvents(opts: { logger?: ListenerFailureLog } = {}): AutoclaimEvents {
+  // Copy on write: a listener that subscribes or unsubscribes while an event is delivered changes
+  // the next delivery, not this one.
+  const listeners = new Map<AutoclaimEventName, ReadonlyArray<(payload: never) => void>>();
+  const off = <K extends AutoclaimEventName>(name: K, listener: AutoclaimListener<K>): void => {
+    const current = listeners.get(name);
+    if (current === undefined) return;
+    const i = current.indexOf(listener);
+    if (i < 0) return;
+    const next = [...current.slice(0, i), ...current.slice(i + 1)];
+    if (next.length === 0) listeners.delete(name);
+    else listeners.set(name, next);
+  };
+  return {
+    on(name, listener) {
+      listeners.set(name, [...(listeners.get(name) ?? []), listener]);
+      return () => off(name, listener);
+    },
+    off,
+    emit(name, payload) {
+      const current = listeners.get(name) as ReadonlyArray<AutoclaimListener<typeof name>> | undefined;
+      if (current === undefined) return;
+      for (const listener of current) {
+        try {
+          listener(payload);
+        } catch (err) {
+          try {
+            opts.logger?.error({ event: 'events.listener_failed', name, err }, `a listener of ${name} threw; the others still ran`);
+          } catch {
+            // The log itself failed: nothing more can be said, and the core must go on.
+          }
+        }
+      }
+    },
+  };
+}
+
+/** For code built without a channel (tests, one-off tools): emits to nobody. */
+export const noEvents: EventSink = { emit: () => {} };
+
+/**
+ * The `event` of every log line, grouped by where it is written. A new line's name goes here first;
+ * the logger's type (log/logger.ts) accepts nothing else.
+ */
+export const LOG_EVENTS = [
+  // a wallet's turn (worker/wallet-cycle.ts, scheduler/)
+  'poll.ok',
+  'poll.failed',
+  'poll.overlap',
+  'epoch.new',
+  'amount.rounded',
+  'rule.fired',
+  'rule.skipped',
+  'plan.recorded',
+  'plan.dry',
+  'plan.duplicate',
+  'plan.skipped',
+  'wallet.failed',
+  'cycle.done',
+  // a step (worker/executor.ts, outcome.ts, signing-guard.ts; `actions resolve`)
+  'action.sent',
+  'action.acknowledged',
+  'action.rejected',
+  'action.refused',
+  'action.failed',
+  'action.unknown',
+  'action.deferred',
+  'action.blocked',
+  'action.reconciled',
+  'action.reconcile_deferred',
+  'action.claim_accrued',
+  'action.anomaly',
+  'action.resolved',
+  'signing.paused',
+  'signing.reconfigured',
+  'clock.skew',
+  'clock.skew_resolved',
+  // the API client (api/)
+  'api.response',
+  'api.retry',
+  'api.rate_limited',
+  // the process (daemon.ts, cli/)
+  'daemon.started',
+  'daemon.stop_requested',
+  'daemon.stopping',
+  'once.started',
+  'once.done',
+  'config.warning',
+  'config.invalid',
+  'config.reloaded',
+  'config.restart_needed',
+  'events.listener_failed',
+  // the state file (store/)
+  'state.created',
+  'state.migrated',
+  'state.permissions',
+  'state.replaced',
+  'state.write_failed',
+  'state.poll_write_failed',
+  'state.checkpoint_failed',
+  'state.checkpoint_partial',
+  // around `run` (service/)
+  'health.listening',
+  'health.report_failed',
+  'health.request_failed',
+  'health.server_error',
+  'metrics.exposed',
+  'metrics.setup_failed',
+  'alerts.failed',
+  'alert.opened',
+  'alert.closed',
+  'notify.failed',
+  'notify.transport',
+  'notify.unsupported',
+  'notify.webhook_dropped',
+  'notify.webhook_failed',
+  'notify.webhook_sent',
+  // the built-in simulator (sandbox/)
+  'sandbox.started',
+  'sandbox.stopped',
+  'sandbox.aborted',
+  'sandbox.error',
+  'sandbox.fault',
+  'sandbox.request',
+  'sandbox.demo_key_skipped',
+  'sandbox.demo_key_written',
+] as const;
+
+export type LogEvent = (typeof LOG_EVENTS)[number];
