@@ -42,6 +42,17 @@ export interface OnceReport {
 
 const DEFAULT_CONCURRENCY = 16;
 
+/**
+ * Beyond this many wallets `poll.ok` is logged at debug: a line per poll of a large fleet is log
+ * volume (and CPU) that says little the state file does not keep (`autoclaim status`); failed
+ * polls, decisions and actions are logged as ever.
+ */
+export const POLL_OK_AT_INFO_UP_TO = 1000;
+
+function pollOkLevel(wallets: number): 'info' | 'debug' {
+  return wallets > POLL_OK_AT_INFO_UP_TO ? 'debug' : 'info';
+}
+
 export class Daemon {
   private config: AppConfig;
   private rulesByName: Map<string, Rule>;
@@ -140,6 +151,7 @@ export class Daemon {
         failpoint: this.opts.failpoint,
         dry: this.opts.dry,
         observer: this.observer,
+        pollOkLevel: pollOkLevel(this.config.wallets.length),
       },
       wallet,
     );
@@ -149,6 +161,8 @@ export class Daemon {
   async once(): Promise<OnceReport> {
     this.recover();
     const sem = new Semaphore(this.opts.concurrency ?? DEFAULT_CONCURRENCY);
+    const wallets = this.config.wallets.length;
+    this.opts.logger.info({ event: 'once.started', wallets, poll_ok: pollOkLevel(wallets) }, `one cycle over ${wallets} wallet(s)`);
     const report: OnceReport = { wallets: this.config.wallets.length, polled: 0, plans: 0, failed: 0, unknown: 0, pending: 0, crashed: 0 };
     // One wallet's failure must not cost the others their turn.
     const turn = async (name: string) => {
@@ -161,6 +175,8 @@ export class Daemon {
       }
     };
     const results = await Promise.all(this.config.wallets.map((w) => sem.run(() => turn(w.name))));
+    // The cycle's poll records are in the state file before it is reported done.
+    this.opts.runtime.store.flushPolls();
     this.lastCycleAt = this.opts.clock.now();
     for (const r of results) {
       if (r === undefined) continue;
@@ -180,7 +196,14 @@ export class Daemon {
     // Poll right away rather than waiting up to a whole interval for the first tick.
     this.scheduler.tick();
     this.opts.logger.info(
-      { event: 'daemon.started', wallets: this.config.wallets.length, rules: this.config.rules.length, schedule: this.config.schedule.poll, dry_run: this.opts.dry },
+      {
+        event: 'daemon.started',
+        wallets: this.config.wallets.length,
+        rules: this.config.rules.length,
+        schedule: this.config.schedule.poll,
+        dry_run: this.opts.dry,
+        poll_ok: pollOkLevel(this.config.wallets.length),
+      },
       `watching ${this.config.wallets.length} wallet(s)`,
     );
   }

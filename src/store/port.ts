@@ -47,7 +47,14 @@ export interface Store {
   readonly schemaVersion: number;
 
   /** Every key below is the wallet's address; `wallet` (the configured name) is kept as a label. */
+  /**
+   * Buffers the record; it is written with others in one transaction within a second, and before
+   * any plan or step write, any read of wallet_state, and close. A crash loses at most those not
+   * yet written (store/poll-writes.ts). A record the table cannot hold throws here.
+   */
   recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean };
+  /** Writes the buffered poll records now (the end of a `once` cycle). */
+  flushPolls(): void;
   walletStates(): WalletStateRow[];
   walletState(address: string): WalletStateRow | undefined;
 

@@ -9,6 +9,7 @@ import { openDatabase, toStateError, type Db } from './db.js';
 import { StateFiles } from './identity.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
+import { PollWrites, type PollWriteOptions } from './poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from './port.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
 import { StepRepo } from './steps.js';
@@ -38,6 +39,8 @@ export interface StoreOptions {
    * logger's Redactor so a secret echoed by a server never reaches the file.
    */
   redactor?: { redact(text: string): string };
+  /** When buffered poll records are written (poll-writes.ts); the defaults suit the daemon. */
+  pollWrites?: Omit<PollWriteOptions, 'onTimerError'>;
 }
 
 export function openStore(path: string, opts: StoreOptions): Store {
@@ -58,6 +61,8 @@ class SqliteStore implements Store {
   readonly schemaVersion = SCHEMA_VERSION;
   private readonly clock: Clock;
   private readonly wallets: WalletRepo;
+  private readonly polls: PollWrites;
+  private readonly logger: Logger;
   private readonly plans: PlanRepo;
   private readonly steps: StepRepo;
   private readonly integrity;
@@ -72,6 +77,17 @@ class SqliteStore implements Store {
     const redactor = opts.redactor;
     const scrub = redactor === undefined ? (t: string) => t : (t: string) => redactor.redact(t);
     this.wallets = new WalletRepo(db, scrub);
+    this.logger = opts.logger;
+    this.polls = new PollWrites(this.wallets, {
+      ...opts.pollWrites,
+      // A read-only store writes nothing: a record is tried (and refused) at once, as before.
+      ...(opts.readonly === true ? { maxBatch: 1 } : {}),
+      onTimerError: (err, buffered) =>
+        this.logger.error(
+          { event: 'state.poll_write_failed', err: toStateError(err, 'write poll records', path).message, buffered },
+          'poll records could not be written; they are kept for the next try',
+        ),
+    });
     this.plans = new PlanRepo(db);
     this.steps = new StepRepo(db, this.plans, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
@@ -87,19 +103,28 @@ class SqliteStore implements Store {
     }
   }
 
+  /** Runs `fn` after the buffered poll records are written: a write that fails is `fn` failing. */
+  private afterPolls<T>(what: string, fn: () => T): T {
+    this.flushPolls();
+    return this.io(what, fn);
+  }
+
   recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean } {
-    return this.io('recordPoll', () => this.wallets.recordPoll(wallet, address, at, result));
+    return this.io('recordPoll', () => this.polls.record(wallet, address, at, result));
+  }
+  flushPolls(): void {
+    this.io('write poll records', () => this.polls.flush());
   }
   walletStates(): WalletStateRow[] {
-    return this.io('walletStates', () => this.wallets.all());
+    return this.afterPolls('walletStates', () => this.wallets.all());
   }
   walletState(address: string): WalletStateRow | undefined {
-    return this.io('walletState', () => this.wallets.get(address));
+    return this.afterPolls('walletState', () => this.wallets.get(address));
   }
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined {
     const now = opts.now ?? this.clock.now();
-    return this.io('insertPlan', () => this.plans.insert(draft, { ...opts, now }));
+    return this.afterPolls('insertPlan', () => this.plans.insert(draft, { ...opts, now }));
   }
   planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
     return this.io('planHistory', () => this.plans.history(address, sinceMs, epoch));
@@ -128,25 +153,25 @@ class SqliteStore implements Store {
 
   markSending(stepId: number, request: StoredRequest, now = this.clock.now()): StepRow {
     // Only while the files are the ones opened: a record written to a swapped-out file is no record.
-    return this.files.sending(() => this.io('markSending', () => this.steps.markSending(stepId, request, now)));
+    return this.files.sending(() => this.afterPolls('markSending', () => this.steps.markSending(stepId, request, now)));
   }
   markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
-    return this.io('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
+    return this.afterPolls('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
   }
   markRejected(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
-    return this.io('markRejected', () => this.steps.markRejected(stepId, res, now));
+    return this.afterPolls('markRejected', () => this.steps.markRejected(stepId, res, now));
   }
   markFailed(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
-    return this.io('markFailed', () => this.steps.markFailed(stepId, res, now));
+    return this.afterPolls('markFailed', () => this.steps.markFailed(stepId, res, now));
   }
   markUnknown(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
-    return this.io('markUnknown', () => this.steps.markUnknown(stepId, res, now));
+    return this.afterPolls('markUnknown', () => this.steps.markUnknown(stepId, res, now));
   }
   markNotSent(stepId: number, error: string, now = this.clock.now()): StepRow {
-    return this.io('markNotSent', () => this.steps.markNotSent(stepId, error, now));
+    return this.afterPolls('markNotSent', () => this.steps.markNotSent(stepId, error, now));
   }
   markRefused(stepId: number, error: string, now = this.clock.now()): StepRow {
-    return this.io('markRefused', () => this.steps.markRefused(stepId, error, now));
+    return this.afterPolls('markRefused', () => this.steps.markRefused(stepId, error, now));
   }
   reconcile(
     stepId: number,
@@ -154,23 +179,23 @@ class SqliteStore implements Store {
     opts: { claimedLamports?: Lamports; note: string },
     now = this.clock.now(),
   ): StepRow {
-    return this.io('reconcile', () => this.steps.reconcile(stepId, applied, opts, now));
+    return this.afterPolls('reconcile', () => this.steps.reconcile(stepId, applied, opts, now));
   }
   resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): StepRow {
-    return this.io('resolve', () => this.steps.resolve(stepId, applied, note, now));
+    return this.afterPolls('resolve', () => this.steps.resolve(stepId, applied, note, now));
   }
   setStepAmount(stepId: number, lamports: Lamports, now = this.clock.now()): StepRow {
-    return this.io('setStepAmount', () => this.steps.setAmountLamports(stepId, lamports, now));
+    return this.afterPolls('setStepAmount', () => this.steps.setAmountLamports(stepId, lamports, now));
   }
   skipRemaining(planId: number, reason: string, now = this.clock.now()): number {
-    return this.io('skipRemaining', () => this.steps.skipRemaining(planId, reason, now));
+    return this.afterPolls('skipRemaining', () => this.steps.skipRemaining(planId, reason, now));
   }
   finishPlan(planId: number, now = this.clock.now()): PlanStatus {
-    return this.io('finishPlan', () => this.plans.finish(planId, now));
+    return this.afterPolls('finishPlan', () => this.plans.finish(planId, now));
   }
 
   recoverInFlight(now = this.clock.now()): StepRow[] {
-    return this.io('recoverInFlight', () => this.steps.recoverInFlight(now));
+    return this.afterPolls('recoverInFlight', () => this.steps.recoverInFlight(now));
   }
   lastRequestTs(address: string): number | undefined {
     return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));
@@ -222,6 +247,17 @@ class SqliteStore implements Store {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.flushPolls();
+    } catch (err) {
+      // Lost, as a crash would lose them; the database closes all the same.
+      this.logger.error(
+        { event: 'state.poll_write_failed', err: err instanceof Error ? err.message : String(err), buffered: this.polls.buffered },
+        'poll records could not be written before closing; they are lost',
+      );
+      this.polls.discard();
+    }
+    this.db.close();
   }
 }

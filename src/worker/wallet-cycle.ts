@@ -48,6 +48,8 @@ export interface CycleDeps {
   failpoint: Failpoint;
   dry: boolean;
   observer?: CycleObserver;
+  /** `poll.ok` is logged at this level (default info); the daemon says debug for a large fleet. */
+  pollOkLevel?: 'info' | 'debug';
 }
 
 export interface WalletCycleResult {
@@ -76,17 +78,20 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   result.polled = true;
   const { newEpoch } = store.recordPoll(wallet.name, wallet.address, clock.now(), { ok: true, summary });
   deps.observer?.pollOk?.(wallet, summary);
-  log.info(
-    {
-      event: 'poll.ok',
-      epoch: summary.epoch,
-      pending_sol: formatSol(summary.pendingLamports),
-      lifetime_sol: summary.lifetimeLamports === null ? null : formatSol(summary.lifetimeLamports),
-      rank: summary.rank,
-      tier: summary.tier,
-    },
-    'polled',
-  );
+  const pollOkLevel = deps.pollOkLevel ?? 'info';
+  if (log.isLevelEnabled(pollOkLevel)) {
+    log[pollOkLevel](
+      {
+        event: 'poll.ok',
+        epoch: summary.epoch,
+        pending_sol: formatSol(summary.pendingLamports),
+        lifetime_sol: summary.lifetimeLamports === null ? null : formatSol(summary.lifetimeLamports),
+        rank: summary.rank,
+        tier: summary.tier,
+      },
+      'polled',
+    );
+  }
   if (newEpoch) log.info({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
   if (log.isLevelEnabled('debug')) {
     // Servers write floats (0.30000000000000004): read toward zero to the lamport, said here.

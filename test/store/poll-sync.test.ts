@@ -19,10 +19,12 @@ afterEach(() => {
 const FULL = 2;
 
 describe('recordPoll durability', () => {
-  it('leaves the connection at synchronous=FULL after a good poll and a failed one', () => {
+  it('leaves the connection at synchronous=FULL after writing a good poll and a failed one', () => {
     store.recordPoll('a', 'A', T0, { ok: true, summary: summary() });
+    store.flushPolls();
     expect(store.pragmas().synchronous).toBe(FULL);
     store.recordPoll('a', 'A', T0 + 1, { ok: false, error: 'timeout' });
+    store.flushPolls();
     expect(store.pragmas().synchronous).toBe(FULL);
   });
 
@@ -33,8 +35,9 @@ describe('recordPoll durability', () => {
     expect(store.insertPlan(draft(), { dry: false, reason: 'test' })).toBeDefined();
   });
 
-  it('commits the poll for other connections', () => {
+  it('commits the poll for other connections once written', () => {
     store.recordPoll('a', 'A', T0, { ok: true, summary: summary() });
+    store.flushPolls();
     const reader = open(tmp.dbPath, { readonly: true });
     try {
       expect(reader.walletState('A')?.pendingLamports).toBe(1_500_000_000n);
