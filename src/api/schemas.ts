@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { Lamports, LeaderboardEntry, VaultBreakdown, WalletSummary } from '../domain.js';
 import { ApiError } from '../errors.js';
+import { formatPath } from '../json.js';
 import { isLosslessNumber } from './json.js';
 import {
   describe,
@@ -114,18 +115,9 @@ export type ActionResponse = {
   roundedFields: string[];
 };
 
-/** "breakdown[0].vault", "[3].rank"; the whole body is "body". */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out === '' ? String(key) : `.${String(key)}`;
-  }
-  return out === '' ? 'body' : out;
-}
-
 export function formatIssues(error: z.ZodError): string[] {
-  return error.issues.map((i) => `${formatPath(i.path)}: ${i.message}`);
+  // The whole body has no path: call it "body".
+  return error.issues.map((i) => `${formatPath(i.path) || 'body'}: ${i.message}`);
 }
 
 export function badResponse(ctx: ResponseContext, issues: string[], cause?: unknown): ApiError {

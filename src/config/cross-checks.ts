@@ -7,9 +7,10 @@
 import { formatSol } from '../amount.js';
 import { TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
 import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
+import { formatPath } from '../json.js';
+import { formatDuration } from '../rules/format.js';
 import { nextCronTimes } from './cron.js';
-import { formatDuration } from './durations.js';
-import { formatPath, type IssueList, type Path } from './positions.js';
+import type { IssueList, Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import { isSetAside } from './salvage.js';
 

@@ -23,17 +23,3 @@ export function parseDuration(text: string): number | undefined {
   }
   return ms;
 }
-
-/** The largest exact unit: 90000 → "90s", 5400000 → "90m", 86400000 → "1d". */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1_000],
-  ] as const) {
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}

@@ -13,5 +13,4 @@ export { summarizeConfig, describeRule, describeKey } from './summary.js';
 export type { SummaryOptions } from './summary.js';
 export { nextCronTimes, cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 export type { CronOptions } from './cron.js';
-export { parseDuration, formatDuration } from './durations.js';
-export { formatPath } from './positions.js';
+export { parseDuration } from './durations.js';

@@ -5,10 +5,11 @@
 // cross-field checks' problems, so one run of `check` shows everything there is to fix.
 import type { AppConfig } from '../domain.js';
 import { ConfigError, KeyError } from '../errors.js';
+import { formatPath } from '../json.js';
 import type { Redactor } from '../log/redact.js';
 import { checkAddress, loadKey } from '../api/keys.js';
 import type { Signer } from '../api/signer.js';
-import { formatPath, type IssueList, type Path } from './positions.js';
+import type { IssueList, Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import { isSetAside } from './salvage.js';
 import { apiKeySource, resolveApiKey, resolveWebhookSecret } from './secrets.js';

@@ -16,22 +16,10 @@ import {
   type YAMLMap,
 } from 'yaml';
 import type { ConfigIssue } from '../errors.js';
+import { formatPath } from '../json.js';
 
 export type PathSegment = string | number;
 export type Path = readonly PathSegment[];
-
-const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
-/** `rules[0].when.pending_sol`; keys that are not identifiers are quoted: `api["odd key"]`. */
-export function formatPath(path: Path): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else if (PLAIN_KEY.test(seg)) out += out === '' ? seg : `.${seg}`;
-    else out += `[${JSON.stringify(seg)}]`;
-  }
-  return out;
-}
 
 export function pathStartsWith(path: Path, prefix: Path): boolean {
   return prefix.length <= path.length && prefix.every((seg, i) => seg === path[i]);

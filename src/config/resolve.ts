@@ -2,7 +2,6 @@
 // consumes (camelCase, lamports, milliseconds, absolute paths). Each conversion that can fail
 // reports at its own path and leaves a harmless placeholder, so one bad amount does not hide the
 // next problem; `broken` remembers which values are placeholders for the cross-field checks.
-import { BlockList, isIP } from 'node:net';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import bs58 from 'bs58';
 import { AmountError, parseSol, type Lamports } from '../amount.js';
@@ -21,9 +20,11 @@ import type {
   WalletConfig,
 } from '../domain.js';
 import { SIGNED_OPS, WEBHOOK_CATEGORIES, type TransferOp, type WebhookCategory } from '../domain.js';
+import { formatPath } from '../json.js';
+import { isLoopback } from '../loopback.js';
 import { cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 import { parseDuration } from './durations.js';
-import { formatPath, type ConfigSource, type IssueList, type Path } from './positions.js';
+import type { ConfigSource, IssueList, Path } from './positions.js';
 import type { SetAside } from './salvage.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
 
@@ -132,25 +133,6 @@ function baseUrl(text: string, allowInsecureHttp: boolean, ctx: ResolveContext):
   }
   // Paths of operations start with "/", so a trailing one would double up.
   return text.replace(/\/+$/, '');
-}
-
-/**
- * Whether a host is this machine and nothing else: an IP literal in 127.0.0.0/8 or ::1 (bracketed
- * or not, also IPv4-mapped as ::ffff:127.x.y.z), or exactly "localhost". Decided by parsing the
- * address, never by its spelling: 127.attacker.example is a DNS name that can point anywhere.
- */
-export function isLoopback(host: string): boolean {
-  const bracketed = host.startsWith('[') && host.endsWith(']');
-  const bare = bracketed ? host.slice(1, -1) : host;
-  if (!bracketed && bare.toLowerCase() === 'localhost') return true;
-  const family = isIP(bare);
-  // Brackets hold an IPv6 address and nothing else.
-  if (family === 0 || (bracketed && family !== 6)) return false;
-  // BlockList compares parsed addresses and matches IPv4-mapped IPv6 against the IPv4 subnet.
-  const loopback = new BlockList();
-  loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-  loopback.addAddress('::1', 'ipv6');
-  return loopback.check(bare, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 // Checks skip whatever was set aside, so a stand-in never causes a message of its own: the operator
 // reads the schema's problems, the cross-field problems and the key problems in one list.
 import type { z } from 'zod';
-import { formatPath, type Path, type PathSegment } from './positions.js';
+import { formatPath } from '../json.js';
+import type { Path, PathSegment } from './positions.js';
 import { ConfigSchema, WalletSchema, type RawConfig, type RawWallet } from './schema.js';
 
 /** What was set aside; cross-checks and the key check consult it. */

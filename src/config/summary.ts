@@ -1,9 +1,9 @@
 // What `check` prints: the config as an operator would describe it, so a misread rule shows up
 // before it moves money. Names where keys are, never key material.
 import { formatSol } from '../amount.js';
-import type { AmountSpec, AppConfig, Condition, KeySource, Rule, SignedOp, StepSpec } from '../domain.js';
+import type { AppConfig, Condition, KeySource, Rule, SignedOp } from '../domain.js';
+import { describeStep, formatDuration } from '../rules/format.js';
 import { nextCronTimes } from './cron.js';
-import { formatDuration } from './durations.js';
 import { apiKeySource, describeApiKeySource, type ApiKeyOptions } from './secrets.js';
 
 export interface SummaryOptions extends ApiKeyOptions {
@@ -121,25 +121,4 @@ function describeCondition(c: Condition): string {
   };
   const verb = c.field === 'rank' || c.field === 'tier' ? 'is' : 'are';
   return `${FIELD_WORDS[c.field]} ${verb} ${OP_WORDS[c.op]} ${value(c.value)}`;
-}
-
-function describeStep(s: StepSpec): string {
-  if (s.kind === 'claim') return 'claim';
-  const amount = describeAmount(s.amount);
-  switch (s.kind) {
-    case 'deposit':
-      return `deposit ${amount} into ${s.symbol}`;
-    case 'mint':
-      return `mint ${s.symbol} with ${amount}`;
-    case 'withdraw':
-      return `withdraw ${amount} from ${s.symbol}`;
-    case 'burn':
-      return `burn ${s.symbol} for ${amount}`;
-  }
-}
-
-function describeAmount(a: AmountSpec): string {
-  if (a.kind === 'fixed') return `${formatSol(a.lamports)} SOL`;
-  if (a.kind === 'all') return 'all of the claim';
-  return `${a.ppm / 10_000}% of the claim`;
 }

@@ -45,18 +45,34 @@ export function formatPpm(ppm: number): string {
   return frac ? `${whole}.${frac}%` : `${whole}%`;
 }
 
+/** "1.5 SOL", "50% of the claim", "all of the claim". */
 export function describeAmount(spec: AmountSpec): string {
   switch (spec.kind) {
     case 'fixed':
       return `${sol(spec.lamports)} SOL`;
     case 'percent':
-      return formatPpm(spec.ppm);
+      return `${formatPpm(spec.ppm)} of the claim`;
     case 'all':
-      return 'all';
+      return 'all of the claim';
   }
 }
 
-/** "claim", "deposit SOL2X 50%", "mint JLP2X 1.5 SOL". */
+/**
+ * One step in words, the same in decision details, plan logs and `autoclaim check`: "claim",
+ * "deposit 50% of the claim into SOL2X", "mint JLP2X with 1.5 SOL", "withdraw 1 SOL from SOL2X",
+ * "burn JLP2X for 2 SOL".
+ */
 export function describeStep(step: StepSpec): string {
-  return step.kind === 'claim' ? 'claim' : `${step.kind} ${step.symbol} ${describeAmount(step.amount)}`;
+  if (step.kind === 'claim') return 'claim';
+  const amount = describeAmount(step.amount);
+  switch (step.kind) {
+    case 'deposit':
+      return `deposit ${amount} into ${step.symbol}`;
+    case 'mint':
+      return `mint ${step.symbol} with ${amount}`;
+    case 'withdraw':
+      return `withdraw ${amount} from ${step.symbol}`;
+    case 'burn':
+      return `burn ${step.symbol} for ${amount}`;
+  }
 }

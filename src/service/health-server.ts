@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { isIP } from 'node:net';
 import { AutoclaimError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { isLoopback } from '../loopback.js';
 import { startLoopLagMonitor, type LoopLagMonitor } from './loop-lag.js';
 import type { Metrics } from './metrics.js';
 import { evaluateReadiness, type HealthReport, type Readiness } from './readiness.js';
@@ -35,11 +36,6 @@ export function parseListen(text: string): Listen {
   return { host, port };
 }
 
-export function isLoopbackHost(host: string): boolean {
-  if (host === 'localhost' || host === '::1') return true;
-  return isIP(host) === 4 && host.startsWith('127.');
-}
-
 export interface HealthServerOptions {
   listen: string;
   metrics: Metrics;
@@ -60,7 +56,7 @@ export interface HealthServer {
 export async function startHealthServer(opts: HealthServerOptions): Promise<HealthServer> {
   const { host, port } = parseListen(opts.listen);
   const log = opts.logger;
-  if (!isLoopbackHost(host)) {
+  if (!isLoopback(host)) {
     log.warn(
       { event: 'metrics.exposed', host, port },
       `health and metrics listener bound to non-loopback ${host}; it has no authentication, so firewall it`,

@@ -5,7 +5,8 @@ import type { Clock, Decision, PlanDraft, PlanStatus, Rule, SafetyConfig, Wallet
 import { formatSol } from '../amount.js';
 import { roundedAmountFields } from '../api/schemas.js';
 import type { LogFields, Logger } from '../log/logger.js';
-import { decide } from '../rules/index.js';
+import { decide } from '../rules/decide.js';
+import { describeStep } from '../rules/format.js';
 import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
@@ -179,11 +180,4 @@ function logDecision(log: Logger, summary: WalletSummary, d: Decision): void {
   if (d.fired) log.info(fields, `rule ${d.rule} fired: ${d.detail}`);
   else if (d.reason === 'condition' || d.reason === 'once_per_epoch') log.debug(fields, `rule ${d.rule} skipped: ${d.detail}`);
   else log.info(fields, `rule ${d.rule} skipped: ${d.detail}`);
-}
-
-export function describeStep(s: PlanDraft['steps'][number]): string {
-  if (s.kind === 'claim') return 'claim';
-  const a = s.amount;
-  const amount = a.kind === 'fixed' ? `${formatSol(a.lamports)} SOL` : a.kind === 'all' ? 'all claimed' : `${a.ppm / 10_000}% of claimed`;
-  return `${s.kind} ${amount} into ${s.symbol}`;
 }

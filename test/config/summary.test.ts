@@ -79,7 +79,7 @@ metrics: { listen: "127.0.0.1:9464" }
       expect(text).toContain(
         '  sweep: when lifetime rewards are above 1.5 SOL and rank is one of [1, 2] and tier is not bronze: ' +
           'claim, then mint JLP with all of the claim, then deposit 0.25 SOL into SOL2X\n' +
-          '    cooldown 90m; at most 2 plan(s) a day; at most 3 SOL claimed a day',
+          '    cooldown 1h 30m; at most 2 plan(s) a day; at most 3 SOL claimed a day',
       );
       expect(text).not.toContain('CANARY');
       expect(text).toContain('signing   Ed25519 over the UTF-8 message, signature encoded base58\n');

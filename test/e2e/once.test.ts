@@ -86,7 +86,7 @@ describe('once against the sandbox', () => {
     expect(sandbox.stats().byOp.claim).toBeUndefined();
     const dry = r.events.filter((e) => e.event === 'plan.dry');
     expect(dry.map((e) => e.wallet).sort()).toEqual(['alpha', 'gamma']);
-    expect(String(dry[0]?.msg)).toMatch(/would claim, then deposit 50% of claimed into SOL2X/);
+    expect(String(dry[0]?.msg)).toMatch(/would claim, then deposit 50% of the claim into SOL2X/);
 
     const actions = await runCli(['actions', '--json', '--config', config], { cwd: dir });
     expect(actions.code).toBe(0);

@@ -24,7 +24,7 @@ describe('a rule that fires', () => {
       },
     ]);
     expect(out.decisions).toEqual([
-      { rule: 'compound', fired: true, reason: 'fired', detail: 'pending_sol 0.6 is gte 0.5; plan claim → deposit SOL2X 50%, estimate 0.6 SOL' },
+      { rule: 'compound', fired: true, reason: 'fired', detail: 'pending_sol 0.6 is gte 0.5; plan claim → deposit 50% of the claim into SOL2X, estimate 0.6 SOL' },
     ]);
   });
 
@@ -112,7 +112,7 @@ describe('safety.max_sol_per_action (100 SOL)', () => {
   });
   it('names the step and the amounts', () => {
     const out = decide(input([rule('r', { do: [claim, mint(fixed('150'))] })]));
-    expect(out.decisions[0]?.detail).toBe('mint JLP2X 150 SOL: 150 SOL exceeds max_sol_per_action 100');
+    expect(out.decisions[0]?.detail).toBe('mint JLP2X with 150 SOL: 150 SOL exceeds max_sol_per_action 100');
   });
 });
 
@@ -128,7 +128,7 @@ describe('an unknown deposit/mint is open (blockedSignedOps)', () => {
     expect(reasons(rules, { blockedSignedOps: blocked })).toEqual(want);
   });
   it('says what waits and how to resolve it', () => {
-    expect(decide(input([compound], { blockedSignedOps: true })).decisions[0]?.detail).toMatch(/deposit SOL2X 50% must wait; resolve it with `autoclaim actions resolve/);
+    expect(decide(input([compound], { blockedSignedOps: true })).decisions[0]?.detail).toMatch(/deposit 50% of the claim into SOL2X must wait; resolve it with `autoclaim actions resolve/);
   });
 });
 
