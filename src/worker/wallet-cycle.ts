@@ -93,7 +93,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
       'polled',
     );
   }
-  if (newEpoch) log.info({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
+  if (newEpoch && log.isLevelEnabled(pollOkLevel)) log[pollOkLevel]({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
   if (log.isLevelEnabled('debug')) {
     // Servers write floats (0.30000000000000004): read toward zero to the lamport, said here.
     const rounded = roundedAmountFields(summary.raw);
