@@ -1,6 +1,6 @@
 // §7, in real time: the daemon (in this process, from dist/) with its scheduler wired as
-// src/daemon.ts wires it (PollScheduler `planner` + `budget`, `observe` from the cycle observer's
-// pollOk), the planner swapped for each run, against a forked sandbox whose wallets accrue at
+// src/daemon.ts wires it (PollScheduler `planner` + `budget`, `observe` on every `poll:ok` event),
+// the planner swapped for each run, against a forked sandbox whose wallets accrue at
 // different rates towards different thresholds and which enforces the rate budget itself. A
 // small, fast world: a poll every 2 s, 1,200 requests a minute, 160 wallets — over four times
 // what one interval's budget can poll.
@@ -11,6 +11,7 @@ import { API_KEY, DIST, log, mean, openInProcess, prng, quantile, sleep, walletF
 import { forkSandbox } from './lib/sandbox-client.mjs';
 
 const { systemClock } = await import(join(DIST, 'domain.js'));
+const { createEvents } = await import(join(DIST, 'events.js'));
 const { PollScheduler } = await import(join(DIST, 'scheduler/scheduler.js'));
 const { pollBudget, RoundRobinPlanner, lowestPendingThreshold } = await import(join(DIST, 'scheduler/planner.js'));
 const { AccrualPlanner } = await import(join(DIST, 'scheduler/priority.js'));
@@ -45,15 +46,13 @@ async function runOnce(kind, { wallets: n, seconds, perMinute, burst, poll, inte
   const planner =
     kind === 'accrual' ? new AccrualPlanner({ threshold: (w) => lowestPendingThreshold(w, runtime.config.rules) }) : new RoundRobinPlanner();
   let polls = 0;
-  const daemon = makeDaemon({
-    // As src/daemon.ts wires its own planner: observe every good poll on the monotonic clock…
-    observer: {
-      pollOk: (w, s) => {
-        polls++;
-        planner.observe(w, s, systemClock.monotonic());
-      },
-    },
+  // As src/daemon.ts wires its own planner: observe every good poll on the monotonic clock…
+  const events = createEvents();
+  events.on('poll:ok', ({ wallet, summary }) => {
+    polls++;
+    planner.observe(wallet, summary, systemClock.monotonic());
   });
+  const daemon = makeDaemon({ events });
   // …and hand the scheduler the planner and the interval's poll budget.
   daemon.makeScheduler = function makeScheduler() {
     return new PollScheduler({

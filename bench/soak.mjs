@@ -5,7 +5,7 @@
 //   node --expose-gc bench/soak.mjs [--polls=200000] [--wallets=600] [--schedule="* * * * * *"]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { API_KEY, log, machine, mean, NEVER_RULE, openInProcess, REPO, sleep, walletFixtures, writeRunConfig } from './lib/common.mjs';
+import { API_KEY, DIST, log, machine, mean, NEVER_RULE, openInProcess, REPO, sleep, walletFixtures, writeRunConfig } from './lib/common.mjs';
 import { forkSandbox } from './lib/sandbox-client.mjs';
 
 if (typeof globalThis.gc !== 'function') {
@@ -28,7 +28,11 @@ const { config } = writeRunConfig('soak', { fixtureSize: 10_000, baseUrl: sandbo
 const { runtime, daemon: makeDaemon } = await openInProcess(config);
 let polls = 0;
 let failed = 0;
-const daemon = makeDaemon({ observer: { pollOk: () => polls++, pollFailed: () => failed++ } });
+const { createEvents } = await import(join(DIST, 'events.js'));
+const events = createEvents();
+events.on('poll:ok', () => polls++);
+events.on('poll:failed', () => failed++);
+const daemon = makeDaemon({ events });
 
 const samples = [];
 const sample = () => {

@@ -1,30 +1,33 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
-import type { AppConfig, Clock, PlanStatus, Rule, WalletConfig } from './domain.js';
+import type { AppConfig, Clock, PlanStatus, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
+import { createEvents, type AutoclaimEvents } from './events.js';
 import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.js';
 import { PollScheduler, Semaphore } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
-import { PlanExecutor, type WorkerDeps } from './worker/executor.js';
+import { PlanExecutor } from './worker/executor.js';
 import { createDecisionClock } from './worker/decision-clock.js';
 import { ClockSkewWatch } from './worker/clock-skew.js';
 import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
-import { runWalletCycle, type CycleObserver, type WalletCycleResult } from './worker/wallet-cycle.js';
+import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './worker/wallet-cycle.js';
 import { ConfigError } from './errors.js';
 import { nextCronTimes } from './config/index.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
-export interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'onRequest'> {
+export interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
   runtime: Runtime;
   dry: boolean;
   failpoint: Failpoint;
   /** Parallel wallet turns. */
   concurrency?: number;
-  observer?: CycleObserver;
-  onStep?: WorkerDeps['onStep'];
-  /** After every scheduled cycle has handled all its wallets (readiness, alerts, metrics). */
-  onCycleDone?: (at: number) => void;
+  /**
+   * The process's event channel (the one the runtime's client was given): polls, plans, step
+   * outcomes and finished cycles go out on it; the daemon itself listens to `poll:ok` (the
+   * planner) and `cycle:done`. A channel of its own when absent.
+   */
+  events?: AutoclaimEvents;
 }
 
 export interface OnceReport {
@@ -54,11 +57,15 @@ function pollOkLevel(wallets: number): 'info' | 'debug' {
 }
 
 export class Daemon {
+  /** Swapped whole by a reload; every part reads it through `configRef` at each use. */
   private config: AppConfig;
-  private rulesByName: Map<string, Rule>;
+  private readonly configRef = (): AppConfig => this.config;
   /** By name; a cycle over 10,000 wallets must not scan the list once per wallet. */
   private walletsByName: Map<string, WalletConfig>;
   private readonly executor: PlanExecutor;
+  /** Built once: a wallet's turn needs nothing that is not here or read through `config`. */
+  private readonly cycle: CycleDeps;
+  private readonly events: AutoclaimEvents;
   /** Cooldowns, 24 h windows and claim ages are judged by this: an NTP step cannot move it. */
   private readonly decisionClock: Clock;
   private readonly clockSkew = new ClockSkewWatch();
@@ -68,42 +75,33 @@ export class Daemon {
    * it changes nothing: every wallet is polled every tick.
    */
   private readonly planner = new AccrualPlanner({ threshold: (w) => lowestPendingThreshold(w, this.config.rules) });
-  private readonly observer: CycleObserver;
   private scheduler: PollScheduler | undefined;
   lastCycleAt: number | undefined;
-  /** The issues of the last reload refused as invalid (for the webhook); undefined after a good one. */
-  lastConfigIssues: string[] | undefined;
 
   constructor(private readonly opts: DaemonOptions) {
-    const { runtime } = opts;
-    this.decisionClock = createDecisionClock(opts.clock);
+    const { runtime, clock, logger, failpoint } = opts;
+    this.decisionClock = createDecisionClock(clock);
     this.config = runtime.config;
-    this.rulesByName = byName(this.config.rules);
     this.walletsByName = byName(this.config.wallets);
-    const outer = opts.observer;
-    this.observer = {
-      pollOk: (w, summary) => {
-        this.planner.observe(w, summary, opts.clock.monotonic());
-        outer?.pollOk?.(w, summary);
-      },
-      pollFailed: (w, err) => outer?.pollFailed?.(w, err),
-      planRecorded: (rule, dry) => outer?.planRecorded?.(rule, dry),
-      planSettled: (rule, status) => outer?.planSettled?.(rule, status),
-    };
-    this.executor = new PlanExecutor({
-      store: runtime.store,
-      api: runtime.client,
-      signers: runtime.signers,
-      endpoints: () => this.config.api.endpoints,
-      rules: () => this.rulesByName,
-      safety: () => this.config.safety,
-      claimSettleMs: () => this.config.api.claimSettleMs,
-      elapsedClock: this.decisionClock,
-      clock: opts.clock,
-      logger: opts.logger,
-      failpoint: opts.failpoint,
-      onStep: opts.onStep,
+    // Subscribed before anyone else can be: the planner hears a poll before the metrics do, and
+    // lastCycleAt is current before the supervisor's alerts read it.
+    this.events = opts.events ?? createEvents({ logger });
+    this.events.on('poll:ok', ({ wallet, summary }) => this.planner.observe(wallet, summary, clock.monotonic()));
+    this.events.on('cycle:done', ({ at }) => {
+      this.lastCycleAt = at;
     });
+    const shared = { config: this.configRef, clock, logger, failpoint, events: this.events };
+    this.executor = new PlanExecutor({ ...shared, store: runtime.store, api: runtime.client, signers: runtime.signers, elapsedClock: this.decisionClock });
+    this.cycle = {
+      ...shared,
+      api: runtime.client,
+      store: runtime.store,
+      executor: this.executor,
+      decisionClock: this.decisionClock,
+      clockSkew: this.clockSkew,
+      dry: opts.dry,
+      pollOkLevel: pollOkLevel(this.config.wallets.length),
+    };
   }
 
   get currentConfig(): AppConfig {
@@ -136,25 +134,7 @@ export class Daemon {
   async runWallet(name: string): Promise<WalletCycleResult | undefined> {
     const wallet = this.walletsByName.get(name);
     if (wallet === undefined) return undefined;
-    return runWalletCycle(
-      {
-        api: this.opts.runtime.client,
-        store: this.opts.runtime.store,
-        executor: this.executor,
-        rules: () => this.config.rules,
-        safety: () => this.config.safety,
-        clock: this.opts.clock,
-        decisionClock: this.decisionClock,
-        clockSkew: this.clockSkew,
-        clockSkewThresholdMs: this.config.alerts.clockSkewMs,
-        logger: this.opts.logger,
-        failpoint: this.opts.failpoint,
-        dry: this.opts.dry,
-        observer: this.observer,
-        pollOkLevel: pollOkLevel(this.config.wallets.length),
-      },
-      wallet,
-    );
+    return runWalletCycle(this.cycle, wallet);
   }
 
   /** One poll → decide → act cycle for every wallet, as fast as the rate budget allows. */
@@ -216,6 +196,7 @@ export class Daemon {
    */
   reload(): boolean {
     const { logger, env, cwd, configPath, redactor } = this.opts;
+    this.events.emit('config:reloading', { at: this.opts.clock.now() });
     let next: AppConfig;
     let keys: { signers: ReadonlyMap<string, Signer> };
     let apiKey: string | undefined;
@@ -227,11 +208,11 @@ export class Daemon {
       next = checked.config;
       keys = checked.secrets;
       apiKey = checked.secrets.apiKey;
-      this.lastConfigIssues = undefined;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      this.lastConfigIssues = err.issues.map(formatIssue);
-      logger.error({ event: 'config.invalid', issues: this.lastConfigIssues }, 'reloaded config is invalid; keeping the running config and keys');
+      const issues = err.issues.map(formatIssue);
+      logger.error({ event: 'config.invalid', issues }, 'reloaded config is invalid; keeping the running config and keys');
+      this.events.emit('config:reloaded', { ok: false, issues });
       return false;
     }
     const connection = (a: AppConfig['api']) => JSON.stringify([a.timeoutMs, a.connectTimeoutMs, a.maxResponseBytes, a.connections, a.rateLimit]);
@@ -259,8 +240,8 @@ export class Daemon {
         lifted > 0 ? 'signing settings changed; signing resumes' : 'signing settings changed',
       );
     }
-    this.rulesByName = byName(next.rules);
     this.walletsByName = byName(next.wallets);
+    this.cycle.pollOkLevel = pollOkLevel(next.wallets.length);
     this.replaceSigners(keys.signers);
     if (scheduleChanged && this.scheduler !== undefined) {
       const old = this.scheduler;
@@ -269,6 +250,7 @@ export class Daemon {
       this.scheduler.start();
     }
     logger.info({ event: 'config.reloaded', wallets: next.wallets.length, rules: next.rules.length }, 'config reloaded');
+    this.events.emit('config:reloaded', { ok: true });
     return true;
   }
 
@@ -312,10 +294,7 @@ export class Daemon {
       concurrency: this.opts.concurrency ?? DEFAULT_CONCURRENCY,
       planner: this.planner,
       budget: (ms) => pollBudget(this.config.api.rateLimit, ms),
-      onCycleDone: (at) => {
-        this.lastCycleAt = at;
-        this.opts.onCycleDone?.(at);
-      },
+      events: this.events,
     });
   }
 }

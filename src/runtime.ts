@@ -8,7 +8,8 @@ import { ConfigError, KeyError } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
 import { loadConfig, resolveApiKey, type LoadedSecrets, type LoadResult } from './config/index.js';
-import { ApiClient, createDispatcher, RateLimiter, type ApiClientOptions } from './api/index.js';
+import { ApiClient, createDispatcher, RateLimiter } from './api/index.js';
+import type { EventSink } from './events.js';
 import { checkAddress, loadKey } from './api/keys.js';
 import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
 import type { Sandbox } from './sandbox/server.js';
@@ -24,7 +25,8 @@ export interface RuntimeOptions {
   redactor: Redactor;
   /** Take the single-instance lock (run and once do; read-only commands don't). */
   lock: boolean;
-  onRequest?: ApiClientOptions['onRequest'];
+  /** The process's event channel, handed to the API client (`request:done`). */
+  events?: EventSink;
 }
 
 export interface Runtime {
@@ -121,7 +123,7 @@ export interface ApiHandle {
 /** The API client, and the in-process sandbox behind it when api.base_url is "sandbox". */
 export async function openApi(
   config: AppConfig,
-  opts: { env: NodeJS.ProcessEnv; clock: Clock; logger: Logger; redactor: Redactor; onRequest?: ApiClientOptions['onRequest'] },
+  opts: { env: NodeJS.ProcessEnv; clock: Clock; logger: Logger; redactor: Redactor; events?: EventSink },
 ): Promise<ApiHandle> {
   const { env, logger, redactor, clock } = opts;
   let apiKey = resolveApiKey(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
@@ -141,7 +143,7 @@ export async function openApi(
   }
   const dispatcher = createDispatcher(config.api);
   const limiter = new RateLimiter({ ...config.api.rateLimit, clock });
-  const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger, onRequest: opts.onRequest, redact: (text) => redactor.redact(text) });
+  const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger, events: opts.events, redact: (text) => redactor.redact(text) });
   const started = sandbox;
   return {
     config,
@@ -176,7 +178,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     }
     const store = openStore(loaded.state.path, { logger, clock, redactor });
     closers.push(() => store.close());
-    const api = await openApi(loaded, { env, clock, logger, redactor, onRequest: opts.onRequest });
+    const api = await openApi(loaded, { env, clock, logger, redactor, events: opts.events });
     closers.push(() => api.close());
     return { ...api, store, signers, lock, close: closeAll };
   } catch (err) {

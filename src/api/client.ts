@@ -5,6 +5,7 @@
 import type { Dispatcher } from 'undici';
 import type { ApiConfig, Clock, LeaderboardEntry, WalletSummary } from '../domain.js';
 import { ApiError, AutoclaimError } from '../errors.js';
+import { noEvents, type EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import { classifyError, classifyStatus, oneLine } from './classify.js';
 import { Deadline, DeadlineExceeded, deadlineError, trackRequestStart } from './deadline.js';
@@ -41,8 +42,8 @@ export interface ApiClientOptions {
   /** [0, 1) source for backoff jitter; tests pass a fixed one. */
   random?: () => number;
   backoff?: { baseMs: number; capMs: number };
-  /** Told about every HTTP exchange (for latency metrics); must not throw. */
-  onRequest?: (info: { method: string; url: string; status: number | undefined; seconds: number }) => void;
+  /** Every HTTP exchange goes out on it as `request:done` (latency and status metrics). */
+  events?: EventSink;
   /**
    * Scrubs registered secrets from text (the Redactor's redact). Applied to every response body
    * the moment it is read, before anything parses, cuts or quotes it, and to every error message.
@@ -94,7 +95,7 @@ export class ApiClient {
   private readonly random: () => number;
   private readonly backoffMs: { baseMs: number; capMs: number };
   private readonly attempts: number;
-  private readonly onRequest: ApiClientOptions['onRequest'];
+  private readonly events: EventSink;
 
   constructor(opts: ApiClientOptions) {
     const base = opts.baseUrlOverride ?? opts.config.baseUrl;
@@ -113,7 +114,7 @@ export class ApiClient {
     this.random = opts.random ?? Math.random;
     this.backoffMs = opts.backoff ?? { baseMs: 250, capMs: 5_000 };
     this.attempts = Math.max(1, Math.floor(opts.config.readAttempts));
-    this.onRequest = opts.onRequest;
+    this.events = opts.events ?? noEvents;
   }
 
   /**
@@ -259,7 +260,7 @@ export class ApiClient {
       status = res.status;
       return res;
     } finally {
-      this.onRequest?.({ method, url, status, seconds: (this.clock.monotonic() - started) / 1000 });
+      this.events.emit('request:done', { method, url, status, seconds: (this.clock.monotonic() - started) / 1000 });
     }
   }
 

@@ -5,6 +5,7 @@
 // When the fleet outgrows the budget, a planner (planner.ts, priority.ts) picks each tick's wallets.
 import cron from 'node-cron';
 import type { Clock, WalletConfig } from '../domain.js';
+import type { EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
@@ -20,8 +21,8 @@ export interface SchedulerOptions {
   /** At most this many wallet turns run at once. */
   concurrency: number;
   random?: () => number;
-  /** Called after every tick's wallets were all handled (for readiness and metrics). */
-  onCycleDone?: (at: number) => void;
+  /** `cycle:done` goes out on it after every tick's wallets were all handled (readiness, alerts, metrics). */
+  events?: EventSink;
   /**
    * Chooses, each tick, which wallets spend the interval's budget and in what order. Without one,
    * every wallet is polled every tick and the rate limiter queues what does not fit.
@@ -124,7 +125,7 @@ export class PollScheduler {
       );
     });
     void Promise.all(turns).then(() => {
-      if (!this.stopped) this.opts.onCycleDone?.(this.opts.clock.now());
+      if (!this.stopped) this.opts.events?.emit('cycle:done', { at: this.opts.clock.now(), wallets: wallets.length });
       this.opts.logger.debug({ event: 'cycle.done', cycle, wallets: wallets.length }, 'poll cycle done');
     });
   }

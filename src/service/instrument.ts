@@ -1,34 +1,31 @@
-// Connects the daemon's hooks (cycle observer, step outcomes, HTTP exchanges, limiter waits) to
-// the Prometheus metrics, so the core never imports prom-client.
-import { SIGNED_OPS, type Clock, type EndpointConfig, type PlanStatus, type SignedOp } from '../domain.js';
-import type { StepEvent } from '../worker/executor.js';
-import type { CycleObserver } from '../worker/wallet-cycle.js';
+// Connects the process's events (polls, plans, step outcomes, HTTP exchanges) and the limiter's
+// waits to the Prometheus metrics, so the core never imports prom-client.
+import { SIGNED_OPS, type EndpointConfig, type PlanStatus, type SignedOp } from '../domain.js';
+import type { AutoclaimEvents } from '../events.js';
 import { PLAN_OUTCOMES, STEP_OUTCOMES, type Metrics, type PlanOutcome, type StepOutcome } from './metrics.js';
 
 export interface Instruments {
-  cycleObserver: CycleObserver;
-  onStep: (e: StepEvent) => void;
-  onRequest: (info: { method: string; url: string; status: number | undefined; seconds: number }) => void;
   /** Call after each cycle with the limiter's running total of waited ms. */
   sampleLimiter: (waitedMsTotal: number) => void;
+  /** Stops listening to the events. */
+  close: () => void;
 }
 
-export function instrument(metrics: Metrics, opts: { clock: Clock; endpoints: () => Record<SignedOp, EndpointConfig> }): Instruments {
+/** Subscribes the metrics to `events`; the returned close unsubscribes them. */
+export function instrument(metrics: Metrics, events: Pick<AutoclaimEvents, 'on'>, opts: { endpoints: () => Record<SignedOp, EndpointConfig> }): Instruments {
   let lastWaited = 0;
-  return {
-    cycleObserver: {
-      pollOk: (wallet, summary) => metrics.pollOk(wallet, summary, opts.clock.now()),
-      pollFailed: (wallet) => metrics.pollFailed(wallet),
-      planRecorded: (rule, dry) => {
-        metrics.planCreated(rule);
-        // A dry-run plan is finished the moment it is recorded: nothing is ever sent for it.
-        if (dry) metrics.planOutcome(rule, 'dry');
-      },
-      planSettled: (rule, status) => {
-        if (isPlanOutcome(status)) metrics.planOutcome(rule, status);
-      },
-    },
-    onStep: (e) => {
+  const subscriptions = [
+    events.on('poll:ok', ({ wallet, summary, at }) => metrics.pollOk(wallet, summary, at)),
+    events.on('poll:failed', ({ wallet }) => metrics.pollFailed(wallet)),
+    events.on('plan:recorded', ({ rule, dry }) => {
+      metrics.planCreated(rule);
+      // A dry-run plan is finished the moment it is recorded: nothing is ever sent for it.
+      if (dry) metrics.planOutcome(rule, 'dry');
+    }),
+    events.on('plan:settled', ({ rule, status }) => {
+      if (isPlanOutcome(status)) metrics.planOutcome(rule, status);
+    }),
+    events.on('step:outcome', (e) => {
       if (e.state === 'anomaly') {
         metrics.anomaly(e.kind);
         return;
@@ -37,11 +34,16 @@ export function instrument(metrics: Metrics, opts: { clock: Clock; endpoints: ()
       metrics.step(e.kind, e.state);
       // What the server acknowledged (for a claim, what it said it claimed, bounded by the executor).
       if (e.state === 'acknowledged' && e.amountLamports !== undefined) metrics.actionSol(e.kind, e.amountLamports);
-    },
-    onRequest: ({ method, url, status, seconds }) => metrics.request(operationOf(method, url, opts.endpoints()), status, seconds),
+    }),
+    events.on('request:done', ({ method, url, status, seconds }) => metrics.request(operationOf(method, url, opts.endpoints()), status, seconds)),
+  ];
+  return {
     sampleLimiter: (total) => {
       if (total > lastWaited) metrics.rateLimitWait(total - lastWaited);
       lastWaited = total;
+    },
+    close: () => {
+      for (const unsubscribe of subscriptions) unsubscribe();
     },
   };
 }

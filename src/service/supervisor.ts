@@ -1,19 +1,20 @@
 // Everything a long-running `run` has around the daemon: sd_notify (READY, WATCHDOG, RELOADING,
-// STOPPING), the metrics and health listener, alert episodes and the optional webhook.
+// STOPPING), the metrics and health listener, alert episodes and the optional webhook. It hears the
+// daemon through the process's events (events.ts) and asks it only for what it reports on.
 // None of it may stop the daemon: each part degrades to a log line.
 import type { Clock } from '../domain.js';
+import type { AutoclaimEventMap, AutoclaimEvents } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
-import type { StepEvent } from '../worker/executor.js';
 import { createAlertTracker, evaluateAlerts, reportAlerts } from './alerts.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { instrument, type Instruments } from './instrument.js';
 import { createMetrics, type Metrics, type SigningPauseCounts } from './metrics.js';
 import type { HealthReport } from './readiness.js';
 import { createNotifier } from './notify.js';
-import { createFailureWebhook, DEFAULT_WEBHOOK_EVENTS, type FailureWebhook } from './webhook-events.js';
+import { createFailureWebhook, type FailureWebhook } from './webhook-events.js';
 
 export { webhookUrl } from './webhook-events.js';
 
@@ -24,49 +25,61 @@ export interface SupervisorOptions {
   redactor: Redactor;
   /** autoclaim's version, for autoclaim_build_info. */
   version?: string;
+  /** The process's event channel, the one the runtime and the daemon were given. */
+  events: Pick<AutoclaimEvents, 'on'>;
+  runtime: Runtime;
+  daemon: Daemon;
 }
 
 export class Supervisor {
   readonly metrics: Metrics;
-  readonly instruments: Instruments;
+  private readonly instruments: Instruments;
   private readonly notifier;
   private readonly tracker = createAlertTracker();
   private readonly webhook: FailureWebhook | undefined;
   private readonly startedAt: number;
-  private runtime: Runtime | undefined;
-  private daemon: Daemon | undefined;
+  private readonly runtime: Runtime;
+  private readonly daemon: Daemon;
+  private readonly unsubscribe: Array<() => void>;
   private health: HealthServer | undefined;
   private stopWatchdog: () => void = () => {};
   private configValid = true;
 
+  /**
+   * Built once the runtime is open and the daemon made, before the daemon starts: it subscribes to
+   * the events then, so the metrics hear the first poll. Throws KeyError for a webhook secret
+   * that is set but too short (the config check has refused it already).
+   */
   constructor(private readonly opts: SupervisorOptions) {
+    const { runtime, daemon, events } = opts;
+    this.runtime = runtime;
+    this.daemon = daemon;
     this.startedAt = opts.clock.now();
     this.metrics = createMetrics({ version: opts.version, clock: opts.clock, startedAt: this.startedAt, signing: () => this.signingCounts() });
-    this.instruments = instrument(this.metrics, {
-      clock: opts.clock,
-      endpoints: () => this.runtime?.config.api.endpoints ?? { claim: noEndpoint, deposit: noEndpoint, mint: noEndpoint, withdraw: noEndpoint, burn: noEndpoint },
-    });
+    // Requests are labelled by the endpoints the client was opened with.
+    this.instruments = instrument(this.metrics, events, { endpoints: () => runtime.config.api.endpoints });
     this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
     this.webhook = createFailureWebhook({
       env: opts.env,
       logger: opts.logger,
       redactor: opts.redactor,
       clock: opts.clock,
-      events: () => this.daemon?.currentConfig.alerts.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS,
+      events: () => daemon.currentConfig.alerts.webhookEvents,
       onOutcome: (o) => this.metrics.notification(o),
     });
+    const webhook = this.webhook;
+    this.unsubscribe = [
+      // Step outcomes are counted (instrument) and announced when they matter to a human.
+      ...(webhook === undefined ? [] : [events.on('step:outcome', (e) => webhook.onStep(e))]),
+      events.on('cycle:done', ({ at }) => this.cycleDone(at)),
+      events.on('config:reloading', () => this.notifier.reloading()),
+      events.on('config:reloaded', (r) => this.reloaded(r)),
+    ];
   }
 
-  /** Step outcomes: counted, and announced on the webhook when they matter to a human. */
-  onStep = (e: StepEvent): void => {
-    this.instruments.onStep(e);
-    this.webhook?.onStep(e);
-  };
-
   /** After each cycle: limiter waits, unknown steps, staleness and unknown-step alerts. */
-  onCycleDone = (at: number): void => {
+  private cycleDone(at: number): void {
     const { runtime, daemon } = this;
-    if (runtime === undefined || daemon === undefined) return;
     try {
       this.instruments.sampleLimiter(runtime.limiter.waitedMs);
       const unknown = runtime.store.unknownSteps();
@@ -86,12 +99,11 @@ export class Supervisor {
     } catch (err) {
       this.opts.logger.warn({ event: 'alerts.failed', err }, 'could not evaluate alerts this cycle');
     }
-  };
+  }
 
   /** Once the daemon runs: the health listener, READY=1 and the watchdog. */
-  async start(runtime: Runtime, daemon: Daemon): Promise<void> {
-    this.runtime = runtime;
-    this.daemon = daemon;
+  async start(): Promise<void> {
+    const { runtime, daemon } = this;
     // Before the first poll comes back (the first cycle is already under way, awaiting the API).
     this.configureMetrics();
     const listen = runtime.config.metrics.listen;
@@ -113,12 +125,9 @@ export class Supervisor {
     });
   }
 
-  reloading(): void {
-    this.notifier.reloading();
-  }
-
-  reloaded(ok: boolean): void {
-    if (!ok) this.webhook?.configInvalid(this.daemon?.lastConfigIssues ?? ['see config.invalid in the log']);
+  private reloaded(r: AutoclaimEventMap['config:reloaded']): void {
+    const { ok } = r;
+    if (!r.ok) this.webhook?.configInvalid(r.issues);
     this.configValid = ok;
     this.metrics.configReload(ok ? 'ok' : 'invalid');
     if (ok) this.configureMetrics();
@@ -131,7 +140,6 @@ export class Supervisor {
    */
   private configureMetrics(): void {
     const { runtime, daemon } = this;
-    if (runtime === undefined || daemon === undefined) return;
     try {
       const config = daemon.currentConfig;
       this.metrics.configure({
@@ -169,11 +177,13 @@ export class Supervisor {
   }
 
   private signingCounts(): SigningPauseCounts {
-    const pauses = this.daemon?.signingPauses();
-    return { all: pauses?.all !== undefined, wallets: pauses?.wallets.size ?? 0 };
+    const pauses = this.daemon.signingPauses();
+    return { all: pauses.all !== undefined, wallets: pauses.wallets.size };
   }
 
   async stop(): Promise<void> {
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.instruments.close();
     this.notifier.stopping();
     this.stopWatchdog();
     await this.health?.close();
@@ -181,5 +191,3 @@ export class Supervisor {
     await this.notifier.close();
   }
 }
-
-const noEndpoint = { method: 'POST' as const, path: '\0', message: '' };

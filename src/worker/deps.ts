@@ -1,6 +1,7 @@
 // What the worker is built from and what it reports: its edges (passed in, never imported), the
-// step events metrics and alerts subscribe to, and the shapes its parts hand each other.
-import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp, StepState } from '../domain.js';
+// event channel its step outcomes go out on, and the shapes its parts hand each other.
+import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp } from '../domain.js';
+import type { EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint } from './failpoints.js';
 import type { ApiPort, Signer, WorkerStore } from './ports.js';
@@ -10,30 +11,35 @@ export interface WorkerDeps {
   api: ApiPort;
   /** By wallet address: a wallet is its address, and a signer is only ever looked up by it. */
   signers: ReadonlyMap<string, Signer>;
-  /** How each signed operation's answers read (applied / refused statuses); the current config's. Default: SPEC §2's sets. */
-  endpoints?: () => Readonly<Record<SignedOp, Pick<SignedEndpoint, 'applied' | 'refused'>>>;
-  /** By rule name; the current config's rules (a reload swaps the map). */
-  rules: () => ReadonlyMap<string, Rule>;
-  safety: () => SafetyConfig;
-  /** See ApiConfig.claimSettleMs; the daemon passes the configured one. Absent: 0 (judge at once). */
-  claimSettleMs?: () => number;
+  /** The current config (rules, safety, how answers read), read at each use. */
+  config: () => WorkerConfig;
   /** Measures a claim's age for claim_settle; the daemon's decision clock, so an NTP step cannot fake it. Default: clock. */
   elapsedClock?: Clock;
   clock: Clock;
   logger: Logger;
   failpoint: Failpoint;
-  /** Told when a step reaches a state worth counting (metrics, webhook); must not throw. */
-  onStep?: (e: StepEvent) => void;
+  /** The process's event channel: each step outcome goes out as `step:outcome` (metrics, webhook). */
+  events?: EventSink;
 }
 
-export interface StepEvent {
-  kind: SignedOp;
-  /** `anomaly`: the server claimed more than it could have (the step itself was still bounded). */
-  state: StepState | 'deferred' | 'anomaly';
-  wallet: string;
-  plan: number;
-  step: number;
-  amountLamports?: bigint | undefined;
+export type { StepEvent } from '../events.js';
+
+/**
+ * The part of the config the worker reads. It asks `config()` at each use rather than holding a
+ * copy, so a reload (which swaps what `config()` returns) reaches every reader at its next use.
+ * An AppConfig is one; tests hand in only what they set.
+ */
+export interface WorkerConfig {
+  rules: Rule[];
+  safety: SafetyConfig;
+  api?: {
+    /** How each signed operation's answers read (applied / refused statuses). Default: SPEC §2's sets. */
+    endpoints?: Readonly<Record<SignedOp, Pick<SignedEndpoint, 'applied' | 'refused'>>>;
+    /** See ApiConfig.claimSettleMs. Absent: 0 (judge at once). */
+    claimSettleMs?: number;
+  };
+  /** alerts.clock_skew: |server − ours| above this is logged as `clock.skew` (default 30 s). */
+  alerts?: { clockSkewMs?: number };
 }
 
 /** How one step ended for this run; anything but `acknowledged` stops the plan here for now. */

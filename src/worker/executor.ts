@@ -155,7 +155,7 @@ export class PlanExecutor {
       return 'unknown';
     }
     const ageMs = (this.deps.elapsedClock ?? clock).now() - (step.request?.ts ?? 0) * 1000;
-    const settleMs = this.deps.claimSettleMs?.() ?? 0;
+    const settleMs = this.deps.config().api?.claimSettleMs ?? 0;
     if (!verdict.applied && ageMs < settleMs) {
       // A slow server may still be holding the claim: judging it "not applied" now and signing a
       // new one could let both land. Stay unknown and look again at the next poll.
@@ -224,10 +224,11 @@ export class PlanExecutor {
     if (plan.manualId !== null) {
       // A one-off `send`: an operator decided it, so no rule's conditions or limits apply; the
       // safety cap still does, as do the holds checked before this.
-      const cap = checkActionLimit(amounts.stepLamports, this.deps.safety());
+      const cap = checkActionLimit(amounts.stepLamports, this.deps.config().safety);
       return cap.ok ? undefined : this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
     }
-    const rule = this.deps.rules().get(plan.rule);
+    const config = this.deps.config();
+    const rule = config.rules.find((r) => r.name === plan.rule);
     if (rule === undefined) return this.skip(plan, `rule ${plan.rule} is no longer configured`);
     const now = (this.deps.elapsedClock ?? clock).now();
     const firstStep = !plan.steps.some((s) => s.idx < step.idx && s.state === 'acknowledged');
@@ -240,7 +241,7 @@ export class PlanExecutor {
       planLamports: amounts.planLamports,
       summary: amounts.fresh,
       history: store.planHistory(plan.address, now - DAY_MS, plan.epoch),
-      safety: this.deps.safety(),
+      safety: config.safety,
       now,
     });
     if (verdict.ok) return undefined;
@@ -251,11 +252,11 @@ export class PlanExecutor {
   /** A safety cap refused the step before signing: recorded as rejected, the rest of the plan skipped. */
   private refuse(plan: PlanWithSteps, step: StepRow, log: Logger, reason: string, detail: string, lamports: Lamports): StepResult {
     log.error(
-      { event: 'action.refused', reason, amount_sol: formatSol(lamports), max_sol: formatSol(this.deps.safety().maxLamportsPerAction) },
+      { event: 'action.refused', reason, amount_sol: formatSol(lamports), max_sol: formatSol(this.deps.config().safety.maxLamportsPerAction) },
       `${step.kind} refused before signing: ${detail}`,
     );
     this.deps.store.markRefused(step.id, `${step.kind} refused before signing: ${detail}`, this.deps.clock.now());
-    this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
     return 'rejected';
   }
 

@@ -36,13 +36,13 @@ export class OutcomeRecorder {
     this.deps.failpoint('after_answer_before_record');
 
     // A 2xx says the request arrived; the body says whether it was applied.
-    const verdict = classifyAnswer(result.status, result.body, (this.deps.endpoints?.() ?? DEFAULT_ENDPOINTS)[step.kind]);
+    const verdict = classifyAnswer(result.status, result.body, (this.deps.config().api?.endpoints ?? DEFAULT_ENDPOINTS)[step.kind]);
     const record = { status: result.status, responseRaw: result.rawText, requestId: result.requestId };
     const request_id = result.requestId;
     const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
     if (verdict.outcome === 'refused') {
       store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
-      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode, request_id }, `${step.kind} rejected by the API (${verdict.detail})`);
       return 'rejected';
     }
@@ -52,7 +52,7 @@ export class OutcomeRecorder {
 
     const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
     store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
-    this.deps.onStep?.({ kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
+    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
     log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
   }
@@ -74,13 +74,13 @@ export class OutcomeRecorder {
       { event: 'action.anomaly', claimed_sol: formatSol(said), seen_sol: formatSol(seen) },
       `the API says the claim took ${formatSol(said)} SOL, more than the ${formatSol(seen)} SOL pending seen just before it; counting ${formatSol(seen)} SOL`,
     );
-    this.deps.onStep?.({ kind: step.kind, state: 'anomaly', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: said });
+    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'anomaly', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: said });
     return seen;
   }
 
   private markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): StepResult {
     this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
-    this.deps.onStep?.({ kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
+    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
     if (step.kind === 'claim') {
       log.warn({ event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId }, 'claim outcome unknown; reconciling from the wallet summary');
     } else {
@@ -100,7 +100,7 @@ export class OutcomeRecorder {
     if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
       // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
       store.markNotSent(step.id, message, now);
-      this.deps.onStep?.({ kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
+      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
       const level = e.status === 429 ? 'debug' : 'warn';
       log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
       return 'retry_later';
@@ -109,7 +109,7 @@ export class OutcomeRecorder {
     if (e !== undefined && scope !== undefined) return this.requestRefused(plan, step, e, scope, message, log);
     if (e?.disposition === 'refused') {
       store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
-      this.deps.onStep?.({ kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
       log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
       if (namesTheClock(e)) {
@@ -134,7 +134,7 @@ export class OutcomeRecorder {
   private requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): StepResult {
     const now = this.deps.clock.now();
     this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
-    this.deps.onStep?.({ kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
+    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
     const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
     this.pauses.pause(plan.address, pause);
     const fix =

@@ -1,12 +1,14 @@
 // One wallet's turn: poll → decide → plan → execute. The thin I/O wrapper around the pure rules
 // engine (cf. changesets' get-release-plan around assemble-release-plan).
 import type { ApiError } from '../errors.js';
-import type { Clock, Decision, PlanDraft, PlanStatus, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
+import type { Clock, Decision, WalletConfig, WalletSummary } from '../domain.js';
+import type { EventSink } from '../events.js';
 import { formatSol } from '../amount.js';
 import { roundedAmountFields } from '../api/schemas.js';
 import type { LogFields, Logger } from '../log/logger.js';
 import { decide } from '../rules/decide.js';
 import { describeStep } from '../rules/format.js';
+import type { WorkerConfig } from './deps.js';
 import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
@@ -19,21 +21,14 @@ const DAY_MS = 86_400_000;
 /** The store operations a cycle needs beyond what the executor uses: a view of the one store port. */
 export type CycleStore = Pick<Store, 'recordPoll' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt'>;
 
-export interface CycleObserver {
-  pollOk?(wallet: WalletConfig, summary: WalletSummary): void;
-  pollFailed?(wallet: WalletConfig, err: unknown): void;
-  planRecorded?(rule: string, dry: boolean): void;
-  /** A plan ran (its remaining steps); `status` is where it stands after (open and blocked are not endings). */
-  planSettled?(rule: string, status: PlanStatus): void;
-}
-
+/** Built once per process (the daemon's constructor): what changes with a reload is read through `config()`. */
 export interface CycleDeps {
   /** `clockSkewMs` (server Date minus our clock at the last response) feeds the skew warning. */
   api: Pick<ApiPort, 'walletSummary'> & { clockSkewMs?: () => number | undefined };
   store: CycleStore;
   executor: PlanExecutor;
-  rules: () => Rule[];
-  safety: () => SafetyConfig;
+  /** The current config's rules, safety and clock-skew threshold, read at each turn. */
+  config: () => WorkerConfig;
   /** Wall clock: poll times, what the operator reads. */
   clock: Clock;
   /**
@@ -43,12 +38,11 @@ export interface CycleDeps {
   decisionClock?: Clock;
   /** Episode state for the clock-skew warning, kept across cycles; no skew check when absent. */
   clockSkew?: ClockSkewWatch;
-  /** |server − ours| above this is logged as `clock.skew` (default 30 s). */
-  clockSkewThresholdMs?: number;
   logger: Logger;
   failpoint: Failpoint;
   dry: boolean;
-  observer?: CycleObserver;
+  /** Polls (`poll:ok`, `poll:failed`) and plans (`plan:recorded`, `plan:settled`) go out on it. */
+  events?: EventSink;
   /** `poll.ok` is logged at this level (default info); the daemon says debug for a large fleet. */
   pollOkLevel?: 'info' | 'debug';
 }
@@ -70,15 +64,17 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   try {
     summary = await api.walletSummary(wallet.address);
   } catch (err) {
-    store.recordPoll(wallet.name, wallet.address, clock.now(), { ok: false, error: errorSummary(err) });
+    const at = clock.now();
+    store.recordPoll(wallet.name, wallet.address, at, { ok: false, error: errorSummary(err) });
     const { issues, requestId } = err as Partial<ApiError>;
     log.warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined, request_id: requestId }, 'poll failed');
-    deps.observer?.pollFailed?.(wallet, err);
+    deps.events?.emit('poll:failed', { wallet, error: err, at });
     return result;
   }
   result.polled = true;
-  const { newEpoch } = store.recordPoll(wallet.name, wallet.address, clock.now(), { ok: true, summary });
-  deps.observer?.pollOk?.(wallet, summary);
+  const polledAt = clock.now();
+  const { newEpoch } = store.recordPoll(wallet.name, wallet.address, polledAt, { ok: true, summary });
+  deps.events?.emit('poll:ok', { wallet, summary, at: polledAt });
   const pollOkLevel = deps.pollOkLevel ?? 'info';
   if (log.isLevelEnabled(pollOkLevel)) {
     log[pollOkLevel](
@@ -115,17 +111,18 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
       result.plans.push(plan.id);
       const status = await executor.execute(plan.id);
       result.statuses.push(status);
-      deps.observer?.planSettled?.(plan.rule, status);
+      deps.events?.emit('plan:settled', { wallet: wallet.name, plan: plan.id, rule: plan.rule, status });
     }
   }
 
   const now = (deps.decisionClock ?? clock).now();
+  const config = deps.config();
   const { plans, decisions } = decide({
     wallet,
     summary,
     history: store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
-    rules: deps.rules(),
-    safety: deps.safety(),
+    rules: config.rules,
+    safety: config.safety,
     now,
     dry: deps.dry,
     blockedSignedOps: store.hasUnknownSignedStep(wallet.address),
@@ -142,7 +139,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
       continue;
     }
     deps.failpoint('after_plan_recorded');
-    deps.observer?.planRecorded?.(draft.rule, deps.dry);
+    deps.events?.emit('plan:recorded', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, epoch: draft.epoch, dry: deps.dry });
     const plog = log.child({ epoch: draft.epoch, plan: recorded.id, rule: draft.rule });
     plog.info(
       { event: deps.dry ? 'plan.dry' : 'plan.recorded', steps: draft.steps.map(describeStep), estimate_sol: formatSol(draft.estimateLamports) },
@@ -152,14 +149,14 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     result.plans.push(recorded.id);
     const status = await executor.execute(recorded.id);
     result.statuses.push(status);
-    deps.observer?.planSettled?.(draft.rule, status);
+    deps.events?.emit('plan:settled', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, status });
   }
   return result;
 }
 
 function checkClockSkew(deps: CycleDeps): void {
   if (deps.clockSkew === undefined || deps.api.clockSkewMs === undefined) return;
-  const thresholdMs = deps.clockSkewThresholdMs ?? DEFAULT_CLOCK_SKEW_THRESHOLD_MS;
+  const thresholdMs = deps.config().alerts?.clockSkewMs ?? DEFAULT_CLOCK_SKEW_THRESHOLD_MS;
   const report = deps.clockSkew.observe(deps.api.clockSkewMs(), thresholdMs);
   if (report === undefined) return;
   const fields = { event: report.event, skew_ms: report.skewMs, threshold_ms: thresholdMs };

@@ -95,9 +95,8 @@ export async function openBadHarness(): Promise<BadHarness> {
     logger,
     sleep: () => Promise.resolve(),
   });
-  const rules = new Map([[GREEDY_RULE.name, GREEDY_RULE]]);
-  const safety = { maxLamportsPerAction: 10n ** 18n };
-  const executor = new PlanExecutor({ store, api: client, signers: new Map([[wallet.address, signer]]), rules: () => rules, safety: () => safety, clock: systemClock, logger, failpoint: noFailpoints });
+  const settings = () => ({ rules: [GREEDY_RULE], safety: { maxLamportsPerAction: 10n ** 18n } });
+  const executor = new PlanExecutor({ store, api: client, signers: new Map([[wallet.address, signer]]), config: settings, clock: systemClock, logger, failpoint: noFailpoints });
 
   return {
     wallet,
@@ -111,7 +110,7 @@ export async function openBadHarness(): Promise<BadHarness> {
       counts.gets = counts.posts = counts.signs = 0;
     },
     cycle: () =>
-      runWalletCycle({ api: client, store, executor, rules: () => [GREEDY_RULE], safety: () => safety, clock: systemClock, logger, failpoint: noFailpoints, dry: false }, wallet),
+      runWalletCycle({ api: client, store, executor, config: settings, clock: systemClock, logger, failpoint: noFailpoints, dry: false }, wallet),
     close: async () => {
       store.close();
       await agent.close();

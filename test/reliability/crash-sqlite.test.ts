@@ -87,7 +87,6 @@ async function openRig(first: FirstOp, opts: { busyTimeoutMs?: number } = {}): P
   const signer = loadKey(wallet.key, { env: {}, baseDir: dirname(config.file), redactor });
   checkAddress(signer, wallet.address, wallet.name);
   const signers = new Map<string, Signer>([[wallet.address, signer]]);
-  const rules = new Map(config.rules.map((r) => [r.name, r]));
   return {
     world,
     store,
@@ -95,9 +94,9 @@ async function openRig(first: FirstOp, opts: { busyTimeoutMs?: number } = {}): P
     events,
     cycle: (hook) => {
       const failpoint: Failpoint = (name) => hook?.(name);
-      const deps = { store, api: client, signers, rules: () => rules, safety: () => config.safety, clock: systemClock, logger, failpoint };
+      const deps = { store, api: client, signers, config: () => config, clock: systemClock, logger, failpoint };
       const executor = new PlanExecutor(deps);
-      return runWalletCycle({ ...deps, executor, rules: () => config.rules, dry: false }, wallet);
+      return runWalletCycle({ ...deps, executor, dry: false }, wallet);
     },
     close: async () => {
       store.close();

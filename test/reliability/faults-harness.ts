@@ -194,13 +194,11 @@ export async function runOnce(
     }
     const limiter = new RateLimiter({ ...config.api.rateLimit, clock: systemClock });
     const client = new ApiClient({ config: config.api, apiKey: CANARY_API_KEY, dispatcher: wire.dispatcher, limiter, clock: systemClock, logger });
-    const rules = new Map(config.rules.map((r) => [r.name, r]));
     const executor = new PlanExecutor({
       store,
       api: client,
       signers,
-      rules: () => rules,
-      safety: () => config.safety,
+      config: () => config,
       clock: systemClock,
       logger,
       failpoint: noFailpoints,
@@ -208,7 +206,7 @@ export async function runOnce(
     store.recoverInFlight();
     for (const wallet of config.wallets) {
       await runWalletCycle(
-        { api: client, store, executor, rules: () => config.rules, safety: () => config.safety, clock: systemClock, logger, failpoint: noFailpoints, dry: false },
+        { api: client, store, executor, config: () => config, clock: systemClock, logger, failpoint: noFailpoints, dry: false },
         wallet,
       );
     }

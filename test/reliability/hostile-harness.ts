@@ -228,8 +228,7 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
       const limiter = new RateLimiter({ perMinute: 0, burst: 100, clock, sleep });
       // The redactor scrubs each answer as it is read, as openApi wires the product's client.
       const client = new ApiClient({ config, apiKey, dispatcher, limiter, clock, logger, sleep, random: () => 0.5, redact: (t) => redactor.redact(t) });
-      const rules = new Map([[rule.name, rule]]);
-      const executor = new PlanExecutor({ store, api: client, signers, rules: () => rules, safety: () => safety, clock, logger, failpoint });
+      const executor = new PlanExecutor({ store, api: client, signers, config: () => ({ rules: [rule], safety }), clock, logger, failpoint });
       return { client, executor };
     };
 
@@ -268,7 +267,7 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
       for (const w of wallets) {
         try {
           await runWalletCycle(
-            { api: proc.client, store, executor: proc.executor, rules: () => [rule], safety: () => safety, clock, logger, failpoint, dry: false },
+            { api: proc.client, store, executor: proc.executor, config: () => ({ rules: [rule], safety }), clock, logger, failpoint, dry: false },
             w.config,
           );
         } catch (err) {

@@ -105,7 +105,7 @@ async function harness(rule: Rule, opts: { tsWindowSec?: number; clockSkewThresh
   const wallet: WalletConfig = { name: 'w', address, key: { file: 'unused.json' }, rules: [rule.name] };
   const hooks: Harness['hooks'] = {};
   const failpoint = (name: FailpointName) => hooks[name]?.();
-  const safety = () => ({ maxLamportsPerAction: 100n * SOL });
+  const settings = () => ({ rules: [rule], safety: { maxLamportsPerAction: 100n * SOL }, alerts: { clockSkewMs: opts.clockSkewThresholdMs } });
   const signer = signerFromSeed(secretKey64.slice(0, 32));
   let executor: PlanExecutor;
   let decisionClock: Clock;
@@ -115,8 +115,7 @@ async function harness(rule: Rule, opts: { tsWindowSec?: number; clockSkewThresh
       store,
       api: client,
       signers: new Map([[wallet.address, signer]]),
-      rules: () => new Map([[rule.name, rule]]),
-      safety,
+      config: settings,
       clock: time.ours,
       logger,
       failpoint,
@@ -138,12 +137,10 @@ async function harness(rule: Rule, opts: { tsWindowSec?: number; clockSkewThresh
           api: client,
           store,
           executor,
-          rules: () => [rule],
-          safety,
+          config: settings,
           clock: time.ours,
           decisionClock,
           clockSkew,
-          clockSkewThresholdMs: opts.clockSkewThresholdMs,
           logger,
           failpoint,
           dry: false,

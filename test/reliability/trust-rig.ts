@@ -14,7 +14,8 @@ import { Redactor } from '../../src/log/redact.js';
 import { startSandbox, type FaultSpec, type LedgerEntry, type Sandbox } from '../../src/sandbox/server.js';
 import { openStore, type PlanWithSteps, type Store } from '../../src/store/index.js';
 import { createDecisionClock } from '../../src/worker/decision-clock.js';
-import { PlanExecutor, type StepEvent } from '../../src/worker/executor.js';
+import { createEvents, type StepEvent } from '../../src/events.js';
+import { PlanExecutor } from '../../src/worker/executor.js';
 import type { ApiPort, PreparedRequest } from '../../src/worker/ports.js';
 import { runWalletCycle, type WalletCycleResult } from '../../src/worker/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
@@ -146,24 +147,25 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
   };
   let executor: PlanExecutor;
   let decisionClock: Clock;
+  const settings = () => ({ rules, safety, api: { claimSettleMs: opts.claimSettleMs ?? 0 } });
+  const events = createEvents({ logger });
+  events.on('step:outcome', (e) => void rig.steps.push(e));
   const restart = () => {
     executor = new PlanExecutor({
       store,
       api,
       signers: new Map([[address, signer]]),
-      rules: () => new Map(rules.map((r) => [r.name, r])),
-      safety: () => safety,
-      claimSettleMs: () => opts.claimSettleMs ?? 0,
+      config: settings,
       clock: time.ours,
       logger,
       failpoint: () => {},
-      onStep: (e) => void rig.steps.push(e),
+      events,
     });
     decisionClock = createDecisionClock(time.ours);
   };
   const cycle = () =>
     runWalletCycle(
-      { api, store, executor, rules: () => rules, safety: () => safety, clock: time.ours, decisionClock, logger, failpoint: () => {}, dry: false },
+      { api, store, executor, config: settings, clock: time.ours, decisionClock, logger, failpoint: () => {}, dry: false },
       wallet,
     );
   restart();

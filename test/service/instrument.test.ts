@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import type { WalletConfig, WalletSummary } from '../../src/domain.js';
+import { createEvents } from '../../src/events.js';
 import { instrument, operationOf } from '../../src/service/instrument.js';
 import { createMetrics } from '../../src/service/metrics.js';
 import { parseExposition, sampleValue } from '../deploy/signals.js';
@@ -11,21 +12,22 @@ const wallet = { name: 'treasury', address: 'TreasuryAddr' } as WalletConfig;
 function setup() {
   const metrics = createMetrics({ processMetrics: false });
   metrics.configure({ wallets: [wallet], rules: ['compound'], perWallet: 'auto', staleAfterMs: 180_000 });
-  const ins = instrument(metrics, { clock: { now: () => T0, monotonic: () => 0 }, endpoints: () => DEFAULT_ENDPOINTS });
-  return { ins, scrape: async () => parseExposition(await metrics.render()) };
+  const events = createEvents();
+  const ins = instrument(metrics, events, { endpoints: () => DEFAULT_ENDPOINTS });
+  return { ins, events, scrape: async () => parseExposition(await metrics.render()) };
 }
 
 describe('instrument', () => {
   it('counts a plan when recorded and again, apart, when it ends; open and blocked are not endings', async () => {
-    const { ins, scrape } = setup();
-    const o = ins.cycleObserver;
-    o.planRecorded?.('compound', false);
-    o.planSettled?.('compound', 'open');
-    o.planSettled?.('compound', 'blocked');
-    o.planSettled?.('compound', 'done');
-    o.planRecorded?.('compound', false);
-    o.planSettled?.('compound', 'failed');
-    o.planRecorded?.('compound', true);
+    const { events, scrape } = setup();
+    const plan = { wallet: 'treasury', plan: 1, rule: 'compound' };
+    events.emit('plan:recorded', { ...plan, epoch: 'e1', dry: false });
+    events.emit('plan:settled', { ...plan, status: 'open' });
+    events.emit('plan:settled', { ...plan, status: 'blocked' });
+    events.emit('plan:settled', { ...plan, status: 'done' });
+    events.emit('plan:recorded', { ...plan, epoch: 'e1', dry: false });
+    events.emit('plan:settled', { ...plan, status: 'failed' });
+    events.emit('plan:recorded', { ...plan, epoch: 'e1', dry: true });
     const s = await scrape();
     expect(sampleValue(s, 'autoclaim_plans_created_total', { rule: 'compound' })).toBe(3);
     const outcomes = Object.fromEntries(
@@ -35,13 +37,13 @@ describe('instrument', () => {
   });
 
   it('adds the SOL of acknowledged steps by action; an anomaly is counted, its amount is not', async () => {
-    const { ins, scrape } = setup();
+    const { events, scrape } = setup();
     const step = { wallet: 'treasury', plan: 1, step: 1 };
-    ins.onStep({ ...step, kind: 'claim', state: 'acknowledged', amountLamports: 2_000_000_000n });
-    ins.onStep({ ...step, kind: 'claim', state: 'anomaly', amountLamports: 9_000_000_000n });
-    ins.onStep({ ...step, kind: 'withdraw', state: 'acknowledged', amountLamports: 500_000_000n });
-    ins.onStep({ ...step, kind: 'deposit', state: 'rejected' });
-    ins.onStep({ ...step, kind: 'deposit', state: 'sending' });
+    events.emit('step:outcome', { ...step, kind: 'claim', state: 'acknowledged', amountLamports: 2_000_000_000n });
+    events.emit('step:outcome', { ...step, kind: 'claim', state: 'anomaly', amountLamports: 9_000_000_000n });
+    events.emit('step:outcome', { ...step, kind: 'withdraw', state: 'acknowledged', amountLamports: 500_000_000n });
+    events.emit('step:outcome', { ...step, kind: 'deposit', state: 'rejected' });
+    events.emit('step:outcome', { ...step, kind: 'deposit', state: 'sending' });
     const s = await scrape();
     expect(sampleValue(s, 'autoclaim_action_sol_total', { action: 'claim' })).toBe(2);
     expect(sampleValue(s, 'autoclaim_action_sol_total', { action: 'withdraw' })).toBe(0.5);
@@ -51,10 +53,10 @@ describe('instrument', () => {
     expect(s.some((x) => x.labels.outcome === 'sending')).toBe(false);
   });
 
-  it('records polls with the clock, and limiter waits as differences of the running total', async () => {
-    const { ins, scrape } = setup();
-    ins.cycleObserver.pollOk?.(wallet, { pendingLamports: 3_000_000_000n, lifetimeLamports: null } as WalletSummary);
-    ins.cycleObserver.pollFailed?.(wallet, new Error('down'));
+  it('records polls at their time, and limiter waits as differences of the running total', async () => {
+    const { ins, events, scrape } = setup();
+    events.emit('poll:ok', { wallet, summary: { pendingLamports: 3_000_000_000n, lifetimeLamports: null } as WalletSummary, at: T0 });
+    events.emit('poll:failed', { wallet, error: new Error('down'), at: T0 + 1 });
     ins.sampleLimiter(1500);
     ins.sampleLimiter(1500);
     ins.sampleLimiter(2000);
@@ -64,6 +66,18 @@ describe('instrument', () => {
     expect(sampleValue(s, 'autoclaim_polls_total', { outcome: 'failed' })).toBe(1);
     expect(sampleValue(s, 'autoclaim_rate_limit_waits_total')).toBe(2);
     expect(sampleValue(s, 'autoclaim_rate_limit_wait_seconds_total')).toBe(2);
+  });
+
+  it('labels each HTTP exchange by operation, and hears nothing once closed', async () => {
+    const { ins, events, scrape } = setup();
+    events.emit('request:done', { method: 'GET', url: 'https://api.example/v1/rewards/wallet/Addr111', status: 200, seconds: 0.05 });
+    ins.close();
+    events.emit('request:done', { method: 'GET', url: 'https://api.example/v1/rewards/wallet/Addr111', status: 200, seconds: 0.05 });
+    events.emit('poll:failed', { wallet, error: new Error('down'), at: T0 });
+    const s = await scrape();
+    const counts = s.filter((x) => x.name === 'autoclaim_request_duration_seconds_count' && x.labels.op === 'summary' && x.labels.status_class === '2xx');
+    expect(counts.map((x) => x.value)).toEqual([1]);
+    expect(sampleValue(s, 'autoclaim_polls_total', { outcome: 'failed' })).toBe(0);
   });
 });
 

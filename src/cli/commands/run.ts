@@ -1,9 +1,8 @@
 // `run` (the daemon) and `once` (one cycle, then exit).
 import { Daemon } from '../../daemon.js';
+import { createEvents, type AutoclaimEvents } from '../../events.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
 import { failpointsFromEnv } from '../../worker/failpoints.js';
-import type { CycleObserver } from '../../worker/wallet-cycle.js';
-import type { WorkerDeps } from '../../worker/executor.js';
 import type { CommandContext } from '../context.js';
 import { VERSION } from '../version.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
@@ -12,18 +11,12 @@ import { EXIT, type ExitCode } from '../exit-codes.js';
 // here stays `sending` and becomes `unknown` at the next start, which is safe, just not pretty.
 const STOP_TIMEOUT_MS = 20_000;
 
-async function open(ctx: CommandContext, onRequest?: Parameters<typeof openRuntime>[0]['onRequest']): Promise<Runtime> {
+async function open(ctx: CommandContext, events: AutoclaimEvents): Promise<Runtime> {
   const { io, logger, redactor } = ctx;
-  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, onRequest });
+  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events });
 }
 
-interface Hooks {
-  observer?: CycleObserver;
-  onStep?: WorkerDeps['onStep'];
-  onCycleDone?: (at: number) => void;
-}
-
-function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, hooks: Hooks = {}): Daemon {
+function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents): Daemon {
   const { io, logger, redactor } = ctx;
   return new Daemon({
     runtime,
@@ -35,14 +28,16 @@ function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, hooks: 
     redactor,
     dry,
     failpoint: failpointsFromEnv(io.env),
-    ...hooks,
+    events,
   });
 }
 
 export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean }): Promise<ExitCode> {
-  const runtime = await open(ctx);
+  // The process's one event channel: the client, the daemon and whoever listens share it.
+  const events = createEvents({ logger: ctx.logger });
+  const runtime = await open(ctx, events);
   try {
-    const daemon = makeDaemon(ctx, runtime, opts.dryRun === true);
+    const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
     const report = await daemon.once();
     // "All fine" means every wallet was read and every plan finished; a step merely deferred to a
     // retry (429, not sent) is not a failure, but the cycle did not finish its work either.
@@ -62,36 +57,35 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   // The service parts (metrics, health server, sd_notify, webhook) are for `run` alone: `once` and
   // the other commands do not load them.
   const { Supervisor } = await import('../../service/supervisor.js');
-  const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION });
-  const runtime = await open(ctx, supervisor.instruments.onRequest);
-  const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, {
-    observer: supervisor.instruments.cycleObserver,
-    onStep: supervisor.onStep,
-    onCycleDone: supervisor.onCycleDone,
-  });
+  const events = createEvents({ logger });
+  const runtime = await open(ctx, events);
   try {
-    daemon.start();
-    await supervisor.start(runtime, daemon);
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        io.signals.off('SIGTERM', stop);
-        io.signals.off('SIGINT', stop);
-        io.signals.off('SIGHUP', reload);
-        resolve();
-      };
-      const reload = () => {
-        supervisor.reloading();
-        supervisor.reloaded(daemon.reload());
-      };
-      io.signals.on('SIGTERM', stop);
-      io.signals.on('SIGINT', stop);
-      io.signals.on('SIGHUP', reload);
-    });
-    logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
-    await daemon.stop(STOP_TIMEOUT_MS);
-    return EXIT.OK;
+    const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
+    // Subscribed before the daemon starts, so the metrics hear the first poll; the reload's
+    // sd_notify, metrics and webhook follow from the daemon's config:reloading / config:reloaded.
+    const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon });
+    try {
+      daemon.start();
+      await supervisor.start();
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          io.signals.off('SIGTERM', stop);
+          io.signals.off('SIGINT', stop);
+          io.signals.off('SIGHUP', reload);
+          resolve();
+        };
+        const reload = () => void daemon.reload();
+        io.signals.on('SIGTERM', stop);
+        io.signals.on('SIGINT', stop);
+        io.signals.on('SIGHUP', reload);
+      });
+      logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
+      await daemon.stop(STOP_TIMEOUT_MS);
+      return EXIT.OK;
+    } finally {
+      await supervisor.stop();
+    }
   } finally {
-    await supervisor.stop();
     await runtime.close();
   }
 }

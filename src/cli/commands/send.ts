@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline/promises';
 import { formatSol, parseSol, type Lamports } from '../../amount.js';
 import { Daemon } from '../../daemon.js';
 import { SIGNED_OPS, type PlanDraft, type SignedOp, type StepSpec, type WalletConfig } from '../../domain.js';
+import { createEvents } from '../../events.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
 import type { PlanWithSteps } from '../../store/index.js';
 import { failpointsFromEnv } from '../../worker/failpoints.js';
@@ -99,7 +100,8 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
     throw new UsageError('refusing to send without --yes: standard input is not a terminal, so nobody can confirm');
   }
   const { io, logger, redactor } = ctx;
-  const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true });
+  const events = createEvents({ logger });
+  const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events });
   try {
     const wallet = runtime.config.wallets.find((w) => w.name === opts.wallet);
     if (wallet === undefined) {
@@ -136,7 +138,7 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
       return raced === undefined ? EXIT.FAILURE : report(ctx, raced, true);
     }
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
-    const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env) });
+    const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events });
     daemon.recover();
     await daemon.runPlan(plan.id);
     return report(ctx, runtime.store.getPlan(plan.id) ?? plan, false);
