@@ -1,6 +1,6 @@
 // What the operator signals know about every configured wallet: the last good poll and its amounts.
 // Seeded from the state file at start, so a restart (even with the API down) still knows when each
-// wallet last polled well; kept current by the cycle observer. Readiness, the aggregate metrics and
+// wallet last polled well; kept current by the poll events. Readiness, the aggregate metrics and
 // the per-wallet gauges are all read from here, so they cannot disagree.
 import type { Lamports } from '../amount.js';
 

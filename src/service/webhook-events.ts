@@ -11,7 +11,7 @@ import { resolveWebhookSecret } from '../config/secrets.js';
 import type { Clock, WebhookCategory } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
-import type { StepEvent } from '../worker/executor.js';
+import type { StepEvent } from '../events.js';
 import type { NotificationOutcome } from './metrics.js';
 import { createWebhookNotifier, type WebhookEvent, type WebhookNotifier } from './webhook.js';
 
@@ -22,7 +22,7 @@ export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookCategory[] = ['rejected', '
 const MAX_LISTED_ISSUES = 10;
 
 export interface FailureWebhook {
-  /** Step outcomes, from the executor's onStep. */
+  /** Step outcomes, as the `step:outcome` event tells them (the supervisor subscribes it). */
   onStep(e: StepEvent): void;
   /** A SIGHUP reload refused; `issues` as the config.invalid log line lists them. */
   configInvalid(issues: readonly string[]): void;
