@@ -9,7 +9,8 @@ import { Deadline, DeadlineExceeded } from '../../src/api/deadline.js';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
 import { systemClock, type WalletConfig } from '../../src/domain.js';
 import { runWalletCycle, type CycleDeps } from '../../src/worker/wallet-cycle.js';
-import { apiError, captureLogger } from './helpers.js';
+import { captureLog } from '../support/log.js';
+import { apiError } from './helpers.js';
 import { drip, loopback, loopbackClient, stopAll } from './loopback.js';
 
 afterEach(async () => {
@@ -101,7 +102,7 @@ describe('one deadline for the whole request', () => {
   it('the wallet cycle logs poll.failed with TIMEOUT, and the next cycle polls again', async () => {
     const srv = await server();
     const api = loopbackClient(srv.base, { timeoutMs: 300, readAttempts: 1, connections: 1 });
-    const log = captureLogger('debug');
+    const log = captureLog('debug');
     const polls: Array<{ ok: boolean; error?: string }> = [];
     const wallet = { name: 'slow', address: SLOW } as WalletConfig;
     // Only what a failed poll touches: the poll record. Nothing else may be reached.

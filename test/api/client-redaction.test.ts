@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
 import type { ApiError } from '../../src/errors.js';
 import { Redactor } from '../../src/log/redact.js';
-import { apiError, captureLogger } from './helpers.js';
+import { captureLog } from '../support/log.js';
+import { apiError } from './helpers.js';
 import { loopback, loopbackClient, stopAll } from './loopback.js';
 
 afterEach(() => stopAll());
@@ -51,7 +52,7 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
   for (const key of [PLAIN_KEY, QUOTED_KEY]) {
     it(`403/400/500 bodies echoing ${JSON.stringify(key)} at every offset around the cuts`, async () => {
       const redactor = new Redactor().add(key);
-      const log = captureLogger('debug', redactor);
+      const log = captureLog('debug', redactor);
       let next: Answer = { status: 204, body: '' };
       const srv = await echoServer(() => next);
       const api = loopbackClient(srv.base, { readAttempts: 1 }, { apiKey: key, logger: log.logger, redact: (t) => redactor.redact(t) });

@@ -1,53 +1,20 @@
 // Transport failures on real loopback sockets: refused, DNS, connect timeout, a reset after the
 // request was written, a server that never answers, a stalled body, an oversized body. Each must
 // land in the right disposition, since that decides whether money may move twice.
-import http from 'node:http';
 import net from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiClient, createDispatcher } from '../../src/api/client.js';
-import { RateLimiter } from '../../src/api/rate-limit.js';
+import type { ApiClient } from '../../src/api/client.js';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
-import { systemClock, type ApiConfig } from '../../src/domain.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { apiConfig, apiError } from './helpers.js';
+import type { ApiConfig } from '../../src/domain.js';
+import { apiError } from './helpers.js';
+import { loopback, loopbackClient, onStop, stopAll } from './loopback.js';
 
 const kp = generateKeypair();
 const signer = signerFromSeed(kp.secretKey64.slice(0, 32));
 const WALLET = kp.address;
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-interface Received {
-  method: string | undefined;
-  url: string | undefined;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** An HTTP server on 127.0.0.1 that records what it received and then does `then`. */
-async function server(then: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
-  const received: Received[] = [];
-  const srv = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      received.push({ method: req.method, url: req.url, headers: req.headers, body });
-      then(req, res, body);
-    });
-  });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  cleanups.push(async () => {
-    srv.closeAllConnections();
-    await new Promise<void>((r) => srv.close(() => r()));
-  });
-  const { port } = srv.address() as net.AddressInfo;
-  return { base: `http://127.0.0.1:${port}/v1`, received };
-}
+afterEach(stopAll);
 
 /** A raw TCP server, for misbehaviour HTTP servers cannot express. */
 async function tcpServer(onData: (socket: net.Socket) => void) {
@@ -61,7 +28,7 @@ async function tcpServer(onData: (socket: net.Socket) => void) {
     });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  cleanups.push(async () => {
+  onStop(async () => {
     for (const s of sockets) s.destroy();
     await new Promise<void>((r) => srv.close(() => r()));
   });
@@ -77,20 +44,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function client(base: string, over: Partial<ApiConfig> = {}, dispatcher?: Dispatcher) {
-  const config = apiConfig({ baseUrl: base, timeoutMs: 400, connectTimeoutMs: 300, ...over });
-  const d = dispatcher ?? createDispatcher(config);
-  cleanups.push(() => d.destroy());
-  const api = new ApiClient({
-    config,
-    apiKey: 'test-api-key-000000',
-    dispatcher: d,
-    limiter: new RateLimiter({ perMinute: 0, burst: 1, clock: systemClock }),
-    clock: systemClock,
-    logger: silentLogger(),
-    sleep: () => Promise.resolve(),
-  });
-  return api;
+/** Short deadlines: every case here ends in a failure, and none should wait long for it. */
+function client(base: string, over: Partial<ApiConfig> = {}, dispatcher?: Dispatcher): ApiClient {
+  return loopbackClient(base, { timeoutMs: 400, connectTimeoutMs: 300, ...over }, { apiKey: 'test-api-key-000000', ...(dispatcher ? { dispatcher } : {}) });
 }
 
 const claim = (api: ApiClient) => api.prepare({ op: 'claim', wallet: WALLET }, signer, Date.now());
@@ -137,7 +93,7 @@ describe('not_sent: the request provably never reached a server', () => {
 
 describe('ambiguous: the request may have been applied', () => {
   it('the server reads the whole body, then destroys the socket: never re-sent', async () => {
-    const srv = await server((req) => req.socket.destroy());
+    const srv = await loopback((req) => req.socket.destroy());
     const api = client(srv.base, { readAttempts: 3 });
     const p = deposit(api);
     const err = await apiError(api.send(p));
@@ -165,7 +121,7 @@ describe('ambiguous: the request may have been applied', () => {
   });
 
   it('a server that never answers: headers timeout', async () => {
-    const srv = await server(() => undefined);
+    const srv = await loopback(() => undefined);
     const api = client(srv.base, { readAttempts: 3, timeoutMs: 300 });
     const err = await apiError(api.send(claim(api)));
     expect(err).toMatchObject({ disposition: 'ambiguous', code: 'TIMEOUT' });
@@ -174,7 +130,7 @@ describe('ambiguous: the request may have been applied', () => {
   });
 
   it('a body that stalls: body timeout; a read retries it', async () => {
-    const srv = await server((_req, res) => {
+    const srv = await loopback((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
       res.write('{"address":');
     });
@@ -185,7 +141,7 @@ describe('ambiguous: the request may have been applied', () => {
   });
 
   it('a 5xx is ambiguous and a signed request is not re-sent', async () => {
-    const srv = await server((_req, res) => res.writeHead(500).end('{"error":"boom"}'));
+    const srv = await loopback((_req, res) => res.writeHead(500).end('{"error":"boom"}'));
     const api = client(srv.base, { readAttempts: 3 });
     const err = await apiError(api.send(claim(api)));
     expect(err).toMatchObject({ disposition: 'ambiguous', code: 'SERVER_ERROR', status: 500, rawBody: '{"error":"boom"}' });
@@ -195,7 +151,7 @@ describe('ambiguous: the request may have been applied', () => {
 
 describe('over real HTTP', () => {
   it('stops reading a body larger than max_response_bytes', async () => {
-    const srv = await server((_req, res) => {
+    const srv = await loopback((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }); // chunked: no length to check up front
       for (let i = 0; i < 20; i += 1) res.write('x'.repeat(1_000));
       res.end();
@@ -206,7 +162,7 @@ describe('over real HTTP', () => {
   });
 
   it('a good answer round-trips, with the server date recorded', async () => {
-    const srv = await server((_req, res) => {
+    const srv = await loopback((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"address":"${WALLET}","epoch":"2025-06-01","pending_sol":0.5}`);
     });

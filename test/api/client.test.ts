@@ -7,7 +7,9 @@ import { RateLimiter } from '../../src/api/rate-limit.js';
 import { decodeSignature, generateKeypair, signerFromSeed, verifySignature } from '../../src/api/signer.js';
 import type { ApiConfig } from '../../src/domain.js';
 import { KeyError } from '../../src/errors.js';
-import { apiConfig, apiError, captureLogger, FakeTime } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { captureLog } from '../support/log.js';
+import { apiConfig, apiError } from './helpers.js';
 
 const API_KEY = 'canary-api-key-3f9d2b7c1e';
 const ORIGIN = 'http://api.test';
@@ -26,12 +28,12 @@ afterEach(async () => {
 
 function setup(over: Partial<ApiConfig> = {}, apiKey: string | null = API_KEY) {
   const config = apiConfig(over);
-  const time = new FakeTime();
+  const time = new FakeClock();
   const agent = new MockAgent();
   agent.disableNetConnect();
   agents.push(agent);
   const pool = agent.get(ORIGIN);
-  const log = captureLogger('debug');
+  const log = captureLog('debug');
   const limiter = new RateLimiter({ ...config.rateLimit, clock: time, sleep: time.autoSleep, headroom: 0 });
   const client = new ApiClient({
     config,

@@ -13,6 +13,11 @@ import { apiConfig } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 
+/** Has `stop` run by the next stopAll, after what was registered later (for servers made elsewhere). */
+export function onStop(stop: () => Promise<void>): void {
+  cleanups.push(stop);
+}
+
 /** Stops every server and dispatcher started since the last call. */
 export async function stopAll(): Promise<void> {
   for (const c of cleanups.splice(0).reverse()) await c();

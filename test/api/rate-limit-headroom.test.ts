@@ -3,28 +3,28 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimiter } from '../../src/api/rate-limit.js';
 import { TokenBucket } from '../../src/sandbox/stats.js';
-import { FakeTime, flush } from './helpers.js';
+import { FakeClock, flush } from '../support/clock.js';
 
 describe('RateLimiter headroom', () => {
   it('by default spends 98% of the rate and of the burst', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = new RateLimiter({ perMinute: 600, burst: 10, clock: time, sleep: time.sleep });
     const granted: number[] = [];
     for (let i = 0; i < 200; i++) void l.acquire().then(() => granted.push(time.mono));
     await flush();
     expect(granted).toHaveLength(9); // 9.8 tokens: nine at once
-    await time.advance(10_000);
+    await time.elapse(10_000);
     // 0.8 + 98 tokens in 10 s at 9.8/s: 98 more, not 100.
     expect(granted).toHaveLength(9 + 98);
   });
 
   /** Grant times of n acquisitions, then the 429s a same-size server bucket gives when each arrives 0-20 ms later. */
   async function refusedBySameSizeServer(headroom: number | undefined, n: number): Promise<number> {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = new RateLimiter({ perMinute: 500, burst: 10, clock: time, sleep: time.sleep, ...(headroom === undefined ? {} : { headroom }) });
     const granted: number[] = [];
     for (let i = 0; i < n; i++) void l.acquire().then(() => granted.push(time.mono));
-    await time.advance(100_000);
+    await time.elapse(100_000);
     expect(granted).toHaveLength(n);
     // The first request is the slowest to arrive (a new connection), the rest vary by up to 20 ms.
     const arrivals = granted.map((t, i) => t + (i === 0 ? 20 : (i * 7919) % 20)).sort((a, b) => a - b);

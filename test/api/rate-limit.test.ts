@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseRetryAfter, RateLimiter } from '../../src/api/rate-limit.js';
-import { FakeTime, flush } from './helpers.js';
+import { FakeClock, flush } from '../support/clock.js';
 
-function limiter(time: FakeTime, perMinute: number, burst: number, extra: { defaultPauseMs?: number; maxPauseMs?: number } = {}) {
+function limiter(time: FakeClock, perMinute: number, burst: number, extra: { defaultPauseMs?: number; maxPauseMs?: number } = {}) {
   return new RateLimiter({ perMinute, burst, clock: time, sleep: time.sleep, headroom: 0, ...extra });
 }
 
 /** Starts n acquisitions and records the order and fake-monotonic time at which each is granted. */
-function race(l: RateLimiter, time: FakeTime, n: number, label = '') {
+function race(l: RateLimiter, time: FakeClock, n: number, label = '') {
   const granted: Array<{ id: string; at: number }> = [];
   const all = Array.from({ length: n }, (_, i) =>
     l.acquire().then(() => {
@@ -19,88 +19,88 @@ function race(l: RateLimiter, time: FakeTime, n: number, label = '') {
 
 describe('RateLimiter', () => {
   it('lets a burst go at once, then refills at the sustained rate', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = limiter(time, 60, 5); // one token a second
     const { granted } = race(l, time, 8);
     await flush();
     expect(granted).toHaveLength(5);
     expect(l.waits).toBe(3);
-    await time.advance(999);
+    await time.elapse(999);
     expect(granted).toHaveLength(5);
-    await time.advance(1);
+    await time.elapse(1);
     expect(granted).toHaveLength(6);
-    await time.advance(2_000);
+    await time.elapse(2_000);
     expect(granted).toHaveLength(8);
     expect(granted.slice(5).map((g) => g.at - 1_000)).toEqual([1_000, 2_000, 3_000]);
     expect(l.waitedMs).toBe(1_000 + 2_000 + 3_000);
   });
 
   it('serves waiters first come, first served', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = limiter(time, 600, 1); // a token every 100 ms
     const a = race(l, time, 3, 'a');
     await flush();
     const b = race(l, time, 3, 'b');
-    await time.advance(1_000);
+    await time.elapse(1_000);
     await Promise.all([a.all, b.all]);
     const order = [...a.granted, ...b.granted].sort((x, y) => x.at - y.at).map((g) => g.id);
     expect(order).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2']);
   });
 
   it('never exceeds burst + rate × elapsed over a long run', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = limiter(time, 500, 100);
     const { granted } = race(l, time, 400);
     await flush();
     expect(granted).toHaveLength(100);
-    await time.advance(30_000); // 250 more tokens at 500/min
+    await time.elapse(30_000); // 250 more tokens at 500/min
     expect(granted).toHaveLength(350);
-    await time.advance(6_000);
+    await time.elapse(6_000);
     expect(granted).toHaveLength(400);
   });
 
   it('does not bank more than the burst while idle', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = limiter(time, 60, 3);
-    await time.advance(60_000);
+    await time.elapse(60_000);
     const { granted } = race(l, time, 5);
     await flush();
     expect(granted).toHaveLength(3);
   });
 
   it('holds every request for a Retry-After pause, then restarts slowly', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = limiter(time, 600, 10);
     l.pauseFor(5_000);
     const { granted } = race(l, time, 3);
-    await time.advance(4_999);
+    await time.elapse(4_999);
     expect(granted).toHaveLength(0);
-    await time.advance(1);
+    await time.elapse(1);
     expect(granted).toHaveLength(1);
-    await time.advance(100);
+    await time.elapse(100);
     expect(granted).toHaveLength(2);
     expect(l.pauses).toBe(1);
   });
 
   it('uses the default pause when the server gives no Retry-After, and caps absurd ones', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = limiter(time, 0, 1, { defaultPauseMs: 2_000, maxPauseMs: 60_000 });
     l.pauseFor();
     const { granted } = race(l, time, 1);
-    await time.advance(1_999);
+    await time.elapse(1_999);
     expect(granted).toHaveLength(0);
-    await time.advance(1);
+    await time.elapse(1);
     expect(granted).toHaveLength(1);
 
     l.pauseFor(86_400_000);
     const later = race(l, time, 1);
-    await time.advance(60_000);
+    await time.elapse(60_000);
     expect(later.granted).toHaveLength(1);
   });
 
   it('is unlimited with perMinute 0 or Infinity', async () => {
     for (const perMinute of [0, Number.POSITIVE_INFINITY]) {
-      const time = new FakeTime();
+      const time = new FakeClock();
       const l = limiter(time, perMinute, 1);
       const { granted } = race(l, time, 1_000);
       await flush();
@@ -111,15 +111,15 @@ describe('RateLimiter', () => {
   });
 
   it('an extended pause during a wait is honoured', async () => {
-    const time = new FakeTime();
+    const time = new FakeClock();
     const l = limiter(time, 60, 1);
     await l.acquire();
     const { granted } = race(l, time, 1);
-    await time.advance(500);
+    await time.elapse(500);
     l.pauseFor(3_000); // the token due at +1000 now waits until +3500
-    await time.advance(2_999);
+    await time.elapse(2_999);
     expect(granted).toHaveLength(0);
-    await time.advance(1);
+    await time.elapse(1);
     expect(granted).toHaveLength(1);
   });
 });

@@ -7,7 +7,8 @@ import { generateKeypair, signerFromSeed, type Signer } from '../../src/api/sign
 import { runDoctor, type DoctorClient, type DoctorDeps } from '../../src/doctor/run.js';
 import type { Headers } from '../../src/doctor/report.js';
 import { ApiError, KeyError } from '../../src/errors.js';
-import { apiConfig, FakeTime } from '../api/helpers.js';
+import { apiConfig } from '../api/helpers.js';
+import { FakeClock } from '../support/clock.js';
 
 const a = generateKeypair();
 const b = generateKeypair();
@@ -51,7 +52,7 @@ function deps(client: DoctorClient, over: Partial<DoctorDeps> = {}): DoctorDeps 
     apiKey: { kind: 'present', source: '$AUTOCLAIM_API_KEY' },
     keys,
     clockSkewThresholdMs: 30_000,
-    clock: new FakeTime(),
+    clock: new FakeClock(),
     lookup: () => Promise.resolve(['192.0.2.7']),
     ...over,
   };

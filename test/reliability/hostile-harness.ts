@@ -20,6 +20,7 @@ import type { Failpoint, FailpointName } from '../../src/worker/failpoints.js';
 import type { Signer } from '../../src/worker/ports.js';
 import { runWalletCycle } from '../../src/worker/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
+import { FakeClock } from '../support/clock.js';
 import { buildApiKey, type Sequence } from './hostile-grammar.js';
 import { startHostileServer } from './hostile-server.js';
 import { DAY_MS, type Applied, type WalletSecrets } from './hostile-types.js';
@@ -32,19 +33,6 @@ const FIRST_DAY = Date.UTC(2025, 5, 1) / DAY_MS;
 
 /** Thrown by an armed failpoint: the simulated process stops there, as if killed. */
 class CrashSignal extends Error {}
-
-class FakeClock implements Clock {
-  constructor(
-    public wall: number,
-    public mono = 1_000_000,
-  ) {}
-  now = (): number => this.wall;
-  monotonic = (): number => this.mono;
-  advance(ms: number): void {
-    this.wall += ms;
-    this.mono += ms;
-  }
-}
 
 export interface WalletOutcome {
   address: string;
@@ -110,7 +98,7 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
   const redactor = new Redactor();
   let lines: string[] = [];
   const logger = createLogger({ level: 'debug', redactor, pretty: false, destination: { write: (l: string) => void lines.push(l) } });
-  let clock = new FakeClock(FIRST_DAY * DAY_MS);
+  let clock = new FakeClock(FIRST_DAY * DAY_MS, 1_000_000);
   const storeClock: Clock = { now: () => clock.now(), monotonic: () => clock.monotonic() };
 
   let generation = 0;
@@ -180,7 +168,7 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
     runs += 1;
     if (sequencesSinceRotation >= ROTATE_EVERY) rotate();
     lines = [];
-    clock = new FakeClock(FIRST_DAY * DAY_MS + seq.startOffsetMs);
+    clock = new FakeClock(FIRST_DAY * DAY_MS + seq.startOffsetMs, 1_000_000);
     const before = maxRowids();
     const apiKey = buildApiKey(seq.apiKey);
     redactor.add(apiKey); // as openApi does with the configured key

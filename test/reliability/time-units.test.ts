@@ -1,18 +1,10 @@
 // The two pure pieces behind the time guarantees: the decision clock and the skew episode logic.
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/domain.js';
 import { ClockSkewWatch, INITIAL_SKEW_STATE, observeSkew, type SkewState } from '../../src/worker/clock-skew.js';
 import { createDecisionClock } from '../../src/worker/decision-clock.js';
+import { FakeClock } from '../support/clock.js';
 
-function fakeClock(): Clock & { wall: number; mono: number } {
-  const c = {
-    wall: 1_750_000_000_000,
-    mono: 500.25,
-    now: () => c.wall,
-    monotonic: () => c.mono,
-  };
-  return c;
-}
+const fakeClock = (): FakeClock => new FakeClock(1_750_000_000_000, 500.25);
 
 describe('createDecisionClock', () => {
   it('starts at the wall clock and then follows only monotonic time', () => {

@@ -2,7 +2,8 @@
 // rate limiter.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
-import { buildSigned, errorCode, fakeClock, send, sendSigned, testAgent, testWallet, type FakeClock } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { buildSigned, errorCode, send, sendSigned, testAgent, testWallet } from './helpers.js';
 
 const alice = testWallet('alice');
 const agent = testAgent();
@@ -12,7 +13,7 @@ let sandbox: Sandbox;
 let clock: FakeClock;
 
 async function start(extra: Partial<SandboxOptions> = {}): Promise<Sandbox> {
-  clock = fakeClock(Date.UTC(2025, 6, 1, 12, 0, 0));
+  clock = new FakeClock(Date.UTC(2025, 6, 1, 12, 0, 0));
   sandbox = await startSandbox({ clock, defaultAccrualLamportsPerSec: 0n, apiKey: 'admin-test-key', ...extra });
   return sandbox;
 }

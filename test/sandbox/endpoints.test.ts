@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
-import { buildSigned, errorCode, fakeClock, send, sendSigned, sign, testAgent, testWallet, type FakeClock } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { buildSigned, errorCode, send, sendSigned, sign, testAgent, testWallet } from './helpers.js';
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 const API_KEY = 'test-api-key-0123456789';
@@ -14,7 +15,7 @@ let sandbox: Sandbox;
 let clock: FakeClock;
 
 async function start(extra: Partial<SandboxOptions> = {}): Promise<Sandbox> {
-  clock = fakeClock(T0);
+  clock = new FakeClock(T0);
   sandbox = await startSandbox({
     clock,
     apiKey: API_KEY,

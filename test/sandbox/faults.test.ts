@@ -1,7 +1,8 @@
 // Each fault does what it says to the socket, and the ledger tells whether the action was applied.
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startSandbox, type FaultSpec, type Sandbox } from '../../src/sandbox/server.js';
-import { buildSigned, errorCode, fakeClock, send, sendSigned, testAgent, testWallet, type FakeClock } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { buildSigned, errorCode, send, sendSigned, testAgent, testWallet } from './helpers.js';
 
 const alice = testWallet('alice');
 const bob = testWallet('bob');
@@ -12,7 +13,7 @@ let sandbox: Sandbox;
 let clock: FakeClock;
 
 beforeEach(async () => {
-  clock = fakeClock(Date.UTC(2025, 4, 4, 4, 4, 4));
+  clock = new FakeClock(Date.UTC(2025, 4, 4, 4, 4, 4));
   sandbox = await startSandbox({
     clock,
     defaultAccrualLamportsPerSec: 0n,

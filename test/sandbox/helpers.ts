@@ -6,29 +6,6 @@ import nacl from 'tweetnacl';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Clock, SignatureEncoding } from '../../src/domain.js';
 
-export interface FakeClock extends Clock {
-  set(ms: number): void;
-  advance(ms: number): void;
-}
-
-/** Wall and monotonic time that move only when told to. */
-export function fakeClock(startMs: number): FakeClock {
-  let wall = startMs;
-  let mono = 1_000;
-  return {
-    now: () => wall,
-    monotonic: () => mono,
-    set: (ms) => {
-      mono += Math.max(0, ms - wall);
-      wall = ms;
-    },
-    advance: (ms) => {
-      wall += ms;
-      mono += ms;
-    },
-  };
-}
-
 export interface TestWallet {
   address: string;
   secretKey: Uint8Array;

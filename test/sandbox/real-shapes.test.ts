@@ -3,7 +3,8 @@
 // and a claim template of its own so a client's wrong guess can be seen failing.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
-import { buildSigned, errorCode, fakeClock, send, sendSigned, testAgent, testWallet, type FakeClock } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { buildSigned, errorCode, send, sendSigned, testAgent, testWallet } from './helpers.js';
 
 const T0 = Date.UTC(2025, 9, 31, 10, 0, 0);
 const API_KEY = 'real-shapes-key';
@@ -16,7 +17,7 @@ let sandbox: Sandbox | undefined;
 let clock: FakeClock;
 
 async function start(extra: Partial<SandboxOptions> = {}): Promise<Sandbox> {
-  clock = fakeClock(T0);
+  clock = new FakeClock(T0);
   sandbox = await startSandbox({
     clock,
     apiKey: API_KEY,

@@ -1,7 +1,8 @@
 // Every refusal of a signed request has its own status and leaves the ledger untouched.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { buildSigned, errorCode, fakeClock, sendSigned, testAgent, testWallet, type FakeClock, type SignedInit } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { buildSigned, errorCode, sendSigned, testAgent, testWallet, type SignedInit } from './helpers.js';
 
 const API_KEY = 'verify-test-key';
 const alice = testWallet('alice');
@@ -13,7 +14,7 @@ let sandbox: Sandbox;
 let clock: FakeClock;
 
 beforeEach(async () => {
-  clock = fakeClock(Date.UTC(2025, 5, 1, 8, 0, 0));
+  clock = new FakeClock(Date.UTC(2025, 5, 1, 8, 0, 0));
   sandbox = await startSandbox({
     clock,
     apiKey: API_KEY,

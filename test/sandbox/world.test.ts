@@ -4,7 +4,8 @@ import nacl from 'tweetnacl';
 import { afterAll, describe, expect, it } from 'vitest';
 import { demoWalletAddress, demoWalletKeyPair, startSandbox } from '../../src/sandbox/server.js';
 import { SandboxWorld, WorldError, type WorldOptions } from '../../src/sandbox/world.js';
-import { buildSigned, fakeClock, send, sendSigned, testAgent, testWallet } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { buildSigned, send, sendSigned, testAgent, testWallet } from './helpers.js';
 
 const T0 = Date.UTC(2025, 2, 10, 9, 30, 0);
 const alice = testWallet('alice');
@@ -12,7 +13,7 @@ const bob = testWallet('bob');
 const agent = testAgent();
 afterAll(() => agent.close());
 
-function world(extra: Partial<WorldOptions> = {}, clock = fakeClock(T0)): { world: SandboxWorld; clock: typeof clock } {
+function world(extra: Partial<WorldOptions> = {}, clock = new FakeClock(T0)): { world: SandboxWorld; clock: typeof clock } {
   const w = new SandboxWorld({
     clock,
     epochMs: 86_400_000,
@@ -90,7 +91,7 @@ describe('epochs', () => {
   });
 
   it('rolls the epoch served over HTTP as the fake clock moves', async () => {
-    const clock = fakeClock(Date.UTC(2025, 0, 1, 0, 0, 30));
+    const clock = new FakeClock(Date.UTC(2025, 0, 1, 0, 0, 30));
     const sandbox = await startSandbox({ clock, epochMs: 60_000, defaultAccrualLamportsPerSec: 1_000_000n });
     try {
       const first = await send(agent, `${sandbox.url}/rewards/wallet/${alice.address}`);

@@ -6,7 +6,7 @@ import {
   type AlertInputs,
 } from '../../src/service/alerts.js';
 import type { WebhookEvent, WebhookNotifier } from '../../src/service/webhook.js';
-import { captureLog } from './log-capture.js';
+import { captureLog } from '../support/log.js';
 
 const MIN = 60_000;
 

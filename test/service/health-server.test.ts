@@ -3,7 +3,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { parseListen, startHealthServer, type HealthReport, type HealthServer } from '../../src/service/health-server.js';
 import { startLoopLagMonitor } from '../../src/service/loop-lag.js';
 import { createMetrics } from '../../src/service/metrics.js';
-import { captureLog } from './log-capture.js';
+import { captureLog } from '../support/log.js';
 
 const MINUTE = 60_000;
 const T0 = 1_800_000_000_000;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNotifier } from '../../src/service/notify.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { captureLog } from './log-capture.js';
+import { captureLog } from '../support/log.js';
 import { listenNotify, type NotifyListener } from './notify-listener.js';
 
 const SYSTEMD_NOTIFY = ['/usr/bin/systemd-notify', '/bin/systemd-notify'].find((p) => existsSync(p));

@@ -9,7 +9,7 @@ import type { AppConfig } from '../../src/domain.js';
 import { Redactor } from '../../src/log/redact.js';
 import { createFailureWebhook, DEFAULT_WEBHOOK_EVENTS } from '../../src/service/webhook-events.js';
 import { BASE, TempDir, edit } from '../config/helpers.js';
-import { captureLog } from './log-capture.js';
+import { captureLog } from '../support/log.js';
 
 const UNIT = join(import.meta.dirname, '..', '..', 'systemd', 'autoclaim.service');
 

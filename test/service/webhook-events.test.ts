@@ -13,7 +13,7 @@ import type { WebhookCategory } from '../../src/domain.js';
 import { KeyError } from '../../src/errors.js';
 import { Redactor } from '../../src/log/redact.js';
 import { createFailureWebhook, DEFAULT_WEBHOOK_EVENTS, type FailureWebhook } from '../../src/service/webhook-events.js';
-import { captureLog } from './log-capture.js';
+import { captureLog } from '../support/log.js';
 
 const SECRET = 'whsec-events-canary-0123456789';
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/domain.js';
 import type { NotificationOutcome } from '../../src/service/metrics.js';
 import { createWebhookNotifier, signWebhookBody, type WebhookNotifier } from '../../src/service/webhook.js';
-import { captureLog } from './log-capture.js';
+import { captureLog } from '../support/log.js';
 
 interface Received {
   headers: IncomingHttpHeaders;

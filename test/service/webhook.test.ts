@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/domain.js';
 import type { NotificationOutcome } from '../../src/service/metrics.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/service/webhook.js';
-import { captureLog } from './log-capture.js';
+import { FakeClock } from '../support/clock.js';
+import { captureLog } from '../support/log.js';
 
 interface Received {
   headers: Record<string, string | string[] | undefined>;
@@ -49,28 +49,15 @@ async function receiver(status: () => number = () => 204): Promise<{ url: string
   return { url, received, next };
 }
 
-/** A clock that only moves when the notifier sleeps, so pacing is asserted without real time. */
-function fakeTime(): { clock: Clock; sleeps: number[]; sleep: (ms: number) => Promise<void>; advance: (ms: number) => void } {
-  let mono = 1_000;
-  const sleeps: number[] = [];
-  return {
-    clock: { now: () => 1_800_000_000_000 + mono, monotonic: () => mono },
-    sleeps,
-    sleep: (ms) => {
-      sleeps.push(ms);
-      mono += ms;
-      return Promise.resolve();
-    },
-    advance: (ms) => (mono += ms),
-  };
-}
+/** A clock that only moves when the notifier sleeps (or the test says), so pacing is asserted without real time. */
+const fakeTime = (): FakeClock => new FakeClock(1_800_000_001_000);
 
 describe('createWebhookNotifier', () => {
   it('POSTs a Slack- and Discord-compatible JSON payload', async () => {
     const r = await receiver();
     agent = new Agent();
     const t = fakeTime();
-    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep });
+    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t, sleep: t.autoSleep });
     notifier.notify({ key: 'ack:1', event: 'action.acknowledged', text: 'treasury: claimed 1.5 SOL', details: { step: 1, lamports: 1_500_000_000n } });
     await r.next(1);
     expect(r.received[0]?.headers['content-type']).toBe('application/json');
@@ -99,12 +86,12 @@ describe('createWebhookNotifier', () => {
     const r = await receiver();
     agent = new Agent();
     const t = fakeTime();
-    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, dedupeMs: 60_000 });
+    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t, sleep: t.autoSleep, dedupeMs: 60_000 });
     notifier.notify({ key: 'stale:w', event: 'alert.opened', text: 'one' });
     notifier.notify({ key: 'stale:w', event: 'alert.opened', text: 'two' });
     await notifier.close();
     t.advance(60_001);
-    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, dedupeMs: 60_000 });
+    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t, sleep: t.autoSleep, dedupeMs: 60_000 });
     notifier.notify({ key: 'stale:w', event: 'alert.opened', text: 'three' });
     await r.next(2);
     expect(r.received.map((x) => x.body['text'])).toEqual(['one', 'three']);
@@ -114,7 +101,7 @@ describe('createWebhookNotifier', () => {
     const r = await receiver();
     agent = new Agent();
     const t = fakeTime();
-    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, dedupeMs: 60_000 });
+    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t, sleep: t.autoSleep, dedupeMs: 60_000 });
     notifier.notify({ key: 'k', event: 'e', text: 'first' });
     await r.next(1);
     t.advance(60_001);
@@ -127,7 +114,7 @@ describe('createWebhookNotifier', () => {
     const r = await receiver();
     agent = new Agent();
     const t = fakeTime();
-    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, minIntervalMs: 2000, maxBatch: 1 });
+    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t, sleep: t.autoSleep, minIntervalMs: 2000, maxBatch: 1 });
     for (const n of [1, 2, 3]) notifier.notify({ key: `k${n}`, event: 'e', text: `m${n}` });
     await r.next(3);
     expect(r.received.map((x) => x.body['text'])).toEqual(['m1', 'm2', 'm3']);
@@ -146,10 +133,10 @@ describe('createWebhookNotifier', () => {
       url: r.url,
       dispatcher: agent,
       logger: log.logger,
-      clock: t.clock,
+      clock: t,
       sleep: async (ms) => {
         await gate;
-        return t.sleep(ms);
+        return t.autoSleep(ms);
       },
       maxQueue: 1,
       onOutcome: (o) => outcomes.push(o),
@@ -178,8 +165,8 @@ describe('createWebhookNotifier', () => {
       url: r.url,
       dispatcher: agent,
       logger: log.logger,
-      clock: t.clock,
-      sleep: t.sleep,
+      clock: t,
+      sleep: t.autoSleep,
       onOutcome: (o) => {
         outcomes.push(o);
         throw new Error('a broken metrics hook');

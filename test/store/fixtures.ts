@@ -2,7 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach, expect } from 'vitest';
 import type { PlanDraft, StepSpec, WalletSummary } from '../../src/domain.js';
+import { StateError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { openStore, type Store, type StoreOptions, type StoredRequest } from '../../src/store/index.js';
 
@@ -27,6 +29,32 @@ export function tempDir(): TempDir {
     dbPath: path.join(dir, 'state', 'autoclaim.db'),
     cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A fresh temp dir for every test of the file that calls this at its top: made before each test,
+ * removed after (hooks registered later, such as closing a store, run before the removal).
+ */
+export function freshTempDir(): TempDir {
+  const current: TempDir = { dir: '', dbPath: '', cleanup: () => undefined };
+  beforeEach(() => {
+    Object.assign(current, tempDir());
+  });
+  afterEach(() => {
+    current.cleanup();
+  });
+  return current;
+}
+
+/** The StateError `fn` throws; fails the test if it throws anything else, or nothing. */
+export function stateError(fn: () => unknown): StateError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(StateError);
+    return err as StateError;
+  }
+  throw new Error('expected a StateError, nothing was thrown');
 }
 
 export function open(dbPath: string, opts: Partial<StoreOptions> = {}): Store {

@@ -3,47 +3,14 @@
 // collide are kept under free seqs, and from then on every exactly-once key, hold and timestamp
 // is the address's, whatever the wallet was called (issue 11, item 4).
 import fs from 'node:fs';
-import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StateError } from '../../src/errors.js';
-import { createLogger, type Logger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
 import { SCHEMA_VERSION, type Store } from '../../src/store/index.js';
-import { draft, open, summary, T0, tempDir, type TempDir } from './fixtures.js';
+import { captureLog, type CapturedLog } from '../support/log.js';
+import { draft, freshTempDir, open, stateError, summary, T0 } from './fixtures.js';
 import { A, A_LAST_TS, B, C, D, E1, E2, MOVED_SEQ, rawRows, S, V1_PLANS, writeV1State } from './v1-state.js';
 
-let tmp: TempDir;
-beforeEach(() => {
-  tmp = tempDir();
-});
-afterEach(() => {
-  tmp.cleanup();
-});
-
-function capture(): { logger: Logger; events: () => { event?: string; from?: number; to?: number }[] } {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return {
-    logger: createLogger({ redactor: new Redactor(), destination }),
-    events: () => lines.map((l) => JSON.parse(l) as { event?: string }),
-  };
-}
-
-function stateError(fn: () => unknown): StateError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(StateError);
-    return err as StateError;
-  }
-  throw new Error('expected a StateError, nothing was thrown');
-}
+const tmp = freshTempDir();
 
 function raw<T>(file: string, fn: (db: Database.Database) => T): T {
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -66,13 +33,13 @@ describe.each([
 ])('a version-1 state file (%s) is migrated on open', (_label, killed) => {
   let before: Record<string, unknown[]>;
   let store: Store;
-  let log: ReturnType<typeof capture>;
+  let log: CapturedLog;
   beforeEach(() => {
     writeV1State(tmp.dbPath, { killed });
     if (killed) expect(fs.statSync(`${tmp.dbPath}-wal`).size).toBeGreaterThan(0);
     before = raw(tmp.dbPath, (db) => Object.fromEntries(TABLES.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all()])));
     expect(before.plans).toHaveLength(V1_PLANS.length);
-    log = capture();
+    log = captureLog('info');
     store = open(tmp.dbPath, { logger: log.logger });
   });
   afterEach(() => {
@@ -83,7 +50,7 @@ describe.each([
     expect(store.pragmas()).toMatchObject({ userVersion: SCHEMA_VERSION, foreignKeys: true, journalMode: 'wal' });
     expect(SCHEMA_VERSION).toBe(2);
     expect(store.integrityCheck()).toBe('ok');
-    expect(log.events().filter((e) => e.event === 'state.migrated')).toEqual([
+    expect(log.events('state.migrated')).toEqual([
       expect.objectContaining({ from: 1, to: SCHEMA_VERSION }),
     ]);
     store.close();
@@ -213,12 +180,12 @@ describe.each([
   it('is migrated once: opening again changes nothing and logs no migration', () => {
     store.close();
     const once = { rows: dump(tmp.dbPath), schema: schema(tmp.dbPath) };
-    const again = capture();
+    const again = captureLog('info');
     store = open(tmp.dbPath, { logger: again.logger });
     expect(store.pragmas().userVersion).toBe(SCHEMA_VERSION);
     store.close();
     expect({ rows: dump(tmp.dbPath), schema: schema(tmp.dbPath) }).toEqual(once);
-    expect(again.events().filter((e) => e.event === 'state.migrated')).toEqual([]);
+    expect(again.events('state.migrated')).toEqual([]);
     store = open(tmp.dbPath);
   });
 });

@@ -1,35 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StateError } from '../../src/errors.js';
-import { createLogger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
+import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
+import { captureLog } from '../support/log.js';
+import { draft, freshTempDir, open, request, stateError, T0 } from './fixtures.js';
 
-let tmp: TempDir;
-beforeEach(() => {
-  tmp = tempDir();
-});
-afterEach(() => {
-  tmp.cleanup();
-});
+const tmp = freshTempDir();
 
 function mode(p: string): number {
   return fs.statSync(p).mode & 0o777;
-}
-
-function stateError(fn: () => unknown): StateError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(StateError);
-    return err as StateError;
-  }
-  throw new Error('expected a StateError, nothing was thrown');
 }
 
 describe('openStore: files and settings', () => {
@@ -72,17 +53,9 @@ describe('openStore: files and settings', () => {
   it('warns when an existing database is readable by others', () => {
     open(tmp.dbPath).close();
     fs.chmodSync(tmp.dbPath, 0o644);
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        lines.push(chunk.toString());
-        cb();
-      },
-    });
-    const logger = createLogger({ redactor: new Redactor(), destination });
-    open(tmp.dbPath, { logger }).close();
-    const events = lines.map((l) => JSON.parse(l) as { event?: string; mode?: string });
-    expect(events.find((e) => e.event === 'state.permissions')?.mode).toBe('0644');
+    const log = captureLog('info');
+    open(tmp.dbPath, { logger: log.logger }).close();
+    expect(log.events('state.permissions')[0]?.['mode']).toBe('0644');
   });
 
   it('close is idempotent and a closed store fails with STATE_IO', () => {

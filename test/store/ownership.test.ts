@@ -3,39 +3,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
-import { createLogger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
 import { SCHEMA_VERSION } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { draft, open, T0, tempDir, type TempDir } from './fixtures.js';
+import { captureLog } from '../support/log.js';
+import { draft, freshTempDir, open, stateError, T0 } from './fixtures.js';
 
-let tmp: TempDir;
+const tmp = freshTempDir();
 let stateDir: string;
 beforeEach(() => {
-  tmp = tempDir();
   stateDir = path.dirname(tmp.dbPath);
 });
-afterEach(() => {
-  tmp.cleanup();
-});
-
-function stateError(fn: () => unknown): StateError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(StateError);
-    return err as StateError;
-  }
-  throw new Error('expected a StateError, nothing was thrown');
-}
-
-function captured(): { logger: ReturnType<typeof createLogger>; events: Array<Record<string, unknown>> } {
-  const events: Array<Record<string, unknown>> = [];
-  const logger = createLogger({ redactor: new Redactor(), destination: { write: (l: string) => void events.push(JSON.parse(l) as Record<string, unknown>) } });
-  return { logger, events };
-}
 
 /** Writes a SQLite file by hand (rollback journal, as another program would) and closes it. */
 function rawDb(file: string, build: (db: Database.Database) => void): void {
@@ -59,17 +38,17 @@ function expectRefused(file: string, code: string): StateError {
 
 describe('a state file is created only where no file exists', () => {
   it('creates it whole, logs state.created, and leaves nothing else behind', () => {
-    const { logger, events } = captured();
+    const { logger, events } = captureLog('info');
     const store = open(tmp.dbPath, { logger });
     expect(store.pragmas().userVersion).toBe(SCHEMA_VERSION);
     store.close();
-    expect(events.filter((e) => e.event === 'state.created')).toEqual([expect.objectContaining({ file: tmp.dbPath })]);
+    expect(events('state.created')).toEqual([expect.objectContaining({ file: tmp.dbPath })]);
     expect(fs.readdirSync(stateDir)).toEqual(['autoclaim.db']);
     expect(fs.statSync(tmp.dbPath).mode & 0o777).toBe(0o600);
     // And it opens again as autoclaim's own, with nothing created twice.
-    const again = captured();
+    const again = captureLog('info');
     open(tmp.dbPath, { logger: again.logger }).close();
-    expect(again.events.some((e) => e.event === 'state.created')).toBe(false);
+    expect(again.events('state.created')).toEqual([]);
   });
 
   it('clears what a crash in the middle of an earlier creation left, then creates', () => {

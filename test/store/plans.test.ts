@@ -3,17 +3,15 @@ import { MAX_LAMPORTS } from '../../src/amount.js';
 import type { StepState } from '../../src/domain.js';
 import { StateError } from '../../src/errors.js';
 import { deriveStatus, type Store } from '../../src/store/index.js';
-import { ADDR, ADDR2, draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
+import { ADDR, ADDR2, draft, freshTempDir, open, request, T0 } from './fixtures.js';
 
-let tmp: TempDir;
+const tmp = freshTempDir();
 let store: Store;
 beforeEach(() => {
-  tmp = tempDir();
   store = open(tmp.dbPath);
 });
 afterEach(() => {
   store.close();
-  tmp.cleanup();
 });
 
 const HOUR = 3_600_000;

@@ -3,17 +3,15 @@
 // whether it succeeded, failed, or threw, and the poll is committed for other connections to read.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.js';
-import { draft, open, summary, T0, tempDir, type TempDir } from './fixtures.js';
+import { draft, freshTempDir, open, summary, T0 } from './fixtures.js';
 
-let tmp: TempDir;
+const tmp = freshTempDir();
 let store: Store;
 beforeEach(() => {
-  tmp = tempDir();
   store = open(tmp.dbPath);
 });
 afterEach(() => {
   store.close();
-  tmp.cleanup();
 });
 
 const FULL = 2;

@@ -1,16 +1,10 @@
 // The readiness probe: a write that would go through now, proven without leaving anything behind.
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
-import { open, tempDir, type TempDir } from './fixtures.js';
+import { freshTempDir, open } from './fixtures.js';
 
-let tmp: TempDir;
-beforeEach(() => {
-  tmp = tempDir();
-});
-afterEach(() => {
-  tmp.cleanup();
-});
+const tmp = freshTempDir();
 
 describe('Store.probeWrite', () => {
   it('passes on a writable database and leaves nothing behind', () => {

@@ -4,50 +4,35 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StateError } from '../../src/errors.js';
-import { createLogger, silentLogger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
 import { StateFiles } from '../../src/store/identity.js';
 import type { Store } from '../../src/store/index.js';
-import { draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
+import { captureLog, type LogLine } from '../support/log.js';
+import { draft, freshTempDir, open, request, stateError, T0 } from './fixtures.js';
 
-let tmp: TempDir;
+const tmp = freshTempDir();
 const stores: Store[] = [];
-beforeEach(() => {
-  tmp = tempDir();
-});
 afterEach(() => {
   for (const s of stores.splice(0)) s.close();
-  tmp.cleanup();
 });
 
 interface Opened {
   store: Store;
-  events: Array<Record<string, unknown>>;
+  /** The lines logged with this `event`. */
+  events: (name: string) => LogLine[];
   /** The ids of planned steps, one per plan inserted (the plan's claim). */
   steps: number[];
 }
 
-/** A store with `plans` open plans, logging into `events`. */
+/** A store with `plans` open plans, its log captured. */
 function openWithPlans(file: string, plans = 3): Opened {
-  const events: Array<Record<string, unknown>> = [];
-  const logger = createLogger({ redactor: new Redactor(), destination: { write: (l: string) => void events.push(JSON.parse(l) as Record<string, unknown>) } });
+  const { logger, events } = captureLog('info');
   const store = open(file, { logger });
   stores.push(store);
   const steps: number[] = [];
   for (let seq = 0; seq < plans; seq++) steps.push(store.insertPlan(draft({ seq }), { dry: false, now: T0, reason: 'r' })!.steps[0]!.id);
   return { store, events, steps };
-}
-
-function stateError(fn: () => unknown): StateError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(StateError);
-    return err as StateError;
-  }
-  throw new Error('expected a StateError, nothing was thrown');
 }
 
 /** What a reader of the database file alone (no `-wal`) finds: what survives losing the WAL. */
@@ -82,7 +67,7 @@ describe('markSending refuses once the state files are not the ones opened', () 
     fs.writeFileSync(`${tmp.dbPath}-wal`, '');
     expect(stateError(() => store.markSending(steps[2]!, request(), T0))).toBe(err);
     expect(store.getStep(steps[2]!)?.state).toBe('planned');
-    const replaced = events.filter((e) => e.event === 'state.replaced');
+    const replaced = events('state.replaced');
     expect(replaced).toEqual([expect.objectContaining({ level: 'error', role: 'WAL', how: 'deleted', file: `${tmp.dbPath}-wal` })]);
   });
 
@@ -95,7 +80,7 @@ describe('markSending refuses once the state files are not the ones opened', () 
     expect(err.code).toBe('STATE_REPLACED');
     expect(err.message).toContain(`state database ${tmp.dbPath} was replaced by another file`);
     expect(stateError(() => store.markSending(steps[1]!, request(), T0))).toBe(err);
-    expect(events.filter((e) => e.event === 'state.replaced')).toEqual([expect.objectContaining({ role: 'database', how: 'replaced' })]);
+    expect(events('state.replaced')).toEqual([expect.objectContaining({ role: 'database', how: 'replaced' })]);
   });
 
   it('the database deleted: STATE_REPLACED', () => {

@@ -2,17 +2,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LAMPORTS } from '../../src/amount.js';
 import { Redactor } from '../../src/log/redact.js';
 import type { Store } from '../../src/store/index.js';
-import { open, summary, T0, tempDir, type TempDir } from './fixtures.js';
+import { freshTempDir, open, summary, T0 } from './fixtures.js';
 
-let tmp: TempDir;
+const tmp = freshTempDir();
 let store: Store;
 beforeEach(() => {
-  tmp = tempDir();
   store = open(tmp.dbPath);
 });
 afterEach(() => {
   store.close();
-  tmp.cleanup();
 });
 
 describe('recordPoll', () => {
