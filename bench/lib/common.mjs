@@ -72,7 +72,8 @@ export async function walletFixtures(n) {
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'k'), { recursive: true, mode: 0o700 });
-  const { generateKeypair, writeKeyFile } = await dist('api/index.js');
+  const { generateKeypair } = await dist('api/signer.js');
+  const { writeKeyFile } = await dist('api/keys.js');
   const wallets = [];
   for (let i = 0; i < n; i++) {
     const name = `w${i}`;

@@ -5,7 +5,8 @@
 // `poll.failed` event whose issues name the broken field(s) and nothing else.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseActionResponse, parseJsonLossless, parseLeaderboard, parseWalletSummary } from '../../src/api/index.js';
+import { parseJsonLossless } from '../../src/api/json.js';
+import { parseActionResponse, parseLeaderboard, parseWalletSummary } from '../../src/api/schemas.js';
 import { MAX_JSON_DEPTH } from '../../src/api/json.js';
 import { ApiError } from '../../src/errors.js';
 import { badLeaderboard, jsonText, manyBadSummary, oneBadSummary, validLeaderboard, validSummary, type BadCase } from './bad-arbitraries.js';

@@ -6,7 +6,9 @@
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiClient, createDispatcher, generateKeypair, RateLimiter } from '../../src/api/index.js';
+import { ApiClient, createDispatcher } from '../../src/api/client.js';
+import { RateLimiter } from '../../src/api/rate-limit.js';
+import { generateKeypair } from '../../src/api/signer.js';
 import { signerFromSeed } from '../../src/api/signer.js';
 import type { Clock, Rule, WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
