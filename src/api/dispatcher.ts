@@ -1,10 +1,35 @@
 // The HTTP connection pool the client is handed (never undici's global dispatcher), with every
 // timeout explicit: an API that stops answering must become a classified error, not a hung poll.
-import { Agent } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent } from 'undici';
 import type { ApiConfig } from '../domain.js';
 
+const require = createRequire(import.meta.url);
+let agentClass: typeof Agent | undefined;
+
+/**
+ * undici's Agent and its request API, without the rest of undici: its index also loads fetch,
+ * WebSocket, EventSource, the HTTP cache, mocks and proxy agents, ~6 MB of RSS in every process
+ * that polls. These are the files undici's own index takes them from (lib/dispatcher/agent.js, and
+ * lib/api mixed into Dispatcher.prototype); if a release moves them, the whole package is loaded
+ * instead (test/api/dispatcher.test.ts says which was taken).
+ */
+export function undiciAgent(): { Agent: typeof Agent; lean: boolean } {
+  if (agentClass !== undefined) return { Agent: agentClass, lean: true };
+  try {
+    const lean = require('undici/lib/dispatcher/agent.js') as typeof Agent;
+    const dispatcher = require('undici/lib/dispatcher/dispatcher.js') as { prototype: object };
+    Object.assign(dispatcher.prototype, require('undici/lib/api/index.js') as object);
+    agentClass = lean;
+    return { Agent: lean, lean: true };
+  } catch {
+    return { Agent: (require('undici') as typeof import('undici')).Agent, lean: false };
+  }
+}
+
 export function createDispatcher(config: ApiConfig): Agent {
-  return new Agent({
+  const { Agent: AgentClass } = undiciAgent();
+  return new AgentClass({
     connect: { timeout: config.connectTimeoutMs },
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
