@@ -1,10 +1,14 @@
 // `npm run bench`: every benchmark of issue #6 against the sandbox on loopback, then
 // bench/RESULTS.md. Options: --quick (small sizes, one run: a smoke test of the harness),
-// --only=signing,scheduling,throughput,rate,latency,plannerLive (a subset); --render (rewrite
-// RESULTS.md from bench/out/results.json, e.g. to fold in a new bench/SOAK.json).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// --only=signing,scheduling,footprint,throughput,rate,latency,plannerLive (a subset); --render
+// (rewrite RESULTS.md from bench/out/results.json, e.g. to fold in a new bench/SOAK.json);
+// --baseline=DIR (another checkout, built: its `--help`, `once` and per-poll CPU measured beside
+// this build's, alternately, so the report shows before and after under the same load).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, machine, OUT, REPO } from './lib/common.mjs';
+import { benchFootprint } from './footprint.mjs';
 import { benchLatency } from './latency.mjs';
 import { benchPlannerLive } from './planner-live.mjs';
 import { benchRateBudget } from './rate-budget.mjs';
@@ -17,6 +21,9 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 const want = (name) => only === undefined || only.includes(name);
+const baselineDir = args.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
+const baseline = baselineDir === undefined ? undefined : { dir: baselineDir, dist: join(baselineDir, 'dist'), cli: join(baselineDir, 'dist/cli/main.js') };
+if (baseline !== undefined && !existsSync(baseline.cli)) throw new Error(`--baseline: no ${baseline.cli} (build that checkout first)`);
 
 mkdirSync(OUT, { recursive: true });
 if (args.includes('--render')) {
@@ -25,8 +32,17 @@ if (args.includes('--render')) {
   writeFileSync(join(REPO, last.quick ? 'bench/out/RESULTS.quick.md' : 'bench/RESULTS.md'), renderReport(last));
   process.exit(0);
 }
+/** Which commit the baseline checkout is at, for the report. */
+function baselineInfo(dir) {
+  try {
+    return { dir, commit: execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() };
+  } catch {
+    return { dir, commit: 'unknown' };
+  }
+}
+
 const started = performance.now();
-const results = { machine: machine(), quick, sections: {} };
+const results = { machine: machine(), quick, sections: {}, ...(baseline === undefined ? {} : { baseline: baselineInfo(baseline.dir) }) };
 const timed = async (name, fn) => {
   if (!want(name)) return;
   const t = performance.now();
@@ -39,10 +55,15 @@ const timed = async (name, fn) => {
 
 await timed('signing', async () => benchSigning({ runs: quick ? 1 : 5 }));
 await timed('scheduling', async () => ({ scenarios: benchScheduling(quick ? { wallets: 400, hours: 3, perMinute: 100 } : {}) }));
-await timed('throughput', async () => ({
-  sizes: await benchThroughput(quick ? { sizes: [200, 1000], runs: 1 } : { sizes: [1000, 10_000], runs: 5 }),
-  cycleCost: await cycleCost(quick ? { wallets: 500, rounds: 1 } : { wallets: 3000, rounds: 3 }),
-}));
+await timed('footprint', async () => benchFootprint({ runs: quick ? 2 : 5, baselineCli: baseline?.cli }));
+await timed('throughput', async () => {
+  const costOpts = quick ? { wallets: 500, rounds: 1 } : { wallets: 3000, rounds: 3 };
+  return {
+    sizes: await benchThroughput(quick ? { sizes: [100, 1000], runs: 1, baselineCli: baseline?.cli } : { sizes: [100, 1000, 5000, 10_000], runs: 5, baselineCli: baseline?.cli }),
+    cycleCost: await cycleCost(costOpts),
+    ...(baseline === undefined ? {} : { cycleCostBefore: await cycleCost({ ...costOpts, dist: baseline.dist }) }),
+  };
+});
 await timed('rate', async () => benchRateBudget(quick ? { seconds: 20 } : { seconds: 75 }));
 await timed('latency', async () => benchLatency(quick ? { runs: 1, onceWallets: 200, runWallets: 100 } : { runs: 3 }));
 await timed('plannerLive', async () => benchPlannerLive(quick ? { seconds: 15 } : {}));

@@ -10,10 +10,15 @@ export const DEFAULT_CONNECTIONS = 8;
 
 const UNLIMITED = { perMinute: 1_000_000_000, burst: 1_000_000 };
 
-/** Spawn time to the first poll.ok, and first poll.ok to once.done, from the log's own timestamps. */
+/**
+ * Spawn time to the start of the cycle, and from there to once.done, from the log's own timestamps.
+ * The cycle starts at `once.started` (logged as the first polls go out); a build from before it
+ * (the baseline) is timed from its first `poll.ok`, a few ms later. Beyond 1,000 wallets poll.ok
+ * is at debug, so `once.started` is the mark that is always there.
+ */
 function phases(stdout, spawnedAt) {
   const ev = events(stdout);
-  const first = ev.find((e) => e.event === 'poll.ok');
+  const first = ev.find((e) => e.event === 'once.started') ?? ev.find((e) => e.event === 'poll.ok');
   const done = ev.find((e) => e.event === 'once.done');
   if (!first || !done) return { startupMs: NaN, cycleMs: NaN, polled: 0 };
   const t0 = Date.parse(first.time);
@@ -21,9 +26,9 @@ function phases(stdout, spawnedAt) {
 }
 
 /** `once` as the service would run it: with the node flags of `npm start` (SERVICE_NODE_ARGS). */
-async function onceRun(config, nodeArgs = SERVICE_NODE_ARGS) {
+async function onceRun(config, nodeArgs = SERVICE_NODE_ARGS, cli = CLI) {
   const spawnedAt = Date.now();
-  const r = await runProcess([CLI, 'once', '--config', config], { env: { AUTOCLAIM_API_KEY: API_KEY }, nodeArgs });
+  const r = await runProcess([cli, 'once', '--config', config], { env: { AUTOCLAIM_API_KEY: API_KEY }, nodeArgs });
   if (r.code !== 0) throw new Error(`once exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
   return { wallMs: r.wallMs, cpuSec: r.cpuSec, peakRssKb: r.peakRssKb, logLines: r.lines, ...phases(r.stdout, spawnedAt) };
 }
@@ -55,15 +60,36 @@ async function bareNode() {
   return { wallMs: r.wallMs };
 }
 
-/** CPU per poll with parts of the cycle switched off (bench/lib/cycle-cost.mjs), in a fresh process. */
-export async function cycleCost({ wallets = 5000, rounds = 2 } = {}) {
+/**
+ * CPU per poll with parts of the cycle switched off (bench/lib/cycle-cost.mjs), in a fresh process;
+ * of another build when `dist` is given (the baseline's).
+ */
+export async function cycleCost({ wallets = 5000, rounds = 2, dist } = {}) {
   await walletFixtures(10_000);
-  const r = await runProcess(['bench/lib/cycle-cost.mjs', String(wallets), String(rounds)]);
+  const r = await runProcess(['bench/lib/cycle-cost.mjs', String(wallets), String(rounds)], { env: dist === undefined ? {} : { BENCH_DIST: dist } });
   if (r.code !== 0) throw new Error(`cycle-cost exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1));
 }
 
-export async function benchThroughput({ sizes, runs }) {
+/**
+ * `sizes`: wallet counts; each is run with the wallets in a wallets_file and as a YAML list.
+ * `baselineCli`: another build's CLI (`--baseline=DIR`), whose `once` runs beside this one's, in
+ * every run, against the same sandbox: the before and after of a change under the same load.
+ */
+/** The `once` figures of one series of runs, each ratio against the raw run of the same round. */
+function onceSummary(runsOf, raw) {
+  return {
+    onceMs: median(runsOf.map((d) => d.wallMs)),
+    ratio: median(runsOf.map((d, i) => raw[i].wallMs / d.wallMs)),
+    onceCpuSec: median(runsOf.map((d) => d.cpuSec)),
+    startupMs: median(runsOf.map((d) => d.startupMs)),
+    oncePeakRssMb: Math.max(...runsOf.map((d) => d.peakRssKb)) / 1024,
+    oncePeakRssMedianMb: median(runsOf.map((d) => d.peakRssKb)) / 1024,
+    oncePeakRssRunsMb: runsOf.map((d) => d.peakRssKb / 1024),
+  };
+}
+
+export async function benchThroughput({ sizes, runs, baselineCli }) {
   const out = [];
   for (const n of sizes) {
     const wallets = await walletFixtures(n);
@@ -80,6 +106,8 @@ export async function benchThroughput({ sizes, runs }) {
       const startup = [];
       // The same runs with the wallets in a JSON Lines `wallets_file` (the form for large fleets).
       const side = { daemon: [], check: [], startup: [] };
+      // The baseline's `once`, wallets_file and YAML list, run beside each of this build's.
+      const before = { daemon: [], side: [] };
       for (let i = 0; i < runs; i++) {
         const { config } = writeRunConfig(`once-${n}-${i}`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED });
         const { config: sideConfig } = writeRunConfig(`once-${n}-${i}-side`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED, sideFile: true });
@@ -92,6 +120,10 @@ export async function benchThroughput({ sizes, runs }) {
           raw.push(await rawRun(sandbox.url, n));
         }
         side.daemon.push(await onceRun(sideConfig));
+        if (baselineCli !== undefined) {
+          before.side.push(await onceRun(sideConfig, SERVICE_NODE_ARGS, baselineCli));
+          before.daemon.push(await onceRun(config, SERVICE_NODE_ARGS, baselineCli));
+        }
         check.push(await checkRun(config));
         side.check.push(await checkRun(sideConfig));
         bare.push(await bareNode());
@@ -130,6 +162,7 @@ export async function benchThroughput({ sizes, runs }) {
         bare,
         side,
         sideMedian: summarize(side.daemon, side.check, side.startup),
+        ...(baselineCli === undefined ? {} : { before: { side: onceSummary(before.side, raw), yaml: onceSummary(before.daemon, raw) } }),
         median: {
           ...summarize(daemon, check, startup),
           rawMs: median(raw.map((r) => r.wallMs)),

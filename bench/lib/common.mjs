@@ -7,7 +7,11 @@ import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const REPO = resolve(import.meta.dirname, '../..');
-export const DIST = join(REPO, 'dist');
+/**
+ * The build under test: this checkout's dist/, or BENCH_DIST (another checkout's dist/, e.g. the
+ * baseline `--baseline=DIR` measures beside this one).
+ */
+export const DIST = process.env.BENCH_DIST === undefined ? join(REPO, 'dist') : resolve(process.env.BENCH_DIST);
 export const CLI = join(DIST, 'cli/main.js');
 /** Scratch space (git-ignored): cached key fixtures, state files, raw measurements. */
 export const OUT = join(REPO, 'bench/out');
