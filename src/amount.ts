@@ -65,7 +65,7 @@ export function parseSol(text: string): Lamports {
 }
 
 /** A server's amount, and whether digits below the lamport were dropped to get it. */
-export interface ServerAmount {
+interface ServerAmount {
   lamports: Lamports;
   rounded: boolean;
 }

@@ -77,7 +77,7 @@ export interface WalletConfig {
 }
 
 export type CmpOp = 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'ne';
-export type AmountField = 'pending_sol' | 'lifetime_sol';
+type AmountField = 'pending_sol' | 'lifetime_sol';
 
 export type Condition =
   | { field: AmountField; op: CmpOp; value: Lamports }
@@ -134,7 +134,7 @@ export interface AppConfig {
   log: { level: string };
 }
 
-export interface AlertsConfig {
+interface AlertsConfig {
   /** A wallet with no successful poll for this many intervals is stale. */
   staleAfterIntervals: number;
   /** An unknown step open longer than this raises an alert. */
@@ -150,7 +150,7 @@ export const WEBHOOK_CATEGORIES = ['rejected', 'failed', 'unknown', 'anomaly', '
 export type WebhookCategory = (typeof WEBHOOK_CATEGORIES)[number];
 
 /** Options for the in-process simulator when api.base_url is "sandbox". */
-export interface SandboxOptionsConfig {
+interface SandboxOptionsConfig {
   epochMs: number;
   /** Lamports each demo wallet accrues per second. */
   accrualLamportsPerSec: Lamports;

@@ -5,7 +5,7 @@
 // a code thrown or compared fails to compile instead of silently never matching.
 
 /** The configuration failed validation (ConfigError). */
-export type ConfigErrorCode = 'CONFIG_INVALID';
+type ConfigErrorCode = 'CONFIG_INVALID';
 
 /** An HTTP request failed (ApiError); classify.ts decides which, with the disposition. */
 export type ApiErrorCode =
@@ -21,7 +21,7 @@ export type ApiErrorCode =
   | 'BAD_RESPONSE'; // a 2xx whose body fails the schema
 
 /** Key and credential loading (KeyError). */
-export type KeyErrorCode =
+type KeyErrorCode =
   | 'KEY_MISSING'
   | 'KEY_UNREADABLE'
   | 'KEY_PERMISSIONS'
@@ -39,7 +39,7 @@ export type KeyErrorCode =
   | 'WEBHOOK_SECRET_TOO_SHORT';
 
 /** The state database and its lock (StateError). */
-export type StateErrorCode =
+type StateErrorCode =
   | 'STATE_MISSING'
   | 'STATE_EMPTY'
   | 'STATE_IO'
@@ -58,7 +58,7 @@ export type StateErrorCode =
   | 'STATE_TRANSITION';
 
 /** Thrown as a plain AutoclaimError. */
-export type OtherErrorCode =
+type OtherErrorCode =
   | 'API_BASE_URL'
   | 'INVALID_ACTION' // a signed request lacks what its op needs
   | 'AMOUNT_NEEDS_CLAIM'

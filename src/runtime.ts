@@ -87,7 +87,7 @@ export function loadSigners(wallets: WalletConfig[], opts: LoadSignersOptions): 
   return signers;
 }
 
-export interface LoadSignersOptions {
+interface LoadSignersOptions {
   env: NodeJS.ProcessEnv;
   baseDir: string;
   /** Every key's material is registered with it as it is read, before anything can go wrong. */
@@ -95,7 +95,7 @@ export interface LoadSignersOptions {
 }
 
 /** loadSigners without the throw: the signers that loaded, and one line per wallet that did not. */
-export function tryLoadSigners(wallets: WalletConfig[], opts: LoadSignersOptions): { signers: Map<string, Signer>; problems: string[] } {
+function tryLoadSigners(wallets: WalletConfig[], opts: LoadSignersOptions): { signers: Map<string, Signer>; problems: string[] } {
   const signers = new Map<string, Signer>();
   const problems: string[] = [];
   for (const w of wallets) {
@@ -111,7 +111,7 @@ export function tryLoadSigners(wallets: WalletConfig[], opts: LoadSignersOptions
   return { signers, problems };
 }
 
-export interface ApiHandle {
+interface ApiHandle {
   /** The config with api.base_url resolved (the sandbox's real URL when it runs in-process). */
   config: AppConfig;
   client: ApiClient;

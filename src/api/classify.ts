@@ -3,7 +3,7 @@
 // before the request could reach the server is "not_sent".
 import type { ApiErrorCode, Disposition } from '../errors.js';
 
-export interface Classified {
+interface Classified {
   disposition: Disposition;
   /** Stable ApiError code. */
   code: ApiErrorCode;

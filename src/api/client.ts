@@ -27,7 +27,7 @@ export { createDispatcher } from './dispatcher.js';
 export { describeServerError } from './server-text.js';
 export type { PreparedRequest, SignedInput } from './signed-request.js';
 
-export interface ApiClientOptions {
+interface ApiClientOptions {
   config: ApiConfig;
   apiKey: string | undefined;
   /** A Pool/Agent owned by the caller (closed by the caller); never undici's global dispatcher. */
@@ -51,7 +51,7 @@ export interface ApiClientOptions {
   redact?: (text: string) => string;
 }
 
-export interface ActionResult {
+interface ActionResult {
   status: number;
   body: ActionResponse;
   rawText: string;
@@ -59,7 +59,7 @@ export interface ActionResult {
   requestId: string | undefined;
 }
 
-export interface LeaderboardResult {
+interface LeaderboardResult {
   entries: LeaderboardEntry[];
   raw: unknown;
   rawText: string;

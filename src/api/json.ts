@@ -51,8 +51,3 @@ export function stringifyLossless(value: unknown): string {
   if (text === undefined) throw new TypeError('value has no JSON representation');
   return text;
 }
-
-/** The exact text of a JSON number that is to be written as-is (e.g. a signed amount). */
-export function jsonNumber(text: string): LosslessNumber {
-  return new LosslessNumber(text);
-}

@@ -9,19 +9,13 @@ import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
 import { deriveSigner, type Signer } from './signer.js';
 
-export interface LoadKeyOptions {
+interface LoadKeyOptions {
   env: NodeJS.ProcessEnv;
   /** systemd's $CREDENTIALS_DIRECTORY; defaults to env.CREDENTIALS_DIRECTORY. */
   credentialsDir?: string;
   /** Relative key files resolve against this (the config file's folder); default cwd. */
   baseDir?: string;
   redactor?: Redactor;
-}
-
-export function keySourceLabel(source: KeySource, opts?: { baseDir?: string }): string {
-  if ('file' in source) return `key file ${resolveKeyPath(source.file, opts?.baseDir)}`;
-  if ('env' in source) return `environment variable ${source.env}`;
-  return `credential ${source.credential}`;
 }
 
 function resolveKeyPath(file: string, baseDir: string | undefined): string {
@@ -102,7 +96,7 @@ function readSource(source: KeySource, opts: LoadKeyOptions): { text: string; la
 }
 
 /** Key text decoded. */
-export interface ParsedKey {
+interface ParsedKey {
   /** The 32-byte Ed25519 seed. */
   seed: Uint8Array;
   /**
@@ -118,7 +112,7 @@ export interface ParsedKey {
  * numbers, or base58 of a 64-byte secret key (seed ‖ public key) or of a 32-byte seed. Surrounding
  * whitespace is ignored.
  */
-export function parseKeyText(raw: string, label: string, redactor?: Redactor): ParsedKey {
+function parseKeyText(raw: string, label: string, redactor?: Redactor): ParsedKey {
   const text = raw.trim();
   redactor?.add(text);
   let bytes: Uint8Array;

@@ -10,7 +10,7 @@ export const defaultSleep: Sleep = (ms) => delay(ms);
 
 const DEFAULT_HEADROOM = 0.02;
 
-export interface RateLimiterOptions {
+interface RateLimiterOptions {
   /** Sustained requests per minute; 0 or Infinity means unlimited. */
   perMinute: number;
   /** Requests that may go at once after an idle spell. */

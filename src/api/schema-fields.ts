@@ -8,7 +8,7 @@ import { isLosslessNumber } from './json.js';
 const AMOUNT_EXPECTED = 'expected a non-negative decimal amount';
 
 /** The amount fields a server may write with digits below the lamport (they are rounded toward zero). */
-export const AMOUNT_FIELDS = ['pending_sol', 'lifetime_sol', 'claimed_sol', 'total_rewards_sol'] as const;
+const AMOUNT_FIELDS = ['pending_sol', 'lifetime_sol', 'claimed_sol', 'total_rewards_sol'] as const;
 
 /** The text of a JSON number or a string, or undefined for anything else. */
 function numericText(v: unknown): string | undefined {
@@ -90,11 +90,6 @@ export const requiredPositiveInt = z.unknown().transform((v, ctx): number => {
   }
   return positiveIntOf(v, ctx);
 });
-
-export const optionalPositiveInt = z
-  .unknown()
-  .optional()
-  .transform((v, ctx): number | null => (v === undefined || v === null ? null : positiveIntOf(v, ctx)));
 
 /**
  * A wallet's rank in its summary: missing, null or 0 (how the real service writes "unranked") is

@@ -67,7 +67,7 @@ const leaderboardEntry = object({
   total_rewards_sol: optionalAmount,
 });
 
-export const leaderboardSchema = z
+const leaderboardSchema = z
   .array(leaderboardEntry, { error: (iss) => `expected an array of entries, got ${describe(iss.input)}` })
   .superRefine((entries, ctx) => {
     let previous = 0;
@@ -86,7 +86,7 @@ export const leaderboardSchema = z
   });
 
 /** Claim, deposit and mint answers: everything optional, unknown fields kept. */
-export const actionResponseSchema = object({
+const actionResponseSchema = object({
   status: optionalString,
   tx: optionalString,
   claimed_sol: optionalAmount,
@@ -115,7 +115,7 @@ export type ActionResponse = {
   roundedFields: string[];
 };
 
-export function formatIssues(error: z.ZodError): string[] {
+function formatIssues(error: z.ZodError): string[] {
   // The whole body has no path: call it "body".
   return error.issues.map((i) => `${formatPath(i.path) || 'body'}: ${i.message}`);
 }
@@ -186,7 +186,7 @@ export function parseActionResponse(value: unknown, ctx: ResponseContext): Actio
 }
 
 /** What an error body says, best effort: `{error, message, code}` or `{error: {code, message}}`. */
-export interface ErrorBody {
+interface ErrorBody {
   code: string | undefined;
   message: string | undefined;
 }

@@ -10,7 +10,7 @@ import { parseErrorBody } from './schemas.js';
 const MAX_SERVER_CODE = 64;
 const MAX_SERVER_MESSAGE = 200;
 
-export interface ServerErrorText {
+interface ServerErrorText {
   /** The server's `error.code` / `code`, bounded to one short line. */
   serverCode: string | undefined;
   /** The server's message (or the body, when it is not JSON), bounded to one line of ~200 characters. */

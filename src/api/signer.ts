@@ -17,7 +17,7 @@ const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 const SEED_LENGTH = 32;
 const PUBLIC_KEY_LENGTH = 32;
 
-export function privateKeyFromSeed(seed: Uint8Array): KeyObject {
+function privateKeyFromSeed(seed: Uint8Array): KeyObject {
   if (seed.length !== SEED_LENGTH) throw new RangeError(`an Ed25519 seed is ${SEED_LENGTH} bytes, got ${seed.length}`);
   // The JWK import goes straight to OpenSSL's raw-key constructor; the PKCS#8 one runs OpenSSL 3's
   // decoder lookup, ~9x slower (0.6 ms a key: 6 s of start-up for 10,000 wallets). Node requires `x`
@@ -37,7 +37,7 @@ export function privateKeyFromSeed(seed: Uint8Array): KeyObject {
 }
 
 /** The raw 32-byte public key of a private KeyObject. */
-export function publicKeyBytes(privateKey: KeyObject): Uint8Array {
+function publicKeyBytes(privateKey: KeyObject): Uint8Array {
   // The JWK export is ~25x faster than the SPKI DER one (OpenSSL's encoder lookup again).
   const x = createPublicKey(privateKey).export({ format: 'jwk' }).x;
   const raw = x === undefined ? undefined : Buffer.from(x, 'base64url');

@@ -14,7 +14,7 @@ export interface CliIo {
   signals: SignalSource;
 }
 
-export interface SignalSource {
+interface SignalSource {
   on(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP', handler: () => void): void;
   off(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP', handler: () => void): void;
 }

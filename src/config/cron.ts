@@ -5,7 +5,7 @@
 // and the matching below follows node-cron's semantics: day of month AND day of week must hold.
 import { validateDetailed } from 'node-cron';
 
-export interface CronOptions {
+interface CronOptions {
   /** Match in UTC instead of the process's local time zone (node-cron's default). */
   utc?: boolean;
   /** Match in this IANA time zone (schedule.timezone), as node-cron's `timezone` option does. */

@@ -18,9 +18,9 @@ import { isSetAside } from './salvage.js';
 const REFERENCE_TIME = new Date(Date.UTC(2025, 0, 6, 0, 0, 0));
 
 /** One cross-field check: reports into ctx.issues, never throws for a problem in the file. */
-export type CrossCheck = (config: AppConfig, ctx: ResolveContext) => void;
+type CrossCheck = (config: AppConfig, ctx: ResolveContext) => void;
 
-export const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
+const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
   { name: 'unique names', check: uniqueNames },
   { name: 'rules named by wallets exist', check: walletRuleReferences },
   { name: 'rule steps and limits', check: ruleSteps },

@@ -8,7 +8,7 @@ const DURATION_RE = new RegExp(DURATION_PATTERN);
 const PART_RE = /([0-9]+)(ms|s|m|h|d)/g;
 
 /** A year is far beyond any sensible poll jitter, epoch or cooldown, and keeps arithmetic exact. */
-export const MAX_DURATION_MS = 366 * 86_400_000;
+const MAX_DURATION_MS = 366 * 86_400_000;
 
 /** Milliseconds, or undefined when `text` is not a duration. */
 export function parseDuration(text: string): number | undefined {

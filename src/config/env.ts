@@ -4,8 +4,8 @@ import { resolve } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 
-export const DEFAULT_CONFIG_PATH = './config/autoclaim.yaml';
-export const DEFAULT_ENV_FILE = '.env';
+const DEFAULT_CONFIG_PATH = './config/autoclaim.yaml';
+const DEFAULT_ENV_FILE = '.env';
 
 /** `--config`, else `$AUTOCLAIM_CONFIG`, else ./config/autoclaim.yaml; absolute, against `cwd`. */
 export function findConfigPath(cliValue: string | undefined, env: NodeJS.ProcessEnv, cwd: string = process.cwd()): string {
@@ -13,7 +13,7 @@ export function findConfigPath(cliValue: string | undefined, env: NodeJS.Process
   return resolve(cwd, chosen);
 }
 
-export interface EnvFileResult {
+interface EnvFileResult {
   /** The file read, absolute; undefined when the default .env does not exist. */
   file: string | undefined;
   /** Names set from the file (already-set variables are never overridden). */

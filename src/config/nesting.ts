@@ -5,9 +5,9 @@
 import { CST, Lexer } from 'yaml';
 
 /** Flow collections ([ and {) open at once. */
-export const MAX_FLOW_DEPTH = 64;
+const MAX_FLOW_DEPTH = 64;
 /** Indentation columns plus block indicators (- ? :) on one line: an upper bound of block depth. */
-export const MAX_BLOCK_DEPTH = 256;
+const MAX_BLOCK_DEPTH = 256;
 
 /** The 1-based line on which the text first nests too deep, or undefined when it never does. */
 export function tooDeepAt(text: string): number | undefined {

@@ -72,7 +72,7 @@ const posInt = () => z.number().int().positive();
 const LISTEN_MESSAGE = 'expected HOST:PORT or a bare port, e.g. 127.0.0.1:9464 or 9464';
 
 /** alerts.webhook.events: the categories, and the two shorthands. */
-export const WEBHOOK_EVENT_NAMES = ['failures', 'all', ...WEBHOOK_CATEGORIES] as const;
+const WEBHOOK_EVENT_NAMES = ['failures', 'all', ...WEBHOOK_CATEGORIES] as const;
 
 // ------------------------------------------------------------------------------------------------
 // api

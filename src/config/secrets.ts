@@ -63,7 +63,7 @@ export interface ApiKeyOptions {
   credentialsDir?: string | undefined;
 }
 
-export type ApiKeySource =
+type ApiKeySource =
   | { kind: 'env' }
   | { kind: 'file'; path: string }
   | { kind: 'credential'; path: string }

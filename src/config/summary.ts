@@ -6,7 +6,7 @@ import { describeStep, formatDuration } from '../rules/format.js';
 import { nextCronTimes } from './cron.js';
 import { apiKeySource, describeApiKeySource, type ApiKeyOptions } from './secrets.js';
 
-export interface SummaryOptions extends ApiKeyOptions {
+interface SummaryOptions extends ApiKeyOptions {
   /** With the environment, the summary names the API key source that will actually be used. */
   env?: NodeJS.ProcessEnv;
 }
@@ -45,14 +45,14 @@ export function summarizeConfig(config: AppConfig, now: Date, opts: SummaryOptio
 }
 
 /** Said wherever the claim message is shown (`check`, `doctor`). */
-export const CLAIM_MESSAGE_NOTE =
+const CLAIM_MESSAGE_NOTE =
   'the service does not publish the claim message; confirm it with the service (`autoclaim doctor` shows the exact claim, unsent)';
 
 /**
  * How signed requests are built: what an operator compares with the service's documentation when
  * a first claim is refused. A wrong header prefix or template is a 401, never a claim.
  */
-export function describeSigning(api: AppConfig['api']): string[] {
+function describeSigning(api: AppConfig['api']): string[] {
   const p = api.headerPrefix;
   const out = [
     `Ed25519 over the UTF-8 message, signature encoded ${api.signatureEncoding}`,
@@ -77,7 +77,7 @@ function apiKeyLine(config: AppConfig, opts: SummaryOptions): string {
   return order.join(', else ');
 }
 
-export function describeKey(key: KeySource): string {
+function describeKey(key: KeySource): string {
   if ('file' in key) return `file ${key.file}`;
   if ('env' in key) return `env ${key.env}`;
   return `systemd credential ${key.credential}`;
@@ -99,7 +99,7 @@ const OP_WORDS: Record<Condition['op'], string> = {
   in: 'one of',
 };
 
-export function describeRule(rule: Rule): string[] {
+function describeRule(rule: Rule): string[] {
   const when =
     rule.when.length === 0 ? 'always (no conditions)' : `when ${rule.when.map(describeCondition).join(' and ')}`;
   const steps = rule.do.map(describeStep).join(', then ');

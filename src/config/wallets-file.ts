@@ -21,7 +21,7 @@ export const MAX_WALLETS_FILE_BYTES = 64 * 1024 * 1024;
  */
 export const MAX_BAD_LINES = 50;
 
-export interface WalletsFileContext {
+interface WalletsFileContext {
   /** The config file as shown in messages, and its absolute path. */
   file: string;
   absFile: string;

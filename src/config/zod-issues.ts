@@ -8,7 +8,7 @@ import { pathStartsWith, type IssueList, type Path, type PathSegment } from './p
 type Issue = z.core.$ZodIssue;
 type RawIssue = z.core.$ZodRawIssue;
 
-export interface SchemaProblem {
+interface SchemaProblem {
   path: PathSegment[];
   message: string;
 }
@@ -81,7 +81,7 @@ export function errorMap(iss: RawIssue): string | undefined {
  * a branch the operator meant (its keys were accepted) from one they did not.
  * `allowedKeys(path)` lists the keys a map at `path` takes, for "did you mean" hints.
  */
-export function schemaProblems(
+function schemaProblems(
   issues: readonly Issue[],
   data: unknown,
   allowedKeys: (path: Path) => string[],
@@ -138,7 +138,7 @@ function valueAt(data: unknown, path: Path): unknown {
   return v;
 }
 
-export function unknownKeyMessage(key: string, allowed: string[]): string {
+function unknownKeyMessage(key: string, allowed: string[]): string {
   const near = closest(key, allowed);
   if (near) return `unknown key "${key}" (did you mean "${near}"?)`;
   if (allowed.length > 0 && allowed.length <= 12) return `unknown key "${key}"; expected one of ${allowed.join(', ')}`;

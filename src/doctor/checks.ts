@@ -155,7 +155,7 @@ export function requestIdFinding(ids: Array<{ request: string; id: string }>, an
 
 const KNOWN_SUMMARY_FIELDS: readonly string[] = Object.keys(walletSummarySchema.out.shape);
 
-export interface SummaryAnswer {
+interface SummaryAnswer {
   url: string;
   status: number;
   rawText: string;

@@ -1,8 +1,8 @@
 // What `doctor` found, as data: the command prints it as text or JSON, tests assert on it.
 // A problem is something to change before `run` (exit 1); a note is worth knowing and harmless.
 
-export type Level = 'ok' | 'note' | 'problem';
-export type Area = 'reach' | 'clock' | 'limits' | 'keys' | 'wallets' | 'signing';
+type Level = 'ok' | 'note' | 'problem';
+type Area = 'reach' | 'clock' | 'limits' | 'keys' | 'wallets' | 'signing';
 
 export interface Finding {
   area: Area;

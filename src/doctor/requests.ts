@@ -8,12 +8,12 @@ import type { Signer } from '../api/signer.js';
 import type { ApiConfig, Lamports, SignedOp } from '../domain.js';
 import type { Finding, RequestPreview } from './report.js';
 
-export const SAMPLE_SYMBOL = 'SOL2X';
+const SAMPLE_SYMBOL = 'SOL2X';
 /** One lamport: the smallest amount there is, in case a preview is ever sent by mistake. */
-export const SAMPLE_AMOUNT: Lamports = 1n;
-export const REDACTED_BEARER = 'Bearer [REDACTED]';
+const SAMPLE_AMOUNT: Lamports = 1n;
+const REDACTED_BEARER = 'Bearer [REDACTED]';
 /** Said under the claim: doctor can show the claim it would send, but only the service can say it is right. */
-export const CLAIM_TEMPLATE_NOTE =
+const CLAIM_TEMPLATE_NOTE =
   'the service does not publish the claim message: confirm this template with the service before the first claim ' +
   '(doctor cannot tell without sending one; a wrong message is refused with 401 and pauses signing)';
 /** The signed message the real service documents for its actions (SPEC §6). */

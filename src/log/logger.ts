@@ -10,7 +10,7 @@ export interface LogFields {
   [field: string]: unknown;
 }
 
-export type LogFn = (fields: LogFields, msg?: string) => void;
+type LogFn = (fields: LogFields, msg?: string) => void;
 
 /**
  * The part of pino the code uses, with every line required to name its event. A pino logger is
@@ -29,7 +29,7 @@ export interface Logger {
   flush(cb?: (err?: Error) => void): void;
 }
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: string;
   redactor: Redactor;
   /** Where lines go; default stdout. Tests pass a capturing stream. */

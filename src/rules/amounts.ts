@@ -25,7 +25,7 @@ export function resolveStepAmount(spec: AmountSpec, claimedLamports: Lamports | 
   return (claimedLamports * BigInt(spec.ppm)) / PPM;
 }
 
-export interface ActionLimitCheck {
+interface ActionLimitCheck {
   ok: boolean;
   detail: string;
 }

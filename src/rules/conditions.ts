@@ -2,7 +2,7 @@
 import type { Condition, Rule, WalletSummary } from '../domain.js';
 import { sol } from './format.js';
 
-export interface ConditionResult {
+interface ConditionResult {
   holds: boolean;
   /** e.g. "pending_sol 0.049999999 is not gte 0.05", "rank is missing from the summary". */
   detail: string;

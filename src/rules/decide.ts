@@ -77,12 +77,12 @@ export interface DecideInput {
   claimInDoubt?: boolean;
 }
 
-export interface DecideOutput {
+interface DecideOutput {
   plans: PlanDraft[];
   decisions: Decision[];
 }
 
-export type DecisionReason =
+type DecisionReason =
   | 'fired'
   | 'unknown_rule'
   | 'invalid_steps'
@@ -94,7 +94,7 @@ export type DecisionReason =
   | 'claim_in_doubt'
   | 'claim_already_planned';
 
-export interface RuleDecision extends Decision {
+interface RuleDecision extends Decision {
   reason: DecisionReason;
 }
 

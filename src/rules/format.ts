@@ -46,7 +46,7 @@ export function formatPpm(ppm: number): string {
 }
 
 /** "1.5 SOL", "50% of the claim", "all of the claim". */
-export function describeAmount(spec: AmountSpec): string {
+function describeAmount(spec: AmountSpec): string {
   switch (spec.kind) {
     case 'fixed':
       return `${sol(spec.lamports)} SOL`;

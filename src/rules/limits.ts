@@ -7,12 +7,12 @@ export const DAY_MS = 86_400_000;
 
 export type LimitReason = 'once_per_epoch' | 'cooldown' | 'max_plans_per_day' | 'max_sol_per_day';
 
-export interface LimitBreach {
+interface LimitBreach {
   reason: LimitReason;
   detail: string;
 }
 
-export interface LimitInput {
+interface LimitInput {
   limits: RuleLimits;
   /** Plans of this rule for this wallet, already filtered to the same dry-ness. */
   plans: readonly PlanHistoryEntry[];
@@ -25,7 +25,7 @@ export interface LimitInput {
  * In the rolling day: createdAt in (now - 24h, now], and also anything dated after now — a plan
  * from "the future" means the clock stepped back, and leaving it out would let a rule fire again.
  */
-export function inLastDay(p: PlanHistoryEntry, now: number): boolean {
+function inLastDay(p: PlanHistoryEntry, now: number): boolean {
   return p.createdAt > now - DAY_MS;
 }
 

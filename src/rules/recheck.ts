@@ -33,9 +33,9 @@ export interface RecheckInput {
   now: number;
 }
 
-export type RecheckReason = 'epoch' | 'condition' | LimitReason | 'max_sol_per_action';
+type RecheckReason = 'epoch' | 'condition' | LimitReason | 'max_sol_per_action';
 
-export type RecheckResult =
+type RecheckResult =
   | { ok: true }
   /** `refuse`: a safety cap, recorded as a refusal (rejected); otherwise the plan is skipped. */
   | { ok: false; reason: RecheckReason; detail: string; refuse: boolean };

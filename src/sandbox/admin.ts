@@ -11,14 +11,14 @@ import type { LedgerEntry, SandboxWorld, WalletPatch, WalletState } from './worl
 
 export const ADMIN_PREFIX = '/__sandbox';
 
-export interface AdminContext {
+interface AdminContext {
   world: SandboxWorld;
   faults: FaultQueue;
   stats(): StatsSnapshot;
   resetStats(): void;
 }
 
-export function ledgerJson(e: LedgerEntry): JsonValue {
+function ledgerJson(e: LedgerEntry): JsonValue {
   return {
     seq: e.seq,
     op: e.op,
@@ -34,7 +34,7 @@ export function ledgerJson(e: LedgerEntry): JsonValue {
   };
 }
 
-export function walletJson(w: WalletState): JsonValue {
+function walletJson(w: WalletState): JsonValue {
   const amounts = (m: Record<string, Lamports>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, sol(v)]));
   return {
     address: w.address,
@@ -51,7 +51,7 @@ export function walletJson(w: WalletState): JsonValue {
   };
 }
 
-export function statsJson(s: StatsSnapshot): JsonValue {
+function statsJson(s: StatsSnapshot): JsonValue {
   return {
     total: s.total,
     by_op: s.byOp,

@@ -21,7 +21,7 @@ const PROFILES: Array<{ pending: Lamports; accrualTimes10: bigint }> = [
   { pending: 0n, accrualTimes10: 1n }, // stays below for a long while
 ];
 
-export function demoWalletIndex(address: string): number | undefined {
+function demoWalletIndex(address: string): number | undefined {
   for (let i = 0; i < DEMO_INDEX_RANGE; i++) if (demoWalletAddress(i) === address) return i;
   return undefined;
 }
@@ -35,7 +35,7 @@ export function demoSandboxOptions(n: number, accrualLamportsPerSec: Lamports = 
 }
 
 /** The one folder demo keys are written to: `demo-keys` in the state file's folder. */
-export function demoKeyDir(config: Pick<AppConfig, 'state'>): string {
+function demoKeyDir(config: Pick<AppConfig, 'state'>): string {
   return join(dirname(resolve(config.state.path)), 'demo-keys');
 }
 

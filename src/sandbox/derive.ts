@@ -21,11 +21,6 @@ export function demoWalletAddress(index: number): string {
   return bs58.encode(demoWalletKeyPair(index).publicKey);
 }
 
-/** A 32-byte base58 string that looks like a Solana address (vault, share mint, token mint). */
-export function pseudoAddress(label: string): string {
-  return bs58.encode(sha256(label));
-}
-
 /** A 64-byte base58 string that looks like a Solana transaction signature. */
 export function txId(op: string, seq: number, signature: string): string {
   return bs58.encode(createHash('sha512').update(`${op}|${seq}|${signature}`, 'utf8').digest());

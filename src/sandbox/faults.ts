@@ -2,7 +2,7 @@
 // lost after the server applied it, a reset before it did, a body that lies about its length...).
 import { z } from 'zod';
 
-export const FAULT_OPS = ['claim', 'deposit', 'mint', 'withdraw', 'burn', 'summary', 'leaderboard', 'health'] as const;
+const FAULT_OPS = ['claim', 'deposit', 'mint', 'withdraw', 'burn', 'summary', 'leaderboard', 'health'] as const;
 export type FaultOp = (typeof FAULT_OPS)[number];
 
 const ms = z.number().int().min(0).max(600_000);
@@ -38,7 +38,7 @@ export const faultSpecSchema = z.discriminatedUnion('kind', [
 export type FaultSpec = z.infer<typeof faultSpecSchema>;
 export type FaultKind = FaultSpec['kind'];
 
-export interface QueuedFault {
+interface QueuedFault {
   id: number;
   spec: FaultSpec;
   remaining: number;

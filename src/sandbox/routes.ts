@@ -17,7 +17,7 @@ export interface ApiContext {
   network: string;
 }
 
-export type Route =
+type Route =
   | { op: 'health' }
   | { op: 'leaderboard' }
   | { op: 'summary'; address: string }
@@ -27,7 +27,7 @@ export type Route =
 const DEFAULT_LEADERBOARD_LIMIT = 100;
 const MAX_LEADERBOARD_LIMIT = 1000;
 
-export function isSignedOp(op: Route['op']): op is SandboxOp {
+function isSignedOp(op: Route['op']): op is SandboxOp {
   return (SANDBOX_OPS as readonly string[]).includes(op);
 }
 

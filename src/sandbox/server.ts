@@ -73,10 +73,10 @@ export interface Sandbox {
 }
 
 /** The real service lists SOL2X, SOL5X and a few token-specific 2X/5X vaults (which ones is ours to pick). */
-export const DEFAULT_SYMBOLS = ['SOL2X', 'SOL5X', 'JUP2X', 'JUP5X', 'BONK2X'];
+const DEFAULT_SYMBOLS = ['SOL2X', 'SOL5X', 'JUP2X', 'JUP5X', 'BONK2X'];
 /** The client's defaults: every operation the real service documents. */
-export const SANDBOX_ENDPOINTS: Readonly<Record<SandboxOp, SandboxEndpoint>> = Object.freeze({ ...DEFAULT_ENDPOINTS });
-export const DEFAULT_ACCRUAL_LAMPORTS_PER_SEC = 100_000n;
+const SANDBOX_ENDPOINTS: Readonly<Record<SandboxOp, SandboxEndpoint>> = Object.freeze({ ...DEFAULT_ENDPOINTS });
+const DEFAULT_ACCRUAL_LAMPORTS_PER_SEC = 100_000n;
 const MAX_BODY_BYTES = 64 * 1024;
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {

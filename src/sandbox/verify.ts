@@ -154,7 +154,7 @@ export function verifySigned(op: SandboxOp, headers: IncomingHttpHeaders, rawBod
 }
 
 /** What a message template may name; the client's templates use the same words. */
-export const MESSAGE_VARIABLES = ['wallet', 'ts', 'epoch', 'symbol', 'amount', 'op'] as const;
+const MESSAGE_VARIABLES = ['wallet', 'ts', 'epoch', 'symbol', 'amount', 'op'] as const;
 type MessageVariable = (typeof MESSAGE_VARIABLES)[number];
 
 /** Placeholders a template names that the sandbox cannot fill: checked when the sandbox starts. */

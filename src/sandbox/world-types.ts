@@ -72,7 +72,7 @@ export interface LedgerEntry {
 }
 
 /** Decimal text with 3 fractional digits of precision (volumes and scores are not money). */
-export interface BreakdownRow {
+interface BreakdownRow {
   vault: string;
   volume: string;
   score: string;

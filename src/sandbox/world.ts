@@ -372,7 +372,7 @@ function checkAmount(value: Lamports, name: string): Lamports {
 }
 
 /** Thousandths as decimal text without trailing zeros: 12500n → "12.5". */
-export function formatMilli(milli: bigint): string {
+function formatMilli(milli: bigint): string {
   const whole = milli / 1000n;
   const frac = (milli % 1000n).toString().padStart(3, '0').replace(/0+$/, '');
   return frac ? `${whole}.${frac}` : whole.toString();

@@ -17,11 +17,11 @@
 import type { Lamports, WalletConfig, WalletSummary } from '../domain.js';
 import { POLL_WINDOW_SHARE, pruneTo, type PollPlanner } from './planner.js';
 
-export const DEFAULT_MAX_INTERVALS = 5;
+const DEFAULT_MAX_INTERVALS = 5;
 const DEFAULT_SMOOTHING = 0.5;
 const DEFAULT_REQUESTS_PER_CLAIM = 2;
 
-export interface AccrualPlannerOptions {
+interface AccrualPlannerOptions {
   /** The pending amount (lamports) at which the wallet's rules may fire; undefined: none known. */
   threshold: (wallet: WalletConfig) => Lamports | undefined;
   /** Every wallet is polled at least once every this many intervals (default 5, at least 1). */
@@ -53,7 +53,7 @@ interface Ranked {
  * time, and wallets not due this interval pad the slots before, so a wallet that crosses its
  * threshold mid-interval is not polled just before it crosses (a wasted poll, then a wait).
  */
-export function inSlots<T extends { due: number; i: number }>(picked: readonly T[], now: number, windowEnd: number): T[] {
+function inSlots<T extends { due: number; i: number }>(picked: readonly T[], now: number, windowEnd: number): T[] {
   const urgent = picked.filter((p) => p.due <= windowEnd).sort((a, b) => a.due - b.due || a.i - b.i);
   const padding = picked.filter((p) => !(p.due <= windowEnd));
   const k = picked.length;

@@ -9,7 +9,7 @@ import type { EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
-export interface SchedulerOptions {
+interface SchedulerOptions {
   cron: string;
   /** IANA zone the cron fields are read in (schedule.timezone); the process's own when absent. */
   timezone?: string | undefined;

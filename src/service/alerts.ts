@@ -5,14 +5,14 @@
 import type { LogFields, Logger } from '../log/logger.js';
 import type { WebhookNotifier } from './webhook.js';
 
-export type EpisodeChange = 'opened' | 'closed' | undefined;
+type EpisodeChange = 'opened' | 'closed' | undefined;
 
-export interface OpenEpisode {
+interface OpenEpisode {
   key: string;
   since: number;
 }
 
-export interface AlertTracker {
+interface AlertTracker {
   /** Records the current state of `key`; says whether an episode just opened or closed. */
   observe(key: string, bad: boolean, now: number): EpisodeChange;
   isOpen(key: string): boolean;
@@ -39,11 +39,7 @@ export function createAlertTracker(): AlertTracker {
   };
 }
 
-/** Defaults the daemon can use until the config names its own. */
-export const DEFAULT_STALE_AFTER_INTERVALS = 3;
-export const DEFAULT_UNKNOWN_STEP_ALERT_AFTER_MS = 15 * 60_000;
-
-export type AlertKind = 'wallet_stale' | 'unknown_step';
+type AlertKind = 'wallet_stale' | 'unknown_step';
 
 export interface AlertInputs {
   now: number;
@@ -57,7 +53,7 @@ export interface AlertInputs {
   unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number }>;
 }
 
-export interface AlertTransition {
+interface AlertTransition {
   key: string;
   kind: AlertKind;
   change: 'opened' | 'closed';

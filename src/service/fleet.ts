@@ -19,7 +19,7 @@ export interface WalletView {
 }
 
 /** A wallet's record as the state file has it (the store's WalletStateRow fits). */
-export interface StoredWalletState {
+interface StoredWalletState {
   address: string;
   lastOkAt: number | null;
   pendingLamports: Lamports | null;

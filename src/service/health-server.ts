@@ -13,10 +13,10 @@ import { evaluateReadiness, type HealthReport, type Readiness } from './readines
 
 export { evaluateReadiness, type Check, type HealthReport, type Readiness } from './readiness.js';
 
-export const DEFAULT_MAX_LOOP_LAG_MS = 1000;
+const DEFAULT_MAX_LOOP_LAG_MS = 1000;
 const REQUEST_TIMEOUT_MS = 10_000;
 
-export interface Listen {
+interface Listen {
   host: string;
   port: number;
 }
@@ -36,7 +36,7 @@ export function parseListen(text: string): Listen {
   return { host, port };
 }
 
-export interface HealthServerOptions {
+interface HealthServerOptions {
   listen: string;
   metrics: Metrics;
   health: () => HealthReport;

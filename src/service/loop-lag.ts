@@ -8,7 +8,7 @@ export interface LoopLagMonitor {
   stop(): void;
 }
 
-export interface LoopLagOptions {
+interface LoopLagOptions {
   /** How often to sample; default 500 ms. */
   intervalMs?: number;
   /** How long a bad sample is remembered; default 10 s. */

@@ -12,25 +12,24 @@ import { lamportsToDisplayNumber, type Lamports } from '../amount.js';
 import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js';
 import { createFleet, type Fleet, type FleetWallet, type WalletView } from './fleet.js';
 
-export type PollOutcome = 'ok' | 'failed';
 /** How a plan ended, counted once when the daemon finishes it (open and blocked are not endings). */
 export const PLAN_OUTCOMES = ['done', 'rejected', 'failed', 'dry'] as const;
 export type PlanOutcome = (typeof PLAN_OUTCOMES)[number];
 /** The states a step is counted in (anomalies have their own family). */
 export const STEP_OUTCOMES = ['acknowledged', 'rejected', 'failed', 'unknown', 'skipped', 'deferred'] as const;
 export type StepOutcome = (typeof STEP_OUTCOMES)[number];
-export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none';
-export const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'dropped'] as const;
+type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none';
+const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'dropped'] as const;
 export type NotificationOutcome = (typeof NOTIFICATION_OUTCOMES)[number];
 /** `metrics.per_wallet`. */
-export type PerWalletSetting = 'auto' | boolean;
+type PerWalletSetting = 'auto' | boolean;
 
 /** `auto` exports per-wallet series up to this many wallets, aggregates only beyond. */
-export const PER_WALLET_AUTO_LIMIT = 100;
+const PER_WALLET_AUTO_LIMIT = 100;
 /** autoclaim_top_pending_sol names this many wallets, whatever the fleet size. */
-export const TOP_PENDING_K = 10;
+const TOP_PENDING_K = 10;
 
-export interface MetricsSetup {
+interface MetricsSetup {
   wallets: readonly FleetWallet[];
   /** Rule names, so each rule's plan series exist before its first plan. */
   rules: readonly string[];
@@ -78,7 +77,7 @@ export interface Metrics {
   notification(outcome: NotificationOutcome): void;
 }
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** Collect prom-client's process_* and nodejs_* metrics (default true). */
   processMetrics?: boolean;
   /** For autoclaim_build_info. */

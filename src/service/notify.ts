@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import type { Logger } from '../log/logger.js';
 
-export interface Notifier {
+interface Notifier {
   /** True when NOTIFY_SOCKET names a socket we can talk to. */
   readonly enabled: boolean;
   /** Start-up (or a reload) is complete. */
@@ -30,9 +30,9 @@ export interface Notifier {
   close(): Promise<void>;
 }
 
-export type NotifyTransport = 'auto' | 'addon' | 'systemd-notify';
+type NotifyTransport = 'auto' | 'addon' | 'systemd-notify';
 
-export interface NotifierOptions {
+interface NotifierOptions {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   /** Our pid, compared with WATCHDOG_PID; default process.pid. */

@@ -5,7 +5,7 @@
 // the server refused a request as invalid. A reload that was refused is not one: the previous
 // config keeps running, and the answer says so without failing.
 
-export interface PauseInfo {
+interface PauseInfo {
   reason: string;
   since: number;
 }

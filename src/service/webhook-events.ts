@@ -31,7 +31,7 @@ export interface FailureWebhook {
   close(timeoutMs?: number): Promise<void>;
 }
 
-export interface FailureWebhookOptions {
+interface FailureWebhookOptions {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   redactor: Redactor;

@@ -16,7 +16,7 @@ import { type Logger } from '../log/logger.js';
 import { toJson } from '../json.js';
 import type { NotificationOutcome } from './metrics.js';
 
-export type WebhookPriority = 'failure' | 'info';
+type WebhookPriority = 'failure' | 'info';
 
 export interface WebhookEvent {
   /** Same key within the dedupe window = sent once, e.g. "rejected:step:42". */
@@ -35,7 +35,7 @@ export interface WebhookNotifier {
   close(timeoutMs?: number): Promise<void>;
 }
 
-export interface WebhookOptions {
+interface WebhookOptions {
   /** Often a secret in itself (Slack, Discord): never logged; register it with the Redactor. */
   url: string;
   /** Signs every POST (see signWebhookBody); register it with the Redactor too. */
@@ -60,8 +60,8 @@ export interface WebhookOptions {
 }
 
 /** Header names of a signed POST. */
-export const SIGNATURE_HEADER = 'x-autoclaim-signature';
-export const TIMESTAMP_HEADER = 'x-autoclaim-timestamp';
+const SIGNATURE_HEADER = 'x-autoclaim-signature';
+const TIMESTAMP_HEADER = 'x-autoclaim-timestamp';
 
 /**
  * The signature header's value: `sha256=` and the hex HMAC-SHA256, keyed by the secret, of

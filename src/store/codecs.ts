@@ -27,7 +27,7 @@ export function lamportsTextOrNull(v: Lamports | null | undefined, what: string)
   return v === null || v === undefined ? null : lamportsText(v, what);
 }
 
-export function lamportsOrNull(text: string | null): Lamports | null {
+function lamportsOrNull(text: string | null): Lamports | null {
   return text === null ? null : BigInt(text);
 }
 
@@ -57,7 +57,7 @@ export function encodeAmountSpec(spec: AmountSpec): string {
   }
 }
 
-export function decodeAmountSpec(text: string, stepId: number): AmountSpec {
+function decodeAmountSpec(text: string, stepId: number): AmountSpec {
   const where = `step ${stepId}`;
   const o = parseObject(text, where, 'amount');
   if (o.kind === 'all') return { kind: 'all' };
@@ -78,7 +78,7 @@ export function encodeRequest(req: StoredRequest, stepId: number): string {
   return toJson(req);
 }
 
-export function decodeRequest(text: string, where: string): StoredRequest {
+function decodeRequest(text: string, where: string): StoredRequest {
   const o = parseObject(text, where, 'request');
   const { method, url, ts, message, body, headers, before } = o;
   if (typeof method !== 'string' || typeof url !== 'string' || typeof ts !== 'number') throw corrupt(where, 'request');
@@ -117,7 +117,7 @@ const BEARER_VALUE = /^\s*bearer\s/i;
 const CREDENTIAL_IN_TEXT = /"(proxy-)?authorization"\s*:/i;
 
 /** The path of the first Authorization key or bearer-token value anywhere inside `v`. */
-export function findCredential(v: unknown, path: string, seen = new Set<object>()): string | undefined {
+function findCredential(v: unknown, path: string, seen = new Set<object>()): string | undefined {
   if (typeof v === 'string') return BEARER_VALUE.test(v) || CREDENTIAL_IN_TEXT.test(v) ? path : undefined;
   if (typeof v !== 'object' || v === null || seen.has(v)) return undefined;
   seen.add(v);

@@ -11,7 +11,7 @@ import { assertOurs, assertStateFile, ourTables } from './ownership.js';
 
 export type Db = Database.Database;
 
-export interface OpenDbOptions {
+interface OpenDbOptions {
   logger: Logger;
   readonly: boolean;
   busyTimeoutMs: number;

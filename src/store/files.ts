@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const DIR_MODE = 0o700;
+const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
 
 /** Creates `dir` (and missing parents) as 0700. An existing directory is left as the operator made it. */

@@ -33,7 +33,7 @@ interface CheckpointResult {
   checkpointed: number;
 }
 
-export interface StateFilesOptions {
+interface StateFilesOptions {
   logger: Logger;
   /** A read-only connection records nothing, so there is nothing to guard. */
   readonly: boolean;

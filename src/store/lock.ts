@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { StateError } from '../errors.js';
 import { ensureDir, ensureFile, realStatePath, writeFileAtomic } from './files.js';
 
-export interface LockHolder {
+interface LockHolder {
   pid: number;
   host: string;
   /** ISO time the lock was taken. */

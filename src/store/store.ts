@@ -15,18 +15,6 @@ import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow 
 import { StepRepo } from './steps.js';
 import { WalletRepo } from './wallets.js';
 
-export type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from './port.js';
-export { IN_FLIGHT_ERROR } from './steps.js';
-export type {
-  AttemptRow,
-  ClaimBaseline,
-  PlanRow,
-  PlanWithSteps,
-  StoredRequest,
-  StepRow,
-  WalletStateRow,
-} from './rows.js';
-
 export interface StoreOptions {
   logger: Logger;
   clock?: Clock;

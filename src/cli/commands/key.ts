@@ -6,7 +6,7 @@ import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 
-export function parseKeySource(source: string, cwd: string): KeySource {
+function parseKeySource(source: string, cwd: string): KeySource {
   if (source.startsWith('env:')) return { env: source.slice(4) };
   if (source.startsWith('credential:')) return { credential: source.slice(11) };
   return { file: resolve(cwd, source) };

@@ -27,7 +27,7 @@ export interface SendOptions {
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
 const SYMBOL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/;
 /** The rule name a one-off plan is recorded under; `@` cannot start a configured rule's name. */
-export const SEND_RULE_PREFIX = '@send:';
+const SEND_RULE_PREFIX = '@send:';
 
 interface Request {
   op: SignedOp;
@@ -37,7 +37,7 @@ interface Request {
 }
 
 /** Checks the arguments before anything is opened: a usage error sends nothing and records nothing. */
-export function parseSendArgs(op: string, opts: SendOptions): Request {
+function parseSendArgs(op: string, opts: SendOptions): Request {
   if (!(SIGNED_OPS as readonly string[]).includes(op)) throw new UsageError(`OP must be one of ${SIGNED_OPS.join(', ')}, got "${op}"`);
   const kind = op as SignedOp;
   if (opts.wallet === undefined) throw new UsageError('--wallet NAME is required');

@@ -7,7 +7,7 @@ import type { AppConfig } from '../../domain.js';
 import type { CommandContext } from '../context.js';
 
 /** What `status` and `actions` may do with the state file: read it, and resolve an unknown step. */
-export type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'resolve' | 'close'>;
+type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'resolve' | 'close'>;
 
 export function openStateForCli(ctx: CommandContext, opts: { write: boolean }): { config: AppConfig; store: CliStore } {
   const { config, store } = openStateIfAny(ctx, opts);
