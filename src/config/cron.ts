@@ -1,9 +1,8 @@
-// Next fire times of a node-cron expression. node-cron v4 can only compute them through a task
-// (`createTask(...).getNextRuns(n)`), which registers it globally and counts from the real clock;
-// the scheduler and `check` need them from a given instant. node-cron's own parser supplies the
-// field sets, so the syntax (names, steps, L, W, #, nicknames) is exactly what node-cron accepts,
-// and the matching below follows node-cron's semantics: day of month AND day of week must hold.
-import { validateDetailed } from 'node-cron';
+// Cron schedules, as node-cron reads them: why an expression is refused (in the config's words),
+// steps node-cron accepts that do not mean what they say, the time zone, and the next fire times.
+// The fire times come from node-cron itself (the matcher behind its own getNextRuns), so `check`,
+// the daemon and the scheduler can never disagree on when a poll is due.
+import { createTask, validateDetailed } from 'node-cron';
 
 interface CronOptions {
   /** Match in UTC instead of the process's local time zone (node-cron's default). */
@@ -11,18 +10,6 @@ interface CronOptions {
   /** Match in this IANA time zone (schedule.timezone), as node-cron's `timezone` option does. */
   timezone?: string | undefined;
 }
-
-interface Fields {
-  seconds: number[];
-  minutes: number[];
-  hours: number[];
-  daysOfMonth: (number | string)[];
-  months: number[];
-  daysOfWeek: (number | string)[];
-}
-
-/** node-cron's own horizon: a schedule with no fire time within a century never fires. */
-const HORIZON_DAYS = 100 * 366;
 
 const FIELD_NAMES: Record<string, string> = {
   second: 'second',
@@ -47,117 +34,48 @@ export function cronProblem(expr: string): string | undefined {
   return reasons.join('; ') || 'invalid cron expression';
 }
 
+/** What a node-cron task keeps to find its fire times; not in its typings (see nextCronTimes). */
+interface TimeMatcher {
+  getNextMatch(after: Date): Date;
+}
+
 /**
- * The next `n` times strictly after `from` at which `expr` fires. Fewer when the expression stops
- * firing within a century (e.g. "L-30" of February). Throws on an invalid expression.
- * Local times skipped by a DST change are skipped, as they do not exist.
+ * The next `n` times strictly after `from` at which `expr` fires, as node-cron computes them.
+ * Fewer when node-cron finds no fire time within its horizon (e.g. "L-30" of February). Throws
+ * on an invalid expression. Local times skipped by a DST change are skipped; a time that occurs
+ * twice is given once, at the occurrence node-cron's scheduler fires (the later one in Europe).
+ *
+ * node-cron's public `getNextRuns(n)` counts from the real clock, and every time here is counted
+ * from a given instant (a fixed one for `check`, the injected clock for the daemon), so this asks
+ * the matcher behind it, on a task that is created, never started, and destroyed at once.
+ * test/config/cron.test.ts holds the two to the same answers.
  */
 export function nextCronTimes(expr: string, from: Date, n: number, opts: CronOptions = {}): Date[] {
-  const fields = parseFields(expr);
-  const cal = opts.utc ? utcCalendar : opts.timezone !== undefined ? zoneCalendar(opts.timezone) : localCalendar;
-  const out: Date[] = [];
-  let after = from.getTime();
-  while (out.length < n) {
-    const next = nextAfter(fields, after, cal);
-    if (next === undefined) break;
-    out.push(new Date(next));
-    after = next;
-  }
-  return out;
-}
-
-function parseFields(expr: string): Fields {
-  const result = validateDetailed(expr);
-  if (!result.valid || !result.fields) throw new Error(`invalid cron expression "${expr}": ${cronProblem(expr)}`);
-  const f = result.fields;
-  const asc = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
-  return {
-    seconds: asc(f.second),
-    minutes: asc(f.minute),
-    hours: asc(f.hour),
-    daysOfMonth: f.dayOfMonth,
-    months: f.month,
-    daysOfWeek: f.dayOfWeek,
-  };
-}
-
-interface Calendar {
-  parts(ms: number): { year: number; month: number; day: number; hour: number; minute: number; second: number };
-  /** Undefined when that wall-clock time does not exist (a DST gap). */
-  toMs(year: number, month: number, day: number, hour: number, minute: number, second: number): number | undefined;
-}
-
-const utcCalendar: Calendar = {
-  parts(ms) {
-    const d = new Date(ms);
-    return {
-      year: d.getUTCFullYear(),
-      month: d.getUTCMonth() + 1,
-      day: d.getUTCDate(),
-      hour: d.getUTCHours(),
-      minute: d.getUTCMinutes(),
-      second: d.getUTCSeconds(),
-    };
-  },
-  toMs: (y, mo, d, h, mi, s) => Date.UTC(y, mo - 1, d, h, mi, s),
-};
-
-const localCalendar: Calendar = {
-  parts(ms) {
-    const d = new Date(ms);
-    return {
-      year: d.getFullYear(),
-      month: d.getMonth() + 1,
-      day: d.getDate(),
-      hour: d.getHours(),
-      minute: d.getMinutes(),
-      second: d.getSeconds(),
-    };
-  },
-  toMs(y, mo, d, h, mi, s) {
-    const date = new Date(y, mo - 1, d, h, mi, s);
-    return date.getHours() === h && date.getMinutes() === mi ? date.getTime() : undefined;
-  },
-};
-
-/** Wall-clock time in an IANA zone, through Intl (as node-cron does for its `timezone` option). */
-function zoneCalendar(timeZone: string): Calendar {
-  const format = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  });
-  const parts = (ms: number) => {
-    const out = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
-    for (const p of format.formatToParts(new Date(ms))) {
-      if (p.type in out) out[p.type as keyof typeof out] = Number(p.value);
+  const problem = cronProblem(expr);
+  if (problem !== undefined) throw new Error(`invalid cron expression "${expr}": ${problem}`);
+  const timezone = opts.utc === true ? 'UTC' : opts.timezone;
+  const task = createTask(expr, () => undefined, timezone === undefined ? {} : { timezone });
+  try {
+    const matcher = (task as unknown as { timeMatcher?: Partial<TimeMatcher> }).timeMatcher;
+    if (typeof matcher?.getNextMatch !== 'function') {
+      throw new Error('node-cron tasks no longer carry a timeMatcher with getNextMatch: see src/config/cron.ts');
+    }
+    const out: Date[] = [];
+    let after = from;
+    while (out.length < n) {
+      try {
+        after = matcher.getNextMatch(after);
+      } catch (err) {
+        // node-cron's way of saying the schedule never fires within its horizon.
+        if (err instanceof Error && /Could not find next matching date/.test(err.message)) break;
+        throw err;
+      }
+      out.push(after);
     }
     return out;
-  };
-  /** How far the zone's wall clock is ahead of UTC at instant `ms`. */
-  const offset = (ms: number): number => {
-    const p = parts(ms);
-    return Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - Math.floor(ms / 1000) * 1000;
-  };
-  return {
-    parts,
-    toMs(y, mo, d, h, mi, s) {
-      const wall = Date.UTC(y, mo - 1, d, h, mi, s);
-      // The offset at the instant depends on the instant: try the offsets on both sides of a
-      // change, earliest first (a wall time that occurs twice fires at its first occurrence).
-      const candidates = [wall - offset(wall - 86_400_000), wall - offset(wall + 86_400_000), wall - offset(wall)].sort((a, b) => a - b);
-      for (const ms of candidates) {
-        const p = parts(ms);
-        if (p.year === y && p.month === mo && p.day === d && p.hour === h && p.minute === mi && p.second === s) return ms;
-      }
-      return undefined; // skipped by a DST change
-    },
-  };
+  } finally {
+    void task.destroy();
+  }
 }
 
 /** Undefined when `name` is an IANA time zone this Node knows, else why not. */
@@ -218,76 +136,4 @@ export function cronStepProblem(expr: string): string | undefined {
     }
   });
   return reasons.length > 0 ? reasons.join('; ') : undefined;
-}
-
-function nextAfter(f: Fields, afterMs: number, cal: Calendar): number | undefined {
-  const start = cal.parts(Math.floor(afterMs / 1000) * 1000);
-  // Walk calendar days with a UTC date as a plain day counter; the calendar decides the instant.
-  const cursor = new Date(Date.UTC(start.year, start.month - 1, start.day));
-  for (let i = 0; i < HORIZON_DAYS; i++, cursor.setUTCDate(cursor.getUTCDate() + 1)) {
-    const year = cursor.getUTCFullYear();
-    const month = cursor.getUTCMonth() + 1;
-    const day = cursor.getUTCDate();
-    if (!f.months.includes(month)) {
-      cursor.setUTCDate(daysIn(year, month)); // the loop's step moves to the 1st of the next month
-      continue;
-    }
-    if (!matchesDayOfMonth(f.daysOfMonth, year, month, day)) continue;
-    if (!matchesDayOfWeek(f.daysOfWeek, year, month, day)) continue;
-    const firstDay = i === 0;
-    for (const hour of f.hours) {
-      if (firstDay && hour < start.hour) continue;
-      for (const minute of f.minutes) {
-        if (firstDay && hour === start.hour && minute < start.minute) continue;
-        for (const second of f.seconds) {
-          const ms = cal.toMs(year, month, day, hour, minute, second);
-          if (ms !== undefined && ms > afterMs) return ms;
-        }
-      }
-    }
-  }
-  return undefined;
-}
-
-function daysIn(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
-
-function weekday(year: number, month: number, day: number): number {
-  return new Date(Date.UTC(year, month - 1, day)).getUTCDay();
-}
-
-/** The weekday nearest to `target` within the month (the "W" modifier). */
-function nearestWeekday(year: number, month: number, target: number): number {
-  const last = daysIn(year, month);
-  if (target < 1 || target > last) return -1;
-  const wd = weekday(year, month, target);
-  if (wd === 6) return target === 1 ? 3 : target - 1;
-  if (wd === 0) return target === last ? target - 2 : target + 1;
-  return target;
-}
-
-function matchesDayOfMonth(values: (number | string)[], year: number, month: number, day: number): boolean {
-  const last = daysIn(year, month);
-  return values.some((v) => {
-    if (typeof v === 'number') return v === day;
-    if (v === 'L') return day === last;
-    const w = /^(\d{1,2}|L)W$/.exec(v);
-    if (w) return nearestWeekday(year, month, w[1] === 'L' ? last : Number(w[1])) === day;
-    const offset = /^L-(\d{1,2})$/.exec(v);
-    if (offset) return last - Number(offset[1]) === day;
-    return false;
-  });
-}
-
-function matchesDayOfWeek(values: (number | string)[], year: number, month: number, day: number): boolean {
-  const wd = weekday(year, month, day);
-  return values.some((v) => {
-    if (typeof v === 'number') return v % 7 === wd;
-    const nth = /^([0-7])#([1-5])$/.exec(v);
-    if (nth) return Number(nth[1]) % 7 === wd && Math.floor((day - 1) / 7) + 1 === Number(nth[2]);
-    const lastOf = /^([0-7])L$/i.exec(v);
-    if (lastOf) return Number(lastOf[1]) % 7 === wd && day + 7 > daysIn(year, month);
-    return false;
-  });
 }

@@ -70,10 +70,11 @@ describe('schedule.timezone', () => {
       '2025-03-31T07:00:00.000Z',
       '2025-04-01T07:00:00.000Z',
     ]);
-    // 02:30 does not exist in Paris on 30 March 2025; it occurs twice on 26 October (the first counts).
+    // 02:30 does not exist in Paris on 30 March 2025; it occurs twice on 26 October, and fires
+    // once, where node-cron's scheduler fires it: the second time (02:30 CET).
     expect(iso(nextCronTimes('30 2 * * *', from, 2, { timezone: 'Europe/Paris' }))).toEqual(['2025-03-31T00:30:00.000Z', '2025-04-01T00:30:00.000Z']);
     expect(iso(nextCronTimes('30 2 * * *', new Date('2025-10-25T12:00:00Z'), 2, { timezone: 'Europe/Paris' }))).toEqual([
-      '2025-10-26T00:30:00.000Z',
+      '2025-10-26T01:30:00.000Z',
       '2025-10-27T01:30:00.000Z',
     ]);
     expect(iso(nextCronTimes('0 9 * * *', from, 1, { timezone: 'America/New_York' }))).toEqual(['2025-03-29T13:00:00.000Z']);
