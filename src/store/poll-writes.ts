@@ -161,9 +161,11 @@ export class PollWrites {
 
   private isNewEpoch(address: string, epoch: string, at: number): boolean {
     if (this.knownEpoch.get(address) === epoch) return false;
-    this.knownEpoch.set(address, epoch);
     const key = `${address}\n${epoch}`;
-    if (this.epochs.has(key) || this.table.epochSeen(address, epoch)) return false;
+    const seen = this.epochs.has(key) || this.table.epochSeen(address, epoch);
+    // Only once the table has answered: a read that throws leaves nothing believed.
+    this.knownEpoch.set(address, epoch);
+    if (seen) return false;
     this.epochs.set(key, { address, epoch, at });
     return true;
   }

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
-import type { PollTimer } from '../../src/store/poll-writes.js';
+import { PollWrites, type PollBatch, type PollTable, type PollTimer } from '../../src/store/poll-writes.js';
 import type { Store } from '../../src/store/index.js';
 import { buildOnce } from '../e2e/build.js';
 import { REPO } from '../e2e/helpers.js';
@@ -213,5 +213,28 @@ describe('a crash (SIGKILL) with poll records buffered', () => {
     expect(plan?.steps.map((s) => s.state)).toEqual(['sending']);
     // The poll the plan was decided from was written before the plan; the one after it was lost.
     expect(r.walletState(ADDR)).toMatchObject({ lastPollAt: 1000, pendingLamports: 5n });
+  });
+});
+
+describe('PollWrites against a table that fails', () => {
+  it('a failed epoch read leaves nothing believed: the next poll asks again', () => {
+    let failRead = true;
+    const writes: PollBatch[] = [];
+    const table: PollTable = {
+      okRow: (wallet, address, at, s) => ({ wallet, address, at, epoch: s.epoch, pending: '0', lifetime: null, rank: null, tier: null, raw: null }),
+      failedRow: (wallet, address, at, error) => ({ wallet, address, at, error }),
+      epochSeen: () => {
+        if (failRead) throw new Error('disk I/O error');
+        return false;
+      },
+      write: (batch) => writes.push(batch),
+    };
+    const polls = new PollWrites(table, { timer: manualTimer().timer });
+    expect(() => polls.record('a', ADDR, T0, ok())).toThrow('disk I/O error');
+    expect(polls.buffered).toBe(0);
+    failRead = false;
+    expect(polls.record('a', ADDR, T0 + 1, ok())).toEqual({ newEpoch: true });
+    polls.flush();
+    expect(writes).toEqual([{ epochs: [{ address: ADDR, epoch: '2025-06-01', at: T0 + 1 }], ok: [expect.objectContaining({ at: T0 + 1 })], failed: [] }]);
   });
 });
