@@ -1,31 +1,20 @@
 // The API client: every response parsed by a schema at the edge, every failure an ApiError whose
 // disposition says whether the request may have been applied (SPEC §2). Reads retry; signed
 // requests are retried only when they provably never left this machine. Every request has one
-// deadline for all of it (src/api/deadline.ts), and every body is scrubbed of secrets as it is read.
+// deadline for all of it (deadline.ts); what comes back is read, scrubbed and judged in response.ts.
 import type { Dispatcher } from 'undici';
 import type { ApiConfig, Clock, LeaderboardEntry, WalletSummary } from '../domain.js';
 import { ApiError, AutoclaimError } from '../errors.js';
 import { noEvents, type EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
-import { classifyError, classifyStatus, oneLine } from './classify.js';
 import { Deadline, DeadlineExceeded, deadlineError, trackRequestStart } from './deadline.js';
-import { parseJsonLossless } from './json.js';
 import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './rate-limit.js';
-import {
-  badResponse,
-  parseActionResponse,
-  parseLeaderboard,
-  parseWalletSummary,
-  type ActionResponse,
-  type ResponseContext,
-} from './schemas.js';
-import { describeServerError, keepOfCutBody, scrubDecoded } from './server-text.js';
+import { parseJsonBody, readBody, requestIdOf, statusError, transportError, type RawResponse } from './response.js';
+import { parseActionResponse, parseLeaderboard, parseWalletSummary, type ActionResponse, type ResponseContext } from './schemas.js';
 import { joinUrl, prepareSigned, type PreparedRequest, type SignedInput } from './signed-request.js';
 import type { Signer } from './signer.js';
 
 export { createDispatcher } from './dispatcher.js';
-export { describeServerError } from './server-text.js';
-export type { PreparedRequest, SignedInput } from './signed-request.js';
 
 interface ApiClientOptions {
   config: ApiConfig;
@@ -62,14 +51,6 @@ interface ActionResult {
 interface LeaderboardResult {
   entries: LeaderboardEntry[];
   raw: unknown;
-  rawText: string;
-}
-
-interface RawResponse {
-  /** x-request-id, scrubbed and bounded; undefined when the answer had none. */
-  requestId: string | undefined;
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
   rawText: string;
 }
 
@@ -202,7 +183,7 @@ export class ApiClient {
         }
         throw err;
       }
-      if (res.status < 200 || res.status >= 300) throw this.statusError(prepared.method, prepared.url, res);
+      if (res.status < 200 || res.status >= 300) throw statusError(prepared.method, prepared.url, res, this.clock.now(), this.scrub);
       const ctx = this.context(prepared.method, prepared.url, res);
       // An empty 2xx (e.g. 204) is an acknowledgement with nothing more to say.
       const raw = res.rawText.trim() === '' ? {} : parseJsonBody(res.rawText, ctx, this.scrub);
@@ -223,7 +204,7 @@ export class ApiClient {
       try {
         const res = await this.exchange('GET', url, headers, undefined);
         if (res.status >= 200 && res.status < 300) return res;
-        throw this.statusError('GET', url, res);
+        throw statusError('GET', url, res, this.clock.now(), this.scrub);
       } catch (err) {
         if (!(err instanceof ApiError) || attempt >= this.attempts || !isRetryableRead(err)) throw err;
         await this.backoff(err, attempt);
@@ -293,7 +274,7 @@ export class ApiClient {
       if (err instanceof ApiError) throw err;
       const missed = deadline.exceeded ?? (err instanceof DeadlineExceeded ? err : undefined);
       if (missed !== undefined) throw deadlineError(method, this.scrub(url), missed, status);
-      throw this.transportError(method, url, err, status);
+      throw transportError(method, url, err, status, this.scrub);
     } finally {
       deadline.clear();
     }
@@ -312,51 +293,9 @@ export class ApiClient {
       }
       if (status === 429 || retryAfterMs !== undefined) this.limiter.pauseFor(retryAfterMs);
     }
-    const rawText = await deadline.race(this.readBody(method, url, res));
+    const rawText = await deadline.race(readBody(res, { method, url, max: this.config.maxResponseBytes, scrub: this.scrub }));
     this.logger.debug({ event: 'api.response', method, url, status }, `${method} ${url} ${status}`);
-    return { status, headers: res.headers, rawText, requestId: this.requestIdOf(res.headers['x-request-id']) };
-  }
-
-  /**
-   * The body as text, scrubbed of secrets before anything else sees it. Transport failures are
-   * thrown as they come (the caller classifies them); an oversized body is an ApiError.
-   */
-  private async readBody(method: string, url: string, res: Dispatcher.ResponseData): Promise<string> {
-    const max = this.config.maxResponseBytes;
-    const status = res.statusCode;
-    const tooLarge = (partial: Buffer[], cause?: unknown): ApiError => {
-      const where = this.scrub(url);
-      return new ApiError('RESPONSE_TOO_LARGE', `${method} ${where} : HTTP ${status} response larger than ${max} bytes`, {
-        method,
-        url: where,
-        status,
-        disposition: status >= 200 && status < 300 ? 'invalid_response' : classifyStatus(status).disposition,
-        rawBody: keepOfCutBody(this.scrub(Buffer.concat(partial).toString('utf8')), max),
-        cause,
-      });
-    };
-    const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > max) {
-      res.body.destroy();
-      throw tooLarge([]);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        chunks.push(chunk);
-        if (size > max) {
-          res.body.destroy();
-          throw tooLarge(chunks);
-        }
-      }
-    } catch (err) {
-      if (err instanceof ApiError) throw err;
-      if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw tooLarge(chunks, err);
-      throw err;
-    }
-    return this.scrub(Buffer.concat(chunks).toString('utf8'));
+    return { status, headers: res.headers, rawText, requestId: requestIdOf(res.headers['x-request-id'], this.scrub) };
   }
 
   private noteServerDate(value: string | string[] | undefined): void {
@@ -368,63 +307,14 @@ export class ApiClient {
     this.lastServerDateLocalMs = this.clock.now();
   }
 
-  private transportError(method: string, url: string, err: unknown, status: number | undefined): ApiError {
-    const c = classifyError(err);
-    // A reason taken from the error's own text is cut to one line; scrub that text before the cut.
-    const own = err instanceof Error ? err.message : String(err);
-    const reason = c.reason === oneLine(own) ? oneLine(this.scrub(own)) : c.reason;
-    // A status already received decides: a 4xx was refused whatever happened to its body.
-    const disposition = status !== undefined && status >= 400 && status < 500 ? 'refused' : c.disposition;
-    const after = status === undefined ? '' : ` (after HTTP ${status})`;
-    const where = this.scrub(url);
-    return new ApiError(c.code, `${method} ${where} : ${reason}${after}`, { method, url: where, disposition, status, cause: err });
-  }
-
-  private statusError(method: string, url: string, res: RawResponse): ApiError {
-    const c = classifyStatus(res.status);
-    const retryAfterMs =
-      res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers['retry-after'], this.clock.now()) : undefined;
-    // rawText was scrubbed as it was read: cutting it now cannot expose part of a secret.
-    const { detail, serverCode, serverMessage } = describeServerError(res.rawText, this.scrub);
-    const where = this.scrub(url);
-    return new ApiError(c.code, `${method} ${where} : ${c.reason}${detail === '' ? '' : ` ${detail}`}`, {
-      method,
-      url: where,
-      disposition: c.disposition,
-      status: res.status,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      rawBody: res.rawText,
-      requestId: res.requestId,
-      ...(serverCode !== undefined ? { serverCode } : {}),
-      ...(serverMessage !== undefined ? { serverMessage } : {}),
-    });
-  }
-
   private context(method: string, url: string, res: RawResponse): ResponseContext {
     return { method, url: this.scrub(url), status: res.status, rawBody: res.rawText, requestId: res.requestId };
   }
 
-  /** A header the server controls: one printable line, scrubbed, bounded, before anyone logs it. */
-  private requestIdOf(value: string | string[] | undefined): string | undefined {
-    const text = Array.isArray(value) ? value[0] : value;
-    if (text === undefined || text === '') return undefined;
-    return this.scrub(text).replace(/[^\x20-\x7e]/g, '?').slice(0, 128);
-  }
 }
 
 function isRetryableRead(err: ApiError): boolean {
   if (err.code === 'RATE_LIMITED') return true;
   if (err.code === 'RESPONSE_TOO_LARGE' || err.code === 'UNEXPECTED_STATUS') return false;
   return err.disposition === 'not_sent' || err.disposition === 'ambiguous';
-}
-
-/** The JSON of a scrubbed body, its decoded strings scrubbed again (an escape can spell a secret). */
-function parseJsonBody(text: string, ctx: ResponseContext, scrub: (text: string) => string): unknown {
-  if (text.trim() === '') throw badResponse(ctx, ['body: empty (expected JSON)']);
-  try {
-    return scrubDecoded(parseJsonLossless(text), scrub);
-  } catch (err) {
-    const why = err instanceof Error ? oneLine(err.message, 80) : 'unreadable';
-    throw badResponse(ctx, [`body: not valid JSON (${why})`], err);
-  }
 }
