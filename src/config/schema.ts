@@ -2,72 +2,11 @@
 // error), carries the defaults and descriptions, and is what `autoclaim schema` exports. Values
 // that need the YAML source text or the rest of the file (amounts, durations, paths, names that
 // refer to each other) are converted and checked afterwards, in resolve.ts and cross-checks.ts.
+// The shared value types are in schema-fields.ts, the rules section in schema-rules.ts.
 import { z } from 'zod';
 import { WEBHOOK_CATEGORIES } from '../domain.js';
-import { DURATION_PATTERN } from './durations.js';
-
-/** A schema-level message for a present-but-wrong value; a missing value still reads "required". */
-function whenPresent(text: string) {
-  return (iss: { input?: unknown; code?: string }) =>
-    iss.input === undefined || iss.code === 'unrecognized_keys' ? undefined : text;
-}
-
-/** The message for a missing value; wrong values keep the generic phrasing. */
-function whenMissing(text: string) {
-  return (iss: { input?: unknown }) => (iss.input === undefined ? text : undefined);
-}
-
-const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
-const name = (what: string) =>
-  z
-    .string()
-    .regex(new RegExp(NAME_PATTERN), {
-      error: `a ${what} name is 1 to 64 letters, digits, "_", "." or "-", starting with a letter or digit`,
-    });
-
-const SOL_DECIMAL_PATTERN = '^(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$';
-const PERCENT_PATTERN = '^[0-9]+(?:\\.[0-9]{1,4})?%$';
-const SOL_MESSAGE = 'expected a SOL amount: a number like 0.5 or a decimal string like "0.5"';
-
-/** SOL, read exactly from the YAML text and converted to lamports. */
-const SolAmount = z
-  .union(
-    [
-      z.number().nonnegative({ error: 'a SOL amount cannot be negative' }),
-      z.string().regex(new RegExp(SOL_DECIMAL_PATTERN), { error: SOL_MESSAGE }),
-    ],
-    { error: whenPresent(SOL_MESSAGE) },
-  )
-  .describe('SOL amount, exact to the lamport (at most 9 decimals): 0.5 or "0.5"');
-
-const StepAmount = z
-  .union(
-    [
-      z.number().nonnegative({ error: 'a SOL amount cannot be negative' }),
-      z.string().regex(new RegExp(SOL_DECIMAL_PATTERN)).describe('a fixed SOL amount as a decimal string'),
-      z.string().regex(new RegExp(PERCENT_PATTERN)).describe("a percent of what this plan's claim received"),
-      z.literal('all').describe("everything this plan's claim received"),
-    ],
-    {
-      error: whenPresent(
-        'expected a SOL amount (0.5), a percent of what the claim received ("50%", at most 4 decimals) or "all"',
-      ),
-    },
-  )
-  .describe('SOL amount (0.5), "N%" of what this plan claimed (up to 4 decimals), or "all"');
-
-const DURATION_MESSAGE = 'expected a duration like 30s, 10m, 6h, 1d or 500ms';
-const Duration = z
-  .string({ error: whenPresent(DURATION_MESSAGE) })
-  .regex(new RegExp(DURATION_PATTERN), { error: DURATION_MESSAGE });
-
-const SYMBOL_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$';
-const symbol = z
-  .string()
-  .regex(new RegExp(SYMBOL_PATTERN), { error: 'a symbol is 1 to 32 letters, digits, "_", "." or "-", e.g. SOL2X' })
-  .describe('vault or token symbol, e.g. SOL2X');
-
-const posInt = () => z.number().int().positive();
+import { Duration, name, posInt, SOL_MESSAGE, SolAmount, whenMissing, whenPresent } from './schema-fields.js';
+import { Rule } from './schema-rules.js';
 
 const LISTEN_MESSAGE = 'expected HOST:PORT or a bare port, e.g. 127.0.0.1:9464 or 9464';
 
@@ -200,81 +139,6 @@ export const WalletSchema = z.strictObject({
     .describe('base58 public key; must equal the address of the key'),
   key: KeySource,
   rules: z.array(name('rule')).optional().describe('rules applied to this wallet (default: all rules)'),
-});
-
-// ------------------------------------------------------------------------------------------------
-// rules
-
-/** A map of comparison operators to values, e.g. { gte: 0.5 }. */
-function comparisons<T extends z.ZodType>(value: T, example: string) {
-  return z
-    .strictObject(
-      {
-        gt: value.optional(),
-        gte: value.optional(),
-        lt: value.optional(),
-        lte: value.optional(),
-        eq: value.optional(),
-        ne: value.optional(),
-        in: z.array(value).min(1).optional(),
-      },
-      { error: whenPresent(`expected operators and values, e.g. ${example}`) },
-    )
-    .describe(`operator → value, e.g. ${example}`);
-}
-
-const amountOps = comparisons(SolAmount, '{ gte: 0.5 }');
-const rankOps = comparisons(posInt().describe('leaderboard rank, 1 is first'), '{ lte: 10 }');
-
-const tierValue = z.string().min(1);
-const tierOps = z
-  .strictObject(
-    { eq: tierValue.optional(), ne: tierValue.optional(), in: z.array(tierValue).min(1).optional() },
-    { error: whenPresent('expected operators and values, e.g. { in: [gold, platinum] }') },
-  )
-  .describe('operator → value, e.g. { in: [gold, platinum] }');
-
-const When = z
-  .strictObject(
-    {
-      pending_sol: amountOps.optional(),
-      lifetime_sol: amountOps.optional(),
-      rank: rankOps.optional(),
-      tier: tierOps.optional(),
-    },
-    { error: whenPresent('expected conditions by field, e.g. { pending_sol: { gte: 0.5 } }') },
-  )
-  .describe('conditions, all of which must hold');
-
-const Transfer = z.strictObject({ symbol, amount: StepAmount });
-const Step = z
-  .union(
-    [
-      z.literal('claim').describe("claim the wallet's pending rewards"),
-      z.strictObject({ deposit: Transfer.describe('deposit into a vault') }),
-      z.strictObject({ mint: Transfer.describe('mint a leveraged token') }),
-      z.strictObject({ withdraw: Transfer.describe('withdraw from a vault') }),
-      z.strictObject({ burn: Transfer.describe('burn (redeem) a leveraged token') }),
-    ],
-    { error: whenPresent('expected claim, or one of { deposit | mint | withdraw | burn: { symbol, amount } }') },
-  )
-  .describe('one action; steps run in order');
-
-const Limits = z
-  .strictObject({
-    once_per_epoch: z.boolean().default(true).describe('at most one plan per wallet and epoch'),
-    cooldown: Duration.optional().describe('least time between two plans of this rule for a wallet'),
-    max_plans_per_day: posInt().optional().describe('plans of this rule per wallet in any 24 hours'),
-    max_sol_per_day: SolAmount.optional().describe('SOL claimed by this rule per wallet in any 24 hours'),
-  })
-  .prefault({});
-
-const Rule = z.strictObject({
-  name: name('rule').describe('unique rule name'),
-  when: When.optional()
-    .describe('conditions, all of which must hold; none means every epoch'),
-  do: z.array(Step).min(1, { error: 'a rule needs at least one step' }).describe('steps, in order'),
-  limits: Limits,
 });
 
 // ------------------------------------------------------------------------------------------------
