@@ -11,6 +11,10 @@
 // The two are kept apart on purpose: log lines are for people and say more than a subscriber
 // needs; events carry the values a subscriber computes with. Where both exist they are emitted at
 // the same point. This file depends only on domain.ts, so every folder can import it.
+//
+// Failpoints (worker/failpoints.ts) are not events: most sit where nothing has happened that a
+// subscriber could use (a step committed `sending`, no byte sent yet), and their one job is to
+// kill the process there, which an emitter that catches what its listeners throw must not hide.
 import type { PlanStatus, SignedOp, StepState, WalletConfig, WalletSummary } from './domain.js';
 
 /** A signed step reached a state worth counting (metrics) or telling a human (webhook). */
