@@ -2,6 +2,13 @@
 // disposition says whether the request may have been applied (SPEC §2). Reads retry; signed
 // requests are retried only when they provably never left this machine. Every request has one
 // deadline for all of it (deadline.ts); what comes back is read, scrubbed and judged in response.ts.
+//
+// The api/ folder, the edge to the rewards-and-vaults service: this client; dispatcher.ts (the
+// connection pool) and rate-limit.ts (the shared token bucket); deadline.ts, response.ts and
+// classify.ts (one deadline a request, the answer read and judged, where a failure stands);
+// schemas.ts, schema-fields.ts, json.ts and server-text.ts (every body checked, losslessly, and
+// scrubbed before it is kept); signed-request.ts, endpoints.ts, signer.ts and keys.ts (what is
+// signed, where it goes, with which key).
 import type { Dispatcher } from 'undici';
 import type { ApiConfig, Clock, LeaderboardEntry, WalletSummary } from '../domain.js';
 import { ApiError, AutoclaimError } from '../errors.js';

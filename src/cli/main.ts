@@ -1,5 +1,10 @@
 #!/usr/bin/env node
 // The process edge: real streams, real signals, the real clock. The only place that exits.
+//
+// The cli/ folder: program.ts parses arguments and loads each command's module only when it runs
+// (commands/, one a command: run and once, check, status, actions, send, key, doctor, leaderboard
+// and wallet, sandbox, schema); context.ts builds what every command starts from; errors.ts and
+// exit-codes.ts turn failures into one line and an exit code; v8-flags.ts sets V8's flags first.
 import { systemClock } from '../domain.js';
 import { main } from './program.js';
 import { applyV8Flags } from './v8-flags.js';

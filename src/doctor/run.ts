@@ -1,5 +1,7 @@
 // `doctor` in order: name → /health → clock → every wallet's summary → keys → the signed requests
 // it would send. Only GETs go out; every edge (the client's GETs, DNS, the clock) comes in.
+// The doctor/ folder: this order; checks.ts (what each answer means, pure), requests.ts (the
+// signed requests, built and shown), report.ts (the findings as data) and format.ts (as text or JSON).
 import { isIP } from 'node:net';
 import { DEFAULT_HEADER_PREFIX } from '../api/endpoints.js';
 import type { PreparedRequest, SignedInput } from '../api/signed-request.js';

@@ -1,5 +1,7 @@
 // pino JSON lines on stdout (SPEC §5); human-readable when stdout is a terminal. Every line passes
 // through the Redactor on its way out, so no code path can log a registered secret.
+// The log/ folder: this logger, and redact.ts, the redactor every line (and every stored text) passes.
+// What a line is called is events.ts's LOG_EVENTS.
 import { pino, type DestinationStream, type LevelWithSilentOrString } from 'pino';
 import type { LogEvent } from '../events.js';
 import type { Redactor } from './redact.js';

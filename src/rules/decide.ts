@@ -1,3 +1,6 @@
+// The rules/ folder, pure and table-tested: decide.ts (which rules fire), conditions.ts (`when`),
+// amounts.ts (what each step moves, against the safety cap), limits.ts (once per epoch, cooldown,
+// daily caps), recheck.ts (every limit again just before signing), format.ts (the words of details).
 /**
  * decide(input) → { plans, decisions }: which rules fire for one wallet, given a fresh summary
  * and the plans already recorded. Pure: no I/O, no clock (`now` is passed in), no randomness;

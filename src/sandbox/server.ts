@@ -1,5 +1,9 @@
 // The sandbox's HTTP edge: node:http, one dispatcher, and the fault machinery that decides what
 // happens to a computed reply (send it, delay it, cut it, replace it, or drop the socket).
+// The sandbox/ folder, the local simulator of the API: this server; routes.ts (the API) and
+// verify.ts (signed requests checked as the service does); world.ts and world-types.ts (the
+// simulated state) with derive.ts (everything invented, from hashes); faults.ts and reply.ts (one-shot
+// faults); admin.ts (/__sandbox/ control); stats.ts (what benchmarks read); json.ts; demo.ts (`npm start`).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { DEFAULT_ENDPOINTS, DEFAULT_HEADER_PREFIX } from '../api/endpoints.js';

@@ -2,6 +2,10 @@
 // STOPPING), the metrics and health listener, alert episodes and the optional webhook. It hears the
 // daemon through the process's events (events.ts) and asks it only for what it reports on.
 // None of it may stop the daemon: each part degrades to a log line.
+// The service/ folder: notify.ts (sd_notify), health-server.ts with readiness.ts and loop-lag.ts
+// (/healthz, /readyz), metrics.ts and instrument.ts (Prometheus, fed by the events), fleet.ts (the
+// per-wallet view they all read), alerts.ts (stale wallets, old unknown steps), webhook.ts and
+// webhook-events.ts (what is posted, failures first, signed).
 import type { Clock } from '../domain.js';
 import type { AutoclaimEventMap, AutoclaimEvents } from '../events.js';
 import type { Logger } from '../log/logger.js';
