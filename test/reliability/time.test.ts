@@ -4,7 +4,6 @@
 // loopback. Only time is fake: true time moves when the test says, and our wall clock, our
 // monotonic clock and the server's clock can each be moved on their own.
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient, createDispatcher } from '../../src/api/client.js';
 import { RateLimiter } from '../../src/api/rate-limit.js';
@@ -22,36 +21,7 @@ import type { FailpointName } from '../../src/worker/failpoints.js';
 import { runWalletCycle } from '../../src/worker/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
 import { CANARY_API_KEY, parseEvents, tempDir } from '../e2e/helpers.js';
-
-const SOL = 1_000_000_000n;
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
-
-/** True time plus an offset each for our wall clock and the server's; monotonic follows true time. */
-class Timeline {
-  private t = Date.UTC(2025, 5, 2, 6, 0, 0);
-  private readonly t0 = this.t;
-  ourOffset = 0;
-  serverOffset = 0;
-  readonly ours: Clock = { now: () => this.t + this.ourOffset, monotonic: () => this.t - this.t0 + 1_000 };
-  readonly server: Clock = { now: () => this.t + this.serverOffset, monotonic: () => this.t - this.t0 + 1_000 };
-  advance(ms: number): void {
-    this.t += ms;
-  }
-  /** An NTP step of our wall clock: monotonic time does not move. */
-  stepOurWall(ms: number): void {
-    this.ourOffset += ms;
-  }
-}
-
-class Lines extends Writable {
-  text = '';
-  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
-    this.text += chunk.toString();
-    cb();
-  }
-}
+import { DAY, HOUR, Lines, MIN, SOL, Timeline } from './trust-rig.js';
 
 function cooldownRule(limits: Partial<Rule['limits']>): Rule {
   return {

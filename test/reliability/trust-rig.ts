@@ -33,14 +33,20 @@ export class Timeline {
   private t = Date.UTC(2025, 5, 2, 6, 0, 0);
   private readonly t0 = this.t;
   ourOffset = 0;
+  serverOffset = 0;
   readonly ours: Clock = { now: () => this.t + this.ourOffset, monotonic: () => this.t - this.t0 + 1_000 };
-  readonly server: Clock = { now: () => this.t, monotonic: () => this.t - this.t0 + 1_000 };
+  readonly server: Clock = { now: () => this.t + this.serverOffset, monotonic: () => this.t - this.t0 + 1_000 };
   advance(ms: number): void {
     this.t += ms;
   }
+  /** An NTP step of our wall clock: monotonic time does not move. */
+  stepOurWall(ms: number): void {
+    this.ourOffset += ms;
+  }
 }
 
-class Lines extends Writable {
+/** Log output kept as text, for parseEvents. */
+export class Lines extends Writable {
   text = '';
   override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
     this.text += chunk.toString();
