@@ -4,8 +4,7 @@
 // credential webhook_secret. Checked with a loopback receiver that verifies the HMAC.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,48 +13,27 @@ import { KeyError } from '../../src/errors.js';
 import { Redactor } from '../../src/log/redact.js';
 import { createFailureWebhook, DEFAULT_WEBHOOK_EVENTS, type FailureWebhook } from '../../src/service/webhook-events.js';
 import { captureLog } from '../support/log.js';
+import { startReceiver, stopReceivers, type Post as Received } from './webhook-receiver.js';
 
 const SECRET = 'whsec-events-canary-0123456789';
 
-interface Post {
-  headers: IncomingHttpHeaders;
-  raw: string;
-  events: Array<{ event: string; key: string; text: string; details: Record<string, unknown> }>;
-}
+type Post = Received<{ events: Array<{ event: string; key: string; text: string; details: Record<string, unknown> }> }>;
 
-let server: Server | undefined;
 let hook: FailureWebhook | undefined;
 let tmp: string | undefined;
 
 afterEach(async () => {
   await hook?.close(1000);
   hook = undefined;
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  server = undefined;
+  await stopReceivers();
   if (tmp !== undefined) rmSync(tmp, { recursive: true, force: true });
   tmp = undefined;
 });
 
 async function receiver(): Promise<{ url: string; posts: Post[]; settle: (events: number) => Promise<void> }> {
-  const posts: Post[] = [];
-  const waiters: Array<() => void> = [];
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      posts.push({ headers: req.headers, raw, events: (JSON.parse(raw) as { events: Post['events'] }).events });
-      res.writeHead(200).end();
-      for (const w of waiters.splice(0)) w();
-    });
-  });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const count = () => posts.reduce((n, p) => n + p.events.length, 0);
-  const settle = async (events: number): Promise<void> => {
-    while (count() < events) await new Promise<void>((r) => waiters.push(r));
-  };
-  return { url: `http://127.0.0.1:${port}/hooks/T0KEN`, posts, settle };
+  const r = await startReceiver<Post['body']>({ path: '/hooks/T0KEN', status: () => 200 });
+  const count = () => r.posts.reduce((n, p) => n + p.body.events.length, 0);
+  return { url: r.url, posts: r.posts, settle: (events) => r.waitFor(() => count() >= events) };
 }
 
 function verifies(headers: IncomingHttpHeaders, raw: string, secret = SECRET): boolean {
@@ -98,7 +76,7 @@ describe('the failure webhook', () => {
     everyOutcome(hook);
     await r.settle(7);
     await hook.close(1000);
-    const events = r.posts.flatMap((p) => p.events);
+    const events = r.posts.flatMap((p) => p.body.events);
     expect(events.map((e) => [e.event, e.details['category']])).toEqual([
       ['action.rejected', 'rejected'],
       ['signing.paused', 'failed'],
@@ -126,7 +104,7 @@ describe('the failure webhook', () => {
     hook.onStep({ ...base, state: 'acknowledged', step: 21, amountLamports: 1n });
     hook.onStep({ ...base, state: 'unknown', step: 22 });
     await r.settle(3);
-    expect(r.posts.flatMap((p) => p.events.map((e) => e.key))).toEqual(['rejected:step:20', 'unknown:step:22', 'acknowledged:step:21']);
+    expect(r.posts.flatMap((p) => p.body.events.map((e) => e.key))).toEqual(['rejected:step:20', 'unknown:step:22', 'acknowledged:step:21']);
     // No secret configured: unsigned.
     expect(r.posts[0]?.headers['x-autoclaim-signature']).toBeUndefined();
   });
@@ -140,7 +118,7 @@ describe('the failure webhook', () => {
     events = ['rejected'];
     hook.onStep({ kind: 'claim', wallet: 'W', plan: 1, state: 'rejected', step: 2 });
     await r.settle(1);
-    expect(r.posts.flatMap((p) => p.events.map((e) => e.key))).toEqual(['rejected:step:2']);
+    expect(r.posts.flatMap((p) => p.body.events.map((e) => e.key))).toEqual(['rejected:step:2']);
   });
 
   it('reads URL and secret from systemd credentials, an empty credential meaning none', async () => {

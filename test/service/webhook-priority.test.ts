@@ -2,14 +2,14 @@
 // queues, each POST takes failures first and carries a batch, and a configured secret signs every
 // POST with an HMAC the receiver can check against the exact bytes it got.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/domain.js';
 import type { NotificationOutcome } from '../../src/service/metrics.js';
 import { createWebhookNotifier, signWebhookBody, type WebhookNotifier } from '../../src/service/webhook.js';
 import { captureLog } from '../support/log.js';
+import { startReceiver, stopReceivers } from './webhook-receiver.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -17,7 +17,6 @@ interface Received {
   body: { text: string; event: string; events: Array<{ event: string; key: string; text: string }> };
 }
 
-let server: Server | undefined;
 let agent: Agent | undefined;
 let notifier: WebhookNotifier | undefined;
 
@@ -26,29 +25,12 @@ afterEach(async () => {
   notifier = undefined;
   await agent?.close();
   agent = undefined;
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  server = undefined;
+  await stopReceivers();
 });
 
 async function receiver(): Promise<{ url: string; received: Received[]; next: (n: number) => Promise<void> }> {
-  const received: Received[] = [];
-  const waiters: Array<() => void> = [];
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ headers: req.headers, raw, body: JSON.parse(raw) as Received['body'] });
-      res.writeHead(204).end();
-      for (const w of waiters.splice(0)) w();
-    });
-  });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const next = async (n: number): Promise<void> => {
-    while (received.length < n) await new Promise<void>((r) => waiters.push(r));
-  };
-  return { url: `http://127.0.0.1:${port}/hook`, received, next };
+  const r = await startReceiver<Received['body']>({ path: '/hook' });
+  return { url: r.url, received: r.posts, next: (n) => r.waitFor(() => r.posts.length >= n) };
 }
 
 /** A clock that moves only when the notifier sleeps; `gate` holds the first sleep until released. */

@@ -1,18 +1,16 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NotificationOutcome } from '../../src/service/metrics.js';
 import { createWebhookNotifier, type WebhookNotifier } from '../../src/service/webhook.js';
 import { FakeClock } from '../support/clock.js';
 import { captureLog } from '../support/log.js';
+import { startReceiver, stopReceivers } from './webhook-receiver.js';
 
 interface Received {
   headers: Record<string, string | string[] | undefined>;
   body: Record<string, unknown>;
 }
 
-let server: Server | undefined;
 let agent: Agent | undefined;
 let notifier: WebhookNotifier | undefined;
 
@@ -21,32 +19,14 @@ afterEach(async () => {
   notifier = undefined;
   await agent?.close();
   agent = undefined;
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  server = undefined;
+  await stopReceivers();
 });
 
 /** A loopback webhook receiver; `status` decides the answer. */
 async function receiver(status: () => number = () => 204): Promise<{ url: string; received: Received[]; next: (n: number) => Promise<void> }> {
-  const received: Received[] = [];
-  const waiters: Array<() => void> = [];
-  server = createServer((req, res) => {
-    let data = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (data += c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: JSON.parse(data) as Record<string, unknown> });
-      res.writeHead(status()).end();
-      for (const w of waiters.splice(0)) w();
-    });
-  });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   // The path plays the part of a Slack/Discord secret token.
-  const url = `http://127.0.0.1:${port}/hooks/SECRET-TOKEN-123456`;
-  const next = async (n: number): Promise<void> => {
-    while (received.length < n) await new Promise<void>((r) => waiters.push(r));
-  };
-  return { url, received, next };
+  const r = await startReceiver<Received['body']>({ path: '/hooks/SECRET-TOKEN-123456', status });
+  return { url: r.url, received: r.posts, next: (n) => r.waitFor(() => r.posts.length >= n) };
 }
 
 /** A clock that only moves when the notifier sleeps (or the test says), so pacing is asserted without real time. */
@@ -182,8 +162,7 @@ describe('createWebhookNotifier', () => {
   it('survives an unreachable webhook', async () => {
     const r = await receiver();
     const url = r.url;
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
-    server = undefined;
+    await stopReceivers(); // nothing listens there any more
     agent = new Agent();
     const log = captureLog();
     const outcomes: NotificationOutcome[] = [];
