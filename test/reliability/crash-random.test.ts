@@ -8,6 +8,7 @@ import { beforeAll, it } from 'vitest';
 import type { FaultOp } from '../../src/sandbox/server.js';
 import { buildOnce } from '../e2e/build.js';
 import { spawnCli, type Child } from '../e2e/helpers.js';
+import { prng } from '../support/prng.js';
 import { audit, crashWorld, heldBack, listActions, readState, resolveUnknown, ruleYaml, settle, SOL, unreported } from './crash-harness.js';
 
 beforeAll(() => buildOnce(), 120_000);
@@ -17,17 +18,6 @@ const KILLS = Number(process.env.AUTOCLAIM_CRASH_KILLS ?? 56);
 const SEED = Number(process.env.AUTOCLAIM_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const LOOPS = [0, 1];
 
-/** mulberry32: small, seedable, good enough to pick kill moments. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // A signed request the sandbox holds is applied when the wait ends, even if the client is dead by
 // then. Its wait stays below what a restart takes to reach reconciliation (spawning Node alone is

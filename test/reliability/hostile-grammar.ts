@@ -4,6 +4,7 @@
 // Profile weighs the grammar so that each test file leans on one family of lies while still
 // drawing from all of them.
 import fc from 'fast-check';
+import { prng } from '../support/prng.js';
 import {
   DAY_MS,
   SOL,
@@ -235,17 +236,6 @@ export function sequence(p: Profile): fc.Arbitrary<Sequence> {
     );
 }
 
-/** A PRNG for building API keys from a seed (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789-_.~';
 
