@@ -4,35 +4,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Daemon } from '../../src/daemon.js';
-import { systemClock } from '../../src/domain.js';
+import type { Daemon } from '../../src/daemon.js';
 import { createEvents, type AutoclaimEventMap, type AutoclaimEventName, type AutoclaimEvents } from '../../src/events.js';
-import { createLogger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
-import { makeWallets, parseEvents, tempDir, type TestWallet } from '../e2e/helpers.js';
+import type { Logger } from '../../src/log/logger.js';
+import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
+import { sandboxYaml, startInProcess, type InProcess } from './in-process.js';
 
-function yaml(wallets: TestWallet[], threshold = '0.01'): string {
-  const list = wallets.map((w) => `  - name: ${w.name}\n    address: ${w.address}\n    key: { file: ./keys/${w.name}.json }\n`).join('');
-  return `api:
-  base_url: sandbox
-state:
-  path: ./state/autoclaim.db
-schedule:
-  poll: "0 0 1 1 *"
-wallets:
-${list}rules:
-  - name: sweep
-    when:
-      pending_sol: { gte: ${threshold} }
-    do:
-      - claim
-safety:
-  max_sol_per_action: 100
-sandbox:
-  epoch: 1d
-`;
-}
+const yaml = (wallets: TestWallet[], threshold?: string): string => sandboxYaml(wallets, threshold === undefined ? {} : { threshold });
 
 type Heard = { [K in AutoclaimEventName]: { name: K; payload: AutoclaimEventMap[K] } }[AutoclaimEventName];
 
@@ -49,8 +27,7 @@ describe('the daemon on the event channel', () => {
   let cleanup: () => void;
   let configPath: string;
   let wallets: TestWallet[];
-  let log: string;
-  let runtime: Runtime;
+  let app: InProcess;
   let daemon: Daemon;
   let events: AutoclaimEvents;
   let heard: Heard[];
@@ -64,20 +41,18 @@ describe('the daemon on the event channel', () => {
     wallets = makeWallets(dir, ['alpha', 'beta']);
     configPath = join(dir, 'autoclaim.yaml');
     writeFileSync(configPath, yaml(wallets));
-    log = '';
-    const redactor = new Redactor();
-    const logger = createLogger({ level: 'info', redactor, destination: { write: (line: string) => void (log += line) } });
-    events = createEvents({ logger });
     heard = [];
-    for (const name of NAMES) events.on(name, (payload) => void heard.push({ name, payload } as Heard));
-    const common = { configPath, env: {}, cwd: dir, clock: systemClock, logger, redactor };
-    runtime = await openRuntime({ ...common, lock: true, events });
-    daemon = new Daemon({ ...common, runtime, dry: false, failpoint: () => {}, events });
+    const listen = (logger: Logger): AutoclaimEvents => {
+      events = createEvents({ logger });
+      for (const name of NAMES) events.on(name, (payload) => void heard.push({ name, payload } as Heard));
+      return events;
+    };
+    app = await startInProcess({ dir, configPath, level: 'info', events: listen });
+    ({ daemon } = app);
   });
 
   afterEach(async () => {
-    await daemon.stop(1000);
-    await runtime.close();
+    await app.stop();
     cleanup();
   });
 
@@ -129,7 +104,7 @@ describe('the daemon on the event channel', () => {
     const report = await daemon.once();
     expect(report).toMatchObject({ polled: 2, plans: 2, failed: 0, crashed: 0 });
     expect(of('step:outcome')).toHaveLength(2);
-    const failures = parseEvents(log).filter((l) => l['event'] === 'events.listener_failed');
+    const failures = app.log.events('events.listener_failed');
     expect(failures).toHaveLength(2);
     expect(failures[0]?.['name']).toBe('poll:ok');
   });
@@ -145,7 +120,7 @@ describe('the daemon on the event channel', () => {
     const [ok, refused] = of('config:reloaded');
     expect(ok).toEqual({ ok: true });
     expect(refused?.ok).toBe(false);
-    const invalid = parseEvents(log).find((l) => l['event'] === 'config.invalid');
+    const invalid = app.log.events('config.invalid')[0];
     expect(refused && !refused.ok ? refused.issues : []).toEqual(invalid?.['issues']);
     expect(refused && !refused.ok ? refused.issues.length : 0).toBeGreaterThan(0);
   });

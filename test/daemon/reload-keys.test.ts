@@ -8,44 +8,15 @@ import { chmodSync, copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Daemon } from '../../src/daemon.js';
-import { systemClock } from '../../src/domain.js';
-import { createLogger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
+import type { Daemon } from '../../src/daemon.js';
+import type { Redactor } from '../../src/log/redact.js';
+import type { Runtime } from '../../src/runtime.js';
 import type { Signer } from '../../src/worker/ports.js';
-import { makeWallets, parseEvents, tempDir, type TestWallet } from '../e2e/helpers.js';
+import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
+import { sandboxYaml, startInProcess, type ConfigWallet, type InProcess } from './in-process.js';
 
-interface WalletEntry {
-  name: string;
-  address: string;
-  keyFile: string;
-}
-
-/** The config, every path relative to it; a rule that claims whatever is pending, once an epoch. */
-function yaml(wallets: WalletEntry[], threshold = '0.01'): string {
-  const list = wallets.map((w) => `  - name: ${w.name}\n    address: ${w.address}\n    key: { file: ${w.keyFile} }\n`).join('');
-  return `api:
-  base_url: sandbox
-state:
-  path: ./state/autoclaim.db
-schedule:
-  poll: "0 0 1 1 *"
-wallets:
-${list}rules:
-  - name: sweep
-    when:
-      pending_sol: { gte: ${threshold} }
-    do:
-      - claim
-safety:
-  max_sol_per_action: 100
-sandbox:
-  epoch: 1d
-`;
-}
-
-const entry = (w: TestWallet, keyFile = `./keys/${w.name}.json`): WalletEntry => ({ name: w.name, address: w.address, keyFile });
+const entry = (w: TestWallet, keyFile = `./keys/${w.name}.json`): ConfigWallet => ({ name: w.name, address: w.address, keyFile });
+const yaml = (wallets: ConfigWallet[], threshold?: string): string => sandboxYaml(wallets, threshold === undefined ? {} : { threshold });
 
 describe('reload re-reads every key', () => {
   let dir: string;
@@ -53,13 +24,12 @@ describe('reload re-reads every key', () => {
   let configPath: string;
   let wallets: TestWallet[];
   let alpha: TestWallet;
-  let log: string;
+  let app: InProcess;
   let redactor: Redactor;
   let runtime: Runtime;
   let daemon: Daemon;
 
-  const events = () => parseEvents(log);
-  const named = (event: string) => events().filter((e) => e['event'] === event);
+  const named = (event: string) => app.log.events(event);
   const writeYaml = (text: string) => writeFileSync(configPath, text);
   const signer = (address: string): (Signer & { source?: string }) | undefined => runtime.signers.get(address);
 
@@ -70,17 +40,12 @@ describe('reload re-reads every key', () => {
     alpha = wallets[0]!;
     configPath = join(dir, 'autoclaim.yaml');
     writeYaml(yaml([entry(alpha), entry(wallets[1]!)]));
-    log = '';
-    redactor = new Redactor();
-    const logger = createLogger({ level: 'debug', redactor, destination: { write: (line: string) => void (log += line) } });
-    const common = { configPath, env: {}, cwd: dir, clock: systemClock, logger, redactor };
-    runtime = await openRuntime({ ...common, lock: true });
-    daemon = new Daemon({ ...common, runtime, dry: false, failpoint: () => {} });
+    app = await startInProcess({ dir, configPath });
+    ({ runtime, daemon, redactor } = app);
   });
 
   afterEach(async () => {
-    await daemon.stop(1000);
-    await runtime.close();
+    await app.stop();
     cleanup();
   });
 

@@ -6,66 +6,35 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Daemon } from '../../src/daemon.js';
-import { systemClock } from '../../src/domain.js';
-import { createLogger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
-import { makeWallets, parseEvents, tempDir, type TestWallet } from '../e2e/helpers.js';
+import type { Daemon } from '../../src/daemon.js';
+import type { Runtime } from '../../src/runtime.js';
+import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
+import { sandboxYaml, startInProcess, type InProcess } from './in-process.js';
 
-function yaml(w: TestWallet, apiExtra: string): string {
-  return `api:
-  base_url: sandbox
-${apiExtra}state:
-  path: ./state/autoclaim.db
-schedule:
-  poll: "0 0 1 1 *"
-wallets:
-  - name: ${w.name}
-    address: ${w.address}
-    key: { file: ./keys/${w.name}.json }
-rules:
-  - name: sweep
-    when:
-      pending_sol: { gte: 0.000000001 }
-    do:
-      - claim
-    limits:
-      once_per_epoch: true
-safety:
-  max_sol_per_action: 100
-sandbox:
-  epoch: 1d
-`;
-}
+/** One wallet, a rule that claims whatever is pending, once an epoch; `api` adds lines under api:. */
+const yaml = (w: TestWallet, api: string): string => sandboxYaml([w], { threshold: '0.000000001', api });
 
 describe('a wrong signing setup, fixed by a reload, in the same epoch', () => {
   let dir: string;
   let cleanup: () => void;
   let configPath: string;
   let wallet: TestWallet;
-  let log: string;
+  let app: InProcess;
   let runtime: Runtime;
   let daemon: Daemon;
-  const events = () => parseEvents(log);
-  const named = (event: string) => events().filter((e) => e['event'] === event);
+  const named = (event: string) => app.log.events(event);
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir('autoclaim-reload-signing-'));
     [wallet] = makeWallets(dir, ['alpha']) as [TestWallet];
     configPath = join(dir, 'autoclaim.yaml');
     writeFileSync(configPath, yaml(wallet, '  header_prefix: x-wrong\n'));
-    log = '';
-    const redactor = new Redactor();
-    const logger = createLogger({ level: 'debug', redactor, destination: { write: (line: string) => void (log += line) } });
-    const common = { configPath, env: {}, cwd: dir, clock: systemClock, logger, redactor };
-    runtime = await openRuntime({ ...common, lock: true });
-    daemon = new Daemon({ ...common, runtime, dry: false, failpoint: () => {} });
+    app = await startInProcess({ dir, configPath });
+    ({ runtime, daemon } = app);
   });
 
   afterEach(async () => {
-    await daemon.stop(1000);
-    await runtime.close();
+    await app.stop();
     cleanup();
   });
 
