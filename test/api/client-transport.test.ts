@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/client.js';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
 import type { ApiConfig } from '../../src/domain.js';
+import { closedPort } from '../support/net.js';
 import { apiError } from './helpers.js';
 import { loopback, loopbackClient, onStop, stopAll } from './loopback.js';
 
@@ -34,14 +35,6 @@ async function tcpServer(onData: (socket: net.Socket) => void) {
   });
   const { port } = srv.address() as net.AddressInfo;
   return { base: `http://127.0.0.1:${port}/v1`, requests: () => requests };
-}
-
-async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 /** Short deadlines: every case here ends in a failure, and none should wait long for it. */

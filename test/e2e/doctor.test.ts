@@ -6,20 +6,12 @@ import http from 'node:http';
 import type net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { closedPort } from '../support/net.js';
 import { CANARY_API_KEY, makeWallets, runCli, tempDir, writeConfig, type TestWallet } from './helpers.js';
 
 /** Every 10-character piece of the API key: none may appear anywhere in what doctor printed. */
 function expectNoPieceOfKey(text: string): void {
   for (let i = 0; i + 10 <= CANARY_API_KEY.length; i++) expect(text).not.toContain(CANARY_API_KEY.slice(i, i + 10));
-}
-
-/** A port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const srv = http.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 describe('doctor', () => {

@@ -6,10 +6,10 @@
 // config runs); a request refused as invalid pauses signing, which /readyz and
 // autoclaim_signing_paused both say.
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
+import { closedPort } from '../support/net.js';
 import { dashboardExpressions, missingFrom, parseExposition, ruleExpressions, sampleValue, type Sample } from '../deploy/signals.js';
 import { buildOnce } from './build.js';
 import { CANARY_API_KEY, makeWallets, spawnCli, tempDir, writeConfig, type Child, type TestWallet } from './helpers.js';
@@ -17,19 +17,6 @@ import { CANARY_API_KEY, makeWallets, spawnCli, tempDir, writeConfig, type Child
 const SOL = 1_000_000_000n;
 
 beforeAll(() => buildOnce(), 120_000);
-
-/** A port that was free a moment ago (the config does not take port 0). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface ReadyBody {
   ready: boolean;
@@ -106,7 +93,7 @@ describe('operator signals against a live daemon', () => {
 
   it('exports what the rules and the dashboard name; with the API killed /readyz goes 503, and a restart with the API down hides nothing', async () => {
     const api = await startApi();
-    const port = await freePort();
+    const port = await closedPort();
     const base = `http://127.0.0.1:${port}`;
     const daemon = await runDaemon(api.url, port);
     await daemon.waitFor((e) => e.event === 'action.acknowledged' && e.kind === 'deposit');
@@ -155,7 +142,7 @@ describe('operator signals against a live daemon', () => {
 
   it('stays ready through a refused reload (the previous config runs) and says so', async () => {
     const api = await startApi();
-    const port = await freePort();
+    const port = await closedPort();
     const base = `http://127.0.0.1:${port}`;
     const daemon = await runDaemon(api.url, port);
     await daemon.waitFor((e) => e.event === 'poll.ok');
@@ -176,7 +163,7 @@ describe('operator signals against a live daemon', () => {
   it('says signing is paused when the server refuses a signed request as invalid', async () => {
     // The server expects other header names than the config sends: every signed request is invalid.
     const api = await startApi({ headerPrefix: 'x-other' });
-    const port = await freePort();
+    const port = await closedPort();
     const base = `http://127.0.0.1:${port}`;
     const daemon = await runDaemon(api.url, port);
     await daemon.waitFor((e) => e.event === 'action.failed' || e.event === 'signing.paused');

@@ -1,8 +1,8 @@
 // Issue "run it like a service", done-when: the daemon under a (test) systemd notify socket says
 // READY=1, pings WATCHDOG=1 and says STOPPING=1; /readyz and /metrics answer while it runs.
-import { createServer } from 'node:net';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { closedPort } from '../support/net.js';
 import { listenNotify, type NotifyListener } from '../service/notify-listener.js';
 import { buildOnce } from './build.js';
 import { makeWallets, spawnCli, tempDir, writeConfig, type Child, type TestWallet } from './helpers.js';
@@ -10,19 +10,6 @@ import { makeWallets, spawnCli, tempDir, writeConfig, type Child, type TestWalle
 const SOL = 1_000_000_000n;
 
 beforeAll(() => buildOnce(), 120_000);
-
-/** A port that was free a moment ago (the config does not take port 0). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe('the daemon as a service', () => {
   let sandbox: Sandbox;
@@ -51,7 +38,7 @@ describe('the daemon as a service', () => {
   });
 
   it('says READY=1, pings the watchdog, serves /readyz and /metrics, and says STOPPING=1 on SIGTERM', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const config = writeConfig(dir, { baseUrl: sandbox.url, wallets, extra: `metrics:\n  listen: 127.0.0.1:${port}\n` });
     child = spawnCli(['run', '--config', config], {
       cwd: dir,
@@ -87,7 +74,7 @@ describe('the daemon as a service', () => {
   });
 
   it('while the API is down: failed polls are counted and staleness is alerted once per episode', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     await sandbox.close();
     const config = writeConfig(dir, {
       baseUrl: sandbox.url,

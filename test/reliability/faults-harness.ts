@@ -5,7 +5,6 @@
 // closed loopback port, or to a made-up host whose name lookup fails or never answers. No real name
 // is ever resolved.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import bs58 from 'bs58';
 import { Agent } from 'undici';
@@ -23,6 +22,7 @@ import { PlanExecutor } from '../../src/worker/executor.js';
 import { noFailpoints } from '../../src/worker/failpoints.js';
 import type { Signer } from '../../src/worker/ports.js';
 import { runWalletCycle } from '../../src/worker/wallet-cycle.js';
+import { closedPort } from '../support/net.js';
 import { CANARY_API_KEY, configYaml, makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
 
 export const SOL = 1_000_000_000n;
@@ -101,16 +101,6 @@ export interface OnceResult {
   attempts(op: SignedOp): AttemptRow[];
   /** Signed POSTs that left the client (reached the dispatcher), by op. */
   posts: Record<SignedOp, number>;
-}
-
-/** A port nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 const FAULT_HOST = 'autoclaim-fault.invalid';
