@@ -9,6 +9,7 @@ import { checkAddress, loadKey, writeKeyFile } from '../../src/api/keys.js';
 import { generateKeypair, signerFromSeed, verifySignature } from '../../src/api/signer.js';
 import { KeyError } from '../../src/errors.js';
 import { REDACTED, Redactor } from '../../src/log/redact.js';
+import { thrown } from '../support/errors.js';
 
 // Counts key derivations (OpenSSL private-key imports); otherwise node:crypto itself.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -24,15 +25,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function keyError(fn: () => unknown): KeyError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof KeyError) return err;
-    throw err;
-  }
-  throw new Error('expected a KeyError');
-}
+const keyError = (fn: () => unknown): KeyError => thrown(KeyError, fn);
 
 /** No key material, in any encoding, in a message. */
 function expectNoSecret(message: string, secret: Uint8Array): void {

@@ -9,6 +9,7 @@ import {
   type ResponseContext,
 } from '../../src/api/schemas.js';
 import { ApiError } from '../../src/errors.js';
+import { thrown } from '../support/errors.js';
 
 const ADDR = '7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU';
 const ADDR2 = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -21,15 +22,7 @@ function summary(text: string, address = ADDR) {
   return parseWalletSummary(parseJsonLossless(text), address, ctx(text));
 }
 
-function errorOf(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
+const errorOf = (fn: () => unknown): ApiError => thrown(ApiError, fn);
 
 const good = {
   address: ADDR,

@@ -9,19 +9,12 @@ import type { AppConfig } from '../../src/domain.js';
 import { KeyError } from '../../src/errors.js';
 import { describeFailure } from '../../src/cli/errors.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { BASE, TempDir, edit } from './helpers.js';
+import { thrown } from '../support/errors.js';
+import { apiKeyConfigs, TempDir } from './helpers.js';
 
 const SHORT = 'Sh0rtKey-12c'; // 12 characters
 
-function refusal(fn: () => unknown): KeyError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof KeyError) return err;
-    throw err;
-  }
-  throw new Error('expected a KeyError');
-}
+const refusal = (fn: () => unknown): KeyError => thrown(KeyError, fn);
 
 describe('an API key shorter than 16 characters is a config error', () => {
   let dir: TempDir;
@@ -30,10 +23,7 @@ describe('an API key shorter than 16 characters is a config error', () => {
 
   beforeEach(() => {
     dir = new TempDir();
-    dir.write('with-file.yaml', edit(BASE, 'v1\n', 'v1\n  api_key_file: api_key\n'));
-    dir.write('no-file.yaml', BASE);
-    withFile = dir.load('with-file.yaml').config as AppConfig;
-    noFile = dir.load('no-file.yaml').config as AppConfig;
+    ({ withFile, noFile } = apiKeyConfigs(dir));
   });
   afterEach(() => dir.remove());
 

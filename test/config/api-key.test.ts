@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiKeySource, describeApiKeySource, resolveApiKey } from '../../src/config/index.js';
 import type { AppConfig } from '../../src/domain.js';
 import { KeyError } from '../../src/errors.js';
-import { BASE, TempDir, edit } from './helpers.js';
+import { apiKeyConfigs, TempDir } from './helpers.js';
 
 describe('resolveApiKey: environment, else api_key_file, else the systemd credential', () => {
   let dir: TempDir;
@@ -13,10 +13,7 @@ describe('resolveApiKey: environment, else api_key_file, else the systemd creden
 
   beforeEach(() => {
     dir = new TempDir();
-    dir.write('with-file.yaml', edit(BASE, 'v1\n', 'v1\n  api_key_file: api_key\n'));
-    dir.write('no-file.yaml', BASE);
-    config = dir.load('with-file.yaml').config as AppConfig;
-    configNoFile = dir.load('no-file.yaml').config as AppConfig;
+    ({ withFile: config, noFile: configNoFile } = apiKeyConfigs(dir));
   });
   afterEach(() => dir.remove());
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type LoadResult } from '../../src/config/index.js';
+import type { AppConfig } from '../../src/domain.js';
 import { formatIssue } from '../../src/errors.js';
 
 /** A small valid config; the line numbers in the broken-config table refer to this text. */
@@ -50,4 +51,11 @@ export class TempDir {
 
 export function formatted(r: LoadResult): { errors: string[]; warnings: string[] } {
   return { errors: r.errors.map(formatIssue), warnings: r.warnings.map(formatIssue) };
+}
+
+/** Two configs written in `dir`: one naming api_key_file (`api_key` beside it), one not. */
+export function apiKeyConfigs(dir: TempDir): { withFile: AppConfig; noFile: AppConfig } {
+  dir.write('with-file.yaml', edit(BASE, 'v1\n', 'v1\n  api_key_file: api_key\n'));
+  dir.write('no-file.yaml', BASE);
+  return { withFile: dir.load('with-file.yaml').config as AppConfig, noFile: dir.load('no-file.yaml').config as AppConfig };
 }

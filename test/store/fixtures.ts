@@ -2,11 +2,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, expect } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
 import type { PlanDraft, StepSpec, WalletSummary } from '../../src/domain.js';
 import { StateError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { openStore, type Store, type StoreOptions, type StoredRequest } from '../../src/store/index.js';
+import { thrown } from '../support/errors.js';
 
 export const T0 = Date.UTC(2025, 5, 1, 12, 0, 0);
 
@@ -48,13 +49,7 @@ export function freshTempDir(): TempDir {
 
 /** The StateError `fn` throws; fails the test if it throws anything else, or nothing. */
 export function stateError(fn: () => unknown): StateError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(StateError);
-    return err as StateError;
-  }
-  throw new Error('expected a StateError, nothing was thrown');
+  return thrown(StateError, fn);
 }
 
 export function open(dbPath: string, opts: Partial<StoreOptions> = {}): Store {

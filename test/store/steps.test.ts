@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { IN_FLIGHT_ERROR, type PlanWithSteps, type Store } from '../../src/store/index.js';
+import { thrown } from '../support/errors.js';
 import { ADDR, ADDR2, draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
 
 let tmp: TempDir;
@@ -21,15 +22,7 @@ afterEach(() => {
   tmp.cleanup();
 });
 
-function code(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(StateError);
-    return (err as StateError).code;
-  }
-  throw new Error('expected a StateError');
-}
+const code = (fn: () => unknown): string => thrown(StateError, fn).code;
 
 const status = () => store.getPlan(plan.id)!.status;
 const state = (id: number) => store.getStep(id)!.state;
