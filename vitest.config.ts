@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One throwaway PostgreSQL for the run (test/support/postgres.ts); each file takes a database.
+    globalSetup: ['test/support/postgres.ts'],
   },
 });

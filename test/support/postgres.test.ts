@@ -1,0 +1,43 @@
+// The harness itself: the run's cluster answers, a database is fresh, and a cluster of one's own
+// (with a password, as a deployment would have) starts, answers and is gone after stop().
+import { existsSync } from 'node:fs';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { createDatabase, startPostgres } from './postgres.js';
+
+describe('test PostgreSQL', () => {
+  it('hands out fresh databases in the run cluster', async () => {
+    const url = await createDatabase();
+    expect(url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/t_/);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const r = await client.query<{ one: number }>('select 1 as one');
+      expect(r.rows[0]?.one).toBe(1);
+      const tables = await client.query("select count(*)::int as n from pg_tables where schemaname = 'public'");
+      expect(tables.rows[0]).toEqual({ n: 0 });
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('starts a cluster with a password that stop() removes', async () => {
+    const c = await startPostgres({ password: 's3cret' });
+    try {
+      expect(c.url()).not.toContain('s3cret');
+      const bad = new pg.Client({ host: c.host, port: c.port, user: c.user, password: 'wrong' });
+      await expect(bad.connect()).rejects.toThrow(/password authentication failed/);
+      await c.createDatabase('x');
+      const good = new pg.Client({ host: c.host, port: c.port, user: c.user, database: 'x', password: 's3cret' });
+      await good.connect();
+      const r = await good.query<{ db: string }>('select current_database() as db');
+      expect(r.rows[0]?.db).toBe('x');
+      await good.end();
+    } finally {
+      await c.stop();
+    }
+    const probe = new pg.Client({ host: c.host, port: c.port, user: c.user, password: 's3cret', connectionTimeoutMillis: 2_000 });
+    await expect(probe.connect()).rejects.toThrow();
+    expect(existsSync(`/proc/${process.pid}`)).toBe(true);
+  });
+});
