@@ -192,6 +192,15 @@ export const LOG_EVENTS = [
   'state.poll_write_failed',
   'state.checkpoint_failed',
   'state.checkpoint_partial',
+  // the cluster's leases (cluster/)
+  'cluster.joined',
+  'cluster.left',
+  'lease.acquired',
+  'lease.draining',
+  'lease.released',
+  'lease.lost',
+  'lease.recovery_failed',
+  'lease.tick_failed',
   // around `run` (service/)
   'health.listening',
   'health.report_failed',

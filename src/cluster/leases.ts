@@ -1,0 +1,360 @@
+// The lease manager: which wallets this daemon may work, kept in PostgreSQL so that several daemons
+// split a fleet between them and take over a dead one's wallets, and never two at once.
+//
+// Every tick (a third of the lease) it extends its daemons row and the leases it holds, reads the
+// cluster, and moves toward its share (share.ts): takes free or expired wallets, hands back the
+// excess. Expiry is the database's clock; what the daemon believes is bounded by its own monotonic
+// clock: a lease counts only until the start of its last successful renewal plus the lease minus a
+// margin, so a daemon paused (SIGSTOP, a long GC) stops believing in a lease before the database lets
+// anyone else take it. The store's fence (tokenFor) checks the same owner and token in the
+// database inside every plan and step write, so even a daemon that still believes cannot record
+// `sending` once the lease is gone.
+//
+// A wallet moves through: acquired (its `acquired` handlers run, e.g. turning steps a dead owner
+// left `sending` into `unknown`) → held (the daemon works it) → draining (the split gave it to
+// another daemon: the daemon finishes the wallet's turn, the lease is still renewed) → handed back.
+// A lease that lapses or is taken is `lost` at any point, and the wallet's work stops.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from '../domain.js';
+import type { Logger } from '../log/logger.js';
+import { shareFor } from './share.js';
+import { acquire, heartbeat, leave, readCluster, reap, release, renew, type Queryable } from './sql.js';
+
+/** Why a lease stopped being this daemon's without it handing the lease back. */
+export type LossReason =
+  /** It expired in the database before it was renewed (the daemon was paused, or cut off). */
+  | 'expired'
+  /** Another daemon holds it now. */
+  | 'taken'
+  /** No renewal succeeded before the local deadline (the database unreachable, or the process paused). */
+  | 'deadline'
+  /** An `acquired` handler failed: the wallet was never worked, and its lease is handed back. */
+  | 'recovery_failed';
+
+export interface LeaseEventMap {
+  /** Taken, with its new token. Handlers run before the wallet is in `held()`; a failing one hands it back. */
+  acquired: { address: string; token: bigint; previousOwner: string | undefined };
+  /** Left `held()` because another daemon's share has it. Handlers run before the lease is handed back. */
+  draining: { address: string; token: bigint };
+  /** Handed back: after draining (`rebalance`), on a clean stop (`stop`), or after a failed recovery. */
+  released: { address: string; token: bigint; why: 'rebalance' | 'stop' | 'recovery_failed' };
+  /** No longer this daemon's: stop the wallet's work now (tokenFor already answers undefined). */
+  lost: { address: string; token: bigint; why: LossReason };
+}
+
+export type LeaseEvent = keyof LeaseEventMap;
+export type LeaseListener<K extends LeaseEvent> = (e: LeaseEventMap[K]) => void | Promise<void>;
+
+/** What the PostgreSQL store's fence asks: whose writes these are, and the token held for a wallet. */
+export interface LeaseFence {
+  readonly owner: string;
+  tokenFor(address: string): bigint | undefined;
+}
+
+export interface LeaseManagerOptions {
+  db: Queryable;
+  /** Only `monotonic` is used: local deadlines must not move when the wall clock steps. */
+  clock: Pick<Clock, 'monotonic'>;
+  /** The wallet addresses to split, read every tick (a reload may change them). */
+  addresses: () => readonly string[];
+  /** `state.lease`: how long a lease lasts unless renewed; default 15 s. Renewed every third. */
+  leaseMs?: number;
+  /**
+   * Taken off the local deadline, for what the two clocks may disagree on over one lease and for a
+   * write already under way; default a fifth of the lease. Must leave the deadline after the next tick.
+   */
+  marginMs?: number;
+  /** How long a draining wallet may take to finish its turn before its lease is handed back anyway; default one lease. */
+  drainMs?: number;
+  /** Rows of daemons expired longer than this are deleted; default one hour. */
+  reapAfterMs?: number;
+  /** Unique per process; default host/pid/random. */
+  id?: string;
+  host?: string;
+  pid?: number;
+  logger?: Logger;
+}
+
+interface Entry {
+  token: bigint;
+  /** Monotonic ms after which this daemon stops believing it holds the lease. */
+  deadline: number;
+  /** Its `acquired` handlers finished: the wallet may be worked. */
+  recovered: boolean;
+  /** An `acquired` handler failed: hand it back next tick. */
+  failed: boolean;
+  /** Set while draining: since when, and whether the `draining` handlers finished. */
+  draining?: { since: number; done: boolean };
+}
+
+export class LeaseManager {
+  readonly id: string;
+  readonly leaseMs: number;
+  /** How often `start()` ticks: a third of the lease. */
+  readonly tickMs: number;
+  readonly fence: LeaseFence;
+  private readonly marginMs: number;
+  private readonly drainMs: number;
+  private readonly reapAfterMs: number;
+  private readonly host: string;
+  private readonly pid: number;
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners: { [K in LeaseEvent]: Array<LeaseListener<K>> } = { acquired: [], draining: [], released: [], lost: [] };
+  private readonly background = new Set<Promise<void>>();
+  private live: readonly string[] = [];
+  private running: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: LeaseManagerOptions) {
+    this.leaseMs = opts.leaseMs ?? 15_000;
+    this.tickMs = this.leaseMs / 3;
+    this.marginMs = opts.marginMs ?? this.leaseMs / 5;
+    if (!(this.leaseMs > 0) || !(this.marginMs >= 0) || this.leaseMs - this.marginMs <= this.tickMs) {
+      throw new RangeError(`lease ${this.leaseMs} ms with margin ${this.marginMs} ms would lapse before its next renewal (every ${this.tickMs} ms)`);
+    }
+    this.drainMs = opts.drainMs ?? this.leaseMs;
+    this.reapAfterMs = opts.reapAfterMs ?? 3_600_000;
+    this.host = opts.host ?? hostname();
+    this.pid = opts.pid ?? process.pid;
+    this.id = opts.id ?? `${this.host}/${this.pid}/${randomUUID().slice(0, 8)}`;
+    this.fence = { owner: this.id, tokenFor: (address) => this.tokenFor(address) };
+  }
+
+  /** Subscribes; returns the unsubscribe. `acquired` and `draining` handlers are awaited (see LeaseEventMap). */
+  on<K extends LeaseEvent>(name: K, listener: LeaseListener<K>): () => void {
+    const list = this.listeners[name] as Array<LeaseListener<K>>;
+    list.push(listener);
+    return () => {
+      const i = list.indexOf(listener);
+      if (i >= 0) list.splice(i, 1);
+    };
+  }
+
+  /** The token to fence a write on this wallet with; undefined when not held or no longer believed. */
+  tokenFor(address: string): bigint | undefined {
+    const e = this.entries.get(address);
+    if (e === undefined || e.failed || this.opts.clock.monotonic() >= e.deadline) return undefined;
+    return e.token;
+  }
+
+  /** The wallets to work now: held, recovered, not draining, sorted. The daemon asks each cycle. */
+  held(): string[] {
+    const now = this.opts.clock.monotonic();
+    return [...this.entries]
+      .filter(([, e]) => e.recovered && !e.failed && e.draining === undefined && now < e.deadline)
+      .map(([a]) => a)
+      .sort();
+  }
+
+  /** The live daemons at the last tick, this one included (readiness: holding none while others live is standby). */
+  liveDaemons(): readonly string[] {
+    return this.live;
+  }
+
+  /** Enters the cluster: this daemon's row, so the others count it in their split at their next tick. */
+  async register(): Promise<void> {
+    await heartbeat(this.opts.db, { id: this.id, host: this.host, pid: this.pid }, this.leaseMs);
+    this.opts.logger?.info({ event: 'cluster.joined', daemon: this.id, lease_ms: this.leaseMs }, 'joined the cluster');
+  }
+
+  /** One round: heartbeat, renew, read the cluster, hand back the excess, take this daemon's share. Ticks never overlap. */
+  tick(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.running ??= this.round().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Ticks now and then every tickMs until release(); a failed tick is logged and the next one tried. */
+  start(): void {
+    const loop = async (): Promise<void> => {
+      try {
+        await this.tick();
+      } catch (err) {
+        this.opts.logger?.warn({ event: 'lease.tick_failed', daemon: this.id, err }, 'lease tick failed; leases still believed until their local deadline');
+      }
+      if (!this.stopped) {
+        this.timer = setTimeout(() => void loop(), this.tickMs);
+        this.timer.unref();
+      }
+    };
+    void loop();
+  }
+
+  /**
+   * A clean stop: no more ticks, every lease handed back at once and this daemon's row deleted, so
+   * the others take its wallets at their next tick instead of a lease later. Call it after the
+   * wallets' work has stopped.
+   */
+  async release(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+    const gone = [...this.entries];
+    this.entries.clear();
+    await release(this.opts.db, this.id);
+    await leave(this.opts.db, this.id);
+    for (const [address, e] of gone) this.emit('released', { address, token: e.token, why: 'stop' });
+    this.opts.logger?.info({ event: 'cluster.left', daemon: this.id, released: gone.length }, 'left the cluster, leases handed back');
+  }
+
+  /** Waits for the `acquired` and `draining` handlers started so far (tests, and a stop that wants them done). */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  }
+
+  private async round(): Promise<void> {
+    const { db } = this.opts;
+    this.dropPastDeadline();
+    await heartbeat(db, { id: this.id, host: this.host, pid: this.pid }, this.leaseMs);
+
+    const asked = [...this.entries].filter(([, e]) => !e.failed).map(([address, e]) => ({ address, token: e.token }));
+    const t0 = this.opts.clock.monotonic();
+    const renewed = await renew(db, this.id, asked, this.leaseMs);
+    const view = await readCluster(db);
+    const byAddress = new Map(view.leases.map((l) => [l.address, l]));
+    for (const { address, token } of asked) {
+      const e = this.entries.get(address);
+      if (e === undefined || e.token !== token) continue; // changed while the renewal was out
+      if (renewed.has(address)) {
+        e.deadline = t0 + this.leaseMs - this.marginMs;
+        continue;
+      }
+      const now = byAddress.get(address);
+      this.lose(address, now?.owner === this.id || now?.owner === undefined ? 'expired' : 'taken');
+    }
+
+    await this.handBackFailed();
+
+    this.live = view.daemons.filter((d) => d.live).map((d) => d.id);
+    const owners = new Map<string, string>();
+    for (const l of view.leases) if (l.valid && l.owner !== undefined) owners.set(l.address, l.owner);
+    const mine = new Set(shareFor(this.id, { live: this.live, addresses: this.opts.addresses(), owners }));
+
+    this.drain(mine);
+    await this.handBackDrained();
+    // Leases the database says are this daemon's but that it no longer believes in (a local
+    // deadline passed, an answer lost) and that are not in its share: handed back, not left to expire.
+    const stray = [...owners].filter(([a, o]) => o === this.id && !this.entries.has(a) && !mine.has(a)).map(([a]) => a);
+    await release(db, this.id, stray);
+
+    const wanted = [...mine].filter((a) => !this.entries.has(a) && (owners.get(a) ?? this.id) === this.id);
+    const t1 = this.opts.clock.monotonic();
+    for (const got of await acquire(db, this.id, wanted, this.leaseMs)) {
+      this.entries.set(got.address, { token: got.token, deadline: t1 + this.leaseMs - this.marginMs, recovered: false, failed: false });
+      this.opts.logger?.info(
+        { event: 'lease.acquired', daemon: this.id, address: got.address, token: got.token.toString(), previous_owner: got.previousOwner },
+        'lease acquired',
+      );
+      this.recover(got.address, got.token, got.previousOwner);
+    }
+    await reap(db, this.reapAfterMs);
+  }
+
+  /** Leases whose local deadline passed are not believed any more, whatever the database says. */
+  private dropPastDeadline(): void {
+    const now = this.opts.clock.monotonic();
+    for (const [address, e] of this.entries) if (!e.failed && now >= e.deadline) this.lose(address, 'deadline');
+  }
+
+  private lose(address: string, why: LossReason): void {
+    const e = this.entries.get(address);
+    if (e === undefined) return;
+    this.entries.delete(address);
+    this.opts.logger?.warn({ event: 'lease.lost', daemon: this.id, address: address, token: e.token.toString(), why }, 'lease lost; the wallet’s work stops');
+    this.emit('lost', { address, token: e.token, why });
+  }
+
+  /** Runs the `acquired` handlers in the background (a slow recovery must not delay renewals). */
+  private recover(address: string, token: bigint, previousOwner: string | undefined): void {
+    this.track(
+      this.runAll('acquired', { address, token, previousOwner }).then(
+        () => {
+          const e = this.entries.get(address);
+          if (e?.token === token) e.recovered = true;
+        },
+        (err: unknown) => {
+          const e = this.entries.get(address);
+          if (e?.token !== token) return;
+          e.failed = true;
+          this.opts.logger?.error(
+            { event: 'lease.recovery_failed', daemon: this.id, address: address, token: token.toString(), err },
+            'a newly acquired wallet could not be recovered; its lease is handed back and taken again later',
+          );
+          this.emit('lost', { address, token, why: 'recovery_failed' });
+        },
+      ),
+    );
+  }
+
+  private async handBackFailed(): Promise<void> {
+    const failed = [...this.entries].filter(([, e]) => e.failed);
+    if (failed.length === 0) return;
+    for (const [address] of failed) this.entries.delete(address);
+    await release(this.opts.db, this.id, failed.map(([a]) => a));
+    for (const [address, e] of failed) this.emit('released', { address, token: e.token, why: 'recovery_failed' });
+  }
+
+  /** Wallets out of this daemon's share start draining; a draining wallet back in it is simply kept. */
+  private drain(mine: ReadonlySet<string>): void {
+    const now = this.opts.clock.monotonic();
+    for (const [address, e] of this.entries) {
+      if (e.failed) continue;
+      if (mine.has(address)) {
+        e.draining = undefined;
+        continue;
+      }
+      if (e.draining !== undefined) continue;
+      const state = { since: now, done: false };
+      e.draining = state;
+      this.opts.logger?.info({ event: 'lease.draining', daemon: this.id, address: address, token: e.token.toString() }, 'wallet moves to another daemon');
+      if (this.listeners.draining.length === 0) {
+        state.done = true;
+        continue;
+      }
+      const settle = (): void => {
+        state.done = true;
+      };
+      this.track(this.runAll('draining', { address, token: e.token }).then(settle, settle));
+    }
+  }
+
+  private async handBackDrained(): Promise<void> {
+    const now = this.opts.clock.monotonic();
+    const ready = [...this.entries].filter(([, e]) => e.draining !== undefined && (e.draining.done || now - e.draining.since >= this.drainMs));
+    if (ready.length === 0) return;
+    for (const [address] of ready) this.entries.delete(address);
+    await release(this.opts.db, this.id, ready.map(([a]) => a));
+    for (const [address, e] of ready) {
+      this.opts.logger?.info({ event: 'lease.released', daemon: this.id, address: address, token: e.token.toString() }, 'lease handed back');
+      this.emit('released', { address, token: e.token, why: 'rebalance' });
+    }
+  }
+
+  /** Every listener of an awaited event, in order; the first failure rejects. */
+  private async runAll<K extends 'acquired' | 'draining'>(name: K, e: LeaseEventMap[K]): Promise<void> {
+    for (const listener of [...this.listeners[name]] as Array<LeaseListener<K>>) await listener(e);
+  }
+
+  /** Tells the listeners of a notification; one that throws (or rejects) is logged, the others still hear it. */
+  private emit<K extends 'lost' | 'released'>(name: K, e: LeaseEventMap[K]): void {
+    for (const listener of [...this.listeners[name]] as Array<LeaseListener<K>>) {
+      const failed = (err: unknown): void => {
+        this.opts.logger?.error({ event: 'events.listener_failed', name: `lease:${name}`, err }, `a listener of lease ${name} threw`);
+      };
+      try {
+        void Promise.resolve(listener(e)).catch(failed);
+      } catch (err) {
+        failed(err);
+      }
+    }
+  }
+
+  private track(p: Promise<void>): void {
+    this.background.add(p);
+    void p.finally(() => this.background.delete(p));
+  }
+}
