@@ -105,6 +105,7 @@ export class LeaseManager {
   private live: readonly string[] = [];
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private watch: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(private readonly opts: LeaseManagerOptions) {
@@ -168,8 +169,14 @@ export class LeaseManager {
     return this.running;
   }
 
-  /** Ticks now and then every tickMs until release(); a failed tick is logged and the next one tried. */
+  /**
+   * Ticks now and then every tickMs until release(); a failed tick is logged and the next one tried.
+   * A tick that hangs (the database unreachable) must not hide a lease passing its local deadline:
+   * a separate timer tells `lost` listeners then, whatever the tick is waiting for.
+   */
   start(): void {
+    this.watch ??= setInterval(() => this.dropPastDeadline(), this.tickMs);
+    this.watch.unref();
     const loop = async (): Promise<void> => {
       try {
         await this.tick();
@@ -192,7 +199,15 @@ export class LeaseManager {
   async release(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running?.catch(() => undefined);
+    clearInterval(this.watch);
+    // A tick in flight is given a moment to finish (its acquisitions are then handed back too);
+    // one stuck on an unreachable database is not waited for.
+    if (this.running !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.tickMs)));
+      await Promise.race([this.running.catch(() => undefined), waited]);
+      clearTimeout(timer);
+    }
     const gone = [...this.entries];
     this.entries.clear();
     await release(this.opts.db, this.id);
@@ -243,7 +258,13 @@ export class LeaseManager {
 
     const wanted = [...mine].filter((a) => !this.entries.has(a) && (owners.get(a) ?? this.id) === this.id);
     const t1 = this.opts.clock.monotonic();
-    for (const got of await acquire(db, this.id, wanted, this.leaseMs)) {
+    const acquired = await acquire(db, this.id, wanted, this.leaseMs);
+    if (this.stopped) {
+      // release() ran while this was out: what it has just taken goes back too.
+      await release(db, this.id, acquired.map((g) => g.address));
+      return;
+    }
+    for (const got of acquired) {
       this.entries.set(got.address, { token: got.token, deadline: t1 + this.leaseMs - this.marginMs, recovered: false, failed: false });
       this.opts.logger?.info(
         { event: 'lease.acquired', daemon: this.id, address: got.address, token: got.token.toString(), previous_owner: got.previousOwner },
