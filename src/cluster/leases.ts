@@ -225,6 +225,11 @@ export class LeaseManager {
     const { db } = this.opts;
     this.dropPastDeadline();
     await heartbeat(db, { id: this.id, host: this.host, pid: this.pid }, this.leaseMs);
+    if (this.stopped) {
+      // release() left the cluster while this heartbeat was out, which may have put the row back.
+      await leave(db, this.id);
+      return;
+    }
 
     const asked = [...this.entries].filter(([, e]) => !e.failed).map(([address, e]) => ({ address, token: e.token }));
     const t0 = this.opts.clock.monotonic();
@@ -285,7 +290,7 @@ export class LeaseManager {
     const e = this.entries.get(address);
     if (e === undefined) return;
     this.entries.delete(address);
-    this.opts.logger?.warn({ event: 'lease.lost', daemon: this.id, address: address, token: e.token.toString(), why }, 'lease lost; the wallet’s work stops');
+    this.opts.logger?.warn({ event: 'lease.lost', daemon: this.id, address, token: e.token.toString(), why }, 'lease lost; the wallet’s work stops');
     this.emit('lost', { address, token: e.token, why });
   }
 
@@ -302,7 +307,7 @@ export class LeaseManager {
           if (e?.token !== token) return;
           e.failed = true;
           this.opts.logger?.error(
-            { event: 'lease.recovery_failed', daemon: this.id, address: address, token: token.toString(), err },
+            { event: 'lease.recovery_failed', daemon: this.id, address, token: token.toString(), err },
             'a newly acquired wallet could not be recovered; its lease is handed back and taken again later',
           );
           this.emit('lost', { address, token, why: 'recovery_failed' });
@@ -331,7 +336,7 @@ export class LeaseManager {
       if (e.draining !== undefined) continue;
       const state = { since: now, done: false };
       e.draining = state;
-      this.opts.logger?.info({ event: 'lease.draining', daemon: this.id, address: address, token: e.token.toString() }, 'wallet moves to another daemon');
+      this.opts.logger?.info({ event: 'lease.draining', daemon: this.id, address, token: e.token.toString() }, 'wallet moves to another daemon');
       if (this.listeners.draining.length === 0) {
         state.done = true;
         continue;
@@ -350,7 +355,7 @@ export class LeaseManager {
     for (const [address] of ready) this.entries.delete(address);
     await release(this.opts.db, this.id, ready.map(([a]) => a));
     for (const [address, e] of ready) {
-      this.opts.logger?.info({ event: 'lease.released', daemon: this.id, address: address, token: e.token.toString() }, 'lease handed back');
+      this.opts.logger?.info({ event: 'lease.released', daemon: this.id, address, token: e.token.toString() }, 'lease handed back');
       this.emit('released', { address, token: e.token, why: 'rebalance' });
     }
   }
