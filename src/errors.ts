@@ -55,7 +55,8 @@ type StateErrorCode =
   | 'STATE_TOO_OLD'
   | 'STATE_TOO_NEW'
   | 'STATE_NOT_FOUND'
-  | 'STATE_TRANSITION';
+  | 'STATE_TRANSITION'
+  | 'STATE_LEASE_LOST'; // a fenced write for a wallet whose lease this daemon no longer holds
 
 /** Thrown as a plain AutoclaimError. */
 type OtherErrorCode =
