@@ -41,6 +41,15 @@ async function rounds(managers: readonly LeaseManager[], done: () => boolean | P
   throw new Error(`not done after ${max} rounds: ${managers.map((m) => `${m.id}=${m.held().length}`).join(' ')}`);
 }
 
+/** Polls until `cond` holds (a generous bound): for waiting on the database's clock. */
+async function until(cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const end = performance.now() + timeoutMs;
+  while (!(await cond())) {
+    if (performance.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Every address held by exactly one manager, and the counts within one of each other. */
 function balanced(managers: readonly LeaseManager[], addresses: readonly string[]): boolean {
   const all = managers.flatMap((m) => m.held());
@@ -196,6 +205,34 @@ describe('LeaseManager', () => {
     expect(a.held()).toHaveLength(1);
     expect(a.tokenFor(a.held()[0] ?? '')).toBe(2n);
     await rounds([a, b], () => balanced([a, b], ['x', 'y']));
+  });
+
+  it('a takeover waits for a fenced write in flight (the lease row FOR SHARE) to commit', async () => {
+    const a = manager('a', ['x'], { leaseMs: 900 });
+    const b = manager('b', ['x'], { leaseMs: 900 });
+    await a.register();
+    await rounds([a], () => a.held().length === 1);
+    const writer = await db.pool().connect();
+    try {
+      // What the store's fence does in every write's transaction, begun while a still holds x.
+      await writer.query('BEGIN');
+      const fenced = await writer.query(`SELECT 1 FROM leases WHERE address = 'x' AND owner = 'a' AND token = 1 AND expires_at > now() FOR SHARE`);
+      expect(fenced.rows).toHaveLength(1);
+      // a is frozen past its lease; b comes to take x and must wait for the write.
+      await until(async () => (await owners(db.sql)).size === 0);
+      await b.register();
+      let done = false;
+      const taking = b.tick().then(() => (done = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(done).toBe(false);
+      await writer.query('COMMIT');
+      await taking;
+    } finally {
+      writer.release();
+    }
+    await b.settled();
+    expect(b.held()).toEqual(['x']);
+    expect(b.tokenFor('x')).toBe(2n);
   });
 
   it('a wallet joins held() only after its acquired handlers finish; a failing one hands the lease back and it is tried again', async () => {
