@@ -1,17 +1,9 @@
-// A fresh PostgreSQL database per test file for the lease tests, with the `daemons` and `leases`
-// tables, and one pool per "daemon" (each daemon of a cluster has its own connections). Every pool
-// handed out is closed by close().
+// A fresh PostgreSQL database for a lease test, migrated as the PostgreSQL store migrates it (the
+// `daemons` and `leases` tables among the rest), and one pool per "daemon" (each daemon of a
+// cluster has its own connections). Every pool handed out is closed by close().
 import pg from 'pg';
+import { migrate } from '../../src/store/postgres/migrations.js';
 import { createDatabase } from '../support/postgres.js';
-
-// The tables as the PostgreSQL store's migration creates them (src/store/postgres/); a stand-in until
-// that migration lands, so these tests exercise the manager against the same columns.
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS daemons (id text primary key, host text not null, pid integer not null,
-    started_at timestamptz not null, heartbeat_at timestamptz not null, expires_at timestamptz not null);
-  CREATE TABLE IF NOT EXISTS leases (address text primary key, owner text null,
-    token bigint not null default 0, expires_at timestamptz not null);
-`;
 
 export interface ClusterDb {
   url: string;
@@ -31,7 +23,13 @@ export async function clusterDb(): Promise<ClusterDb> {
     return p;
   };
   const sql = pool();
-  await sql.query(SCHEMA);
+  // The store's own migration: the manager runs against the very tables a deployment has.
+  const client = await sql.connect();
+  try {
+    await migrate(client, url);
+  } finally {
+    client.release();
+  }
   return {
     url,
     sql,
