@@ -185,10 +185,10 @@ export async function startPostgres(opts: StartOptions = {}): Promise<PostgresCl
     throw e;
   }
 
-  // A test database: durability is not what is under test, start-up and speed are.
+  // A test database: durability is not what is under test, start-up and speed are. fsync off makes
+  // commits cheap; synchronous_commit stays on, as a deployment has it (the store reports it).
   const settings: Record<string, string> = {
     fsync: 'off',
-    synchronous_commit: 'off',
     full_page_writes: 'off',
     max_connections: '200',
     shared_buffers: '32MB',
