@@ -71,7 +71,7 @@ async function runOnce(kind, { wallets: n, seconds, perMinute, burst, poll, inte
     await sandbox.thresholds(fleet.map((w) => [w.address, w.thresholdLamports]));
     await sandbox.resetStats();
     const warmupSec = Math.max(10, (Math.ceil(n / pollBudget({ perMinute }, intervalMs)) * 2 * intervalMs) / 1000);
-    daemon.start();
+    await daemon.start();
     await sleep(warmupSec * 1000);
     await sandbox.crossings(); // drop the warm-up's claims: the planner has not seen every wallet twice yet
     const before = await sandbox.stats();

@@ -363,7 +363,7 @@ function changesSection(p) {
   p('| hot spot | cost before | change | file |');
   p('|---|---|---|---|');
   p('| Log redactor rebuilt one alternation regex of every secret on each `add` (O(n²) at start-up) and ran it over every log line and stored summary (O(secrets) per character) | `once` over 1,000 wallets: 255 s and 3 GB RSS (10,000: would not finish) | secrets indexed by a rolling hash of their first 8 characters, then by length; a scan is O(line length) | src/log/redact.ts |');
-  p('| One fsync per poll: `recordPoll` committed at `synchronous=FULL` | 1.3 ms a poll | poll records commit at `synchronous=NORMAL` (WAL keeps order; plans and steps stay FULL and make earlier polls durable with them) | src/store/wallets.ts |');
+  p('| One fsync per poll: `recordPoll` committed at `synchronous=FULL` | 1.3 ms a poll | poll records commit at `synchronous=NORMAL` (WAL keeps order; plans and steps stay FULL and make earlier polls durable with them) | src/store/sqlite/wallets.ts |');
   p('| Ed25519 key import through PKCS#8 DER; public key through SPKI DER export | ~0.6 ms + 0.2 ms a key (×2 per key) | JWK import and export (raw-key constructors), DER kept as fallback | src/api/signer.ts |');
   p('| `Semaphore` woke waiters with `Array#shift` (O(n)) while `once` queues every wallet | ~0.7 s per 10,000-wallet cycle | queue read from a moving head | src/scheduler/scheduler.ts |');
   p('| Sandbox sorted every wallet by score on every summary (to find one rank) | made the sandbox the bottleneck: 84 s for 10,000 raw GETs | ranking and rank map cached per epoch | src/sandbox/world.ts |');
@@ -377,7 +377,7 @@ function changesSection(p) {
   p('| V8 recompiling undici\'s llhttp WebAssembly with TurboFan in the background | ~30 MB of a 100-wallet `once`\'s peak | `--liftoff-only` | src/cli/v8-flags.ts |');
   p('| V8 growing the heap up to 4× what is live, by how busy the machine is | the same 10,000-wallet `once` at ~142 or ~188 MB | `--heap-growing-percent=50` | src/cli/v8-flags.ts |');
   p('| A poll record a transaction (two statements, a commit) | ~0.11–0.17 ms a poll | written behind: a transaction a second, before any plan or step write | src/store/poll-writes.ts |');
-  p('| better-sqlite3\'s 16 MiB page cache, filled by a row per wallet | +14 MB at 10,000 wallets | SQLite\'s default 2 MiB | src/store/db.ts |');
+  p('| better-sqlite3\'s 16 MiB page cache, filled by a row per wallet | +14 MB at 10,000 wallets | SQLite\'s default 2 MiB | src/store/sqlite/db.ts |');
   p();
   p('`Daemon.runWallet` found each wallet with `Array#find` on every turn (~0.4–0.85 s of CPU per 10,000-wallet cycle): now a map (src/daemon.ts, 0be4d71). The simulator and the service parts (metrics, health server, sd_notify) are now loaded only by the commands that use them.');
   p();

@@ -41,7 +41,7 @@ const sample = () => {
   samples.push({ atSec: (performance.now() - t0) / 1000, polls, mb: m.heapUsed / 2 ** 20, rssMb: m.rss / 2 ** 20 });
 };
 const t0 = performance.now();
-daemon.start();
+await daemon.start();
 sample();
 log(`soak: ${walletCount} wallets on "${schedule}", until ${targetPolls.toLocaleString('en-US')} polls`);
 while (polls < targetPolls) {

@@ -114,9 +114,9 @@ export class Daemon {
   }
 
   /** Marks steps left in flight by a crash as unknown; logs each so an operator sees it. */
-  recover(): void {
+  async recover(): Promise<void> {
     const { store } = this.opts.runtime;
-    for (const step of store.recoverInFlight(this.opts.clock.now())) {
+    for (const step of await store.recoverInFlight(this.opts.clock.now())) {
       this.opts.logger.error(
         { event: 'action.unknown', plan: step.planId, step: step.id, kind: step.kind },
         step.kind === 'claim'
@@ -139,7 +139,7 @@ export class Daemon {
 
   /** One poll → decide → act cycle for every wallet, as fast as the rate budget allows. */
   async once(): Promise<OnceReport> {
-    this.recover();
+    await this.recover();
     const sem = new Semaphore(this.opts.concurrency ?? DEFAULT_CONCURRENCY);
     const wallets = this.config.wallets.length;
     this.opts.logger.info({ event: 'once.started', wallets, poll_ok: pollOkLevel(wallets) }, `one cycle over ${wallets} wallet(s)`);
@@ -156,7 +156,7 @@ export class Daemon {
     };
     const results = await Promise.all(this.config.wallets.map((w) => sem.run(() => turn(w.name))));
     // The cycle's poll records are in the state file before it is reported done.
-    this.opts.runtime.store.flushPolls();
+    await this.opts.runtime.store.flushPolls();
     this.lastCycleAt = this.opts.clock.now();
     for (const r of results) {
       if (r === undefined) continue;
@@ -169,8 +169,8 @@ export class Daemon {
     return report;
   }
 
-  start(): void {
-    this.recover();
+  async start(): Promise<void> {
+    await this.recover();
     this.scheduler = this.makeScheduler();
     this.scheduler.start();
     // Poll right away rather than waiting up to a whole interval for the first tick.

@@ -39,7 +39,7 @@ export function parseListen(text: string): Listen {
 interface HealthServerOptions {
   listen: string;
   metrics: Metrics;
-  health: () => HealthReport;
+  health: () => HealthReport | Promise<HealthReport>;
   logger: Logger;
   /** /healthz fails when the event loop runs timers later than this; default 1000 ms. */
   maxLoopLagMs?: number;
@@ -82,7 +82,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
       case '/readyz': {
         let readiness: Readiness;
         try {
-          readiness = evaluateReadiness(opts.health());
+          readiness = evaluateReadiness(await opts.health());
         } catch (err) {
           log.error({ event: 'health.report_failed', err }, 'computing the readiness report failed');
           send(res, 503, { ready: false, error: 'readiness report failed' });

@@ -75,18 +75,18 @@ export class Supervisor {
     this.unsubscribe = [
       // Step outcomes are counted (instrument) and announced when they matter to a human.
       ...(webhook === undefined ? [] : [events.on('step:outcome', (e) => webhook.onStep(e))]),
-      events.on('cycle:done', ({ at }) => this.cycleDone(at)),
+      events.on('cycle:done', ({ at }) => void this.cycleDone(at)),
       events.on('config:reloading', () => this.notifier.reloading()),
       events.on('config:reloaded', (r) => this.reloaded(r)),
     ];
   }
 
   /** After each cycle: limiter waits, unknown steps, staleness and unknown-step alerts. */
-  private cycleDone(at: number): void {
+  private async cycleDone(at: number): Promise<void> {
     const { runtime, daemon } = this;
     try {
       this.instruments.sampleLimiter(runtime.limiter.waitedMs);
-      const unknown = runtime.store.unknownSteps();
+      const unknown = await runtime.store.unknownSteps();
       this.metrics.unknownStepsOpen(unknown.length);
       const config = daemon.currentConfig;
       const transitions = evaluateAlerts(this.tracker, {
@@ -97,7 +97,9 @@ export class Supervisor {
         // The fleet view (the state file at start, then every poll): the same last successes as
         // autoclaim_wallets_stale, and no query per wallet per cycle.
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
-        unknownSteps: unknown.map((s) => ({ id: s.id, plan: s.planId, wallet: runtime.store.getPlan(s.planId)?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
+        unknownSteps: await Promise.all(
+          unknown.map(async (s) => ({ id: s.id, plan: s.planId, wallet: (await runtime.store.getPlan(s.planId))?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
+        ),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {
@@ -109,7 +111,7 @@ export class Supervisor {
   async start(): Promise<void> {
     const { runtime, daemon } = this;
     // Before the first poll comes back (the first cycle is already under way, awaiting the API).
-    this.configureMetrics();
+    await this.configureMetrics();
     const listen = runtime.config.metrics.listen;
     if (listen !== undefined) {
       this.health = await startHealthServer({
@@ -134,7 +136,7 @@ export class Supervisor {
     if (!r.ok) this.webhook?.configInvalid(r.issues);
     this.configValid = ok;
     this.metrics.configReload(ok ? 'ok' : 'invalid');
-    if (ok) this.configureMetrics();
+    if (ok) void this.configureMetrics();
     this.notifier.ready(ok ? 'config reloaded' : 'config invalid; running the previous one');
   }
 
@@ -142,7 +144,7 @@ export class Supervisor {
    * The wallets, rules and thresholds the metrics describe, and what the state file remembers:
    * last successes and unknown steps survive a restart, even one with the API down.
    */
-  private configureMetrics(): void {
+  private async configureMetrics(): Promise<void> {
     const { runtime, daemon } = this;
     try {
       const config = daemon.currentConfig;
@@ -152,18 +154,18 @@ export class Supervisor {
         perWallet: config.metrics.perWallet,
         staleAfterMs: config.alerts.staleAfterIntervals * daemon.pollIntervalMs(),
       });
-      this.metrics.fleet.restore(runtime.store.walletStates());
-      this.metrics.unknownStepsOpen(runtime.store.unknownSteps().length);
+      this.metrics.fleet.restore(await runtime.store.walletStates());
+      this.metrics.unknownStepsOpen((await runtime.store.unknownSteps()).length);
     } catch (err) {
       this.opts.logger.warn({ event: 'metrics.setup_failed', err }, 'could not read the state file for the metrics; they fill in as polls come back');
     }
   }
 
   /** For /readyz: gathered on each request, the write probe included (no fsync, microseconds). */
-  private healthReport(runtime: Runtime, daemon: Daemon): HealthReport {
+  private async healthReport(runtime: Runtime, daemon: Daemon): Promise<HealthReport> {
     let dbError: string | undefined;
     try {
-      runtime.store.probeWrite();
+      await runtime.store.probeWrite();
     } catch (err) {
       dbError = this.opts.redactor.redact(err instanceof Error ? err.message : String(err));
     }

@@ -1,13 +1,12 @@
-// The state store's public face: open the SQLite adapter of the store port, the single-instance
-// lock, and the row types callers read. Inside the folder, modules import each other directly:
-// port.ts (the contract) and store.ts (its SQLite adapter) over plans.ts, steps.ts, wallets.ts and
-// poll-writes.ts (the table families), rows.ts and codecs.ts (types and their mapping), db.ts,
-// files.ts and migrations.ts (opening it), ownership.ts and identity.ts (is it ours, still the
-// same file), lock.ts (one daemon per state file).
-export { openStore, type StoreOptions } from './store.js';
-export type { Store } from './port.js';
+// The state store's public face: open an adapter of the store port, the single-instance lock, and
+// the row types callers read. port.ts is the contract; sqlite/ is its default adapter (one state
+// file: db.ts, files.ts and migrations.ts open it, ownership.ts and identity.ts check it is ours and
+// still the same file, lock.ts keeps one daemon per file, plans.ts, steps.ts and wallets.ts are its
+// table families). Beside them, shared by every adapter: rows.ts and codecs.ts (row types and their
+// mapping), plan-status.ts (status derivation), poll-writes.ts (write-behind poll records).
+export { openStore, type StoreOptions } from './sqlite/store.js';
+export type { Store, SyncStore } from './port.js';
 export type { AttemptRow, PlanWithSteps, StoredRequest } from './rows.js';
-export { IN_FLIGHT_ERROR } from './steps.js';
-export { acquireLock, lockPaths, type Lock } from './lock.js';
-export { SCHEMA_VERSION } from './migrations.js';
-export { deriveStatus } from './plans.js';
+export { IN_FLIGHT_ERROR, deriveStatus } from './plan-status.js';
+export { acquireLock, lockPaths, type Lock } from './sqlite/lock.js';
+export { SCHEMA_VERSION } from './sqlite/migrations.js';

@@ -1,13 +1,13 @@
 // The state store's contract, declared once: what the daemon, the worker and the CLI may ask of the
-// journal, whatever keeps it. SqliteStore (store.ts) is the one adapter today; a second one
-// (PostgreSQL, for "Past one machine") stands beside it by implementing this same interface and
-// passing the same contract tests. Narrower users take a Pick<Store, ...> of it (the worker's
-// ports.ts, the wallet cycle, the CLI's state access) rather than re-declaring methods.
+// journal, whatever keeps it. Two adapters stand behind it and pass the same contract tests:
+// sqlite/ (the default, one state file, synchronous because better-sqlite3 is) and postgres/
+// (shared state for several daemons, asynchronous because every query is a round trip).
 //
-// Every method is synchronous because better-sqlite3 is: a transition is a short transaction that
-// never spans an await, which is what lets the executor commit `sending` before the first byte.
-// A PostgreSQL adapter cannot be synchronous, so the port will have to become async (every method
-// returning a Promise, and its callers awaiting it) when that adapter is written — not before.
+// The methods are declared once, in SyncStore, in the shape a synchronous adapter has; `Store`, the
+// port every caller uses, is the same methods answering now or later (T | Promise<T>). Callers
+// await every call, so the SQLite adapter needs no wrapper and costs no extra promise, and the
+// executor still commits `sending` (awaited) before the first byte of a request. Narrower users take
+// a Pick<Store, ...> (the worker's ports.ts, the wallet cycle, the CLI's state access).
 import type { Lamports } from '../amount.js';
 import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState, WalletSummary } from '../domain.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
@@ -42,7 +42,7 @@ export interface ListPlansQuery {
  * Times are wall-clock Unix ms; when `now` is omitted the store's clock is asked. Every failure is
  * a StateError, so a caller that cannot record cannot send (fail closed).
  */
-export interface Store {
+export interface SyncStore {
   readonly path: string;
   readonly schemaVersion: number;
 
@@ -89,8 +89,11 @@ export interface Store {
   skipRemaining(planId: number, reason: string, now?: number): number;
   finishPlan(planId: number, now?: number): PlanStatus;
 
-  /** Steps left `sending` by a crash become unknown; returned so each can be logged. */
-  recoverInFlight(now?: number): StepRow[];
+  /**
+   * Steps left `sending` by a crash become unknown; returned so each can be logged. Only those of
+   * `address` when given: a daemon taking over one wallet's lease recovers that wallet alone.
+   */
+  recoverInFlight(now?: number, address?: string): StepRow[];
   hasUnknownSignedStep(address: string): boolean;
   /**
    * A claim of this address (other than `exceptStepId`) is sending or unknown: until it is
@@ -112,6 +115,14 @@ export interface Store {
   probeWrite(): void;
   close(): void;
 }
+
+/** A method's answer, now (SQLite) or later (PostgreSQL). */
+export type Awaitable<T> = T | Promise<T>;
+
+/** The store port: SyncStore's methods, each answering now or later. */
+export type Store = {
+  readonly [K in keyof SyncStore]: SyncStore[K] extends (...args: infer A) => infer R ? (...args: A) => Awaitable<R> : SyncStore[K];
+};
 
 /** SQLite's names; another adapter reports its nearest equivalents (or documents why not). */
 export interface StorePragmas {

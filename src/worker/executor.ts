@@ -57,7 +57,7 @@ export class PlanExecutor {
   /** Runs a plan's remaining steps. Never throws for API trouble; returns the plan's status. */
   async execute(planId: number): Promise<PlanStatus> {
     const { store, clock } = this.deps;
-    let plan = store.getPlan(planId);
+    let plan = await store.getPlan(planId);
     if (plan === undefined || plan.status !== 'open' && plan.status !== 'blocked') return plan?.status ?? 'failed';
     for (const step of [...plan.steps].sort((a, b) => a.idx - b.idx)) {
       if (step.state === 'acknowledged' || step.state === 'skipped') continue;
@@ -65,9 +65,9 @@ export class PlanExecutor {
       const result = await this.runStep(plan, step);
       if (result !== 'acknowledged') break;
       // A claim's acknowledgement records what was claimed; the next step's percent is of that.
-      plan = store.getPlan(planId) ?? plan;
+      plan = (await store.getPlan(planId)) ?? plan;
     }
-    return store.finishPlan(planId, clock.now());
+    return await store.finishPlan(planId, clock.now());
   }
 
   private async runStep(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
@@ -93,11 +93,11 @@ export class PlanExecutor {
       if (current.state === 'unknown') {
         const r = await this.reconcileClaim(plan, current);
         if (r !== 'retry_later') return r;
-        current = this.reload(current);
+        current = await this.reload(current);
       }
       if (current.state !== 'planned') return current.state === 'acknowledged' ? 'acknowledged' : 'unknown';
       if (sends >= MAX_SENDS_PER_EXECUTION) return 'retry_later';
-      if (this.deps.store.claimInDoubt(plan.address, current.id)) {
+      if (await this.deps.store.claimInDoubt(plan.address, current.id)) {
         // Another plan's claim is unknown: settle it first (see decide's claim_in_doubt).
         this.stepLogger(plan, current).info({ event: 'action.blocked' }, 'claim held back: an earlier claim of this wallet is still unknown');
         return 'blocked';
@@ -105,7 +105,7 @@ export class PlanExecutor {
       sends++;
       const r = await this.sendClaim(plan, current);
       if (r !== 'unknown') return r;
-      current = this.reload(current);
+      current = await this.reload(current);
     }
   }
 
@@ -113,17 +113,17 @@ export class PlanExecutor {
     const { api } = this.deps;
     const log = this.stepLogger(plan, step);
     const signer = this.signer(plan);
-    if (signer === undefined) return this.skip(plan, 'no key loaded for this wallet');
+    if (signer === undefined) return await this.skip(plan, 'no key loaded for this wallet');
 
     // Read the summary fresh and judge every limit again right before signing (SPEC §2).
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
-    if (fresh.pendingLamports === 0n) return this.skip(plan, 'nothing to claim');
+    if (fresh.pendingLamports === 0n) return await this.skip(plan, 'nothing to claim');
     // What this claim can take is what was just seen: the plan counts for that against its day.
-    const blocked = this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
+    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: 'claim', wallet: plan.address, epoch: plan.epoch }, signer, this.time.next(plan.address, log));
+    const prepared = api.prepare({ op: 'claim', wallet: plan.address, epoch: plan.epoch }, signer, await this.time.next(plan.address, log));
     const request: StoredRequest = {
       ...recordOf(prepared),
       before: {
@@ -132,7 +132,7 @@ export class PlanExecutor {
         epoch: fresh.epoch,
       },
     };
-    if (!this.commitSending(plan, step, request, log)) return 'retry_later';
+    if (!(await this.commitSending(plan, step, request, log))) return 'retry_later';
     return this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports);
   }
 
@@ -171,7 +171,7 @@ export class PlanExecutor {
       );
       return 'unknown';
     }
-    store.reconcile(step.id, verdict.applied, { claimedLamports: verdict.claimedLamports, note: verdict.note }, clock.now());
+    await store.reconcile(step.id, verdict.applied, { claimedLamports: verdict.claimedLamports, note: verdict.note }, clock.now());
     log.info(
       { event: 'action.reconciled', applied: verdict.applied, note: verdict.note, claimed_sol: verdict.claimedLamports === undefined ? undefined : formatSol(verdict.claimedLamports) },
       verdict.applied ? 'claim reconciled as applied' : 'claim reconciled as not applied; it will be signed and sent again',
@@ -186,32 +186,32 @@ export class PlanExecutor {
     const { store, api } = this.deps;
     const log = this.stepLogger(plan, step);
     const signer = this.signer(plan);
-    if (signer === undefined) return this.skip(plan, 'no key loaded for this wallet');
-    if (store.hasUnknownSignedStep(plan.address)) {
+    if (signer === undefined) return await this.skip(plan, 'no key loaded for this wallet');
+    if (await store.hasUnknownSignedStep(plan.address)) {
       log.warn({ event: 'action.blocked' }, `${step.kind} held back: an earlier deposit or mint of this wallet is unknown; resolve it with \`autoclaim actions resolve\``);
       return 'blocked';
     }
-    if (step.symbol === null || step.amountSpec === null) return this.skip(plan, `${step.kind} step has no symbol or amount`);
+    if (step.symbol === null || step.amountSpec === null) return await this.skip(plan, `${step.kind} step has no symbol or amount`);
 
     let amount = step.amountLamports;
     if (amount === null && step.amountSpec.kind !== 'fixed' && plan.claimedLamports === null) {
       // The claim was settled by hand (`actions resolve --applied`): what it received is unknown,
       // so a share of it cannot be computed. Guessing would move money nobody decided on.
-      return this.skip(plan, `${step.kind} is a share of the claim, and the claim's amount is unknown (it was resolved by an operator)`);
+      return await this.skip(plan, `${step.kind} is a share of the claim, and the claim's amount is unknown (it was resolved by an operator)`);
     }
     if (amount === null) {
       amount = resolveStepAmount(step.amountSpec, plan.claimedLamports ?? undefined);
-      store.setStepAmount(step.id, amount);
+      await store.setStepAmount(step.id, amount);
     }
-    if (amount === 0n) return this.skip(plan, `${step.kind} amount resolves to 0`);
+    if (amount === 0n) return await this.skip(plan, `${step.kind} amount resolves to 0`);
 
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
-    const blocked = this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
+    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, this.time.next(plan.address, log));
-    if (!this.commitSending(plan, step, recordOf(prepared), log)) return 'retry_later';
+    const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, await this.time.next(plan.address, log));
+    if (!(await this.commitSending(plan, step, recordOf(prepared), log))) return 'retry_later';
     return this.outcomes.send(plan, step, prepared, log, amount);
   }
 
@@ -220,22 +220,22 @@ export class PlanExecutor {
    * Undefined when the step may be signed; otherwise how this run of the plan ends: a safety cap
    * is a refusal recorded on the step, anything else skips the rest of the plan with its reason.
    */
-  private recheck(
+  private async recheck(
     plan: PlanWithSteps,
     step: StepRow,
     log: Logger,
     amounts: { fresh: WalletSummary; stepLamports: Lamports; planLamports: Lamports },
-  ): StepResult | undefined {
+  ): Promise<StepResult | undefined> {
     const { store, clock } = this.deps;
     if (plan.manualId !== null) {
       // A one-off `send`: an operator decided it, so no rule's conditions or limits apply; the
       // safety cap still does, as do the holds checked before this.
       const cap = checkActionLimit(amounts.stepLamports, this.deps.config().safety);
-      return cap.ok ? undefined : this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
+      return cap.ok ? undefined : await this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
     }
     const config = this.deps.config();
     const rule = config.rules.find((r) => r.name === plan.rule);
-    if (rule === undefined) return this.skip(plan, `rule ${plan.rule} is no longer configured`);
+    if (rule === undefined) return await this.skip(plan, `rule ${plan.rule} is no longer configured`);
     const now = (this.deps.elapsedClock ?? clock).now();
     const firstStep = !plan.steps.some((s) => s.idx < step.idx && s.state === 'acknowledged');
     const verdict = recheckBeforeSigning({
@@ -246,22 +246,22 @@ export class PlanExecutor {
       stepLamports: amounts.stepLamports,
       planLamports: amounts.planLamports,
       summary: amounts.fresh,
-      history: store.planHistory(plan.address, now - DAY_MS, plan.epoch),
+      history: await store.planHistory(plan.address, now - DAY_MS, plan.epoch),
       safety: config.safety,
       now,
     });
     if (verdict.ok) return undefined;
-    if (!verdict.refuse) return this.skip(plan, verdict.detail, verdict.reason);
-    return this.refuse(plan, step, log, verdict.reason, verdict.detail, amounts.stepLamports);
+    if (!verdict.refuse) return await this.skip(plan, verdict.detail, verdict.reason);
+    return await this.refuse(plan, step, log, verdict.reason, verdict.detail, amounts.stepLamports);
   }
 
   /** A safety cap refused the step before signing: recorded as rejected, the rest of the plan skipped. */
-  private refuse(plan: PlanWithSteps, step: StepRow, log: Logger, reason: string, detail: string, lamports: Lamports): StepResult {
+  private async refuse(plan: PlanWithSteps, step: StepRow, log: Logger, reason: string, detail: string, lamports: Lamports): Promise<StepResult> {
     log.error(
       { event: 'action.refused', reason, amount_sol: formatSol(lamports), max_sol: formatSol(this.deps.config().safety.maxLamportsPerAction) },
       `${step.kind} refused before signing: ${detail}`,
     );
-    this.deps.store.markRefused(step.id, `${step.kind} refused before signing: ${detail}`, this.deps.clock.now());
+    await this.deps.store.markRefused(step.id, `${step.kind} refused before signing: ${detail}`, this.deps.clock.now());
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
     return 'rejected';
   }
@@ -269,9 +269,9 @@ export class PlanExecutor {
   // ------------------------------------------------------------------------------------------
   // shared
 
-  private commitSending(plan: PlanWithSteps, step: StepRow, request: StoredRequest, log: Logger): boolean {
+  private async commitSending(plan: PlanWithSteps, step: StepRow, request: StoredRequest, log: Logger): Promise<boolean> {
     try {
-      this.deps.store.markSending(step.id, request, this.deps.clock.now());
+      await this.deps.store.markSending(step.id, request, this.deps.clock.now());
     } catch (err) {
       // Fail closed: what is not recorded is not sent.
       log.error({ event: 'state.write_failed', err: errorSummary(err) }, `could not record the ${step.kind} before sending it; nothing was sent`);
@@ -290,8 +290,8 @@ export class PlanExecutor {
     }
   }
 
-  private skip(plan: PlanWithSteps, reason: string, code?: string): StepResult {
-    this.deps.store.skipRemaining(plan.id, reason, this.deps.clock.now());
+  private async skip(plan: PlanWithSteps, reason: string, code?: string): Promise<StepResult> {
+    await this.deps.store.skipRemaining(plan.id, reason, this.deps.clock.now());
     this.deps.logger.info({ event: 'plan.skipped', wallet: plan.wallet, plan: plan.id, rule: plan.rule, epoch: plan.epoch, reason, code }, `plan skipped: ${reason}`);
     return 'skipped';
   }
@@ -300,8 +300,8 @@ export class PlanExecutor {
     return this.deps.signers.get(plan.address);
   }
 
-  private reload(step: StepRow): StepRow {
-    const plan = this.deps.store.getPlan(step.planId);
+  private async reload(step: StepRow): Promise<StepRow> {
+    const plan = await this.deps.store.getPlan(step.planId);
     return plan?.steps.find((s) => s.id === step.id) ?? step;
   }
 

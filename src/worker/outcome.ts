@@ -31,7 +31,7 @@ export class OutcomeRecorder {
       result = await api.send(prepared);
     } catch (err) {
       this.deps.failpoint('after_answer_before_record');
-      return this.classifyFailure(plan, step, err, log);
+      return await this.classifyFailure(plan, step, err, log);
     }
     this.deps.failpoint('after_answer_before_record');
 
@@ -41,17 +41,17 @@ export class OutcomeRecorder {
     const request_id = result.requestId;
     const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
     if (verdict.outcome === 'refused') {
-      store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
+      await store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
       this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode, request_id }, `${step.kind} rejected by the API (${verdict.detail})`);
       return 'rejected';
     }
     if (verdict.outcome === 'unknown') {
-      return this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` });
+      return await this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` });
     }
 
     const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
-    store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
+    await store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
     log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
@@ -78,8 +78,8 @@ export class OutcomeRecorder {
     return seen;
   }
 
-  private markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): StepResult {
-    this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
+  private async markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): Promise<StepResult> {
+    await this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
     if (step.kind === 'claim') {
       log.warn({ event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId }, 'claim outcome unknown; reconciling from the wallet summary');
@@ -92,25 +92,25 @@ export class OutcomeRecorder {
     return 'unknown';
   }
 
-  private classifyFailure(plan: PlanWithSteps, step: StepRow, err: unknown, log: Logger): StepResult {
+  private async classifyFailure(plan: PlanWithSteps, step: StepRow, err: unknown, log: Logger): Promise<StepResult> {
     const { store, clock } = this.deps;
     const now = clock.now();
     const e = err instanceof ApiError ? err : undefined;
     const message = errorSummary(err);
     if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
       // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
-      store.markNotSent(step.id, message, now);
+      await store.markNotSent(step.id, message, now);
       this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
       const level = e.status === 429 ? 'debug' : 'warn';
       log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
       return 'retry_later';
     }
     const scope = e?.disposition === 'refused' ? requestRefusalScope(e.status, [e.serverCode, e.serverMessage, e.message].join(' ')) : undefined;
-    if (e !== undefined && scope !== undefined) return this.requestRefused(plan, step, e, scope, message, log);
+    if (e !== undefined && scope !== undefined) return await this.requestRefused(plan, step, e, scope, message, log);
     if (e?.disposition === 'refused') {
-      store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
+      await store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
       this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
-      store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
+      await store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
       log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
       if (namesTheClock(e)) {
         log.error(
@@ -121,7 +121,7 @@ export class OutcomeRecorder {
       return 'rejected';
     }
     // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
-    return this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, requestId: e?.requestId, error: message });
+    return await this.markUnknown(plan, step, log, { status: e?.status, responseRaw: e?.rawBody, requestId: e?.requestId, error: message });
   }
 
   /**
@@ -131,9 +131,9 @@ export class OutcomeRecorder {
    * requests the server calls invalid would only fail the same way, and could burn the epochs of
    * every rule on a setup mistake.
    */
-  private requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): StepResult {
+  private async requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): Promise<StepResult> {
     const now = this.deps.clock.now();
-    this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
+    await this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
     const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
     this.pauses.pause(plan.address, pause);

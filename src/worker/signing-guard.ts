@@ -4,6 +4,7 @@
 import type { Clock } from '../domain.js';
 import type { ApiError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import type { Awaitable } from '../store/port.js';
 import type { SigningPause } from './deps.js';
 
 /** A stored last timestamp further ahead of the wall clock than this was signed under a wrong clock. */
@@ -20,26 +21,35 @@ export const MAX_OWN_TS_AHEAD_S = 60;
  * was wrong, and following it would get every request refused as from the future until the
  * clock caught up. It is dropped, with a warning. "Far" is MAX_TS_AHEAD_S for a timestamp read
  * from the database; one this process signed itself may run ahead by one second per request
- * when a wallet signs several in a second, so it is trusted up to MAX_OWN_TS_AHEAD_S.
+ * when a wallet signs several in a second, so it is trusted up to MAX_OWN_TS_AHEAD_S. The database
+ * is asked every time and the newer of the two wins: with shared state another daemon may have
+ * signed for this wallet since this one last did (its lease moved away and back).
  */
 export class SigningTime {
   private readonly lastTs = new Map<string, number>();
+  /** Per address, the newest stored timestamp already dropped as signed under a wrong clock. */
+  private readonly dropped = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock,
-    private readonly stored: (address: string) => number | undefined,
+    private readonly stored: (address: string) => Awaitable<number | undefined>,
   ) {}
 
   /** Unix milliseconds (a whole second) for the next signed request of this address. */
-  next(address: string, log: Logger): number {
+  async next(address: string, log: Logger): Promise<number> {
+    let fromDb = (await this.stored(address)) ?? 0;
+    if (fromDb <= (this.dropped.get(address) ?? 0)) fromDb = 0;
     const nowSec = Math.floor(this.clock.now() / 1000);
     const own = this.lastTs.get(address);
-    let last = own ?? this.stored(address) ?? 0;
-    if (last >= nowSec + (own === undefined ? MAX_TS_AHEAD_S : MAX_OWN_TS_AHEAD_S)) {
+    const ours = own !== undefined && own >= fromDb;
+    let last = ours ? own : fromDb;
+    if (last >= nowSec + (ours ? MAX_OWN_TS_AHEAD_S : MAX_TS_AHEAD_S)) {
       log.warn(
         { event: 'clock.skew', last_ts: last, now_ts: nowSec, ahead_s: last - nowSec },
         `the last signed timestamp of this wallet is ${last - nowSec}s ahead of the clock (it was signed while the clock was wrong); signing with the clock's time again`,
       );
+      // The database keeps it as the newest until the clock passes it: warned once, then ignored.
+      this.dropped.set(address, Math.max(last, this.dropped.get(address) ?? 0));
       last = 0;
     }
     const ts = Math.max(nowSec, last + 1);

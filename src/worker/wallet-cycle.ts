@@ -65,7 +65,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     summary = await api.walletSummary(wallet.address);
   } catch (err) {
     const at = clock.now();
-    store.recordPoll(wallet.name, wallet.address, at, { ok: false, error: errorSummary(err) });
+    await store.recordPoll(wallet.name, wallet.address, at, { ok: false, error: errorSummary(err) });
     const { issues, requestId } = err as Partial<ApiError>;
     log.warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined, request_id: requestId }, 'poll failed');
     deps.events?.emit('poll:failed', { wallet, error: err, at });
@@ -73,7 +73,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   }
   result.polled = true;
   const polledAt = clock.now();
-  const { newEpoch } = store.recordPoll(wallet.name, wallet.address, polledAt, { ok: true, summary });
+  const { newEpoch } = await store.recordPoll(wallet.name, wallet.address, polledAt, { ok: true, summary });
   deps.events?.emit('poll:ok', { wallet, summary, at: polledAt });
   const pollOkLevel = deps.pollOkLevel ?? 'info';
   if (log.isLevelEnabled(pollOkLevel)) {
@@ -107,7 +107,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry) {
-    for (const plan of store.activePlans(wallet.address)) {
+    for (const plan of await store.activePlans(wallet.address)) {
       result.plans.push(plan.id);
       const status = await executor.execute(plan.id);
       result.statuses.push(status);
@@ -120,19 +120,19 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   const { plans, decisions } = decide({
     wallet,
     summary,
-    history: store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
+    history: await store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
     rules: config.rules,
     safety: config.safety,
     now,
     dry: deps.dry,
-    blockedSignedOps: store.hasUnknownSignedStep(wallet.address),
-    claimInDoubt: store.claimInDoubt(wallet.address),
+    blockedSignedOps: await store.hasUnknownSignedStep(wallet.address),
+    claimInDoubt: await store.claimInDoubt(wallet.address),
   });
   for (const d of decisions) logDecision(log, summary, d);
 
   for (const draft of plans) {
     const reason = decisions.find((d) => d.rule === draft.rule)?.detail ?? '';
-    const recorded = store.insertPlan(draft, { dry: deps.dry, now, reason });
+    const recorded = await store.insertPlan(draft, { dry: deps.dry, now, reason });
     if (recorded === undefined) {
       // The UNIQUE key did its job: this decision was already recorded (a race, or a clock step).
       log.info({ event: 'plan.duplicate', rule: draft.rule, epoch: draft.epoch, seq: draft.seq }, 'plan already recorded for this rule and epoch');

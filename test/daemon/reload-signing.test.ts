@@ -43,7 +43,7 @@ describe('a wrong signing setup, fixed by a reload, in the same epoch', () => {
     const first = await daemon.once();
     expect(first.failed).toBe(1);
     expect(sandbox.ledger()).toEqual([]);
-    const [plan] = runtime.store.listPlans({ address: wallet.address });
+    const [plan] = await runtime.store.listPlans({ address: wallet.address });
     expect(plan).toMatchObject({ status: 'failed', seq: 0 });
     expect(plan!.steps.map((s) => s.state)).toEqual(['failed']);
     expect(named('action.failed')).toHaveLength(1);
@@ -68,7 +68,7 @@ describe('a wrong signing setup, fixed by a reload, in the same epoch', () => {
     expect(fixed.failed).toBe(0);
     const ledger = sandbox.ledger();
     expect(ledger.map((e) => e.op)).toEqual(['claim']);
-    const plans = runtime.store.listPlans({ address: wallet.address });
+    const plans = await runtime.store.listPlans({ address: wallet.address });
     expect(plans.map((p) => [p.seq, p.status, p.epoch])).toEqual([
       [1, 'done', plan!.epoch],
       [0, 'failed', plan!.epoch],

@@ -139,7 +139,7 @@ describe('renaming a wallet (same address)', () => {
     await start(frozen);
     await daemon.once();
     expect(deposits()).toHaveLength(2);
-    const ts = runtime!.store.listPlans({}).flatMap((p) => p.steps).map((s) => s.request?.ts ?? 0).sort((x, y) => x - y);
+    const ts = (await runtime!.store.listPlans({})).flatMap((p) => p.steps).map((s) => s.request?.ts ?? 0).sort((x, y) => x - y);
     expect(ts).toEqual([Math.floor(now / 1000), Math.floor(now / 1000) + 1]);
   });
 

@@ -14,7 +14,7 @@ import { generateKeypair } from '../../src/api/signer.js';
 import { systemClock, type ApiConfig, type Rule, type WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type SyncStore } from '../../src/store/index.js';
 import { PlanExecutor } from '../../src/worker/executor.js';
 import { noFailpoints } from '../../src/worker/failpoints.js';
 import type { Signer } from '../../src/worker/ports.js';
@@ -37,7 +37,7 @@ const GREEDY_RULE: Rule = {
 
 export interface BadHarness {
   wallet: WalletConfig;
-  store: Store;
+  store: SyncStore;
   client: ApiClient;
   /** Log lines of the current case. */
   lines: Array<Record<string, unknown>>;

@@ -13,7 +13,7 @@ import { systemClock, type AppConfig } from '../../src/domain.js';
 import { StateError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type SyncStore } from '../../src/store/index.js';
 import { PlanExecutor } from '../../src/worker/executor.js';
 import type { Failpoint, FailpointName } from '../../src/worker/failpoints.js';
 import type { Signer } from '../../src/worker/ports.js';
@@ -53,7 +53,7 @@ type FirstOp = keyof typeof RULES;
 
 interface Rig {
   world: CrashWorld;
-  store: Store;
+  store: SyncStore;
   /** The store's own connection. */
   db: Database.Database;
   events: Array<Record<string, unknown>>;

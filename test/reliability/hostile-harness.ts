@@ -16,7 +16,7 @@ import { loadKey } from '../../src/api/keys.js';
 import type { ApiConfig, Clock, Rule, SafetyConfig, StepSpec, WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
-import { openStore, type AttemptRow, type PlanWithSteps, type Store } from '../../src/store/index.js';
+import { openStore, type AttemptRow, type PlanWithSteps, type SyncStore } from '../../src/store/index.js';
 import { PlanExecutor } from '../../src/worker/executor.js';
 import type { Failpoint, FailpointName } from '../../src/worker/failpoints.js';
 import type { Signer } from '../../src/worker/ports.js';
@@ -105,7 +105,7 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
 
   let generation = 0;
   let path = '';
-  let store: Store;
+  let store: SyncStore;
   let inspector: Database.Database;
   /** Per table with row ids: the statements that read its newest row id and the rows after one. */
   let tableReads: Array<{ name: string; max: Database.Statement; since: Database.Statement }> | undefined;

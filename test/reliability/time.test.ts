@@ -13,7 +13,7 @@ import type { Clock, Rule, WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type SyncStore } from '../../src/store/index.js';
 import { ClockSkewWatch } from '../../src/worker/clock-skew.js';
 import { createDecisionClock } from '../../src/worker/decision-clock.js';
 import { PlanExecutor } from '../../src/worker/executor.js';
@@ -35,7 +35,7 @@ function cooldownRule(limits: Partial<Rule['limits']>): Rule {
 interface Harness {
   time: Timeline;
   sandbox: Sandbox;
-  store: Store;
+  store: SyncStore;
   wallet: WalletConfig;
   /** Called at each failpoint: the tests use them as hooks to move time mid-plan. */
   hooks: Partial<Record<FailpointName, () => void>>;

@@ -14,7 +14,7 @@ import type { Clock, Rule, SafetyConfig, WalletConfig } from '../../src/domain.j
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { startSandbox, type FaultSpec, type LedgerEntry, type Sandbox } from '../../src/sandbox/server.js';
-import { openStore, type PlanWithSteps, type Store } from '../../src/store/index.js';
+import { openStore, type PlanWithSteps, type SyncStore } from '../../src/store/index.js';
 import { createDecisionClock } from '../../src/worker/decision-clock.js';
 import { createEvents, type StepEvent } from '../../src/events.js';
 import { PlanExecutor } from '../../src/worker/executor.js';
@@ -70,7 +70,7 @@ export interface RigOptions {
 export interface Rig {
   time: Timeline;
   sandbox: Sandbox;
-  store: Store;
+  store: SyncStore;
   wallet: WalletConfig;
   /** Called right before the n-th summary read (1-based, counted over the rig's life). */
   beforeRead: ((n: number) => void) | undefined;

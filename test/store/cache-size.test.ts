@@ -2,7 +2,7 @@
 // that grew with the fleet (a row per wallet) for no measurable speed.
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
-import { CACHE_SIZE_KIB, openDatabase } from '../../src/store/db.js';
+import { CACHE_SIZE_KIB, openDatabase } from '../../src/store/sqlite/db.js';
 import { tempDir, type TempDir } from './fixtures.js';
 
 let tmp: TempDir;

@@ -20,7 +20,7 @@ const locks: Lock[] = [];
 beforeAll(() => {
   build = fs.mkdtempSync(path.join(os.tmpdir(), 'autoclaim-lock-build-'));
   fs.writeFileSync(path.join(build, 'package.json'), '{"type":"commonjs"}');
-  for (const rel of ['errors.ts', 'store/files.ts', 'store/lock.ts']) {
+  for (const rel of ['errors.ts', 'store/sqlite/files.ts', 'store/sqlite/lock.ts']) {
     const source = fs.readFileSync(path.join(ROOT, 'src', rel), 'utf8');
     const out = ts.transpileModule(source, {
       compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
@@ -43,7 +43,7 @@ afterEach(() => {
 });
 
 const CHILD = `
-const { acquireLock } = require(process.argv[1] + '/store/lock.js');
+const { acquireLock } = require(process.argv[1] + '/store/sqlite/lock.js');
 try {
   acquireLock(process.argv[2]);
   process.stdout.write('locked\\n');

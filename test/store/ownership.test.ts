@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { SCHEMA_VERSION } from '../../src/store/index.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { captureLog } from '../support/log.js';
 import { draft, freshTempDir, open, stateError, T0 } from './fixtures.js';
 

@@ -2,11 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LAMPORTS } from '../../src/amount.js';
 import type { StepState } from '../../src/domain.js';
 import { StateError } from '../../src/errors.js';
-import { deriveStatus, type Store } from '../../src/store/index.js';
+import { deriveStatus, type SyncStore } from '../../src/store/index.js';
 import { ADDR, ADDR2, draft, freshTempDir, open, request, T0 } from './fixtures.js';
 
 const tmp = freshTempDir();
-let store: Store;
+let store: SyncStore;
 beforeEach(() => {
   store = open(tmp.dbPath);
 });

@@ -2,11 +2,11 @@
 // FULL. What can be checked from outside: the connection is back at FULL after every poll record,
 // whether it succeeded, failed, or threw, and the poll is committed for other connections to read.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/index.js';
+import type { SyncStore } from '../../src/store/index.js';
 import { draft, freshTempDir, open, summary, T0 } from './fixtures.js';
 
 const tmp = freshTempDir();
-let store: Store;
+let store: SyncStore;
 beforeEach(() => {
   store = open(tmp.dbPath);
 });

@@ -11,7 +11,7 @@ import { StateError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { PollWrites, type PollBatch, type PollTable, type PollTimer } from '../../src/store/poll-writes.js';
-import type { Store } from '../../src/store/index.js';
+import type { SyncStore } from '../../src/store/index.js';
 import { buildOnce } from '../e2e/build.js';
 import { REPO } from '../e2e/helpers.js';
 import { ADDR, ADDR2, draft, open, request, summary, T0, tempDir, type TempDir } from './fixtures.js';
@@ -34,12 +34,12 @@ function manualTimer(): { timer: PollTimer; pending: () => number; fire: () => v
 }
 
 let tmp: TempDir;
-let store: Store;
+let store: SyncStore;
 let clock: ReturnType<typeof manualTimer>;
-const readers: Store[] = [];
+const readers: SyncStore[] = [];
 
 /** What another connection (another process: `autoclaim status`) reads. */
-function reader(): Store {
+function reader(): SyncStore {
   const r = open(tmp.dbPath, { readonly: true });
   readers.push(r);
   return r;

@@ -6,19 +6,19 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
-import { StateFiles } from '../../src/store/identity.js';
-import type { Store } from '../../src/store/index.js';
+import { StateFiles } from '../../src/store/sqlite/identity.js';
+import type { SyncStore } from '../../src/store/index.js';
 import { captureLog, type LogLine } from '../support/log.js';
 import { draft, freshTempDir, open, request, stateError, T0 } from './fixtures.js';
 
 const tmp = freshTempDir();
-const stores: Store[] = [];
+const stores: SyncStore[] = [];
 afterEach(() => {
   for (const s of stores.splice(0)) s.close();
 });
 
 interface Opened {
-  store: Store;
+  store: SyncStore;
   /** The lines logged with this `event`. */
   events: (name: string) => LogLine[];
   /** The ids of planned steps, one per plan inserted (the plan's claim). */

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
-import { IN_FLIGHT_ERROR, type PlanWithSteps, type Store } from '../../src/store/index.js';
+import { IN_FLIGHT_ERROR, type PlanWithSteps, type SyncStore } from '../../src/store/index.js';
 import { thrown } from '../support/errors.js';
 import { ADDR, ADDR2, draft, open, request, T0, tempDir, type TempDir } from './fixtures.js';
 
 let tmp: TempDir;
-let store: Store;
+let store: SyncStore;
 let plan: PlanWithSteps;
 let claimId: number;
 let depositId: number;

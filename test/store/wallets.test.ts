@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LAMPORTS } from '../../src/amount.js';
 import { Redactor } from '../../src/log/redact.js';
-import type { Store } from '../../src/store/index.js';
+import type { SyncStore } from '../../src/store/index.js';
 import { freshTempDir, open, summary, T0 } from './fixtures.js';
 
 const tmp = freshTempDir();
-let store: Store;
+let store: SyncStore;
 beforeEach(() => {
   store = open(tmp.dbPath);
 });

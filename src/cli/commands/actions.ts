@@ -10,18 +10,23 @@ import { openStateForCli } from './state-access.js';
 
 const STATES: StepState[] = ['planned', 'sending', 'acknowledged', 'rejected', 'failed', 'unknown', 'skipped'];
 
-export function actionsCommand(ctx: CommandContext, opts: { json?: boolean; state?: string; limit?: string }): ExitCode {
+export async function actionsCommand(ctx: CommandContext, opts: { json?: boolean; state?: string; limit?: string }): Promise<ExitCode> {
   if (opts.state !== undefined && !STATES.includes(opts.state as StepState)) {
     throw new UsageError(`--state must be one of ${STATES.join(', ')}`);
   }
   const limit = opts.limit === undefined ? 50 : Number(opts.limit);
   if (!Number.isInteger(limit) || limit <= 0) throw new UsageError('--limit must be a positive integer');
-  const { store } = openStateForCli(ctx, { write: false });
+  const { store } = await openStateForCli(ctx, { write: false });
   try {
-    const plans = store.listPlans({ state: opts.state as StepState | undefined, limit });
+    const plans = await store.listPlans({ state: opts.state as StepState | undefined, limit });
     if (opts.json === true) {
       // Each send of each step, with the server's x-request-id, for quoting to its support.
-      const withSends = plans.map((p) => ({ ...p, steps: p.steps.map((s) => ({ ...s, sends: store.stepAttempts(s.id) })) }));
+      const withSends = [];
+      for (const p of plans) {
+        const steps = [];
+        for (const s of p.steps) steps.push({ ...s, sends: await store.stepAttempts(s.id) });
+        withSends.push({ ...p, steps });
+      }
       writeLine(ctx.io.stdout, toJson({ plans: withSends }));
       return EXIT.OK;
     }
@@ -41,23 +46,23 @@ export function actionsCommand(ctx: CommandContext, opts: { json?: boolean; stat
     writeLine(ctx.io.stdout, table(['step', 'plan', 'wallet', 'rule', 'epoch', 'action', 'SOL', 'state', 'note'], rows));
     return EXIT.OK;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
-export function resolveCommand(ctx: CommandContext, id: string, opts: { applied?: boolean; notApplied?: boolean; note?: string }): ExitCode {
+export async function resolveCommand(ctx: CommandContext, id: string, opts: { applied?: boolean; notApplied?: boolean; note?: string }): Promise<ExitCode> {
   if (opts.applied === opts.notApplied) throw new UsageError('say exactly one of --applied or --not-applied');
   const stepId = Number(id);
   if (!Number.isInteger(stepId) || stepId <= 0) throw new UsageError(`step ID must be a positive integer, got "${id}"`);
-  const { store } = openStateForCli(ctx, { write: true });
+  const { store } = await openStateForCli(ctx, { write: true });
   try {
     const applied = opts.applied === true;
     const note = opts.note ?? `resolved by operator as ${applied ? 'applied' : 'not applied'}`;
-    const step = store.resolve(stepId, applied, note, ctx.io.clock.now());
+    const step = await store.resolve(stepId, applied, note, ctx.io.clock.now());
     ctx.logger.info({ event: 'action.resolved', step: stepId, plan: step.planId, applied }, note);
     writeLine(ctx.io.stdout, `step ${stepId} (${step.kind}) is now ${step.state}`);
     return EXIT.OK;
   } finally {
-    store.close();
+    await store.close();
   }
 }

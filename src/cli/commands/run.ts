@@ -65,7 +65,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     // sd_notify, metrics and webhook follow from the daemon's config:reloading / config:reloaded.
     const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon });
     try {
-      daemon.start();
+      await daemon.start();
       await supervisor.start();
       await new Promise<void>((resolve) => {
         const stop = () => {

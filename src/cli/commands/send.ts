@@ -107,7 +107,7 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
     if (wallet === undefined) {
       throw new UsageError(`no wallet named "${opts.wallet ?? ''}" in the config (wallets: ${runtime.config.wallets.map((w) => w.name).join(', ')})`);
     }
-    const existing = runtime.store.planByManualId(request.id);
+    const existing = await runtime.store.planByManualId(request.id);
     if (existing !== undefined) return report(ctx, existing, true);
 
     const text = describe(request, wallet);
@@ -131,17 +131,17 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
       estimateLamports: request.lamports ?? summary.pendingLamports,
       manualId: request.id,
     };
-    const plan = runtime.store.insertPlan(draft, { dry: false, now: io.clock.now(), reason: `autoclaim send: ${text}` });
+    const plan = await runtime.store.insertPlan(draft, { dry: false, now: io.clock.now(), reason: `autoclaim send: ${text}` });
     // A concurrent `send` with the same id got there first: report what it recorded.
     if (plan === undefined) {
-      const raced = runtime.store.planByManualId(request.id);
+      const raced = await runtime.store.planByManualId(request.id);
       return raced === undefined ? EXIT.FAILURE : report(ctx, raced, true);
     }
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
     const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events });
-    daemon.recover();
+    await daemon.recover();
     await daemon.runPlan(plan.id);
-    return report(ctx, runtime.store.getPlan(plan.id) ?? plan, false);
+    return report(ctx, (await runtime.store.getPlan(plan.id)) ?? plan, false);
   } finally {
     await runtime.close();
   }

@@ -9,14 +9,15 @@ import { writeLine } from '../io.js';
 import { table } from '../table.js';
 import { openStateIfAny } from './state-access.js';
 
-export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): ExitCode {
-  const { config, store } = openStateIfAny(ctx, { write: false });
+export async function statusCommand(ctx: CommandContext, opts: { json?: boolean }): Promise<ExitCode> {
+  const { config, store } = await openStateIfAny(ctx, { write: false });
   try {
-    const states = new Map((store?.walletStates() ?? []).map((s) => [s.address, s]));
-    const rows = config.wallets.map((w) => {
+    const states = new Map(((await store?.walletStates()) ?? []).map((s) => [s.address, s]));
+    const rows = [];
+    for (const w of config.wallets) {
       const s = states.get(w.address);
-      const plans = store?.listPlans({ address: w.address, limit: 3 }) ?? [];
-      return {
+      const plans = (await store?.listPlans({ address: w.address, limit: 3 })) ?? [];
+      rows.push({
         wallet: w.name,
         address: w.address,
         lastPollAt: s?.lastPollAt ?? null,
@@ -37,8 +38,8 @@ export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): Ex
           createdAt: new Date(p.createdAt).toISOString(),
           steps: p.steps.map((st) => ({ id: st.id, kind: st.kind, state: st.state, amountSol: st.amountLamports === null ? null : formatSol(st.amountLamports) })),
         })),
-      };
-    });
+      });
+    }
     const polled = rows.some((r) => r.lastPollAt !== null);
     const none =
       store === undefined
@@ -65,6 +66,6 @@ export function statusCommand(ctx: CommandContext, opts: { json?: boolean }): Ex
     if (unknown.length > 0) writeLine(ctx.io.stdout, `\n${unknown.length} step(s) unknown: see \`autoclaim actions --state unknown\``);
     return EXIT.OK;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }

@@ -1,13 +1,13 @@
 // wallet_state and epochs_seen: what each poll saw, keyed by wallet address (the name is a label). A failed poll records its error but keeps the
 // last good summary, so `status` can show both what went wrong and what was last known. The rows
 // are written in batches, behind the polls (poll-writes.ts); this is the table side.
-import type { WalletSummary } from '../domain.js';
-import { toJson } from '../json.js';
-import { lamportsText, lamportsTextOrNull } from './codecs.js';
+import type { WalletSummary } from '../../domain.js';
+import { toJson } from '../../json.js';
+import { lamportsText, lamportsTextOrNull } from '../codecs.js';
 import type { Db } from './db.js';
-import { walletStateFromRaw } from './codecs.js';
-import type { FailedPollRow, OkPollRow, PollBatch, PollTable } from './poll-writes.js';
-import type { RawWalletState, WalletStateRow } from './rows.js';
+import { walletStateFromRaw } from '../codecs.js';
+import type { FailedPollRow, OkPollRow, PollBatch, PollTable } from '../poll-writes.js';
+import type { RawWalletState, WalletStateRow } from '../rows.js';
 
 type Scrub = (text: string) => string;
 

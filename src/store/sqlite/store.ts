@@ -1,17 +1,17 @@
 // The SQLite adapter of the store port (port.ts): one synchronous API over the state file, composed
 // of one module per table family. Every method is a short transaction that never spans an await,
 // and every failure comes out as a StateError, so a caller that cannot record cannot send (fail closed).
-import type { Lamports } from '../amount.js';
-import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../domain.js';
-import { StateError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import type { Lamports } from '../../amount.js';
+import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../../domain.js';
+import { StateError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
 import { openDatabase, toStateError, type Db } from './db.js';
 import { StateFiles } from './identity.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
-import { PollWrites, type PollWriteOptions } from './poll-writes.js';
-import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from './port.js';
-import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
+import { PollWrites, type PollWriteOptions } from '../poll-writes.js';
+import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, StorePragmas, SyncStore } from '../port.js';
+import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { StepRepo } from './steps.js';
 import { WalletRepo } from './wallets.js';
 
@@ -31,7 +31,7 @@ export interface StoreOptions {
   pollWrites?: Omit<PollWriteOptions, 'onTimerError'>;
 }
 
-export function openStore(path: string, opts: StoreOptions): Store {
+export function openStore(path: string, opts: StoreOptions): SyncStore {
   const db = openDatabase(path, {
     logger: opts.logger,
     readonly: opts.readonly ?? false,
@@ -45,7 +45,7 @@ export function openStore(path: string, opts: StoreOptions): Store {
   }
 }
 
-class SqliteStore implements Store {
+class SqliteStore implements SyncStore {
   readonly schemaVersion = SCHEMA_VERSION;
   private readonly clock: Clock;
   private readonly wallets: WalletRepo;
@@ -182,8 +182,8 @@ class SqliteStore implements Store {
     return this.afterPolls('finishPlan', () => this.plans.finish(planId, now));
   }
 
-  recoverInFlight(now = this.clock.now()): StepRow[] {
-    return this.afterPolls('recoverInFlight', () => this.steps.recoverInFlight(now));
+  recoverInFlight(now = this.clock.now(), address?: string): StepRow[] {
+    return this.afterPolls('recoverInFlight', () => this.steps.recoverInFlight(now, address));
   }
   lastRequestTs(address: string): number | undefined {
     return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));

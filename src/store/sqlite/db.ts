@@ -3,8 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { AutoclaimError, StateError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import { AutoclaimError, StateError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
 import { ensureDir, ensureFile, FILE_MODE, realStatePath } from './files.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import { assertOurs, assertStateFile, ourTables } from './ownership.js';

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { StateError } from '../errors.js';
+import { StateError } from '../../errors.js';
 import { ensureDir, ensureFile, realStatePath, writeFileAtomic } from './files.js';
 
 interface LockHolder {

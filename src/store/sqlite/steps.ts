@@ -8,16 +8,16 @@
 //      │                        └──markUnknown──▶ unknown ──reconcile(claim only)──▶ acknowledged | planned
 //      │                                                  └──resolve(operator)──────▶ acknowledged | rejected
 //      └──markRefused (refused before sending, e.g. above safety.max_sol_per_action) ──▶ rejected
-import type { Lamports } from '../amount.js';
-import type { StepState } from '../domain.js';
-import { StateError } from '../errors.js';
-import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from './codecs.js';
+import type { Lamports } from '../../amount.js';
+import type { StepState } from '../../domain.js';
+import { StateError } from '../../errors.js';
+import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../codecs.js';
 import type { Db } from './db.js';
+import { IN_FLIGHT_ERROR } from '../plan-status.js';
 import type { PlanRepo } from './plans.js';
-import type { ResponseRecord } from './port.js';
-import type { AttemptRow, RawAttempt, RawStep, StepRow, StoredRequest } from './rows.js';
+import type { ResponseRecord } from '../port.js';
+import type { AttemptRow, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 
-export const IN_FLIGHT_ERROR = 'in flight at shutdown or crash';
 
 
 type Outcome = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent';
@@ -26,6 +26,7 @@ type Scrub = (text: string) => string;
 export class StepRepo {
   private readonly selectStep;
   private readonly selectByState;
+  private readonly selectSendingOf;
   private readonly selectUnknownSigned;
   private readonly selectAttempts;
   private readonly selectClaimInDoubt;
@@ -47,6 +48,9 @@ export class StepRepo {
   ) {
     this.selectStep = db.prepare<[number], RawStep>('SELECT * FROM steps WHERE id = ?');
     this.selectByState = db.prepare<[StepState], RawStep>('SELECT * FROM steps WHERE state = ? ORDER BY id');
+    this.selectSendingOf = db.prepare<[string], RawStep>(
+      "SELECT s.* FROM steps s JOIN plans p ON p.id = s.plan_id WHERE s.state = 'sending' AND p.address = ? ORDER BY s.id",
+    );
     this.selectUnknownSigned = db.prepare<[string], { n: number }>(`
       SELECT EXISTS (
         SELECT 1 FROM steps s JOIN plans p ON p.id = s.plan_id
@@ -239,10 +243,10 @@ export class StepRepo {
     });
   }
 
-  /** At start-up: whatever was sending may or may not have reached the server. */
-  recoverInFlight(now: number): StepRow[] {
+  /** At start-up (or a wallet's takeover): whatever was sending may or may not have reached the server. */
+  recoverInFlight(now: number, address?: string): StepRow[] {
     return this.tx(() =>
-      this.selectByState.all('sending').map((s) => {
+      (address === undefined ? this.selectByState.all('sending') : this.selectSendingOf.all(address)).map((s) => {
         this.leaveSending(s.id, 'unknown', {}, IN_FLIGHT_ERROR, now);
         return this.afterChange(s.id, now);
       }),

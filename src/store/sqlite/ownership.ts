@@ -4,7 +4,7 @@
 // file only where no file exists (db.ts), and refuses anything else that is not its own, naming it.
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
-import { StateError } from '../errors.js';
+import { StateError } from '../../errors.js';
 import { MIGRATIONS } from './migrations.js';
 
 type Db = Database.Database;

@@ -10,8 +10,8 @@
 // it, then kill -9, loses at most the answers, and a step found in `sending` is held as unknown.
 import fs from 'node:fs';
 import type Database from 'better-sqlite3';
-import { StateError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import { StateError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
 import { realStatePath } from './files.js';
 
 type Db = Database.Database;

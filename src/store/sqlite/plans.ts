@@ -1,13 +1,14 @@
 // plans and the step rows they own: recording a plan before anything is signed (SPEC §2), reading
 // plans back, and deriving a plan's status from its steps. Step transitions live in steps.ts.
-import type { Lamports } from '../amount.js';
-import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepSpec, StepState } from '../domain.js';
-import { StateError } from '../errors.js';
-import { encodeAmountSpec, lamportsText } from './codecs.js';
+import type { Lamports } from '../../amount.js';
+import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepSpec, StepState } from '../../domain.js';
+import { StateError } from '../../errors.js';
+import { encodeAmountSpec, lamportsText } from '../codecs.js';
+import { deriveStatus } from '../plan-status.js';
 import type { Db } from './db.js';
-import { planFromRaw, stepFromRaw } from './codecs.js';
-import type { InsertPlanOptions, ListPlansQuery } from './port.js';
-import type { PlanRow, PlanWithSteps, RawPlan, RawStep } from './rows.js';
+import { planFromRaw, stepFromRaw } from '../codecs.js';
+import type { InsertPlanOptions, ListPlansQuery } from '../port.js';
+import type { PlanRow, PlanWithSteps, RawPlan, RawStep } from '../rows.js';
 
 
 interface RawHistory {
@@ -23,15 +24,6 @@ interface RawHistory {
 }
 
 const DEFAULT_LIST_LIMIT = 100;
-
-/** all acknowledged/skipped → done; any unknown → blocked; any failed → failed; any rejected → rejected; else open. */
-export function deriveStatus(states: readonly StepState[]): Exclude<PlanStatus, 'dry'> {
-  if (states.includes('unknown')) return 'blocked';
-  if (states.includes('failed')) return 'failed';
-  if (states.includes('rejected')) return 'rejected';
-  if (states.every((s) => s === 'acknowledged' || s === 'skipped')) return 'done';
-  return 'open';
-}
 
 export class PlanRepo {
   private readonly insertPlanStmt;
