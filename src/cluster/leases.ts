@@ -216,7 +216,10 @@ export class LeaseManager {
     this.opts.logger?.info({ event: 'cluster.left', daemon: this.id, released: gone.length }, 'left the cluster, leases handed back');
   }
 
-  /** Waits for the `acquired` and `draining` handlers started so far (tests, and a stop that wants them done). */
+  /**
+   * Waits for the `acquired` handlers started so far (tests, and a stop that wants recoveries done).
+   * Not for `draining` ones: those wait on the daemon's own work, and are bounded by drainMs.
+   */
   async settled(): Promise<void> {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
@@ -344,7 +347,7 @@ export class LeaseManager {
       const settle = (): void => {
         state.done = true;
       };
-      this.track(this.runAll('draining', { address, token: e.token }).then(settle, settle));
+      void this.runAll('draining', { address, token: e.token }).then(settle, settle);
     }
   }
 

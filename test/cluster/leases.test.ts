@@ -289,6 +289,17 @@ describe('LeaseManager', () => {
     expect(a.seen.released.map((e) => e.address).sort()).toEqual(draining);
   });
 
+  it('a drain that never ends is cut short after drainMs: the lease is handed back anyway', async () => {
+    const a = manager('a', ['x', 'y'], { drainMs: 0 });
+    const b = manager('b', ['x', 'y']);
+    a.on('draining', () => new Promise<void>(() => undefined));
+    await a.register();
+    await rounds([a], () => a.held().length === 2);
+    await b.register();
+    await rounds([a, b], () => balanced([a, b], ['x', 'y']));
+    expect(a.seen.released.map((e) => e.why)).toEqual(['rebalance']);
+  });
+
   it('under concurrent ticks no wallet is ever believed held by two daemons, and tokens only rise', async () => {
     const addresses = wallets(20);
     const ms = ['a', 'b', 'c'].map((id) => manager(id, addresses, { leaseMs: 3_000 }));
