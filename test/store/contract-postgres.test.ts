@@ -1,0 +1,265 @@
+// What only the PostgreSQL adapter has: migrations that several daemons run at once, the lease
+// fence on every plan and step write, a takeover that waits for a fenced write in flight, and the
+// connection's own edges (password, read-only, the URL it shows).
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
+import { IN_FLIGHT_ERROR } from '../../src/store/plan-status.js';
+import { PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
+import { openPostgresStore, type Fence } from '../../src/store/postgres/store.js';
+import type { Store } from '../../src/store/port.js';
+import { createDatabase, startPostgres } from '../support/postgres.js';
+import { code, fields } from './contract-adapters.js';
+import { ADDR, ADDR2, draft, request, summary, T0 } from './fixtures.js';
+
+const logger = silentLogger();
+const clock = { now: () => T0, monotonic: () => 0 };
+const open = (url: string, fence?: Fence, extra: Record<string, unknown> = {}) => openPostgresStore(url, { logger, clock, fence, ...extra });
+
+let url: string;
+let admin: pg.Pool;
+beforeAll(async () => {
+  url = await createDatabase();
+  admin = new pg.Pool({ ...fields(url), max: 4 });
+});
+afterAll(async () => {
+  await admin.end();
+});
+
+describe('migrations', () => {
+  it('three connections opening a new database at once migrate it once', async () => {
+    const fresh = await createDatabase();
+    const stores = await Promise.all([open(fresh), open(fresh), open(fresh)]);
+    try {
+      const c = new pg.Client(fields(fresh));
+      await c.connect();
+      const v = await c.query<{ version: number }>('SELECT version FROM autoclaim_schema ORDER BY version');
+      const t = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
+      await c.end();
+      expect(v.rows.map((r) => r.version)).toEqual([PG_SCHEMA_VERSION]);
+      expect(t.rows[0]?.n).toBe(8); // five state tables, daemons, leases, autoclaim_schema
+      for (const s of stores) expect(await s.integrityCheck()).toBe('ok');
+    } finally {
+      for (const s of stores) await s.close();
+    }
+  });
+
+  it('refuses a database migrated by a newer autoclaim', async () => {
+    const fresh = await createDatabase();
+    await (await open(fresh)).close();
+    const c = new pg.Client(fields(fresh));
+    await c.connect();
+    await c.query('INSERT INTO autoclaim_schema (version) VALUES ($1)', [PG_SCHEMA_VERSION + 1]);
+    await c.end();
+    expect(await code(() => open(fresh))).toBe('STATE_TOO_NEW');
+  });
+
+  it('read-only: no migration of a new database, and the server refuses writes', async () => {
+    const fresh = await createDatabase();
+    expect(await code(() => open(fresh, undefined, { readonly: true }))).toBe('STATE_MISSING');
+    await (await open(fresh)).close();
+    const ro = await open(fresh, undefined, { readonly: true });
+    try {
+      expect(await ro.listPlans()).toEqual([]);
+      expect(await code(() => ro.insertPlan(draft(), { dry: false, now: T0, reason: 'r' }))).toBe('STATE_IO');
+      expect(await code(() => ro.probeWrite())).toBe('STATE_IO');
+    } finally {
+      await ro.close();
+    }
+  });
+});
+
+describe('the connection', () => {
+  it('takes the password as an option, shows the URL without one, and fails closed without it', async () => {
+    const cluster = await startPostgres({ password: 'pw-canary-42' });
+    try {
+      const db = await cluster.createDatabase('state');
+      expect(await code(() => open(db))).toBe('STATE_IO');
+      const store = await open(db, undefined, { password: 'pw-canary-42' });
+      expect(store.path).toBe(db);
+      expect(store.path).not.toContain('pw-canary-42');
+      await store.probeWrite();
+      await store.close();
+      expect(await code(() => store.listPlans())).toBe('STATE_IO');
+    } finally {
+      await cluster.stop();
+    }
+  });
+
+  it('never shows a password put in the URL by mistake', async () => {
+    const u = new URL(url);
+    u.password = 'oops-secret';
+    const store = await open(u.toString());
+    try {
+      expect(store.path).not.toContain('oops-secret');
+      expect((await store.pragmas()).userVersion).toBe(PG_SCHEMA_VERSION);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** A lease row as the lease manager would leave it; expires `ms` from the database's now. */
+async function setLease(address: string, owner: string | null, token: bigint, ms: number): Promise<void> {
+  await admin.query(
+    `INSERT INTO leases (address, owner, token, expires_at) VALUES ($1, $2, $3, now() + $4::double precision * interval '1 millisecond')
+     ON CONFLICT (address) DO UPDATE SET owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at`,
+    [address, owner, token.toString(), ms],
+  );
+}
+
+function fenceOf(owner: string, tokens: Map<string, bigint>): Fence {
+  return { owner, tokenFor: (a) => tokens.get(a) };
+}
+
+describe('fencing', () => {
+  const tokens = new Map<string, bigint>();
+  let store: Store;
+  let free: Store;
+  let stepId: number;
+  let planId: number;
+
+  beforeEach(async () => {
+    await admin.query('TRUNCATE attempts, steps, plans, epochs_seen, wallet_state, leases, daemons RESTART IDENTITY');
+    tokens.clear();
+    tokens.set(ADDR, 3n);
+    await setLease(ADDR, 'd1', 3n, 60_000);
+    store = await open(url, fenceOf('d1', tokens));
+    free = await open(url);
+    const plan = (await store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' }))!;
+    planId = plan.id;
+    stepId = plan.steps[0]!.id;
+  });
+  afterEach(async () => {
+    await store.close();
+    await free.close();
+  });
+
+  it('lets the holder write every transition', async () => {
+    await store.markSending(stepId, request(), T0);
+    await store.markUnknown(stepId, { error: 'timeout' }, T0);
+    await store.reconcile(stepId, true, { note: 'applied' }, T0);
+    await store.setStepAmount(stepId + 1, 5n, T0);
+    expect(await store.skipRemaining(planId, 'done', T0)).toBe(1);
+    expect(await store.finishPlan(planId, T0)).toBe('done');
+  });
+
+  const cases: Array<[string, () => Promise<void>]> = [
+    ['an expired lease', () => setLease(ADDR, 'd1', 3n, -1)],
+    ["someone else's lease", () => setLease(ADDR, 'd2', 4n, 60_000)],
+    ['a stale token (the wallet was taken and given back)', () => setLease(ADDR, 'd1', 5n, 60_000)],
+    ['a free lease', () => setLease(ADDR, null, 4n, 60_000)],
+    ['no lease row at all', async () => void (await admin.query('DELETE FROM leases'))],
+  ];
+  it.each(cases)('refuses every plan and step write under %s, changing nothing', async (_, lose) => {
+    await lose();
+    const before = await free.getPlan(planId);
+    const writes: Array<() => unknown> = [
+      () => store.markSending(stepId, request(), T0),
+      () => store.markRefused(stepId, 'x', T0),
+      () => store.setStepAmount(stepId + 1, 5n, T0),
+      () => store.skipRemaining(planId, 'x', T0),
+      () => store.finishPlan(planId, T0),
+      () => store.insertPlan(draft({ seq: 1 }), { dry: false, now: T0, reason: 'r' }),
+    ];
+    for (const w of writes) expect(await code(w)).toBe('STATE_LEASE_LOST');
+    expect(await free.getPlan(planId)).toEqual(before);
+    expect(await free.listPlans()).toHaveLength(1);
+    expect(await free.stepAttempts(stepId)).toEqual([]);
+  });
+
+  it('refuses the transitions out of sending once the lease is lost, leaving the step sending', async () => {
+    await store.markSending(stepId, request(), T0);
+    await setLease(ADDR, 'd2', 4n, 60_000);
+    for (const w of [
+      () => store.markAcknowledged(stepId, { status: 200, responseRaw: '{}' }, T0),
+      () => store.markRejected(stepId, { error: 'x' }, T0),
+      () => store.markFailed(stepId, { error: 'x' }, T0),
+      () => store.markUnknown(stepId, { error: 'x' }, T0),
+      () => store.markNotSent(stepId, 'x', T0),
+    ]) {
+      expect(await code(w)).toBe('STATE_LEASE_LOST');
+    }
+    expect((await free.getStep(stepId))?.state).toBe('sending');
+  });
+
+  it('refuses a plan without asking the database when the lease is not believed held', async () => {
+    tokens.delete(ADDR);
+    expect(await code(() => store.markSending(stepId, request(), T0))).toBe('STATE_LEASE_LOST');
+    // Closed, any query would fail as STATE_IO: the lease answer comes first.
+    await store.close();
+    expect(await code(() => store.insertPlan(draft({ seq: 1 }), { dry: false, now: T0, reason: 'r' }))).toBe('STATE_LEASE_LOST');
+    expect(await free.listPlans()).toHaveLength(1);
+  });
+
+  it('an unfenced store (the CLI) writes whoever holds the lease', async () => {
+    await setLease(ADDR, 'd2', 9n, 60_000);
+    await free.markSending(stepId, request(), T0);
+    await free.markUnknown(stepId, { error: 'x' }, T0);
+    expect((await free.resolve(stepId, true, 'operator', T0)).state).toBe('acknowledged');
+  });
+
+  it('drops poll records of wallets not leased, and keeps those of wallets leased', async () => {
+    await store.recordPoll('mine', ADDR, T0, { ok: true, summary: summary() });
+    await store.recordPoll('theirs', ADDR2, T0, { ok: true, summary: summary({ address: ADDR2 }) });
+    await store.flushPolls();
+    expect((await free.walletStates()).map((w) => w.address)).toEqual([ADDR]);
+    await setLease(ADDR, 'd2', 4n, 60_000); // lost while a record was buffered: dropped, not an error
+    await store.recordPoll('mine', ADDR, T0 + 1, { ok: false, error: 'HTTP 503' });
+    await store.flushPolls();
+    expect(await free.walletState(ADDR)).toMatchObject({ lastPollAt: T0, lastError: null });
+  });
+
+  it('recoverInFlight under a fence turns only leased wallets’ sending steps', async () => {
+    const theirs = (await free.insertPlan(draft({ address: ADDR2 }), { dry: false, now: T0, reason: 'r' }))!;
+    await store.markSending(stepId, request(), T0);
+    await free.markSending(theirs.steps[0]!.id, request(), T0);
+    expect((await store.recoverInFlight(T0 + 1)).map((s) => s.id)).toEqual([stepId]);
+    expect((await free.getStep(theirs.steps[0]!.id))?.state).toBe('sending');
+    expect(await store.recoverInFlight(T0 + 2, ADDR2)).toEqual([]);
+  });
+
+  it('a takeover waits for a fenced sending in flight; the new owner recovers it as unknown', async () => {
+    // Hold the step's row so the old owner's markSending stops after its lease check, inside its
+    // transaction (the lease row FOR SHARE), as a slow commit or a GC pause there would.
+    const blocker = await admin.connect();
+    const taker = await admin.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM steps WHERE id = $1 FOR UPDATE', [stepId]);
+      const sending = store.markSending(stepId, request(), T0);
+      await waitForLockWait(/UPDATE steps SET state = 'sending'/);
+      // The new owner takes the wallet with a raised token, as the lease manager does: it must wait.
+      const takeover = taker.query("UPDATE leases SET owner = 'd2', token = token + 1, expires_at = now() + interval '1 minute' WHERE address = $1", [ADDR]);
+      await waitForLockWait(/UPDATE leases SET owner = 'd2'/);
+      await blocker.query('ROLLBACK');
+      expect((await sending).state).toBe('sending');
+      await takeover;
+      const lease = await admin.query<{ owner: string; token: string }>('SELECT owner, token::text AS token FROM leases WHERE address = $1', [ADDR]);
+      expect(lease.rows[0]).toEqual({ owner: 'd2', token: '4' });
+
+      const heir = await open(url, fenceOf('d2', new Map([[ADDR, 4n]])));
+      try {
+        const recovered = await heir.recoverInFlight(T0 + 5, ADDR);
+        expect(recovered.map((s) => [s.id, s.state, s.error])).toEqual([[stepId, 'unknown', IN_FLIGHT_ERROR]]);
+        // And the old owner can no longer write for the wallet.
+        expect(await code(() => store.markAcknowledged(stepId, { status: 200, responseRaw: '{}' }, T0))).toBe('STATE_LEASE_LOST');
+      } finally {
+        await heir.close();
+      }
+    } finally {
+      blocker.release();
+      taker.release();
+    }
+  });
+});
+
+/** Resolves once some backend waits on a lock while running a query matching `query`. */
+async function waitForLockWait(query: RegExp): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const r = await admin.query<{ query: string }>("SELECT query FROM pg_stat_activity WHERE wait_event_type = 'Lock'");
+    if (r.rows.some((row) => query.test(row.query))) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no backend waited on a lock for ${query}`);
+}
