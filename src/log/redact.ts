@@ -89,10 +89,19 @@ function jsonEscaped(s: string): string {
 }
 
 /**
+ * Characters that JSON escaping, percent-encoding and form-encoding all leave as they are (form
+ * encoding escapes `~`, `!`, `'`, `(` and `)`; JSON only quotes, backslashes and controls).
+ */
+const PRINTS_AS_ITSELF = /^[A-Za-z0-9._-]*$/;
+
+/**
  * The spellings a secret can take in a line: itself, JSON-escaped once and twice, and URL-encoded
  * (percent-encoded, and form-encoded with `+` for spaces). Most secrets have one distinct form.
  */
 function printedForms(s: string): Set<string> {
+  // Hex, base58 and base64url (most of what a fleet's keys register) print as themselves in all
+  // five: no escaping to compute (~half of what loading a key cost).
+  if (PRINTS_AS_ITSELF.test(s)) return new Set([s]);
   const json = jsonEscaped(s);
   const forms = new Set([s, json, jsonEscaped(json)]);
   try {
