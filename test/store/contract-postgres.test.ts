@@ -3,7 +3,8 @@
 // connection's own edges (password, read-only, the URL it shows).
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
+import { createLogger, silentLogger } from '../../src/log/logger.js';
+import { Redactor } from '../../src/log/redact.js';
 import { IN_FLIGHT_ERROR } from '../../src/store/plan-status.js';
 import { PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore, type Fence } from '../../src/store/postgres/store.js';
@@ -94,6 +95,61 @@ describe('the connection', () => {
       expect(store.path).not.toContain('oops-secret');
       expect((await store.pragmas()).userVersion).toBe(PG_SCHEMA_VERSION);
     } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('poll records written behind', () => {
+  it('hold a plan back when they cannot be written (fail closed), and both go through once they can', async () => {
+    const fresh = await createDatabase();
+    const store = await open(fresh, undefined, { busyTimeoutMs: 50, pollWrites: { timer: () => () => undefined } });
+    const locker = new pg.Client(fields(fresh));
+    await locker.connect();
+    try {
+      await store.recordPoll('treasury', ADDR, T0, { ok: true, summary: summary() });
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE wallet_state IN ACCESS EXCLUSIVE MODE');
+      expect(await code(() => store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' }))).toBe('STATE_IO');
+      await locker.query('ROLLBACK');
+      const reader = await open(fresh);
+      expect(await reader.listPlans()).toEqual([]);
+      expect(await store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' })).toBeDefined();
+      expect((await reader.walletState(ADDR))?.lastPollAt).toBe(T0);
+      await reader.close();
+    } finally {
+      await locker.end();
+      await store.close();
+    }
+  });
+
+  it('keep what the timer could not write, say so, and write it at the next chance', async () => {
+    const fresh = await createDatabase();
+    const lines: Array<Record<string, unknown>> = [];
+    let fire: (() => void) | undefined;
+    const store = await openPostgresStore(fresh, {
+      logger: createLogger({ level: 'info', redactor: new Redactor(), destination: { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) } }),
+      clock,
+      busyTimeoutMs: 50,
+      pollWrites: { timer: (fn) => ((fire = fn), () => undefined) },
+    });
+    const locker = new pg.Client(fields(fresh));
+    await locker.connect();
+    try {
+      await store.recordPoll('treasury', ADDR, T0, { ok: true, summary: summary() });
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE wallet_state IN ACCESS EXCLUSIVE MODE');
+      fire?.();
+      const failed = () => lines.filter((l) => l.event === 'state.poll_write_failed');
+      await expect.poll(() => failed().length).toBe(1);
+      expect(failed()).toMatchObject([{ level: 'error', buffered: 1 }]);
+      await locker.query('ROLLBACK');
+      await store.flushPolls();
+      const reader = await open(fresh);
+      expect((await reader.walletState(ADDR))?.lastPollAt).toBe(T0);
+      await reader.close();
+    } finally {
+      await locker.end();
       await store.close();
     }
   });
