@@ -1,6 +1,8 @@
 // The harness itself: the run's cluster answers, a database is fresh, and a cluster of one's own
 // (with a password, as a deployment would have) starts, answers and is gone after stop().
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createDatabase, embeddedBin, startPostgres } from './postgres.js';
@@ -53,5 +55,16 @@ describe('test PostgreSQL', () => {
     } finally {
       await c.stop();
     }
+  });
+
+  // What the bench and other plain-node scripts use: postgres.ts without a TypeScript loader.
+  it('starts from a plain node script (postgres-node.mjs) and is gone after stop()', () => {
+    const entry = fileURLToPath(new URL('./postgres-node.mjs', import.meta.url));
+    const script = `const { startPostgres } = await import(${JSON.stringify(entry)});
+      const c = await startPostgres(); const url = await c.createDatabase('bench');
+      await c.stop(); console.log(url);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/bench$/);
   });
 });
