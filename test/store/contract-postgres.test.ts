@@ -87,6 +87,15 @@ describe('the connection', () => {
     }
   });
 
+  it('honours sslmode in the URL: require refuses a server without TLS, disable connects', async () => {
+    const err = await openPostgresStore(`${url}?sslmode=require`, { logger, clock }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'STATE_IO', message: expect.stringMatching(/SSL/) as string });
+    await (await open(`${url}?sslmode=disable`)).close();
+  });
+
   it('never shows a password put in the URL by mistake', async () => {
     const u = new URL(url);
     u.password = 'oops-secret';
