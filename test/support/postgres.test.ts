@@ -5,10 +5,12 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createDatabase, embeddedBin, startPostgres } from './postgres.js';
+import { CLUSTER_ENV, createDatabase, embeddedBin, startPostgres } from './postgres.js';
 
 describe('test PostgreSQL', () => {
   it('hands out fresh databases in the run cluster', async () => {
+    // vitest.config.ts's globalSetup started it; without it each worker would start its own.
+    expect(JSON.parse(process.env[CLUSTER_ENV] ?? 'null')).toMatchObject({ port: expect.any(Number) as number });
     const url = await createDatabase();
     expect(url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/t_/);
     const client = new pg.Client({ connectionString: url });
