@@ -13,6 +13,8 @@ import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './worker/wallet-cycle.js';
 import { ConfigError } from './errors.js';
+import { ClusterWork } from './cluster/work.js';
+import { recoverInFlight } from './worker/recovery.js';
 import { nextCronTimes } from './config/index.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
@@ -76,6 +78,8 @@ export class Daemon {
    */
   private readonly planner = new AccrualPlanner({ threshold: (w) => lowestPendingThreshold(w, this.config.rules) });
   private scheduler: PollScheduler | undefined;
+  /** With shared state (state.url): the wallets this daemon holds leases on are the ones it works. */
+  private readonly cluster: ClusterWork | undefined;
   lastCycleAt: number | undefined;
 
   constructor(private readonly opts: DaemonOptions) {
@@ -102,6 +106,15 @@ export class Daemon {
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
     };
+    if (runtime.cluster !== undefined) {
+      this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger });
+      this.cluster.setWallets(this.config.wallets);
+    }
+  }
+
+  /** The wallets this daemon works now: all of them, or with shared state those it holds leases on. */
+  private workable(): readonly WalletConfig[] {
+    return this.cluster === undefined ? this.config.wallets : this.cluster.mine(this.config.wallets);
   }
 
   get currentConfig(): AppConfig {
@@ -113,17 +126,15 @@ export class Daemon {
     return this.executor.pauses();
   }
 
-  /** Marks steps left in flight by a crash as unknown; logs each so an operator sees it. */
+  /**
+   * Marks steps left in flight by a crash as unknown; logs each so an operator sees it. With shared
+   * state, never all of them (another daemon's may be in flight right now): a wallet's are
+   * recovered when its lease is taken (cluster/work.ts).
+   */
   async recover(): Promise<void> {
-    const { store } = this.opts.runtime;
-    for (const step of await store.recoverInFlight(this.opts.clock.now())) {
-      this.opts.logger.error(
-        { event: 'action.unknown', plan: step.planId, step: step.id, kind: step.kind },
-        step.kind === 'claim'
-          ? 'claim was in flight at the last shutdown or crash; it will be reconciled from the next summary'
-          : `${step.kind} was in flight at the last shutdown or crash; it will NOT be re-sent. Resolve it with \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
-      );
-    }
+    if (this.cluster !== undefined) return;
+    const { runtime, clock, logger } = this.opts;
+    await recoverInFlight({ store: runtime.store, clock, logger });
   }
 
   /** Runs one recorded plan's remaining steps now (a one-off `send`); call recover() first. */
@@ -134,16 +145,22 @@ export class Daemon {
   async runWallet(name: string): Promise<WalletCycleResult | undefined> {
     const wallet = this.walletsByName.get(name);
     if (wallet === undefined) return undefined;
-    return runWalletCycle(this.cycle, wallet);
+    if (this.cluster === undefined) return runWalletCycle(this.cycle, wallet);
+    if (!this.cluster.holds(wallet.address)) return undefined;
+    return this.cluster.run(wallet.address, () => runWalletCycle(this.cycle, wallet));
   }
 
   /** One poll → decide → act cycle for every wallet, as fast as the rate budget allows. */
   async once(): Promise<OnceReport> {
     await this.recover();
+    // With shared state: one round of the lease split (its share, or every wallet when alone), then
+    // those wallets; runtime.close() hands them back.
+    await this.cluster?.join(false);
+    const mine = this.workable();
     const sem = new Semaphore(this.opts.concurrency ?? DEFAULT_CONCURRENCY);
-    const wallets = this.config.wallets.length;
+    const wallets = mine.length;
     this.opts.logger.info({ event: 'once.started', wallets, poll_ok: pollOkLevel(wallets) }, `one cycle over ${wallets} wallet(s)`);
-    const report: OnceReport = { wallets: this.config.wallets.length, polled: 0, plans: 0, failed: 0, unknown: 0, pending: 0, crashed: 0 };
+    const report: OnceReport = { wallets, polled: 0, plans: 0, failed: 0, unknown: 0, pending: 0, crashed: 0 };
     // One wallet's failure must not cost the others their turn.
     const turn = async (name: string) => {
       try {
@@ -154,7 +171,7 @@ export class Daemon {
         return undefined;
       }
     };
-    const results = await Promise.all(this.config.wallets.map((w) => sem.run(() => turn(w.name))));
+    const results = await Promise.all(mine.map((w) => sem.run(() => turn(w.name))));
     // The cycle's poll records are in the state file before it is reported done.
     await this.opts.runtime.store.flushPolls();
     this.lastCycleAt = this.opts.clock.now();
@@ -171,6 +188,9 @@ export class Daemon {
 
   async start(): Promise<void> {
     await this.recover();
+    // With shared state: a first share taken and recovered before the first poll, then a lease
+    // round every third of a lease, on the manager's own timer.
+    await this.cluster?.join(true);
     this.scheduler = this.makeScheduler();
     this.scheduler.start();
     // Poll right away rather than waiting up to a whole interval for the first tick.
@@ -220,8 +240,8 @@ export class Daemon {
     if (movedBase || connection(next.api) !== connection(this.config.api)) {
       logger.warn({ event: 'config.restart_needed', key: 'api' }, 'api connection settings changed (base_url, timeouts, connections, rate_limit); they take effect at the next restart');
     }
-    if (next.state.path !== this.config.state.path) {
-      logger.warn({ event: 'config.restart_needed', key: 'state.path' }, 'state.path changed; it takes effect at the next restart');
+    if (next.state.path !== this.config.state.path || next.state.url !== this.config.state.url || next.state.leaseMs !== this.config.state.leaseMs) {
+      logger.warn({ event: 'config.restart_needed', key: 'state' }, 'state (path, url or lease) changed; it takes effect at the next restart');
     }
     const scheduleChanged = next.schedule.poll !== this.config.schedule.poll || next.schedule.timezone !== this.config.schedule.timezone;
     // Config and keys change together, with no await in between: no wallet turn sees one without the other.
@@ -241,6 +261,7 @@ export class Daemon {
       );
     }
     this.walletsByName = byName(next.wallets);
+    this.cluster?.setWallets(next.wallets);
     this.cycle.pollOkLevel = pollOkLevel(next.wallets.length);
     this.replaceSigners(keys.signers);
     if (scheduleChanged && this.scheduler !== undefined) {
@@ -287,7 +308,7 @@ export class Daemon {
       cron: this.config.schedule.poll,
       timezone: this.config.schedule.timezone,
       jitterMs: this.config.schedule.jitterMs,
-      wallets: () => this.config.wallets,
+      wallets: () => this.workable(),
       runWallet: (w) => this.runWallet(w.name),
       clock: this.opts.clock,
       logger: this.opts.logger,

@@ -121,7 +121,11 @@ export interface AppConfig {
   /** The file it came from (absolute), for messages. */
   file: string;
   api: ApiConfig;
-  state: { path: string };
+  /**
+   * `url` (PostgreSQL, shared by several daemons) replaces the SQLite file at `path` when set; the
+   * demo keys still live beside `path`. `leaseMs` is how long a daemon holds a wallet unrenewed.
+   */
+  state: { path: string; url: string | undefined; passwordFile: string | undefined; leaseMs: number };
   /** `timezone`: IANA name the cron fields are read in; undefined = the process's local time. */
   schedule: { poll: string; jitterMs: number; timezone: string | undefined };
   wallets: WalletConfig[];

@@ -8,6 +8,8 @@ import { ConfigError, KeyError } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
 import { loadConfig, resolveApiKey, type LoadedSecrets, type LoadResult } from './config/index.js';
+import { resolveStatePassword } from './config/secrets.js';
+import type { Cluster } from './cluster/open.js';
 import { ApiClient, createDispatcher } from './api/client.js';
 import { RateLimiter } from './api/rate-limit.js';
 import type { EventSink } from './events.js';
@@ -39,6 +41,8 @@ export interface Runtime {
   signers: Map<string, Signer>;
   sandbox: Sandbox | undefined;
   lock: Lock | undefined;
+  /** With `state.url`: the lease manager that splits the wallets among the daemons sharing it. */
+  cluster: Cluster | undefined;
   close(): Promise<void>;
 }
 
@@ -159,6 +163,36 @@ export async function openApi(
   };
 }
 
+/**
+ * The state: the SQLite file under its single-instance lock, or (state.url) the PostgreSQL database
+ * shared with other daemons, where leases take the lock's place. Closers run in reverse: the
+ * leases are handed back before the store closes.
+ */
+async function openState(
+  config: AppConfig,
+  opts: RuntimeOptions & { closers: Array<() => Promise<void> | void> },
+): Promise<{ store: Store; lock: Lock | undefined; cluster: Cluster | undefined }> {
+  const { env, logger, redactor, clock, closers } = opts;
+  const url = config.state.url;
+  if (url !== undefined) {
+    const password = resolveStatePassword(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
+    redactor.add(password);
+    const { openCluster } = await import('./cluster/open.js');
+    const { store, cluster } = await openCluster({ url, password, leaseMs: config.state.leaseMs, logger, clock, redactor });
+    closers.push(() => store.close());
+    closers.push(() => cluster.close());
+    return { store, lock: undefined, cluster };
+  }
+  let lock: Lock | undefined;
+  if (opts.lock) {
+    lock = acquireLock(config.state.path);
+    closers.push(() => lock?.release());
+  }
+  const store = openStore(config.state.path, { logger, clock, redactor });
+  closers.push(() => store.close());
+  return { store, lock, cluster: undefined };
+}
+
 export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { env, logger, redactor, clock } = opts;
   // Keys with the config: a wallet whose key does not load must stop the start before anything listens.
@@ -172,16 +206,10 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
   try {
     mkdirSync(dirname(loaded.state.path), { recursive: true, mode: 0o700 });
-    let lock: Lock | undefined;
-    if (opts.lock) {
-      lock = acquireLock(loaded.state.path);
-      closers.push(() => lock?.release());
-    }
-    const store = openStore(loaded.state.path, { logger, clock, redactor });
-    closers.push(() => store.close());
+    const state = await openState(loaded, { ...opts, closers });
     const api = await openApi(loaded, { env, clock, logger, redactor, events: opts.events });
     closers.push(() => api.close());
-    return { ...api, store, signers, lock, close: closeAll };
+    return { ...api, ...state, signers, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

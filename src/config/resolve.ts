@@ -49,7 +49,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
   return {
     file: absFile,
     api: resolveApi(raw.api, ctx),
-    state: { path: statePath(raw.state?.path, ctx) },
+    state: resolveState(raw.state, ctx),
     schedule: {
       poll: cron(raw.schedule.poll, ctx),
       jitterMs: duration(raw.schedule.jitter, ['schedule', 'jitter'], ctx),
@@ -137,6 +137,43 @@ function baseUrl(text: string, allowInsecureHttp: boolean, ctx: ResolveContext):
 
 // ------------------------------------------------------------------------------------------------
 // state, schedule, metrics
+
+function resolveState(raw: RawConfig['state'], ctx: ResolveContext): AppConfig['state'] {
+  const fromEnv = ctx.env.AUTOCLAIM_STATE_URL?.trim();
+  const url = fromEnv !== undefined && fromEnv !== '' ? fromEnv : raw?.url;
+  const where = fromEnv !== undefined && fromEnv !== '' ? '$AUTOCLAIM_STATE_URL (from the environment): ' : '';
+  if (url !== undefined) {
+    const problem = stateUrlProblem(url);
+    if (problem !== undefined) ctx.issues.error(['state', 'url'], `${where}${problem}`);
+  }
+  const leaseMs = duration(raw?.lease ?? '15s', ['state', 'lease'], ctx);
+  if (leaseMs < 3_000) ctx.issues.error(['state', 'lease'], 'must be at least 3s: a lease is renewed every third of it, and each renewal is a round trip to the database');
+  return {
+    path: statePath(raw?.path, ctx),
+    url,
+    passwordFile: raw?.password_file === undefined ? undefined : fromConfigDir(raw.password_file, ctx),
+    leaseMs,
+  };
+}
+
+/**
+ * A PostgreSQL URL with no password in it: a URL ends up in process listings, logs and shell
+ * history, so the password comes from PGPASSWORD, state.password_file or the credential.
+ */
+function stateUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'not a URL; expected postgres://user@host:port/database';
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') return `scheme ${url.protocol} is not postgres: (expected postgres://user@host:port/database)`;
+  if (url.password !== '' || url.searchParams.has('password')) {
+    return 'holds a password; remove it and use PGPASSWORD, state.password_file (mode 0600) or the systemd credential state_password';
+  }
+  if (url.pathname === '' || url.pathname === '/') return 'names no database (postgres://user@host:port/database)';
+  return undefined;
+}
 
 function statePath(given: string | undefined, ctx: ResolveContext): string {
   if (given !== undefined) return fromConfigDir(given, ctx);

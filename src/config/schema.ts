@@ -155,6 +155,15 @@ export const ConfigSchema = z
             .min(1)
             .optional()
             .describe('SQLite file (default $STATE_DIRECTORY/autoclaim.db, else ./var/autoclaim.db)'),
+          url: z
+            .string()
+            .min(1)
+            .optional()
+            .describe(
+              'PostgreSQL state shared by several daemons, postgres://user@host:port/db ($AUTOCLAIM_STATE_URL wins); no password here: PGPASSWORD, state.password_file or the credential state_password',
+            ),
+          password_file: z.string().min(1).optional().describe('mode-0600 file holding the PostgreSQL password (with state.url)'),
+          lease: Duration.default('15s').describe('how long a daemon holds a wallet unless it renews (with state.url); renewed every third of it'),
         })
         .optional(),
       schedule: z

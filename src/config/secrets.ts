@@ -206,3 +206,20 @@ function longEnoughSecret(secret: string, what: string): string {
       'logs reliably (and is guessable): use a long random one, e.g. openssl rand -hex 32',
   );
 }
+
+// ------------------------------------------------------------------------------------------------
+// the PostgreSQL password (state.url)
+
+/**
+ * The password of the PostgreSQL state: `$PGPASSWORD` (libpq's own variable), else
+ * `state.password_file` (mode 0600, checked as the API key file is), else the systemd credential
+ * `state_password`; undefined when none is set (trust, peer or certificate authentication, or a
+ * ~/.pgpass the driver does not read). The caller registers it with the Redactor.
+ */
+export function resolveStatePassword(config: AppConfig, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
+  const fromEnv = env.PGPASSWORD;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  if (config.state.passwordFile !== undefined) return readKeyFile(config.state.passwordFile, 'state.password_file', true);
+  const path = credentialPath('state_password', env, opts);
+  return path === undefined ? undefined : readKeyFile(path, 'the systemd credential state_password', false);
+}

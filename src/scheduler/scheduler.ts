@@ -14,7 +14,7 @@ interface SchedulerOptions {
   /** IANA zone the cron fields are read in (schedule.timezone); the process's own when absent. */
   timezone?: string | undefined;
   jitterMs: number;
-  wallets: () => WalletConfig[];
+  wallets: () => readonly WalletConfig[];
   runWallet: (wallet: WalletConfig) => Promise<unknown>;
   clock: Clock;
   logger: Logger;
@@ -135,7 +135,7 @@ export class PollScheduler {
    * budget net of those turns, which will spend tokens of this interval too. It is given the
    * monotonic clock: a wall-clock step must not make every wallet look overdue.
    */
-  private plan(intervalMs: number): WalletConfig[] {
+  private plan(intervalMs: number): readonly WalletConfig[] {
     const all = this.opts.wallets();
     const planner = this.opts.planner;
     if (planner === undefined) return all;

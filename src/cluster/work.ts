@@ -1,0 +1,68 @@
+// What a daemon does with its leases: work only the wallets it holds, recover a wallet taken over
+// before its first turn, and let a wallet handed to another daemon finish its turn first.
+//
+// Nothing exactly-once rests on this file: the store fences every plan and step write by the lease
+// (owner and token, in the same transaction), so a daemon that works a wallet it no longer holds
+// fails at its next write, before it can record `sending` and so before it can send. This file
+// keeps daemons from trying.
+import type { Clock, WalletConfig } from '../domain.js';
+import type { Logger } from '../log/logger.js';
+import type { Store } from '../store/port.js';
+import { recoverInFlight } from '../worker/recovery.js';
+import type { Cluster } from './open.js';
+
+export class ClusterWork {
+  /** The turn in progress per address, so a draining wallet's lease is handed back after it. */
+  private readonly turns = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly cluster: Cluster,
+    deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger },
+  ) {
+    const { manager } = cluster;
+    // A wallet taken from a dead (or cut-off) owner may have a request of its in flight: its steps
+    // left `sending` become unknown for us, as after a restart, before the wallet's first turn.
+    manager.on('acquired', async ({ address }) => {
+      await recoverInFlight(deps, address);
+    });
+    manager.on('draining', async ({ address }) => {
+      await this.turns.get(address)?.catch(() => undefined);
+    });
+  }
+
+  /** The wallets to split among the live daemons (at start and each reload). */
+  setWallets(wallets: readonly WalletConfig[]): void {
+    this.cluster.setAddresses(wallets.map((w) => w.address));
+  }
+
+  /** Registers and takes a first share (recovered) before anything is polled; `keepTicking` for `run`. */
+  async join(keepTicking: boolean): Promise<void> {
+    const { manager } = this.cluster;
+    await manager.register();
+    await manager.tick();
+    await manager.settled();
+    if (keepTicking) manager.start();
+  }
+
+  /** Of these wallets, the ones this daemon holds now (recovered, not draining). */
+  mine(wallets: readonly WalletConfig[]): WalletConfig[] {
+    const held = new Set(this.cluster.manager.held());
+    return held.size === 0 ? [] : wallets.filter((w) => held.has(w.address));
+  }
+
+  /** Whether a turn of this wallet may start (cheap: no sort, no database). */
+  holds(address: string): boolean {
+    return this.cluster.manager.tokenFor(address) !== undefined;
+  }
+
+  /** Runs a wallet's turn, remembered until it ends. */
+  run<T>(address: string, turn: () => Promise<T>): Promise<T> {
+    const p = turn();
+    this.turns.set(address, p);
+    const forget = () => {
+      if (this.turns.get(address) === p) this.turns.delete(address);
+    };
+    p.then(forget, forget);
+    return p;
+  }
+}

@@ -1,0 +1,68 @@
+// state.url selects the PostgreSQL store (issue 15). The password never sits in the URL: a URL ends
+// up in process listings, logs and shell history. $AUTOCLAIM_STATE_URL wins over the file.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BASE, TempDir, edit, formatted } from './helpers.js';
+
+let dir: TempDir;
+beforeEach(() => {
+  dir = new TempDir();
+});
+afterEach(() => dir.remove());
+
+const withState = (state: string) => edit(BASE, 'safety:\n', `state:\n${state}safety:\n`);
+
+describe('state.url', () => {
+  it('is off by default: SQLite at state.path, a 15 s lease', () => {
+    dir.write('c.yaml', BASE);
+    const { config } = dir.load('c.yaml');
+    expect(config?.state).toMatchObject({ url: undefined, passwordFile: undefined, leaseMs: 15_000 });
+    expect(config?.state.path).toMatch(/var\/autoclaim\.db$/);
+  });
+
+  it('takes a postgres URL, a password file beside the config and a lease', () => {
+    dir.write('c.yaml', withState('  url: postgres://autoclaim@db.internal:5432/autoclaim?sslmode=verify-full\n  password_file: secrets/pg\n  lease: 30s\n'));
+    const { config, errors } = dir.load('c.yaml');
+    expect(errors).toEqual([]);
+    expect(config?.state).toMatchObject({
+      url: 'postgres://autoclaim@db.internal:5432/autoclaim?sslmode=verify-full',
+      passwordFile: `${dir.path}/secrets/pg`,
+      leaseMs: 30_000,
+    });
+  });
+
+  it('$AUTOCLAIM_STATE_URL wins over the file', () => {
+    dir.write('c.yaml', withState('  url: postgres://a@one/x\n'));
+    const { config } = dir.load('c.yaml', { AUTOCLAIM_STATE_URL: 'postgresql://b@two:6432/y' });
+    expect(config?.state.url).toBe('postgresql://b@two:6432/y');
+  });
+
+  it.each([
+    ['postgres://autoclaim:hunter2-hunter2@db/autoclaim', 'holds a password; remove it and use PGPASSWORD, state.password_file (mode 0600) or the systemd credential state_password'],
+    ['postgres://autoclaim@db/autoclaim?password=hunter2', 'holds a password; remove it and use PGPASSWORD, state.password_file (mode 0600) or the systemd credential state_password'],
+    ['mysql://autoclaim@db/autoclaim', 'scheme mysql: is not postgres: (expected postgres://user@host:port/database)'],
+    ['postgres://autoclaim@db', 'names no database (postgres://user@host:port/database)'],
+    ['db.internal:5432', 'scheme db.internal: is not postgres: (expected postgres://user@host:port/database)'],
+    ['not a url', 'not a URL; expected postgres://user@host:port/database'],
+  ])('refuses %s, naming file, line and key', (url, why) => {
+    dir.write('c.yaml', withState(`  url: "${url}"\n`));
+    const r = dir.load('c.yaml');
+    expect(r.config).toBeUndefined();
+    expect(formatted(r).errors).toEqual([`c.yaml:15:3 state.url: ${why}`]);
+  });
+
+  it('says so when the bad URL came from the environment', () => {
+    dir.write('c.yaml', BASE);
+    const r = dir.load('c.yaml', { AUTOCLAIM_STATE_URL: 'postgres://u:secret-secret@h/db' });
+    expect(formatted(r).errors).toHaveLength(1);
+    expect(formatted(r).errors[0]).toContain('$AUTOCLAIM_STATE_URL (from the environment): holds a password');
+    expect(formatted(r).errors[0]).not.toContain('secret-secret');
+  });
+
+  it('refuses a lease under 3 s', () => {
+    dir.write('c.yaml', withState('  url: postgres://a@h/db\n  lease: 2s\n'));
+    const r = dir.load('c.yaml');
+    expect(formatted(r).errors).toEqual([
+      'c.yaml:16:3 state.lease: must be at least 3s: a lease is renewed every third of it, and each renewal is a round trip to the database',
+    ]);
+  });
+});
