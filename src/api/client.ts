@@ -163,7 +163,7 @@ export class ApiClient {
     const url = joinUrl(this.baseUrl, `/rewards/wallet/${encodeURIComponent(address)}`);
     const res = await this.read(url, true);
     const ctx = this.context('GET', url, res);
-    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub), address, ctx);
+    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub, res.secretFree), address, ctx);
     return { ...summary, rawText: res.rawText };
   }
 
@@ -300,9 +300,9 @@ export class ApiClient {
       }
       if (status === 429 || retryAfterMs !== undefined) this.limiter.pauseFor(retryAfterMs);
     }
-    const rawText = await deadline.race(readBody(res, { method, url, max: this.config.maxResponseBytes, scrub: this.scrub }));
+    const body = await deadline.race(readBody(res, { method, url, max: this.config.maxResponseBytes, scrub: this.scrub }));
     this.logger.debug({ event: 'api.response', method, url, status }, `${method} ${url} ${status}`);
-    return { status, headers: res.headers, rawText, requestId: requestIdOf(res.headers['x-request-id'], this.scrub) };
+    return { status, headers: res.headers, rawText: body.text, secretFree: body.secretFree, requestId: requestIdOf(res.headers['x-request-id'], this.scrub) };
   }
 
   private noteServerDate(value: string | string[] | undefined): void {

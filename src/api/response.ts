@@ -18,6 +18,14 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   rawText: string;
+  /** Scrubbing the body changed nothing: it held no registered secret in any spelling. */
+  secretFree?: boolean;
+}
+
+/** A body as read: scrubbed, and whether the scrub found anything to take out. */
+export interface ReadBody {
+  text: string;
+  secretFree: boolean;
 }
 
 /**
@@ -27,7 +35,7 @@ export interface RawResponse {
 export async function readBody(
   res: Dispatcher.ResponseData,
   req: { method: string; url: string; max: number; scrub: Scrub },
-): Promise<string> {
+): Promise<ReadBody> {
   const { method, url, max, scrub } = req;
   const status = res.statusCode;
   const tooLarge = (partial: Buffer[], cause?: unknown): ApiError => {
@@ -46,6 +54,16 @@ export async function readBody(
     res.body.destroy();
     throw tooLarge([]);
   }
+  if (Number.isFinite(declared)) {
+    // A declared length within the cap: HTTP/1.1 framing ends the body there, so it is read whole,
+    // without the async iterator a chunk at a time (~8% of a poll's CPU, most of it that iterator).
+    try {
+      return scrubbed(Buffer.from(await res.body.arrayBuffer()).toString('utf8'), scrub);
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw tooLarge([], err);
+      throw err;
+    }
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -62,7 +80,12 @@ export async function readBody(
     if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw tooLarge(chunks, err);
     throw err;
   }
-  return scrub(Buffer.concat(chunks).toString('utf8'));
+  return scrubbed(Buffer.concat(chunks).toString('utf8'), scrub);
+}
+
+function scrubbed(text: string, scrub: Scrub): ReadBody {
+  const clean = scrub(text);
+  return { text: clean, secretFree: clean === text };
 }
 
 /** A header the server controls: one printable line, scrubbed, bounded, before anyone logs it. */
@@ -105,11 +128,17 @@ export function statusError(method: string, url: string, res: RawResponse, nowMs
   });
 }
 
-/** The JSON of a scrubbed body, its decoded strings scrubbed again (an escape can spell a secret). */
-export function parseJsonBody(text: string, ctx: ResponseContext, scrub: Scrub): unknown {
+/**
+ * The JSON of a scrubbed body, its decoded strings scrubbed again (an escape can spell a secret).
+ * `secretFree`: the body held no secret before it was scrubbed (RawResponse.secretFree). Then a
+ * body without a backslash needs no second pass: each decoded string and key is a piece of its
+ * text as written, and a text with no secret in it has none in any piece.
+ */
+export function parseJsonBody(text: string, ctx: ResponseContext, scrub: Scrub, secretFree = false): unknown {
   if (text.trim() === '') throw badResponse(ctx, ['body: empty (expected JSON)']);
   try {
-    return scrubDecoded(parseJsonLossless(text), scrub);
+    const value = parseJsonLossless(text);
+    return secretFree && !text.includes('\\') ? value : scrubDecoded(value, scrub);
   } catch (err) {
     const why = err instanceof Error ? oneLine(err.message, 80) : 'unreadable';
     throw badResponse(ctx, [`body: not valid JSON (${why})`], err);
