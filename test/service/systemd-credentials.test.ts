@@ -1,10 +1,11 @@
 // The unit's credentials are optional (issue 13): each LoadCredential= has a SetCredential= default
 // that systemd writes when the file is missing. What it writes must read as "not set" to autoclaim,
 // so an operator with $AUTOCLAIM_API_KEY, api.api_key_file or no webhook gets a service that starts.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiKeySource, loadConfig, resolveApiKey, resolveWebhookSecret } from '../../src/config/index.js';
+import { resolveStatePassword } from '../../src/config/secrets.js';
 import type { AppConfig } from '../../src/domain.js';
 import { Redactor } from '../../src/log/redact.js';
 import { createFailureWebhook, DEFAULT_WEBHOOK_EVENTS } from '../../src/service/webhook-events.js';
@@ -36,7 +37,7 @@ describe('the unit’s credential defaults read as "not set"', () => {
   afterEach(() => dir.remove());
 
   it('has a default for each optional credential', () => {
-    expect([...unitDefaults().keys()].sort()).toEqual(['api_key', 'webhook_secret', 'webhook_url']);
+    expect([...unitDefaults().keys()].sort()).toEqual(['api_key', 'state_password', 'webhook_secret', 'webhook_url']);
   });
 
   it('the API key comes from $AUTOCLAIM_API_KEY or api.api_key_file; with neither, check says so', () => {
@@ -53,6 +54,21 @@ describe('the unit’s credential defaults read as "not set"', () => {
     expect(noKey.errors.map((e) => e.message)).toContain(
       'no API key: set $AUTOCLAIM_API_KEY, api.api_key_file, or the systemd credential api_key (signed requests need it)',
     );
+  });
+
+  it('no PostgreSQL password: PGPASSWORD, then state.password_file (mode 0600), then the credential', () => {
+    dir.write('config.yaml', BASE);
+    const config = dir.load('config.yaml').config as AppConfig;
+    expect(resolveStatePassword(config, { CREDENTIALS_DIRECTORY: creds })).toBeUndefined();
+    writeFileSync(join(creds, 'state_password'), 'from-credential\n');
+    expect(resolveStatePassword(config, { CREDENTIALS_DIRECTORY: creds })).toBe('from-credential');
+    expect(resolveStatePassword(config, { CREDENTIALS_DIRECTORY: creds, PGPASSWORD: 'from-env' })).toBe('from-env');
+    dir.write('pg-password', 'from-file\n');
+    dir.write('with-file.yaml', edit(BASE, 'safety:\n', 'state:\n  url: postgres://a@h/db\n  password_file: pg-password\nsafety:\n'));
+    const withFile = dir.load('with-file.yaml').config as AppConfig;
+    expect(resolveStatePassword(withFile, { CREDENTIALS_DIRECTORY: creds })).toBe('from-file');
+    chmodSync(join(dir.path, 'pg-password'), 0o644);
+    expect(() => resolveStatePassword(withFile, {})).toThrow(/state.password_file .*pg-password is readable by group or others; run: chmod 600/);
   });
 
   it('no webhook, and no signing secret', () => {

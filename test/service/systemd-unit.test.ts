@@ -68,7 +68,7 @@ describe('systemd/autoclaim.service, read statically', () => {
     // default stands in (systemd.exec(5)). An operator using $AUTOCLAIM_API_KEY or api_key_file,
     // or no webhook, gets a unit that starts.
     const loaded = values('LoadCredential').map((v) => v.slice(0, v.indexOf(':')));
-    expect(loaded.sort()).toEqual(['api_key', 'webhook_secret', 'webhook_url']);
+    expect(loaded.sort()).toEqual(['api_key', 'state_password', 'webhook_secret', 'webhook_url']);
     const defaults = new Map(values('SetCredential').map((v) => [v.slice(0, v.indexOf(':')), v.slice(v.indexOf(':') + 1)]));
     for (const id of loaded) expect(defaults.get(id), id).toBe('\\n');
   });
