@@ -240,6 +240,8 @@ function endpointTemplates(config: AppConfig, ctx: ResolveContext): void {
 }
 
 function scheduleLoad(config: AppConfig, ctx: ResolveContext): void {
+  // A command that does not poll on the schedule (`once`) does not pay for its fire times.
+  if (!ctx.scheduled) return;
   if (ctx.issues.errors.some((e) => e.path === 'schedule.poll') || isSetAside(ctx.setAside, ['schedule', 'poll'])) return;
   const times = nextCronTimes(config.schedule.poll, REFERENCE_TIME, 6, { utc: true });
   if (times.length === 0) {

@@ -43,6 +43,8 @@ export interface ResolveContext {
   broken: Set<string>;
   /** What the schema refused and was set aside (salvage.ts); checks skip it. */
   setAside: SetAside;
+  /** Whether the command polls on the schedule (false for `once`): see LoadOptions.scheduled. */
+  scheduled: boolean;
 }
 
 export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveContext): AppConfig {

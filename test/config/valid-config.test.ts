@@ -333,6 +333,19 @@ describe('warnings: loads, but probably not what was meant', () => {
       'config.yaml:18:3 schedule.poll: polling 1 wallet(s) every 1s needs 60 reads a minute, above api.rate_limit.per_minute (30)',
     ]);
   });
+
+  it('for a command that does not poll on the schedule (once), checks the expression but not its fire times', () => {
+    const busy = edit(`${BASE}schedule:\n  poll: "*/2 * * * * *"\n  jitter: 2s\n`, 'v1\n', 'v1\n  rate_limit: { per_minute: 1 }\n');
+    dir.write('busy.yaml', busy);
+    dir.write('never.yaml', `${BASE}schedule:\n  poll: "0 0 0 L-30 2 *"\n`);
+    dir.write('broken.yaml', `${BASE}schedule:\n  poll: "0 70 * * *"\n`);
+    const scheduled = (name: string, on: boolean) => formatted(loadConfig(name, { env: {}, cwd: dir.path, scheduled: on }));
+    expect(scheduled('busy.yaml', true).warnings).toHaveLength(2);
+    expect(scheduled('busy.yaml', false)).toEqual({ errors: [], warnings: [] });
+    expect(scheduled('never.yaml', true).errors).toEqual(['never.yaml:17:3 schedule.poll: this schedule never fires']);
+    expect(scheduled('never.yaml', false)).toEqual({ errors: [], warnings: [] });
+    expect(scheduled('broken.yaml', false).errors).toHaveLength(1);
+  });
 });
 
 describe('anchors, aliases and merge keys', () => {
