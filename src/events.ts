@@ -35,7 +35,7 @@ export interface StepEvent {
 }
 
 /** One HTTP exchange with the API, answered or not. */
-export interface RequestEvent {
+interface RequestEvent {
   method: string;
   /** The full URL, wallet address and query included: label it (operationOf) before it is a metric. */
   url: string;
@@ -67,7 +67,7 @@ export interface AutoclaimEventMap {
 }
 
 export type AutoclaimEventName = keyof AutoclaimEventMap;
-export type AutoclaimListener<K extends AutoclaimEventName> = (payload: AutoclaimEventMap[K]) => void;
+type AutoclaimListener<K extends AutoclaimEventName> = (payload: AutoclaimEventMap[K]) => void;
 
 /** The process's event channel. The core only emits; the service parts and tests only subscribe. */
 export interface AutoclaimEvents {

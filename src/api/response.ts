@@ -23,7 +23,7 @@ export interface RawResponse {
 }
 
 /** A body as read: scrubbed, and whether the scrub found anything to take out. */
-export interface ReadBody {
+interface ReadBody {
   text: string;
   secretFree: boolean;
 }

@@ -21,11 +21,11 @@ import { walletsFromFile, type WalletsFromFile } from './wallets-file.js';
 import { errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** A config is a page of YAML; anything near this size is a mistake or an attack. */
-export const MAX_CONFIG_BYTES = 1024 * 1024;
+const MAX_CONFIG_BYTES = 1024 * 1024;
 /** Anchors are rarely needed in a config; a few dozen alias expansions is plenty (billion laughs). */
-export const MAX_ALIAS_COUNT = 50;
+const MAX_ALIAS_COUNT = 50;
 
-export interface LoadOptions {
+interface LoadOptions {
   env: NodeJS.ProcessEnv;
   /** Base for a relative `file` and for the default state path; process.cwd() when absent. */
   cwd?: string;
@@ -69,7 +69,7 @@ function readConfigText(file: string, absFile: string): string | ConfigIssue {
   return typeof text === 'string' ? text : { file, line: 0, col: 0, path: '', message: text.problem };
 }
 
-export interface TextOptions {
+interface TextOptions {
   /** As shown in messages. */
   file: string;
   /** Absolute: relative paths in the config resolve against its directory. */
