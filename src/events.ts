@@ -199,6 +199,7 @@ export const LOG_EVENTS = [
   'lease.draining',
   'lease.released',
   'lease.lost',
+  'lease.fenced',
   'lease.recovery_failed',
   'lease.tick_failed',
   // around `run` (service/)

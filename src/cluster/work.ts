@@ -6,6 +6,7 @@
 // fails at its next write, before it can record `sending` and so before it can send. This file
 // keeps daemons from trying.
 import type { Clock, WalletConfig } from '../domain.js';
+import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/port.js';
 import { recoverInFlight } from '../worker/recovery.js';
@@ -14,11 +15,13 @@ import type { Cluster } from './open.js';
 export class ClusterWork {
   /** The turn in progress per address, so a draining wallet's lease is handed back after it. */
   private readonly turns = new Map<string, Promise<unknown>>();
+  private readonly logger: Logger;
 
   constructor(
     private readonly cluster: Cluster,
     deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger },
   ) {
+    this.logger = deps.logger;
     const { manager } = cluster;
     // A wallet taken from a dead (or cut-off) owner may have a request of its in flight: its steps
     // left `sending` become unknown for us, as after a restart, before the wallet's first turn.
@@ -55,9 +58,16 @@ export class ClusterWork {
     return this.cluster.manager.tokenFor(address) !== undefined;
   }
 
-  /** Runs a wallet's turn, remembered until it ends. */
-  run<T>(address: string, turn: () => Promise<T>): Promise<T> {
-    const p = turn();
+  /**
+   * Runs a wallet's turn, remembered until it ends. A turn stopped by the fence (the lease went to
+   * another daemon between the check and a write) is not a failure of the wallet: it ends, logged.
+   */
+  run<T>(address: string, turn: () => Promise<T>): Promise<T | undefined> {
+    const p = turn().catch((err: unknown) => {
+      if (!(err instanceof StateError) || err.code !== 'STATE_LEASE_LOST') throw err;
+      this.logger.warn({ event: 'lease.fenced', address, err: err.message }, "wallet's turn stopped: its lease is no longer this daemon's, and the write was refused");
+      return undefined;
+    });
     this.turns.set(address, p);
     const forget = () => {
       if (this.turns.get(address) === p) this.turns.delete(address);

@@ -150,7 +150,7 @@ describe('poll records written behind', () => {
       await locker.query('LOCK TABLE wallet_state IN ACCESS EXCLUSIVE MODE');
       fire?.();
       const failed = () => lines.filter((l) => l.event === 'state.poll_write_failed');
-      await expect.poll(() => failed().length).toBe(1);
+      await expect.poll(() => failed().length, { timeout: 5_000 }).toBe(1);
       expect(failed()).toMatchObject([{ level: 'error', buffered: 1 }]);
       await locker.query('ROLLBACK');
       await store.flushPolls();

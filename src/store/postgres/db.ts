@@ -73,6 +73,11 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: busy,
     application_name: config.application_name ?? opts.application ?? 'autoclaim',
+    // Session settings as startup parameters, applied by the server before the first query (a
+    // SET queued on 'connect' would run beside the caller's first query, which pg deprecates).
+    options: [config.options, `-c lock_timeout=${Math.max(1, Math.trunc(busy))}`, opts.readonly === true ? '-c default_transaction_read_only=on' : undefined]
+      .filter((o) => o !== undefined && o !== '')
+      .join(' '),
     // Per pool, so another user of the driver in this process keeps its own parsers.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary'): unknown =>
@@ -81,12 +86,6 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
   });
   // An idle client's error (the server went away) must not crash the process; the next query fails.
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => {
-    // Queued before any query of the caller's: a client runs its queries in order.
-    const settings = [`SET lock_timeout = ${Math.max(1, Math.trunc(busy))}`];
-    if (opts.readonly === true) settings.push('SET default_transaction_read_only = on');
-    client.query(settings.join('; ')).catch(() => undefined);
-  });
   return pool;
 }
 
