@@ -1,5 +1,9 @@
-// status and actions read the state file while a daemon may be running: no lock, WAL readers.
+// status and actions read the state while a daemon may be running: the SQLite file with no lock
+// (WAL readers), or (state.url) the PostgreSQL database shared by a cluster, opened read-only
+// unless the command writes (`actions resolve`). The driver is loaded only on the PostgreSQL path.
 import { existsSync } from 'node:fs';
+import type { ClusterView } from '../../cluster/sql.js';
+import { resolveStatePassword } from '../../config/secrets.js';
 import { StateError } from '../../errors.js';
 import { loadValidConfig } from '../../runtime.js';
 import { openStore, type Store } from '../../store/index.js';
@@ -12,7 +16,8 @@ type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'res
 export async function openStateForCli(ctx: CommandContext, opts: { write: boolean }): Promise<{ config: AppConfig; store: CliStore }> {
   const { config, store } = await openStateIfAny(ctx, opts);
   if (store === undefined) {
-    throw new StateError('STATE_MISSING', `no state file at ${config.state.path} yet: the daemon has not run with this config`);
+    const where = config.state.url === undefined ? `no state file at ${config.state.path}` : 'no autoclaim state in the database at state.url';
+    throw new StateError('STATE_MISSING', `${where} yet: the daemon has not run with this config`);
   }
   return { config, store };
 }
@@ -21,9 +26,58 @@ export async function openStateForCli(ctx: CommandContext, opts: { write: boolea
  * For commands to which a state file not there yet is an answer, not an error (`status` on a fresh
  * install): the config, and the store only if the daemon has created one. Nothing is created here.
  */
-// eslint-disable-next-line @typescript-eslint/require-await -- async for the PostgreSQL adapter, which opens with a round trip
 export async function openStateIfAny(ctx: CommandContext, opts: { write: boolean }): Promise<{ config: AppConfig; store: CliStore | undefined }> {
   const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
+  const url = config.state.url;
+  if (url !== undefined) return { config, store: await openPostgresIfAny(ctx, config, url, opts) };
   if (!existsSync(config.state.path)) return { config, store: undefined };
   return { config, store: openStore(config.state.path, { logger: ctx.logger, clock: ctx.io.clock, readonly: !opts.write }) };
+}
+
+/**
+ * The shared database, undefined while no daemon has created autoclaim's tables in it. Always
+ * opened read-only first: that open refuses a missing, older or newer schema instead of migrating
+ * it, so even `actions resolve` never creates or migrates the schema under running daemons; a
+ * command that writes then opens it again writable. The writes are not fenced by a lease: the
+ * only one is an operator's resolution of an unknown step, which no daemon makes.
+ */
+async function openPostgresIfAny(ctx: CommandContext, config: AppConfig, url: string, opts: { write: boolean }): Promise<CliStore | undefined> {
+  const password = statePassword(ctx, config);
+  const { openPostgresStore } = await import('../../store/postgres/store.js');
+  const open = (readonly: boolean) => openPostgresStore(url, { logger: ctx.logger, clock: ctx.io.clock, password, readonly, redactor: ctx.redactor });
+  let store: CliStore;
+  try {
+    store = await open(true);
+  } catch (err) {
+    if (err instanceof StateError && err.code === 'STATE_MISSING') return undefined;
+    throw err;
+  }
+  if (!opts.write) return store;
+  await store.close();
+  return open(false);
+}
+
+function statePassword(ctx: CommandContext, config: AppConfig): string | undefined {
+  const password = resolveStatePassword(config, ctx.io.env, { credentialsDir: ctx.io.env.CREDENTIALS_DIRECTORY });
+  ctx.redactor.add(password);
+  return password;
+}
+
+/**
+ * Who holds each wallet and which daemons are live, as the database sees it now (the view the
+ * lease manager splits by), read in one read-only statement over a connection of its own that is
+ * closed before this returns. Only for state.url; undefined while the schema is not there.
+ */
+export async function readClusterView(ctx: CommandContext, config: AppConfig): Promise<ClusterView | undefined> {
+  const url = config.state.url;
+  if (url === undefined) return undefined;
+  const [{ openPool, redactUrl, toStateError }, { readCluster }] = await Promise.all([import('../../store/postgres/db.js'), import('../../cluster/sql.js')]);
+  const pool = await openPool(url, { password: statePassword(ctx, config), readonly: true, application: 'autoclaim-status' });
+  try {
+    return await readCluster(pool);
+  } catch (err) {
+    throw toStateError(err, 'reading the cluster', redactUrl(url));
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
 }
