@@ -189,6 +189,12 @@ describe('LeaseManager', () => {
     const b = manager('b', ['x', 'y'], { leaseMs: 30_000 });
     await a.register();
     await rounds([a], () => a.held().length === 2);
+    // A renewal moves the local deadline to the renewal's start + lease − margin, not further.
+    mono = 20_000;
+    await a.tick();
+    mono = 20_000 + 30_000 - 6_000 - 1;
+    expect(a.tokenFor('x')).toBe(1n);
+    mono = 20_000;
     await b.register();
 
     mono += 30_000 - 6_000; // a "slept" past its local deadline; the database's lease (30 s of real time) still runs
