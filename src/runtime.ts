@@ -30,6 +30,8 @@ export interface RuntimeOptions {
   lock: boolean;
   /** The process's event channel, handed to the API client (`request:done`). */
   events?: EventSink;
+  /** False for `once`, which does not poll on the schedule (LoadOptions.scheduled). */
+  scheduled?: boolean;
 }
 
 export interface Runtime {
@@ -60,11 +62,15 @@ export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd:
  * come in one list. With the sandbox, the public demo keys are written first, under the demo key
  * folder only. Never throws for a problem in the config.
  */
-export function checkConfig(configPath: string, opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger }): LoadResult {
+export function checkConfig(
+  configPath: string,
+  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
+): LoadResult {
   const { logger } = opts;
   return loadConfig(configPath, {
     env: opts.env,
     cwd: opts.cwd,
+    scheduled: opts.scheduled,
     keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }) },
   });
 }
@@ -72,7 +78,7 @@ export function checkConfig(configPath: string, opts: { env: NodeJS.ProcessEnv; 
 /** checkConfig for `run`, `once` and a reload: warnings logged, ConfigError with every issue. */
 export function loadCheckedConfig(
   configPath: string,
-  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger },
+  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
 ): { config: AppConfig; secrets: LoadedSecrets } {
   const result = checkConfig(configPath, opts);
   for (const w of result.warnings) opts.logger.warn({ event: 'config.warning', ...w }, w.message);
@@ -196,7 +202,7 @@ async function openState(
 export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { env, logger, redactor, clock } = opts;
   // Keys with the config: a wallet whose key does not load must stop the start before anything listens.
-  const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger });
+  const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger, scheduled: opts.scheduled });
   const signers = secrets.signers;
 
   const closers: Array<() => Promise<void> | void> = [];

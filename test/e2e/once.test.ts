@@ -1,7 +1,7 @@
 // Issue "the daemon", done-when: against the sandbox, a `once` with a claim-and-compound rule claims
 // exactly the wallets above the threshold, deposits the right lamports, a second `once` in the same
 // epoch sends nothing, a new epoch claims again, and --dry-run sends nothing signed.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -77,6 +77,17 @@ describe('once against the sandbox', () => {
       [alpha.address, 'claim', 2n * SOL],
       [alpha.address, 'deposit', 1n * SOL],
     ]);
+  });
+
+  it('does not judge the schedule it does not follow: no jitter warning, where check gives one', async () => {
+    writeFileSync(config, readFileSync(config, 'utf8').replace('jitter: 0s', 'jitter: 1s'));
+    const jitterWarnings = (events: Array<Record<string, unknown>>) => events.filter((e) => e.event === 'config.warning' && e.path === 'schedule.jitter');
+    const checked = await runCli(['check', '--config', config], { cwd: dir });
+    expect(`${checked.stdout}${checked.stderr}`).toContain('1s of jitter is not less than the 1s between polls');
+    const once = await runCli(['once', '--config', config], { cwd: dir });
+    expect(once.code).toBe(0);
+    expect(jitterWarnings(once.events)).toEqual([]);
+    expect(once.events.filter((e) => e.event === 'config.warning')).toEqual([]);
   });
 
   it('--dry-run records dry plans, logs what it would do and sends nothing signed', async () => {

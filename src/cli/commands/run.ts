@@ -11,9 +11,10 @@ import { EXIT, type ExitCode } from '../exit-codes.js';
 // here stays `sending` and becomes `unknown` at the next start, which is safe, just not pretty.
 const STOP_TIMEOUT_MS = 20_000;
 
-async function open(ctx: CommandContext, events: AutoclaimEvents): Promise<Runtime> {
+/** `scheduled`: false for `once`, which polls every wallet one time and never reads the schedule. */
+async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boolean): Promise<Runtime> {
   const { io, logger, redactor } = ctx;
-  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events });
+  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled });
 }
 
 function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents): Daemon {
@@ -35,7 +36,7 @@ function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events:
 export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean }): Promise<ExitCode> {
   // The process's one event channel: the client, the daemon and whoever listens share it.
   const events = createEvents({ logger: ctx.logger });
-  const runtime = await open(ctx, events);
+  const runtime = await open(ctx, events, false);
   try {
     const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
     const report = await daemon.once();
@@ -58,7 +59,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   // the other commands do not load them.
   const { Supervisor } = await import('../../service/supervisor.js');
   const events = createEvents({ logger });
-  const runtime = await open(ctx, events);
+  const runtime = await open(ctx, events, true);
   try {
     const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
     // Subscribed before the daemon starts, so the metrics hear the first poll; the reload's
