@@ -18,7 +18,7 @@ import { recoverInFlight } from './worker/recovery.js';
 import { nextCronTimes } from './config/index.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
-export interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
+interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
   runtime: Runtime;
   dry: boolean;
   failpoint: Failpoint;
@@ -32,7 +32,7 @@ export interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
   events?: AutoclaimEvents;
 }
 
-export interface OnceReport {
+interface OnceReport {
   wallets: number;
   polled: number;
   plans: number;
@@ -52,7 +52,7 @@ const DEFAULT_CONCURRENCY = 16;
  * volume (and CPU) that says little the state file does not keep (`autoclaim status`); failed
  * polls, decisions and actions are logged as ever.
  */
-export const POLL_OK_AT_INFO_UP_TO = 1000;
+const POLL_OK_AT_INFO_UP_TO = 1000;
 
 function pollOkLevel(wallets: number): 'info' | 'debug' {
   return wallets > POLL_OK_AT_INFO_UP_TO ? 'debug' : 'info';

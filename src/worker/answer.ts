@@ -6,7 +6,7 @@ import type { SignedEndpoint } from '../domain.js';
 
 export type AnswerOutcome = 'applied' | 'refused' | 'unknown';
 
-export interface AnswerVerdict {
+interface AnswerVerdict {
   outcome: AnswerOutcome;
   /** One short phrase for logs and the step's record: `status "pending"`, `HTTP 202`. */
   detail: string;

@@ -11,13 +11,13 @@ export const DEFAULT_CLOCK_SKEW_THRESHOLD_MS = 30_000;
  * by a second or two. An episode ends only when the skew is this far back inside the threshold,
  * so a skew sitting right at the threshold does not flap between warned and resolved.
  */
-export const CLOCK_SKEW_HYSTERESIS_MS = 2_000;
+const CLOCK_SKEW_HYSTERESIS_MS = 2_000;
 
 export interface SkewState {
   skewed: boolean;
 }
 
-export type SkewReport =
+type SkewReport =
   | { event: 'clock.skew'; skewMs: number; thresholdMs: number }
   | { event: 'clock.skew_resolved'; skewMs: number; thresholdMs: number };
 

@@ -11,7 +11,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { AutoclaimError } from '../errors.js';
 
-export const FAILPOINTS = [
+const FAILPOINTS = [
   'after_plan_recorded',
   'after_sending_committed',
   'after_request_written',
@@ -35,7 +35,7 @@ const SIGNED_METHODS = new Set(['POST', 'PUT']);
  * read. On loopback the bytes are then already in the server's receive queue, so a kill here
  * leaves a request the server will see and may apply, with its answer lost.
  */
-export const undiciSignedRequestWritten: RequestWrittenSource = (listener) => {
+const undiciSignedRequestWritten: RequestWrittenSource = (listener) => {
   diagnosticsChannel.subscribe('undici:request:bodySent', (message) => {
     const method = (message as { request?: { method?: unknown } } | undefined)?.request?.method;
     if (typeof method === 'string' && SIGNED_METHODS.has(method)) listener();

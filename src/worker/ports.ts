@@ -13,7 +13,7 @@ export type { PreparedRequest } from '../api/signed-request.js';
 export type { PlanWithSteps, StepRow, StoredRequest } from '../store/rows.js';
 export type { ResponseRecord } from '../store/port.js';
 
-export interface ActionResult {
+interface ActionResult {
   status: number;
   body: { claimedLamports?: Lamports | null; status?: string | null; raw?: unknown } & Record<string, unknown>;
   rawText: string;

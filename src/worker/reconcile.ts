@@ -2,7 +2,7 @@
 // compare it with the one recorded just before the claim was signed. Pure, so it is table-tested.
 import type { Lamports, WalletSummary } from '../domain.js';
 
-export interface ClaimVerdict {
+interface ClaimVerdict {
   /**
    * `undetermined`: the summary cannot tell. "Not applied" lets a new claim be signed, so it needs
    * proof: lifetime known before and after and unchanged, and pending not dropped. Without

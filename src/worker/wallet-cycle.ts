@@ -19,7 +19,7 @@ import type { Store } from '../store/port.js';
 const DAY_MS = 86_400_000;
 
 /** The store operations a cycle needs beyond what the executor uses: a view of the one store port. */
-export type CycleStore = Pick<Store, 'recordPoll' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt'>;
+type CycleStore = Pick<Store, 'recordPoll' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt'>;
 
 /** Built once per process (the daemon's constructor): what changes with a reload is read through `config()`. */
 export interface CycleDeps {
