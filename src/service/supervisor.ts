@@ -22,7 +22,7 @@ import { createFailureWebhook, type FailureWebhook } from './webhook-events.js';
 
 export { webhookUrl } from './webhook-events.js';
 
-export interface SupervisorOptions {
+interface SupervisorOptions {
   env: NodeJS.ProcessEnv;
   clock: Clock;
   logger: Logger;
