@@ -2,6 +2,13 @@
 // Seeded from the state file at start, so a restart (even with the API down) still knows when each
 // wallet last polled well; kept current by the poll events. Readiness, the aggregate metrics and
 // the per-wallet gauges are all read from here, so they cannot disagree.
+//
+// In a cluster (several daemons on one PostgreSQL state) each daemon answers only for the wallets
+// it holds leases on: `scope` names them, and every read below (staleness, last success, totals,
+// the per-wallet views) looks at those alone. Otherwise each daemon would report the others'
+// wallets as stale (it does not poll them), and a sum over instances would count every wallet once
+// per daemon. What is remembered (configure, restore, pollOk) still covers every configured
+// wallet, so a wallet taken over arrives with its history.
 import type { Lamports } from '../amount.js';
 
 export interface FleetWallet {
@@ -32,20 +39,35 @@ export interface Fleet {
   /** What the state file remembers; only configured wallets are taken. */
   restore(rows: Iterable<StoredWalletState>): void;
   pollOk(address: string, summary: { pendingLamports: Lamports; lifetimeLamports: Lamports | null }, atMs: number): void;
-  /** The newest successful poll of any wallet (Unix ms), if one was ever recorded. */
+  /** The newest successful poll of any wallet in scope (Unix ms), if one was ever recorded. */
   lastSuccessAt(): number | undefined;
-  /** Wallets with no successful poll for more than staleAfterMs (never-polled ones count from `since`). */
+  /** Wallets in scope with no successful poll for more than staleAfterMs (never-polled ones count from `since`). */
   staleCount(now: number, staleAfterMs: number, since: number): number;
   pendingTotal(): Lamports;
   lifetimeTotal(): Lamports;
   /** The k wallets with the most pending (of those polled well once), most first; ties by name, so the set is stable. */
   topPending(k: number): WalletView[];
+  /** The configured wallets, in scope or not. */
   size(): number;
+  /** The wallets in scope. */
   wallets(): IterableIterator<WalletView>;
 }
 
-export function createFleet(): Fleet {
+export interface FleetOptions {
+  /**
+   * The addresses this daemon answers for now, asked at each read; undefined (or a scope that
+   * answers undefined) for every configured wallet, as a daemon alone on its state does.
+   */
+  scope?: () => ReadonlySet<string> | undefined;
+}
+
+export function createFleet(opts: FleetOptions = {}): Fleet {
   const byAddress = new Map<string, WalletView>();
+  /** The configured wallets in scope. */
+  function* inScope(): IterableIterator<WalletView> {
+    const only = opts.scope?.();
+    for (const w of byAddress.values()) if (only === undefined || only.has(w.address)) yield w;
+  }
   return {
     configure(wallets) {
       const keep = new Set<string>();
@@ -79,23 +101,23 @@ export function createFleet(): Fleet {
     },
     lastSuccessAt() {
       let last: number | undefined;
-      for (const w of byAddress.values()) if (w.lastOkAt !== undefined && (last === undefined || w.lastOkAt > last)) last = w.lastOkAt;
+      for (const w of inScope()) if (w.lastOkAt !== undefined && (last === undefined || w.lastOkAt > last)) last = w.lastOkAt;
       return last;
     },
     staleCount(now, staleAfterMs, since) {
       let n = 0;
-      for (const w of byAddress.values()) if (now - (w.lastOkAt ?? since) > staleAfterMs) n++;
+      for (const w of inScope()) if (now - (w.lastOkAt ?? since) > staleAfterMs) n++;
       return n;
     },
-    pendingTotal: () => sum(byAddress.values(), (w) => w.pendingLamports),
-    lifetimeTotal: () => sum(byAddress.values(), (w) => w.lifetimeLamports),
+    pendingTotal: () => sum(inScope(), (w) => w.pendingLamports),
+    lifetimeTotal: () => sum(inScope(), (w) => w.lifetimeLamports),
     topPending(k) {
-      const known = [...byAddress.values()].filter((w) => w.pendingLamports !== undefined);
+      const known = [...inScope()].filter((w) => w.pendingLamports !== undefined);
       known.sort((a, b) => (a.pendingLamports === b.pendingLamports ? a.name.localeCompare(b.name) : (b.pendingLamports ?? 0n) > (a.pendingLamports ?? 0n) ? 1 : -1));
       return known.slice(0, Math.max(0, k));
     },
     size: () => byAddress.size,
-    wallets: () => byAddress.values(),
+    wallets: () => inScope(),
   };
 }
 

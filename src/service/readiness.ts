@@ -4,6 +4,18 @@
 // wait hides or fakes it), the state database cannot take a write, or signing is paused because
 // the server refused a request as invalid. A reload that was refused is not one: the previous
 // config keeps running, and the answer says so without failing.
+//
+// In a cluster (state.url: several daemons on one PostgreSQL state, each working the wallets it
+// holds leases on) ready means "doing a share of the work now", so a load balancer or a count of
+// ready daemons counts working ones:
+// - a daemon holding leases is checked as above, its poll check over the wallets it holds;
+// - a daemon holding no lease while other daemons are live is *standby*: 503 with `standby: true`
+//   and a `cluster: standby` reason. That is not an error (the others hold every wallet, and it
+//   takes some at the next rebalance or when one stops); monitoring tells it apart by `standby`,
+//   and the shipped alerts do not page on it. The poll check does not apply to it (it polls
+//   nothing); the db and signing checks do, as it may have to take over at any moment;
+// - a daemon alone in the cluster holding nothing is not ready, and that is a fault: nobody works
+//   the wallets (its lease rounds fail, or every recovery failed; the log says which).
 
 interface PauseInfo {
   reason: string;
@@ -30,6 +42,11 @@ export interface HealthReport {
   };
   /** false after a reload was refused (informational: the previous config is in force). */
   configValid: boolean;
+  /**
+   * With shared state (state.url): the wallets this daemon holds leases on and works, and the
+   * daemons live in the cluster, this one counted. Undefined on a state of its own (SQLite).
+   */
+  cluster?: { held: number; live: number };
 }
 
 export interface Check {
@@ -39,6 +56,8 @@ export interface Check {
 
 export interface Readiness {
   ready: boolean;
+  /** In a cluster, holds no lease while others are live: not ready, and not a fault. */
+  standby: boolean;
   /** One line per failing check, `check: detail`; empty when ready. */
   reasons: string[];
   checks: {
@@ -47,6 +66,8 @@ export interface Readiness {
     signing: Check & { all: boolean; wallets: number };
     /** Never fails readiness. */
     config: Check;
+    /** Only with shared state. */
+    cluster?: Check & { held: number; live: number };
   };
 }
 
@@ -54,6 +75,8 @@ export interface Readiness {
 const NAMED_PAUSES = 5;
 
 export function evaluateReadiness(r: HealthReport): Readiness {
+  const cluster = clusterCheck(r.cluster);
+  const standby = cluster?.standby ?? false;
   const maxAgeMs = r.staleAfterIntervals * r.pollIntervalMs;
   // A clock stepped back makes the age negative: that is still a recent success.
   const ageMs = Math.max(0, r.now - (r.lastSuccessAt ?? r.startedAt));
@@ -68,8 +91,9 @@ export function evaluateReadiness(r: HealthReport): Readiness {
         : `no wallet poll has succeeded for ${duration(ageMs)} (more than ${window})`;
   }
   const poll = {
-    ok: ageMs <= maxAgeMs,
-    detail: pollDetail,
+    // A standby daemon polls nothing, so it has nothing to be late with.
+    ok: standby || ageMs <= maxAgeMs,
+    detail: standby ? 'not applicable: standby, no wallet to poll' : pollDetail,
     ageMs,
     maxAgeMs,
     lastSuccessAt: r.lastSuccessAt === undefined ? null : new Date(r.lastSuccessAt).toISOString(),
@@ -94,7 +118,34 @@ export function evaluateReadiness(r: HealthReport): Readiness {
 
   const checks = { poll, db, signing, config };
   const reasons = (['poll', 'db', 'signing'] as const).filter((k) => !checks[k].ok).map((k) => `${k}: ${checks[k].detail}`);
-  return { ready: reasons.length === 0, reasons, checks };
+  if (cluster === undefined) return { ready: reasons.length === 0, standby, reasons, checks };
+  const { standby: _, ...check } = cluster;
+  // First: it says why the others may not matter (standby) or what they come from (no lease).
+  if (!check.ok) reasons.unshift(`cluster: ${check.detail}`);
+  return { ready: reasons.length === 0, standby, reasons, checks: { ...checks, cluster: check } };
+}
+
+function clusterCheck(c: HealthReport['cluster']): (Check & { held: number; live: number; standby: boolean }) | undefined {
+  if (c === undefined) return undefined;
+  const { held, live } = c;
+  if (held > 0) return { ok: true, detail: `holds ${held} lease(s); ${live} daemon(s) live`, held, live, standby: false };
+  if (live > 1) {
+    const others = live - 1;
+    return {
+      ok: false,
+      detail: `standby: holds no lease while ${others} other daemon(s) are live and hold the wallets; it takes some when the split changes or one stops (not an error)`,
+      held,
+      live,
+      standby: true,
+    };
+  }
+  return {
+    ok: false,
+    detail: 'holds no lease and no other daemon is live, so no wallet is being worked (see lease.tick_failed, lease.lost and lease.recovery_failed in the log)',
+    held,
+    live,
+    standby: false,
+  };
 }
 
 function duration(ms: number): string {

@@ -6,6 +6,9 @@
 // (/healthz, /readyz), metrics.ts and instrument.ts (Prometheus, fed by the events), fleet.ts (the
 // per-wallet view they all read), alerts.ts (stale wallets, old unknown steps), webhook.ts and
 // webhook-events.ts (what is posted, failures first, signed).
+// With shared state (state.url) it also hears the lease manager (cluster-signals.ts): the leases
+// held and the live daemons (metrics, readiness), lease losses, and the wallets this daemon answers
+// for (the fleet's scope), so no daemon reports another's wallets as stale.
 import type { Clock } from '../domain.js';
 import type { AutoclaimEventMap, AutoclaimEvents } from '../events.js';
 import type { Logger } from '../log/logger.js';
@@ -13,9 +16,11 @@ import type { Redactor } from '../log/redact.js';
 import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
 import { createAlertTracker, evaluateAlerts, reportAlerts } from './alerts.js';
+import { clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
+import { createFleet } from './fleet.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { instrument, type Instruments } from './instrument.js';
-import { createMetrics, type Metrics, type SigningPauseCounts } from './metrics.js';
+import { createMetrics, type ClusterCounts, type Metrics, type SigningPauseCounts } from './metrics.js';
 import type { HealthReport } from './readiness.js';
 import { createNotifier } from './notify.js';
 import { createFailureWebhook, type FailureWebhook } from './webhook-events.js';
@@ -59,7 +64,15 @@ export class Supervisor {
     this.runtime = runtime;
     this.daemon = daemon;
     this.startedAt = opts.clock.now();
-    this.metrics = createMetrics({ version: opts.version, clock: opts.clock, startedAt: this.startedAt, signing: () => this.signingCounts() });
+    const manager = runtime.cluster?.manager;
+    this.metrics = createMetrics({
+      version: opts.version,
+      clock: opts.clock,
+      startedAt: this.startedAt,
+      signing: () => this.signingCounts(),
+      cluster: () => this.clusterCounts(),
+      fleet: createFleet({ scope: manager === undefined ? undefined : heldScope(manager) }),
+    });
     // Requests are labelled by the endpoints the client was opened with.
     this.instruments = instrument(this.metrics, events, { endpoints: () => runtime.config.api.endpoints });
     this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
@@ -78,7 +91,14 @@ export class Supervisor {
       events.on('cycle:done', ({ at }) => void this.cycleDone(at)),
       events.on('config:reloading', () => this.notifier.reloading()),
       events.on('config:reloaded', (r) => this.reloaded(r)),
+      ...(manager === undefined ? [] : watchLeases(manager, { metrics: this.metrics, store: runtime.store, logger: opts.logger })),
     ];
+  }
+
+  /** The lease manager's counts (state.url only). */
+  private clusterCounts(): ClusterCounts | undefined {
+    const manager = this.runtime.cluster?.manager;
+    return manager === undefined ? undefined : clusterCounts(manager);
   }
 
   /** After each cycle: limiter waits, unknown steps, staleness and unknown-step alerts. */
@@ -179,6 +199,7 @@ export class Supervisor {
       dbError,
       signing: { all: pauses.all, wallets: pauses.wallets },
       configValid: this.configValid,
+      cluster: this.clusterCounts(),
     };
   }
 
