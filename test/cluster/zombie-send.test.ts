@@ -1,0 +1,81 @@
+// A daemon paused right after committing `sending` (before the request's first byte) whose lease is
+// then taken: the new owner turns the step unknown and, once api.claim_settle has passed with no
+// trace of the claim in the summary, reconciles it as not applied and claims again; when the paused
+// daemon resumes, nothing in its path checks the lease again before the request goes out, so its
+// old signed claim is sent and applied too (its ts is still inside the service's window): two
+// claims for one plan. The fence stops a lapsed daemon from *recording* `sending`, not from
+// sending what it recorded before it lapsed; only claim_settle stands between (here 5 s, to be
+// quick; by default 60 s, so a pause of 60 s to the service's ts window, 300 s in the sandbox).
+//
+// A reproduction, run on demand (it fails while the gap is open):
+//   AUTOCLAIM_REPRO=zombie-send npx vitest run test/cluster/zombie-send.test.ts
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child } from '../e2e/helpers.js';
+import { createDatabase } from '../support/postgres.js';
+
+const SOL = 1_000_000_000n;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const state = (pid: number | undefined): string => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? '?';
+
+describe('a daemon paused between `sending` and the send', () => {
+  const children: Child[] = [];
+  let sandbox: Sandbox | undefined;
+  let cleanup = () => {};
+  afterEach(async () => {
+    for (const c of children) {
+      c.proc.kill('SIGCONT');
+      c.proc.kill('SIGKILL');
+    }
+    await Promise.all(children.map((c) => c.exited));
+    await sandbox?.close();
+    cleanup();
+  });
+
+  it.runIf(process.env.AUTOCLAIM_REPRO === 'zombie-send')('does not send its claim once another daemon has taken the wallet', { timeout: 60_000 }, async () => {
+    const t = tempDir('autoclaim-zombie-');
+    cleanup = t.cleanup;
+    const wallets = makeWallets(t.dir, ['w0']);
+    sandbox = await startSandbox({
+      apiKey: CANARY_API_KEY,
+      defaultAccrualLamportsPerSec: 0n,
+      wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: SOL / 10n, balanceLamports: 0n })),
+    });
+    const sb = sandbox;
+    const rule = `  - name: claim\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
+    const config = join(t.dir, 'autoclaim.yaml');
+    writeFileSync(config, configYaml({ baseUrl: sb.url, wallets, rules: rule, apiExtra: '  claim_settle: 5s\n' }).replace('state:\n', 'state:\n  lease: 3s\n'));
+    const env = { AUTOCLAIM_STATE_URL: await createDatabase() };
+
+    // A stops itself right after its claim's `sending` is committed.
+    const preload = join(import.meta.dirname, 'stop-at-failpoint.mjs');
+    const a = spawnCli(['run', '--config', config], { cwd: t.dir, env: { ...env, AUTOCLAIM_FAILPOINT: 'after_sending_committed', NODE_OPTIONS: `--import=${preload}` } });
+    children.push(a);
+    await until('A to stop at the failpoint', () => state(a.proc.pid) === 'T');
+    expect(sb.ledger()).toEqual([]);
+
+    // B takes the wallet once A's lease lapses, finds the claim unknown, reconciles it and claims.
+    const b = spawnCli(['run', '--config', config], { cwd: t.dir, env });
+    children.push(b);
+    await until('B to claim', () => sb.ledger().length > 0).catch((err: unknown) => {
+      throw new Error(`${String(err)}\nB:\n${b.events().filter((e) => e.event !== 'poll.ok').map((e) => JSON.stringify(e)).join('\n').slice(-6000)}`);
+    });
+
+    a.proc.kill('SIGCONT');
+    await sleep(3_000);
+    // Expected one claim; with the gap open, A's claim lands beside B's (its ledger epoch is the same).
+    const claims = sb.ledger().filter((e) => e.op === 'claim');
+    expect(claims.map((c) => `${c.epoch} ${c.amountLamports}`), b.stdout().slice(-3000)).toHaveLength(1);
+  });
+});
