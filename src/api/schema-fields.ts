@@ -73,12 +73,15 @@ export function roundedAmountFields(raw: unknown): string[] {
   });
 }
 
+/** A positive integer's text (a rank): digits, at most a safe integer. */
+function isPositiveIntText(text: string | undefined): text is string {
+  return text !== undefined && /^[1-9][0-9]{0,15}$/.test(text) && Number(text) <= Number.MAX_SAFE_INTEGER;
+}
+
 /** A positive integer (rank): a JSON number, or a string of digits. */
 function positiveIntOf(v: unknown, ctx: Ctx): number {
   const text = numericText(v);
-  if (text !== undefined && /^[1-9][0-9]{0,15}$/.test(text) && Number(text) <= Number.MAX_SAFE_INTEGER) {
-    return Number(text);
-  }
+  if (isPositiveIntText(text)) return Number(text);
   ctx.addIssue({ code: 'custom', message: `expected a positive integer, got ${describe(v)}` });
   return z.NEVER;
 }
@@ -121,6 +124,10 @@ export const optionalDecimalText = z
 // A JSON number's text, or a string spelling one; at most 64 characters like an amount.
 const NUMBER_TEXT = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?$/;
 
+function isNumberText(text: string | undefined): text is string {
+  return text !== undefined && text.length <= 64 && NUMBER_TEXT.test(text);
+}
+
 /**
  * Like optionalDecimalText, but a string must spell a number: for what a read reports (scores,
  * volumes), where "high", "NaN" or a 100 kB string means the answer is not what we think it is.
@@ -133,7 +140,7 @@ export const optionalNumberText = z
   .transform((v, ctx): string | null => {
     if (v === undefined || v === null) return null;
     const text = numericText(v);
-    if (text !== undefined && text.length <= 64 && NUMBER_TEXT.test(text)) return text;
+    if (isNumberText(text)) return text;
     ctx.addIssue({ code: 'custom', message: `expected a number, got ${describe(v)}` });
     return z.NEVER;
   });
@@ -205,3 +212,52 @@ export function describe(v: unknown): string {
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
+
+/**
+ * What the field schemas above make of a value they accept without an issue, read without zod:
+ * for the summary's fast path (schemas.ts), which must agree with them on every value it accepts.
+ * Each returns NOT_PLAIN for anything the schema would refuse (or any doubt): the schema then
+ * reads it, issues and all.
+ */
+export const NOT_PLAIN = Symbol('not plain');
+type Plain<T> = T | typeof NOT_PLAIN;
+
+export const plainFields = {
+  /** requiredString */
+  string(v: unknown): Plain<string> {
+    return typeof v === 'string' && v.length > 0 ? v : NOT_PLAIN;
+  },
+  /** optionalString */
+  optionalString(v: unknown): Plain<string | null> {
+    if (v === undefined || v === null) return null;
+    return typeof v === 'string' ? v : NOT_PLAIN;
+  },
+  /** requiredEpoch */
+  epoch(v: unknown): Plain<string> {
+    return typeof v === 'string' && isEpochDate(v) ? v : NOT_PLAIN;
+  },
+  /** requiredAmount (optionalAmount when `optional`) */
+  amount(v: unknown, optional = false): Plain<Lamports | null> {
+    if (v === undefined || v === null) return optional ? null : NOT_PLAIN;
+    const text = numericText(v);
+    if (text === undefined) return NOT_PLAIN;
+    try {
+      return parseServerSol(text).lamports;
+    } catch {
+      return NOT_PLAIN;
+    }
+  },
+  /** optionalRank */
+  rank(v: unknown): Plain<number | null> {
+    if (v === undefined || v === null) return null;
+    const text = numericText(v);
+    if (text !== undefined && /^0+$/.test(text)) return null;
+    return isPositiveIntText(text) ? Number(text) : NOT_PLAIN;
+  },
+  /** optionalNumberText */
+  numberText(v: unknown): Plain<string | null> {
+    if (v === undefined || v === null) return null;
+    const text = numericText(v);
+    return isNumberText(text) ? text : NOT_PLAIN;
+  },
+};
