@@ -15,6 +15,7 @@ import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
+import type { PlanWithSteps, StepRow } from '../store/rows.js';
 import { createAlertTracker, evaluateAlerts, reportAlerts } from './alerts.js';
 import { clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
 import { createFleet } from './fleet.js';
@@ -106,7 +107,7 @@ export class Supervisor {
     const { runtime, daemon } = this;
     try {
       this.instruments.sampleLimiter(runtime.limiter.waitedMs);
-      const unknown = await runtime.store.unknownSteps();
+      const unknown = await this.ownUnknownSteps();
       this.metrics.unknownStepsOpen(unknown.length);
       const config = daemon.currentConfig;
       const transitions = evaluateAlerts(this.tracker, {
@@ -117,14 +118,24 @@ export class Supervisor {
         // The fleet view (the state file at start, then every poll): the same last successes as
         // autoclaim_wallets_stale, and no query per wallet per cycle.
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
-        unknownSteps: await Promise.all(
-          unknown.map(async (s) => ({ id: s.id, plan: s.planId, wallet: (await runtime.store.getPlan(s.planId))?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
-        ),
+        unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {
       this.opts.logger.warn({ event: 'alerts.failed', err }, 'could not evaluate alerts this cycle');
     }
+  }
+
+  /**
+   * The unknown steps with their plans; with shared state only those of the wallets this daemon
+   * holds, so each is counted and alerted on by the one daemon that reconciles it (the database
+   * holds every daemon's).
+   */
+  private async ownUnknownSteps(): Promise<Array<{ step: StepRow; plan: PlanWithSteps | undefined }>> {
+    const { store, cluster } = this.runtime;
+    const held = cluster === undefined ? undefined : new Set(cluster.manager.held());
+    const steps = await Promise.all((await store.unknownSteps()).map(async (step) => ({ step, plan: await store.getPlan(step.planId) })));
+    return held === undefined ? steps : steps.filter(({ plan }) => plan !== undefined && held.has(plan.address));
   }
 
   /** Once the daemon runs: the health listener, READY=1 and the watchdog. */
@@ -175,7 +186,7 @@ export class Supervisor {
         staleAfterMs: config.alerts.staleAfterIntervals * daemon.pollIntervalMs(),
       });
       this.metrics.fleet.restore(await runtime.store.walletStates());
-      this.metrics.unknownStepsOpen((await runtime.store.unknownSteps()).length);
+      this.metrics.unknownStepsOpen((await this.ownUnknownSteps()).length);
     } catch (err) {
       this.opts.logger.warn({ event: 'metrics.setup_failed', err }, 'could not read the state file for the metrics; they fill in as polls come back');
     }
