@@ -63,6 +63,11 @@ export function renderReport(r) {
   for (const sc of s.scheduling?.scenarios ?? []) {
     p(`| 7 | crossing → claim delay, accrual planner ÷ round-robin (simulated, ${sc.scenario}), mean / p95 | ≤ 0.5 | ${fmt(sc.meanRatio)} / ${fmt(sc.p95Ratio)} | ${yes(sc.meanRatio <= 0.5 && sc.p95Ratio <= 0.5)} |`);
   }
+  const cl = s.cluster;
+  if (cl) {
+    for (const f of cl.failover) p(`| 8 | failover, kill -9 → every wallet re-owned, \`state.lease\` ${f.leaseSec} s (median of ${f.runsMs.length}) | about a lease | ${fmtMs(f.medianMs)} | — |`);
+    p(`| 8 | wallets polled a minute, 2 daemons ÷ 1, each with its own budget | ≈ 2 (≥ 1.8) | ${fmt(cl.throughput.ratio)} | ${yes(cl.throughput.ratio >= 1.8)} |`);
+  }
   if (s.plannerLive) {
     const l = s.plannerLive;
     p(`| 7 | the same in real time: the daemon with each planner against the sandbox, mean / p95 | ≤ 0.5 | ${fmt(l.meanRatio)} / ${fmt(l.p95Ratio)} | ${yes(l.meanRatio <= 0.5 && l.p95Ratio <= 0.5)} |`);
@@ -78,6 +83,10 @@ export function renderReport(r) {
   if (sg) signingSection(p, sg);
   if (s.scheduling) schedulingSection(p, s.scheduling.scenarios);
   if (s.plannerLive) plannerLiveSection(p, s.plannerLive);
+  if (s.cluster) {
+    p(renderClusterSection(s.cluster).trimEnd());
+    p();
+  }
   changesSection(p);
   return `${out.join('\n')}\n`;
 }
@@ -353,6 +362,37 @@ function plannerLiveSection(p, l) {
   p();
   p('Few claims per run (a minute of real time), so these figures are noisier than the simulation\'s; they show the wiring works end to end, on the real clock, through the real rate limiter.');
   p();
+}
+
+/** Section 8 as Markdown text: renderReport's, and what `node bench/cluster.mjs` splices into RESULTS.md alone. */
+export function renderClusterSection(c) {
+  const out = [];
+  const p = (s = '') => out.push(s);
+  const t = c.throughput;
+  p('## 8. Cluster (issue 15)');
+  p();
+  p(`Daemons (\`run\`, real processes) on one PostgreSQL state (the test suite's throwaway cluster, a fresh database per run), against the forked sandbox. \`node bench/cluster.mjs\` runs this part alone.`);
+  p();
+  p('### Failover time');
+  p();
+  p(`Daemon A alone takes all ${c.failover[0]?.wallets ?? ''} wallets; B starts (its first lease round finds them all held by A); A is killed -9. Measured from the kill until the database shows every lease unexpired and held by B, the one live daemon. Expected: what A's leases had left by the database's clock (a lease less the time since their last renewal, which is at most a third of a lease old) plus B's next round (at most a third of a lease), so between ⅔ of a lease and 1⅓ leases. A daemon that stops cleanly hands its leases back at once instead (the failover test shows it).`);
+  p();
+  p('| `state.lease` | runs | median | each run | A held at the kill |');
+  p('|---|---|---|---|---|');
+  for (const f of c.failover) p(`| ${f.leaseSec} s | ${f.runsMs.length} | **${fmtMs(f.medianMs)}** | ${f.runsMs.map(fmtMs).join(', ')} | ${f.heldAtKill.join(', ')} of ${f.wallets} |`);
+  p();
+  p('### Throughput: one budget per daemon');
+  p();
+  p(`${n(t.wallets)} wallets, a rule that never fires, a poll every 10 s (\`${t.poll}\`), each daemon with \`rate_limit: { per_minute: ${t.perMinute}, burst: ${t.burst} }\`, so one budget covers ${Math.round((t.perMinute * 10) / 60)} polls an interval, a third of the fleet. Summary GETs counted at the sandbox over ${t.seconds} s, after the split settled and ${t.warmupSec} s of warm-up.`);
+  p();
+  p('| daemons | budget a minute (sum) | summary polls | polls a minute |');
+  p('|---|---|---|---|');
+  for (const r of t.runs) p(`| ${r.daemons} | ${n(r.budgetPerMinute)} | ${n(r.polls)} | **${n(Math.round(r.pollsPerMinute))}** |`);
+  p(`| **2 ÷ 1** | | | **${fmt(t.ratio)}** |`);
+  p();
+  p('`api.rate_limit` is per daemon: each spends its own budget on the wallets it holds, so N daemons on N client addresses poll N times as many wallets a minute. Daemons behind one address (one NAT) share that address\'s limit at the service: give each `per_minute` of the address\'s limit ÷ N.');
+  p();
+  return `${out.join('\n')}\n`;
 }
 
 function changesSection(p) {

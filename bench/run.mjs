@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark of issue #6 against the sandbox on loopback, then
 // bench/RESULTS.md. Options: --quick (small sizes, one run: a smoke test of the harness),
-// --only=signing,scheduling,footprint,throughput,rate,latency,plannerLive (a subset); --render
+// --only=signing,scheduling,footprint,throughput,rate,latency,plannerLive,cluster (a subset); --render
 // (rewrite RESULTS.md from bench/out/results.json, e.g. to fold in a new bench/SOAK.json);
 // --baseline=DIR (another checkout, built: its `--help`, `once` and per-poll CPU measured beside
 // this build's, alternately, so the report shows before and after under the same load).
@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log, machine, OUT, REPO } from './lib/common.mjs';
+import { benchCluster } from './cluster.mjs';
 import { benchFootprint } from './footprint.mjs';
 import { benchLatency } from './latency.mjs';
 import { benchPlannerLive } from './planner-live.mjs';
@@ -67,6 +68,7 @@ await timed('throughput', async () => {
 await timed('rate', async () => benchRateBudget(quick ? { seconds: 20 } : { seconds: 75 }));
 await timed('latency', async () => benchLatency(quick ? { runs: 1, onceWallets: 200, runWallets: 100 } : { runs: 3 }));
 await timed('plannerLive', async () => benchPlannerLive(quick ? { seconds: 15 } : {}));
+await timed('cluster', async () => benchCluster({ quick }));
 
 results.totalSec = (performance.now() - started) / 1000;
 writeFileSync(join(OUT, 'results.json'), JSON.stringify(results, null, 1));
