@@ -3,8 +3,15 @@
 // held by no daemon) is in autoclaim.rules.test.yml, run by promtool in
 // test/deploy/prometheus-rules.test.ts; that their series exist on a live daemon, standby or not,
 // in operator-view-live.test.ts.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadDashboard, loadRules } from '../deploy/signals.js';
+import { stringify } from 'yaml';
+import { concreteExpr, loadDashboard, loadRules } from '../deploy/signals.js';
+
+const HAVE_PROMTOOL = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).error === undefined;
 
 describe('cluster alerts and panels', () => {
   const rules = loadRules().groups.flatMap((g) => g.rules);
@@ -25,5 +32,29 @@ describe('cluster alerts and panels', () => {
     expect(exprs('Leases held')).toMatch(/autoclaim_leases_held/);
     expect(exprs('Leases held')).toMatch(/autoclaim_cluster_daemons_live/);
     expect(exprs('Lease losses')).toMatch(/autoclaim_lease_losses_total/);
+  });
+
+  it.skipIf(!HAVE_PROMTOOL)('count the wallets of a cluster once, not once per daemon, beside daemons of their own (promtool)', () => {
+    const expr = loadDashboard().panels.find((p) => p.title === 'Wallets')?.targets?.[0]?.expr ?? '';
+    const dir = mkdtempSync(join(tmpdir(), 'autoclaim-wallets-'));
+    try {
+      writeFileSync(join(dir, 'r.yml'), stringify({ groups: [{ name: 'dashboard', rules: [{ record: 'wallets_shown', expr: concreteExpr(expr) }] }] }));
+      const series = (name: string, labels: string, values: string) => ({ series: `${name}{${labels}}`, values });
+      const test = (input: object[], value: number) => ({
+        interval: '1m',
+        input_series: input,
+        promql_expr_test: [{ expr: 'wallets_shown', eval_time: '2m', exp_samples: [{ labels: 'wallets_shown', value }] }],
+      });
+      const solo = [series('autoclaim_wallets', 'job="s",instance="solo"', '3x3'), series('autoclaim_cluster_daemons_live', 'job="s",instance="solo"', '0x3')];
+      const cluster = ['a', 'b'].flatMap((i) => [
+        series('autoclaim_wallets', `job="c",instance="${i}"`, '4x3'),
+        series('autoclaim_cluster_daemons_live', `job="c",instance="${i}"`, '2x3'),
+      ]);
+      writeFileSync(join(dir, 't.yml'), stringify({ rule_files: ['r.yml'], evaluation_interval: '1m', tests: [test([...solo, ...cluster], 7), test(solo, 3), test(cluster, 4)] }));
+      const r = spawnSync('promtool', ['test', 'rules', 't.yml'], { cwd: dir, encoding: 'utf8' });
+      expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
