@@ -4,7 +4,7 @@ import noImportCycle from './eslint-rules/no-import-cycle.js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'var/', 'coverage/', 'bench/**/*.mjs'] },
+  { ignores: ['dist/', 'node_modules/', 'var/', 'coverage/', 'bench/**/*.mjs', 'bench/out/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

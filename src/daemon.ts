@@ -95,7 +95,14 @@ export class Daemon {
       this.lastCycleAt = at;
     });
     const shared = { config: this.configRef, clock, logger, failpoint, events: this.events };
-    this.executor = new PlanExecutor({ ...shared, store: runtime.store, api: runtime.client, signers: runtime.signers, elapsedClock: this.decisionClock });
+    this.executor = new PlanExecutor({
+      ...shared,
+      store: runtime.store,
+      api: runtime.client,
+      signers: runtime.signers,
+      elapsedClock: this.decisionClock,
+      stillHolds: runtime.cluster === undefined ? undefined : (address) => this.cluster?.holds(address) ?? false,
+    });
     this.cycle = {
       ...shared,
       api: runtime.client,

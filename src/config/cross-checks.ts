@@ -28,7 +28,24 @@ const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
   { name: 'schedule against jitter and rate limit', check: scheduleLoad },
   { name: 'some rule', check: noRules },
   { name: 'sandbox settings used', check: sandboxIgnored },
+  { name: 'claim settle in a cluster', check: clusterClaimSettle },
 ];
+
+/**
+ * With shared state, a daemon paused (GC, SIGSTOP, a frozen VM) after recording a claim may send
+ * it when it wakes, after the wallet's new owner has judged it; that request is refused only once
+ * its timestamp is older than the service accepts. A new owner calls such a claim "not applied"
+ * after api.claim_settle, so claim_settle shorter than that window leaves room for two claims.
+ */
+const CLUSTER_MIN_CLAIM_SETTLE_MS = 5 * 60_000;
+
+function clusterClaimSettle(config: AppConfig, ctx: ResolveContext): void {
+  if (config.state.url === undefined || config.api.claimSettleMs >= CLUSTER_MIN_CLAIM_SETTLE_MS) return;
+  ctx.issues.warn(
+    ['api', 'claim_settle'],
+    'with shared state (state.url), set api.claim_settle at least as long as the service accepts a signed timestamp (5m or more): a daemon paused after recording a claim may still send it when it wakes',
+  );
+}
 
 export function crossCheck(config: AppConfig, ctx: ResolveContext): void {
   for (const { check } of CROSS_CHECKS) check(config, ctx);

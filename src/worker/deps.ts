@@ -20,6 +20,14 @@ export interface WorkerDeps {
   failpoint: Failpoint;
   /** The process's event channel: each step outcome goes out as `step:outcome` (metrics, webhook). */
   events?: EventSink;
+  /**
+   * With shared state: whether this daemon still holds the wallet's lease, asked once more after
+   * `sending` is committed and right before the request goes out. A daemon paused between the two
+   * (GC, SIGSTOP) may have lost the wallet meanwhile, and the new owner may already have judged
+   * the step; the fence stops a lapsed daemon from recording, this stops it from sending what it
+   * recorded before it lapsed. Absent: always (one daemon per state file).
+   */
+  stillHolds?: (address: string) => boolean;
 }
 
 export type { StepEvent } from '../events.js';

@@ -25,6 +25,12 @@ export class OutcomeRecorder {
     amount: bigint,
   ): Promise<StepResult> {
     const { store, api, clock } = this.deps;
+    if (this.deps.stillHolds?.(plan.address) === false) {
+      // Recorded `sending` while the lease was ours, but it is not any more: not sent. The step
+      // stays `sending` for the wallet's new owner, which recovers it as unknown and reconciles it.
+      log.warn({ event: 'lease.fenced' }, `${step.kind} not sent: this daemon lost the wallet's lease after recording it; the new owner reconciles it`);
+      return 'retry_later';
+    }
     log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
     let result;
     try {

@@ -1,14 +1,11 @@
 // A daemon paused right after committing `sending` (before the request's first byte) whose lease is
 // then taken: the new owner turns the step unknown and, once api.claim_settle has passed with no
-// trace of the claim in the summary, reconciles it as not applied and claims again; when the paused
-// daemon resumes, nothing in its path checks the lease again before the request goes out, so its
-// old signed claim is sent and applied too (its ts is still inside the service's window): two
-// claims for one plan. The fence stops a lapsed daemon from *recording* `sending`, not from
-// sending what it recorded before it lapsed; only claim_settle stands between (here 5 s, to be
-// quick; by default 60 s, so a pause of 60 s to the service's ts window, 300 s in the sandbox).
-//
-// A reproduction, run on demand (it fails while the gap is open):
-//   AUTOCLAIM_REPRO=zombie-send npx vitest run test/cluster/zombie-send.test.ts
+// trace of the claim in the summary, reconciles it as not applied and claims again. When the paused
+// daemon resumes it must not send its old signed claim (its ts would still be inside the service's
+// window, so it would be applied too: two claims for one plan). The fence stops a lapsed daemon from
+// *recording* `sending`; the lease is asked once more right before the send (WorkerDeps.stillHolds)
+// so it does not send what it recorded before it lapsed. Found by the failover test's author as a
+// reproduction (it failed with two claims before stillHolds); claim_settle is 5 s here to be quick.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,7 +40,7 @@ describe('a daemon paused between `sending` and the send', () => {
     cleanup();
   });
 
-  it.runIf(process.env.AUTOCLAIM_REPRO === 'zombie-send')('does not send its claim once another daemon has taken the wallet', { timeout: 60_000 }, async () => {
+  it('does not send its claim once another daemon has taken the wallet', { timeout: 60_000 }, async () => {
     const t = tempDir('autoclaim-zombie-');
     cleanup = t.cleanup;
     const wallets = makeWallets(t.dir, ['w0']);

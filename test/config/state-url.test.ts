@@ -65,4 +65,15 @@ describe('state.url', () => {
       'c.yaml:16:3 state.lease: must be at least 3s: a lease is renewed every third of it, and each renewal is a round trip to the database',
     ]);
   });
+
+  it('warns when claim_settle is shorter than a service ts window could be: a paused daemon may still send', () => {
+    dir.write('short.yaml', withState('  url: postgres://a@h/db\n'));
+    expect(formatted(dir.load('short.yaml')).warnings).toEqual([
+      expect.stringMatching(/^short\.yaml:\d+:\d+ api\.claim_settle: with shared state \(state\.url\), set api\.claim_settle at least as long as the service accepts a signed timestamp/),
+    ]);
+    dir.write('long.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  claim_settle: 10m\n'));
+    expect(formatted(dir.load('long.yaml')).warnings).toEqual([]);
+    dir.write('sqlite.yaml', BASE);
+    expect(formatted(dir.load('sqlite.yaml')).warnings).toEqual([]);
+  });
 });
