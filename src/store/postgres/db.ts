@@ -75,7 +75,15 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
     application_name: config.application_name ?? opts.application ?? 'autoclaim',
     // Session settings as startup parameters, applied by the server before the first query (a
     // SET queued on 'connect' would run beside the caller's first query, which pg deprecates).
-    options: [config.options, `-c lock_timeout=${Math.max(1, Math.trunc(busy))}`, opts.readonly === true ? '-c default_transaction_read_only=on' : undefined]
+    // A transaction left open by a paused client (SIGSTOP, a frozen VM, a stalled event loop) is
+    // ended by the server after the same time: it would otherwise hold its rows, the lease row
+    // FOR SHARE among them, and keep every other daemon from taking that wallet over.
+    options: [
+      config.options,
+      `-c lock_timeout=${Math.max(1, Math.trunc(busy))}`,
+      `-c idle_in_transaction_session_timeout=${Math.max(1000, Math.trunc(busy))}`,
+      opts.readonly === true ? '-c default_transaction_read_only=on' : undefined,
+    ]
       .filter((o) => o !== undefined && o !== '')
       .join(' '),
     // Per pool, so another user of the driver in this process keeps its own parsers.
