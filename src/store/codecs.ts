@@ -2,7 +2,8 @@
 // inside (see migrations.ts); JSON columns are checked on the way out, because a row that does not
 // decode must stop the daemon rather than steer it.
 import { MAX_LAMPORTS, type Lamports } from '../amount.js';
-import type { AmountSpec } from '../domain.js';
+import type { AmountSpec, WalletSummary } from '../domain.js';
+import type { OkPollRow } from './poll-writes.js';
 import { StateError } from '../errors.js';
 import { toJson } from '../json.js';
 import type {
@@ -203,5 +204,20 @@ export function attemptFromRaw(r: RawAttempt): AttemptRow {
     status: r.status,
     requestId: r.request_id,
     error: r.error,
+  };
+}
+
+/** A poll's record for wallet_state and epochs_seen, as both adapters write it; free text scrubbed. */
+export function okPollRow(wallet: string, address: string, at: number, s: WalletSummary, scrub: (text: string) => string): OkPollRow {
+  return {
+    wallet,
+    address,
+    at,
+    epoch: s.epoch,
+    pending: lamportsText(s.pendingLamports, 'pending'),
+    lifetime: lamportsTextOrNull(s.lifetimeLamports, 'lifetime'),
+    rank: s.rank,
+    tier: s.tier,
+    raw: s.raw === undefined ? null : scrub(toJson(s.raw)),
   };
 }

@@ -29,6 +29,9 @@ export interface InsertPlanOptions {
   reason: string;
 }
 
+/** How many plans listPlans answers when the query says no limit. */
+export const DEFAULT_LIST_LIMIT = 100;
+
 export interface ListPlansQuery {
   /** Only plans having at least one step in this state. */
   state?: StepState;

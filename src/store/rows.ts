@@ -179,3 +179,16 @@ export interface RawAttempt {
   request_id: string | null;
   error: string | null;
 }
+
+/** What planHistory reads of a plan (the limits' view), as both adapters select it. */
+export interface RawHistory {
+  id: number;
+  rule: string;
+  epoch: string;
+  seq: number;
+  created_at: number;
+  dry: number;
+  status: PlanStatus;
+  estimate_lamports: string;
+  claimed_lamports: string | null;
+}

@@ -7,23 +7,10 @@ import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepSpec, StepState } fro
 import { StateError } from '../../errors.js';
 import { encodeAmountSpec, lamportsText, planFromRaw, stepFromRaw } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
-import type { InsertPlanOptions, ListPlansQuery } from '../port.js';
-import type { PlanRow, PlanWithSteps, RawPlan, RawStep } from '../rows.js';
+import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
+import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
 import type { Sql } from './db.js';
 
-interface RawHistory {
-  id: number;
-  rule: string;
-  epoch: string;
-  seq: number;
-  created_at: number;
-  dry: number;
-  status: PlanStatus;
-  estimate_lamports: string;
-  claimed_lamports: string | null;
-}
-
-const DEFAULT_LIST_LIMIT = 100;
 
 /** Records a plan and all its steps (in the caller's transaction); undefined when its key exists. */
 export async function insertPlan(c: Sql, draft: PlanDraft, opts: InsertPlanOptions): Promise<PlanWithSteps | undefined> {

@@ -3,8 +3,7 @@
 // arrays), in one transaction. Under a fence, a record of a wallet this daemon does not lease is
 // dropped, not an error: a poll record is what `status` shows, and the wallet's owner writes its own.
 import type { WalletSummary } from '../../domain.js';
-import { toJson } from '../../json.js';
-import { lamportsText, lamportsTextOrNull, walletStateFromRaw } from '../codecs.js';
+import { okPollRow, walletStateFromRaw } from '../codecs.js';
 import type { FailedPollRow, OkPollRow, PollBatch } from '../poll-writes.js';
 import type { RawWalletState, WalletStateRow } from '../rows.js';
 import type { Sql } from './db.js';
@@ -20,17 +19,7 @@ export class WalletTable {
   constructor(private readonly scrub: Scrub) {}
 
   okRow(wallet: string, address: string, at: number, s: WalletSummary): OkPollRow {
-    return {
-      wallet,
-      address,
-      at,
-      epoch: s.epoch,
-      pending: lamportsText(s.pendingLamports, 'pending'),
-      lifetime: lamportsTextOrNull(s.lifetimeLamports, 'lifetime'),
-      rank: s.rank,
-      tier: s.tier,
-      raw: s.raw === undefined ? null : this.scrub(toJson(s.raw)),
-    };
+    return okPollRow(wallet, address, at, s, this.scrub);
   }
 
   failedRow(wallet: string, address: string, at: number, error: string): FailedPollRow {

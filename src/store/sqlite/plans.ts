@@ -7,23 +7,10 @@ import { encodeAmountSpec, lamportsText } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
 import type { Db } from './db.js';
 import { planFromRaw, stepFromRaw } from '../codecs.js';
-import type { InsertPlanOptions, ListPlansQuery } from '../port.js';
-import type { PlanRow, PlanWithSteps, RawPlan, RawStep } from '../rows.js';
+import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
+import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
 
 
-interface RawHistory {
-  id: number;
-  rule: string;
-  epoch: string;
-  seq: number;
-  created_at: number;
-  dry: number;
-  status: PlanStatus;
-  estimate_lamports: string;
-  claimed_lamports: string | null;
-}
-
-const DEFAULT_LIST_LIMIT = 100;
 
 export class PlanRepo {
   private readonly insertPlanStmt;

@@ -2,8 +2,7 @@
 // last good summary, so `status` can show both what went wrong and what was last known. The rows
 // are written in batches, behind the polls (poll-writes.ts); this is the table side.
 import type { WalletSummary } from '../../domain.js';
-import { toJson } from '../../json.js';
-import { lamportsText, lamportsTextOrNull } from '../codecs.js';
+import { okPollRow } from '../codecs.js';
 import type { Db } from './db.js';
 import { walletStateFromRaw } from '../codecs.js';
 import type { FailedPollRow, OkPollRow, PollBatch, PollTable } from '../poll-writes.js';
@@ -75,17 +74,7 @@ export class WalletRepo implements PollTable {
   }
 
   okRow(wallet: string, address: string, at: number, s: WalletSummary): OkPollRow {
-    return {
-      wallet,
-      address,
-      at,
-      epoch: s.epoch,
-      pending: lamportsText(s.pendingLamports, 'pending'),
-      lifetime: lamportsTextOrNull(s.lifetimeLamports, 'lifetime'),
-      rank: s.rank,
-      tier: s.tier,
-      raw: s.raw === undefined ? null : this.scrub(toJson(s.raw)),
-    };
+    return okPollRow(wallet, address, at, s, this.scrub);
   }
 
   failedRow(wallet: string, address: string, at: number, error: string): FailedPollRow {
