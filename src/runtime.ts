@@ -171,8 +171,7 @@ export async function openApi(
 
 /**
  * The state: the SQLite file under its single-instance lock, or (state.url) the PostgreSQL database
- * shared with other daemons, where leases take the lock's place. Closers run in reverse: the
- * leases are handed back before the store closes.
+ * shared with other daemons, where leases take the lock's place.
  */
 async function openState(
   config: AppConfig,
@@ -185,8 +184,10 @@ async function openState(
     redactor.add(password);
     const { openCluster } = await import('./cluster/open.js');
     const { store, cluster } = await openCluster({ url, password, leaseMs: config.state.leaseMs, logger, clock, redactor });
-    closers.push(() => store.close());
+    // Closed in reverse: the store first, so its last buffered poll records are written while the
+    // leases that fence them are still held; then the leases are handed back.
     closers.push(() => cluster.close());
+    closers.push(() => store.close());
     return { store, lock: undefined, cluster };
   }
   let lock: Lock | undefined;
