@@ -29,7 +29,9 @@ export interface ClusterOptions {
 /** The fenced store and the manager; nothing is leased until the daemon registers and ticks. */
 export async function openCluster(opts: ClusterOptions): Promise<{ store: Store; cluster: Cluster }> {
   let addresses: readonly string[] = [];
-  const pool = await openPool(opts.url, { password: opts.password, application: 'autoclaim-leases' });
+  // A round stuck on a silent connection fails after a third of a lease (the next round tries
+  // again); the manager's deadline timer stops belief in the leases meanwhile either way.
+  const pool = await openPool(opts.url, { password: opts.password, application: 'autoclaim-leases', queryTimeoutMs: Math.max(1_000, opts.leaseMs / 3) });
   const manager = new LeaseManager({ db: pool, clock: opts.clock, addresses: () => addresses, leaseMs: opts.leaseMs, logger: opts.logger });
   let store: Store;
   try {

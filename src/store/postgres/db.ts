@@ -24,6 +24,12 @@ export interface PgOptions {
   readonly?: boolean;
   /** Lock and statement waits, ms; default 5000 (SQLite's busy timeout). */
   busyTimeoutMs?: number;
+  /**
+   * A query with no answer after this long fails on the client's side (the server's timeouts cannot
+   * help when the network between is what hangs). Default: none. The lease manager's pool sets it,
+   * so a round stuck on a silent connection fails and the next one is tried.
+   */
+  queryTimeoutMs?: number;
   application?: string;
 }
 
@@ -72,6 +78,7 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
     max: POOL_MAX,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: busy,
+    ...(opts.queryTimeoutMs === undefined ? {} : { query_timeout: opts.queryTimeoutMs }),
     application_name: config.application_name ?? opts.application ?? 'autoclaim',
     // Session settings as startup parameters, applied by the server before the first query (a
     // SET queued on 'connect' would run beside the caller's first query, which pg deprecates).
