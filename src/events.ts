@@ -195,6 +195,8 @@ export const LOG_EVENTS = [
   // the cluster's leases (cluster/)
   'cluster.joined',
   'cluster.left',
+  'cluster.wallets_differ',
+  'cluster.wallets_agree',
   'lease.acquired',
   'lease.draining',
   'lease.released',

@@ -19,7 +19,8 @@ import { hostname } from 'node:os';
 import type { Clock } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import { shareFor } from './share.js';
-import { acquire, heartbeat, leave, readCluster, reap, release, renew, type Queryable } from './sql.js';
+import { acquire, heartbeat, leave, readCluster, reap, release, renew, walletsDigest, type DaemonIdentity, type Queryable } from './sql.js';
+import { WalletListWatch } from './wallet-lists.js';
 
 /** Why a lease stopped being this daemon's without it handing the lease back. */
 export type LossReason =
@@ -107,6 +108,7 @@ export class LeaseManager {
   private timer: NodeJS.Timeout | undefined;
   private watch: NodeJS.Timeout | undefined;
   private stopped = false;
+  private readonly walletLists: WalletListWatch;
 
   constructor(private readonly opts: LeaseManagerOptions) {
     this.leaseMs = opts.leaseMs ?? 15_000;
@@ -121,6 +123,7 @@ export class LeaseManager {
     this.pid = opts.pid ?? process.pid;
     this.id = opts.id ?? `${this.host}/${this.pid}/${randomUUID().slice(0, 8)}`;
     this.fence = { owner: this.id, tokenFor: (address) => this.tokenFor(address) };
+    this.walletLists = new WalletListWatch(this.id, opts.logger);
   }
 
   /** Subscribes; returns the unsubscribe. `acquired` and `draining` handlers are awaited (see LeaseEventMap). */
@@ -156,7 +159,7 @@ export class LeaseManager {
 
   /** Enters the cluster: this daemon's row, so the others count it in their split at their next tick. */
   async register(): Promise<void> {
-    await heartbeat(this.opts.db, { id: this.id, host: this.host, pid: this.pid }, this.leaseMs);
+    await heartbeat(this.opts.db, this.identity(), this.leaseMs);
     this.opts.logger?.info({ event: 'cluster.joined', daemon: this.id, lease_ms: this.leaseMs }, 'joined the cluster');
   }
 
@@ -224,10 +227,14 @@ export class LeaseManager {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
+  private identity(): DaemonIdentity {
+    return { id: this.id, host: this.host, pid: this.pid, wallets: walletsDigest(this.opts.addresses()) };
+  }
+
   private async round(): Promise<void> {
     const { db } = this.opts;
     this.dropPastDeadline();
-    await heartbeat(db, { id: this.id, host: this.host, pid: this.pid }, this.leaseMs);
+    await heartbeat(db, this.identity(), this.leaseMs);
     if (this.stopped) {
       // release() left the cluster while this heartbeat was out, which may have put the row back.
       await leave(db, this.id);
@@ -253,6 +260,7 @@ export class LeaseManager {
     await this.handBackFailed();
 
     this.live = view.daemons.filter((d) => d.live).map((d) => d.id);
+    this.walletLists.observe(view.daemons, walletsDigest(this.opts.addresses()));
     const owners = new Map<string, string>();
     for (const l of view.leases) if (l.valid && l.owner !== undefined) owners.set(l.address, l.owner);
     const mine = new Set(shareFor(this.id, { live: this.live, addresses: this.opts.addresses(), owners }));

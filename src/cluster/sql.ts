@@ -5,6 +5,7 @@
 // Every expiry is computed and compared with the database's now(), never a daemon's clock: daemons
 // whose clocks disagree still agree on who holds what. Each statement stands alone (autocommit):
 // none needs another's rows under a lock, and a statement that fails changes nothing.
+import { createHash } from 'node:crypto';
 import type { QueryResult, QueryResultRow } from 'pg';
 
 /** What the manager needs of a connection: a pg Pool or Client is one. */
@@ -19,15 +20,22 @@ export interface DaemonIdentity {
   id: string;
   host: string;
   pid: number;
+  /** A digest of the wallet list it splits (walletsDigest). */
+  wallets?: string;
+}
+
+/** A short digest of a wallet list, the same whatever its order. */
+export function walletsDigest(addresses: readonly string[]): string {
+  return createHash('sha256').update([...addresses].sort().join('\n')).digest('hex').slice(0, 16);
 }
 
 /** Registers this daemon or extends its row (a heartbeat); recreates it if it was reaped while paused. */
 export async function heartbeat(db: Queryable, self: DaemonIdentity, leaseMs: number): Promise<void> {
   await db.query(
-    `INSERT INTO daemons (id, host, pid, started_at, heartbeat_at, expires_at)
-     VALUES ($1, $2, $3, now(), now(), ${plusMs(4)})
-     ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = EXCLUDED.expires_at`,
-    [self.id, self.host, self.pid, leaseMs],
+    `INSERT INTO daemons (id, host, pid, started_at, heartbeat_at, expires_at, wallets)
+     VALUES ($1, $2, $3, now(), now(), ${plusMs(4)}, $5)
+     ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = EXCLUDED.expires_at, wallets = EXCLUDED.wallets`,
+    [self.id, self.host, self.pid, leaseMs, self.wallets ?? null],
   );
 }
 
@@ -78,6 +86,8 @@ export interface DaemonRow {
   expiresAt: number;
   /** Its row has not expired by the database's clock. */
   live: boolean;
+  /** The digest of the wallet list it splits; undefined for a daemon that did not say. */
+  wallets: string | undefined;
 }
 
 /** Who is in the cluster and who holds what, as the database sees it now. */
@@ -98,7 +108,7 @@ export async function readCluster(db: Queryable): Promise<ClusterView> {
           'started_at', (extract(epoch FROM started_at) * 1000)::float8,
           'heartbeat_at', (extract(epoch FROM heartbeat_at) * 1000)::float8,
           'expires_at', (extract(epoch FROM expires_at) * 1000)::float8,
-          'live', expires_at > now()) ORDER BY id) FROM daemons) AS daemons,
+          'live', expires_at > now(), 'wallets', wallets) ORDER BY id) FROM daemons) AS daemons,
        (SELECT json_agg(json_build_object(
           'address', address, 'owner', owner, 'token', token::text,
           'expires_at', (extract(epoch FROM expires_at) * 1000)::float8,
@@ -114,6 +124,7 @@ export async function readCluster(db: Queryable): Promise<ClusterView> {
       heartbeatAt: d.heartbeat_at,
       expiresAt: d.expires_at,
       live: d.live,
+      wallets: d.wallets ?? undefined,
     })),
     leases: (row?.leases ?? []).map((l) => ({
       address: l.address,
@@ -133,6 +144,7 @@ interface RawDaemon {
   heartbeat_at: number;
   expires_at: number;
   live: boolean;
+  wallets: string | null;
 }
 
 interface RawLease {

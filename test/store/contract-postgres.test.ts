@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { IN_FLIGHT_ERROR } from '../../src/store/plan-status.js';
-import { PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore, type Fence } from '../../src/store/postgres/store.js';
 import type { Store } from '../../src/store/port.js';
 import { createDatabase, startPostgres } from '../support/postgres.js';
@@ -37,11 +37,31 @@ describe('migrations', () => {
       const v = await c.query<{ version: number }>('SELECT version FROM autoclaim_schema ORDER BY version');
       const t = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
       await c.end();
-      expect(v.rows.map((r) => r.version)).toEqual([PG_SCHEMA_VERSION]);
+      // Each migration applied once, in order.
+      expect(v.rows.map((r) => r.version)).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1));
       expect(t.rows[0]?.n).toBe(8); // five state tables, daemons, leases, autoclaim_schema
       for (const s of stores) expect(await s.integrityCheck()).toBe('ok');
     } finally {
       for (const s of stores) await s.close();
+    }
+  });
+
+  it('brings a database of the first schema up to date, keeping its rows', async () => {
+    const fresh = await createDatabase();
+    const c = new pg.Client(fields(fresh));
+    await c.connect();
+    try {
+      await c.query('CREATE TABLE autoclaim_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      await c.query(PG_MIGRATIONS[0] as string);
+      await c.query('INSERT INTO autoclaim_schema (version) VALUES (1)');
+      await c.query(`INSERT INTO daemons (id, host, pid, started_at, heartbeat_at, expires_at) VALUES ('old', 'h', 1, now(), now(), now())`);
+      await (await open(fresh)).close();
+      const v = await c.query<{ version: number }>('SELECT max(version) AS version FROM autoclaim_schema');
+      expect(v.rows[0]?.version).toBe(PG_SCHEMA_VERSION);
+      const d = await c.query<{ id: string; wallets: string | null }>('SELECT id, wallets FROM daemons');
+      expect(d.rows).toEqual([{ id: 'old', wallets: null }]);
+    } finally {
+      await c.end();
     }
   });
 

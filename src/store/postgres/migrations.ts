@@ -124,6 +124,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX leases_by_owner ON leases (owner);
   `,
+  // Each daemon says which wallet list it splits (a digest of the sorted addresses): daemons with
+  // different lists each split their own, and a wallet only some of them list can go unowned.
+  `
+  ALTER TABLE daemons ADD COLUMN wallets text NULL;
+  `,
 ];
 
 /** The version a fully migrated database has. */
