@@ -24,6 +24,7 @@ import { formatPath } from '../json.js';
 import { isLoopback } from '../loopback.js';
 import { cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 import { parseDuration } from './durations.js';
+import { stateUrlProblem } from './state-url.js';
 import type { ConfigSource, IssueList, Path } from './positions.js';
 import type { SetAside } from './salvage.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
@@ -156,25 +157,6 @@ function resolveState(raw: RawConfig['state'], ctx: ResolveContext): AppConfig['
     passwordFile: raw?.password_file === undefined ? undefined : fromConfigDir(raw.password_file, ctx),
     leaseMs,
   };
-}
-
-/**
- * A PostgreSQL URL with no password in it: a URL ends up in process listings, logs and shell
- * history, so the password comes from PGPASSWORD, state.password_file or the credential.
- */
-function stateUrlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'not a URL; expected postgres://user@host:port/database';
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') return `scheme ${url.protocol} is not postgres: (expected postgres://user@host:port/database)`;
-  if (url.password !== '' || url.searchParams.has('password')) {
-    return 'holds a password; remove it and use PGPASSWORD, state.password_file (mode 0600) or the systemd credential state_password';
-  }
-  if (url.pathname === '' || url.pathname === '/') return 'names no database (postgres://user@host:port/database)';
-  return undefined;
 }
 
 function statePath(given: string | undefined, ctx: ResolveContext): string {

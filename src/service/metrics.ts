@@ -10,7 +10,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { lamportsToDisplayNumber, type Lamports } from '../amount.js';
 import type { LossReason } from '../cluster/leases.js';
+import { registerClusterMetrics, type ClusterCounts } from './cluster-metrics.js';
 import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js';
+export { LEASE_LOSS_REASONS, type ClusterCounts } from './cluster-metrics.js';
 import { createFleet, type Fleet, type FleetWallet, type WalletView } from './fleet.js';
 
 /** How a plan ended, counted once when the daemon finishes it (open and blocked are not endings). */
@@ -22,11 +24,6 @@ export type StepOutcome = (typeof STEP_OUTCOMES)[number];
 type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none';
 const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'dropped'] as const;
 export type NotificationOutcome = (typeof NOTIFICATION_OUTCOMES)[number];
-/** Every reason a lease is lost (leases.ts's LossReason), so each counter series exists from the start. */
-export const LEASE_LOSS_REASONS = ['expired', 'taken', 'deadline', 'recovery_failed'] as const satisfies readonly LossReason[];
-// A reason added to LossReason and not here fails the typecheck.
-const everyLossReason: [Exclude<LossReason, (typeof LEASE_LOSS_REASONS)[number]>] extends [never] ? true : never = true;
-void everyLossReason;
 /** `metrics.per_wallet`. */
 type PerWalletSetting = 'auto' | boolean;
 
@@ -51,13 +48,6 @@ export interface SigningPauseCounts {
   wallets: number;
 }
 
-/** What the lease manager says at scrape time (state.url only). */
-export interface ClusterCounts {
-  /** Wallets this daemon holds and works (recovered, not draining). */
-  held: number;
-  /** Daemons live in the cluster at the last lease tick, this one included. */
-  live: number;
-}
 
 export interface Metrics {
   readonly registry: Registry;
@@ -307,33 +297,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     registers,
   });
 
-  // ---- the cluster (state.url). A daemon on its own SQLite file exports them too, at 0, so the
-  // rules and the dashboard find every series they name on any daemon; the rules tell the two
-  // apart by autoclaim_cluster_daemons_live, which is 0 only outside a cluster.
-  new Gauge({
-    name: `${PREFIX}leases_held`,
-    help: 'Wallets this daemon holds a lease on and works (shared state only; 0 on a SQLite state, which needs no lease).',
-    registers,
-    collect() {
-      this.set(opts.cluster?.()?.held ?? 0);
-    },
-  });
-  new Gauge({
-    name: `${PREFIX}cluster_daemons_live`,
-    help: 'Daemons live in the cluster at the last lease round, this one included; 0 when the state is not shared (SQLite).',
-    registers,
-    collect() {
-      this.set(opts.cluster?.()?.live ?? 0);
-    },
-  });
-  const leaseLosses = new Counter({
-    name: `${PREFIX}lease_losses_total`,
-    help: 'Leases lost without being handed back, by reason: expired (lapsed in the database), taken (another daemon holds it), deadline (no renewal in time), recovery_failed; the wallet\'s work stopped.',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-
-  for (const reason of LEASE_LOSS_REASONS) leaseLosses.inc({ reason }, 0);
+  const cluster = registerClusterMetrics(registers, opts.cluster);
   for (const outcome of ['ok', 'failed'] as const) polls.inc({ outcome }, 0);
   for (const kind of SIGNED_OPS) {
     anomalies.inc({ kind }, 0);
@@ -415,7 +379,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       notifications.inc({ outcome });
     },
     leaseLost(reason) {
-      leaseLosses.inc({ reason });
+      cluster.leaseLost(reason);
     },
   };
 }
