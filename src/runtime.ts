@@ -28,6 +28,12 @@ export interface RuntimeOptions {
   redactor: Redactor;
   /** Take the single-instance lock (run and once do; read-only commands don't). */
   lock: boolean;
+  /**
+   * With state.url: join the cluster's leases, every write fenced by them (run, once; the default).
+   * False opens the shared store unfenced and leaseless: `send` only records a plan there, and the
+   * daemon holding the wallet's lease sends it.
+   */
+  leases?: boolean;
   /** The process's event channel, handed to the API client (`request:done`). */
   events?: EventSink;
   /** False for `once`, which does not poll on the schedule (LoadOptions.scheduled). */
@@ -182,6 +188,12 @@ async function openState(
   if (url !== undefined) {
     const password = resolveStatePassword(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
     redactor.add(password);
+    if (opts.leases === false) {
+      const { openPostgresStore } = await import('./store/postgres/store.js');
+      const store = await openPostgresStore(url, { logger, clock, password, redactor });
+      closers.push(() => store.close());
+      return { store, lock: undefined, cluster: undefined };
+    }
     const { openCluster } = await import('./cluster/open.js');
     const { store, cluster } = await openCluster({ url, password, leaseMs: config.state.leaseMs, logger, clock, redactor });
     // Closed in reverse: the store first, so its last buffered poll records are written while the

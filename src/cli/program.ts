@@ -90,6 +90,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--id <id>', 'your id for this action: the same id never sends twice')
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--dry-run', 'say what would be sent; record and send nothing')
+    .option('--wait <duration>', 'with shared state (state.url): how long to wait for the daemon holding the wallet to send it', '2m')
     .action(async function (this: Command, op: string) {
       const opts = this.opts<SendOptions>();
       await run('stdout', async (ctx) => (await import('./commands/send.js')).sendCommand(ctx, op, opts)).call(this);

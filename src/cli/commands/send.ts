@@ -5,6 +5,7 @@
 // the same id again reports what was recorded and sends nothing.
 import { createInterface } from 'node:readline/promises';
 import { formatSol, parseSol, type Lamports } from '../../amount.js';
+import { parseDuration } from '../../config/durations.js';
 import { Daemon } from '../../daemon.js';
 import { SIGNED_OPS, type PlanDraft, type SignedOp, type StepSpec, type WalletConfig } from '../../domain.js';
 import { createEvents } from '../../events.js';
@@ -22,6 +23,8 @@ export interface SendOptions {
   id?: string;
   yes?: boolean;
   dryRun?: boolean;
+  /** With shared state: how long to wait for the wallet's lease holder to send it (e.g. 2m). */
+  wait?: string;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
@@ -101,13 +104,11 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
   }
   const { io, logger, redactor } = ctx;
   const events = createEvents({ logger });
-  const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events });
+  const waitMs = parseWait(opts.wait);
+  // With shared state no lease is taken: the plan is recorded, and the daemon holding the wallet's
+  // lease sends it (a recorded plan is finished before anything new is decided), fenced as ever.
+  const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, leases: false, events });
   try {
-    if (runtime.cluster !== undefined) {
-      // Its writes would be fenced by a lease this process does not hold; taking one wallet's lease
-      // out of the daemons' split is not built yet.
-      throw new UsageError('send is not available with shared state (state.url) yet: send it from a config on SQLite state, or let a rule do it');
-    }
     const wallet = runtime.config.wallets.find((w) => w.name === opts.wallet);
     if (wallet === undefined) {
       throw new UsageError(`no wallet named "${opts.wallet ?? ''}" in the config (wallets: ${runtime.config.wallets.map((w) => w.name).join(', ')})`);
@@ -143,11 +144,44 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
       return raced === undefined ? EXIT.FAILURE : report(ctx, raced, true);
     }
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
+    if (runtime.config.state.url !== undefined) return await awaitHolder(ctx, runtime, plan, wallet, waitMs);
     const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events });
     await daemon.recover();
     await daemon.runPlan(plan.id);
     return report(ctx, (await runtime.store.getPlan(plan.id)) ?? plan, false);
   } finally {
     await runtime.close();
+  }
+}
+
+/** `--wait`: how long a send on shared state waits for the wallet's lease holder. */
+function parseWait(text: string | undefined): number {
+  const ms = parseDuration(text ?? '2m');
+  if (ms === undefined || ms <= 0) throw new UsageError(`--wait must be a duration such as 30s or 2m, got "${text ?? ''}"`);
+  return ms;
+}
+
+const WAIT_POLL_MS = 500;
+
+/**
+ * On shared state: the daemon holding the wallet's lease sends the recorded plan at its next poll
+ * of the wallet. Waits for the step to leave `planned`/`sending` and reports it; past `waitMs` the
+ * plan stays recorded (it is sent once, when a daemon holds the wallet) and the exit is 1.
+ */
+async function awaitHolder(ctx: CommandContext, runtime: Runtime, plan: PlanWithSteps, wallet: WalletConfig, waitMs: number): Promise<ExitCode> {
+  writeLine(ctx.io.stdout, `plan ${plan.id} recorded; the daemon holding wallet ${wallet.name} sends it at its next poll`);
+  const deadline = performance.now() + waitMs;
+  for (;;) {
+    const now = (await runtime.store.getPlan(plan.id)) ?? plan;
+    const state = now.steps[0]?.state;
+    if (state !== 'planned' && state !== 'sending') return report(ctx, now, false);
+    if (performance.now() >= deadline) {
+      writeLine(
+        ctx.io.stdout,
+        `not sent within the wait: plan ${plan.id} stays recorded and is sent once, by the daemon that holds wallet ${wallet.name} (\`autoclaim status\` shows who; \`autoclaim actions\` shows the outcome)`,
+      );
+      return EXIT.FAILURE;
+    }
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
 }
