@@ -5,11 +5,8 @@
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LeaseManager } from '../../src/cluster/leases.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, makeWallets, runCli, tempDir, writeConfig, type TestWallet } from '../e2e/helpers.js';
-import { createDatabase } from '../support/postgres.js';
-
-const SOL = 1_000_000_000n;
+import { CANARY_API_KEY, runCli, type TestWallet } from '../e2e/helpers.js';
+import { sharedWorld, type SharedWorld } from './shared-world.js';
 
 interface StatusBody {
   wallets: Array<{
@@ -23,32 +20,22 @@ interface StatusBody {
 }
 
 describe('status and actions on shared PostgreSQL state', () => {
-  let sandbox: Sandbox;
   let dir: string;
-  let cleanup: () => void;
   let wallets: TestWallet[];
   let config: string;
   let env: NodeJS.ProcessEnv;
   let pool: pg.Pool;
+  let world: SharedWorld;
 
   beforeEach(async () => {
-    ({ dir, cleanup } = tempDir());
-    wallets = makeWallets(dir, ['w0', 'w1', 'w2']);
-    sandbox = await startSandbox({
-      apiKey: CANARY_API_KEY,
-      defaultAccrualLamportsPerSec: 0n,
-      wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: 0n, balanceLamports: 0n })),
-    });
-    config = writeConfig(dir, { baseUrl: sandbox.url, wallets });
-    const url = await createDatabase();
-    env = { AUTOCLAIM_API_KEY: CANARY_API_KEY, AUTOCLAIM_STATE_URL: url };
-    pool = new pg.Pool({ connectionString: url, max: 2 });
+    world = await sharedWorld(['w0', 'w1', 'w2']);
+    ({ dir, wallets, config, env } = world);
+    pool = new pg.Pool({ connectionString: world.url, max: 2 });
   });
 
   afterEach(async () => {
     await pool.end();
-    await sandbox.close();
-    cleanup();
+    await world.close();
   });
 
   const status = async (json: boolean) => {

@@ -3,11 +3,9 @@
 // it at its next poll, fenced as any of its writes; send waits for the outcome and reports it. With
 // no daemon holding the wallet it says so after --wait, and the plan is sent once, later.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, makeWallets, runCli, spawnCli, tempDir, writeConfig, type Child, type TestWallet } from '../e2e/helpers.js';
-import { createDatabase } from '../support/postgres.js';
+import { runCli, spawnCli, type Child } from '../e2e/helpers.js';
+import { sharedWorld, type SharedWorld } from './shared-world.js';
 
-const SOL = 1_000_000_000n;
 // A rule that never fires here: every claim in the ledger is the one-off's.
 const NEVER = `  - name: never
     when:
@@ -17,40 +15,24 @@ const NEVER = `  - name: never
 `;
 
 describe('send on shared state', () => {
-  let sandbox: Sandbox;
-  let dir: string;
-  let cleanup: () => void;
-  let wallets: TestWallet[];
-  let config: string;
-  let env: NodeJS.ProcessEnv;
+  let w: SharedWorld;
   const children: Child[] = [];
-
   beforeEach(async () => {
-    ({ dir, cleanup } = tempDir());
-    wallets = makeWallets(dir, ['w0', 'w1']);
-    sandbox = await startSandbox({
-      apiKey: CANARY_API_KEY,
-      defaultAccrualLamportsPerSec: 0n,
-      wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: 0n, balanceLamports: 0n })),
-    });
-    config = writeConfig(dir, { baseUrl: sandbox.url, wallets, rules: NEVER, apiExtra: '  claim_settle: 10m\n' });
-    env = { AUTOCLAIM_API_KEY: CANARY_API_KEY, AUTOCLAIM_STATE_URL: await createDatabase() };
+    w = await sharedWorld(['w0', 'w1'], { rules: NEVER, apiExtra: '  claim_settle: 10m\n' });
   });
-
   afterEach(async () => {
     for (const c of children.splice(0)) {
       c.proc.kill('SIGKILL');
       await c.exited;
     }
-    await sandbox.close();
-    cleanup();
+    await w.close();
   });
 
-  const claims = () => sandbox.ledger().filter((e) => e.op === 'claim').map((e) => e.wallet);
-  const send = (id: string, extra: string[] = []) => runCli(['send', 'claim', '--wallet', 'w0', '--id', id, '--yes', '--config', config, ...extra], { cwd: dir, env });
+  const claims = () => w.sandbox.ledger().filter((e) => e.op === 'claim').map((e) => e.wallet);
+  const send = (id: string, extra: string[] = []) => runCli(['send', 'claim', '--wallet', 'w0', '--id', id, '--yes', '--config', w.config, ...extra], { cwd: w.dir, env: w.env });
 
   it('records the plan; the daemon holding the wallet sends it once; the same id again sends nothing', async () => {
-    const daemon = spawnCli(['run', '--config', config], { cwd: dir, env });
+    const daemon = spawnCli(['run', '--config', w.config], { cwd: w.dir, env: w.env });
     children.push(daemon);
     await daemon.waitFor((e) => e.event === 'daemon.started');
 
@@ -59,7 +41,7 @@ describe('send on shared state', () => {
     expect(first.stdout).toContain('recorded; the daemon holding wallet w0 sends it at its next poll');
     expect(first.stdout).toMatch(/claim is acknowledged/);
     expect(first.code).toBe(0);
-    expect(claims()).toEqual([wallets[0]!.address]);
+    expect(claims()).toEqual([w.wallets[0]!.address]);
     // The daemon sent it, under its lease.
     expect(daemon.events().some((e) => e.event === 'action.acknowledged' && e.kind === 'claim' && e.wallet === 'w0')).toBe(true);
 
@@ -78,10 +60,10 @@ describe('send on shared state', () => {
     expect(waited.stdout).toContain('not sent within the wait: plan');
     expect(claims()).toEqual([]);
 
-    const once = await runCli(['once', '--config', config], { cwd: dir, env });
+    const once = await runCli(['once', '--config', w.config], { cwd: w.dir, env: w.env });
     expect(once.code).toBe(0);
-    expect(claims()).toEqual([wallets[0]!.address]);
-    const twice = await runCli(['once', '--config', config], { cwd: dir, env });
+    expect(claims()).toEqual([w.wallets[0]!.address]);
+    const twice = await runCli(['once', '--config', w.config], { cwd: w.dir, env: w.env });
     expect(twice.code).toBe(0);
     expect(claims()).toHaveLength(1);
 
