@@ -2,7 +2,7 @@
 // inside (see migrations.ts); JSON columns are checked on the way out, because a row that does not
 // decode must stop the daemon rather than steer it.
 import { MAX_LAMPORTS, type Lamports } from '../amount.js';
-import type { AmountSpec, WalletSummary } from '../domain.js';
+import type { AmountSpec, StepSpec, WalletSummary } from '../domain.js';
 import type { OkPollRow } from './poll-writes.js';
 import { StateError } from '../errors.js';
 import { toJson } from '../json.js';
@@ -219,5 +219,16 @@ export function okPollRow(wallet: string, address: string, at: number, s: Wallet
     rank: s.rank,
     tier: s.tier,
     raw: s.raw === undefined ? null : scrub(toJson(s.raw)),
+  };
+}
+
+/** A plan step's columns, as both adapters insert them. */
+export function stepColumns(spec: StepSpec): { kind: string; symbol: string | null; spec: string | null; lamports: string | null } {
+  if (spec.kind === 'claim') return { kind: 'claim', symbol: null, spec: null, lamports: null };
+  return {
+    kind: spec.kind,
+    symbol: spec.symbol,
+    spec: encodeAmountSpec(spec.amount),
+    lamports: spec.amount.kind === 'fixed' ? lamportsText(spec.amount.lamports, `${spec.kind} amount`) : null,
   };
 }

@@ -73,19 +73,31 @@ export interface PollWriteOptions {
 export const DEFAULT_MAX_BATCH = 1000;
 export const DEFAULT_FLUSH_AFTER_MS = 1000;
 
-const unrefTimer: PollTimer = (fn, ms) => {
+/** The default timer: one that does not keep the process alive. */
+export const unrefTimer: PollTimer = (fn, ms) => {
   const t = setTimeout(fn, ms);
   t.unref();
   return () => clearTimeout(t);
 };
 
-interface Pending {
+/** An address's buffered records: its latest good poll, and a failed one since. */
+export interface PendingPoll {
   ok?: OkPollRow;
   failed?: FailedPollRow;
 }
 
+/** What one transaction writes for these buffered records and epochs. */
+export function toBatch(pending: ReadonlyMap<string, PendingPoll>, epochs: ReadonlyMap<string, EpochRow>): PollBatch {
+  const batch: PollBatch = { epochs: [...epochs.values()], ok: [], failed: [] };
+  for (const p of pending.values()) {
+    if (p.ok !== undefined) batch.ok.push(p.ok);
+    if (p.failed !== undefined) batch.failed.push(p.failed);
+  }
+  return batch;
+}
+
 export class PollWrites {
-  private pending = new Map<string, Pending>();
+  private pending = new Map<string, PendingPoll>();
   private epochs = new Map<string, EpochRow>();
   /** The last epoch of each address known to be in epochs_seen or buffered for it. */
   private readonly knownEpoch = new Map<string, string>();
@@ -131,12 +143,7 @@ export class PollWrites {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     if (this.pending.size === 0 && this.epochs.size === 0) return;
-    const batch: PollBatch = { epochs: [...this.epochs.values()], ok: [], failed: [] };
-    for (const p of this.pending.values()) {
-      if (p.ok !== undefined) batch.ok.push(p.ok);
-      if (p.failed !== undefined) batch.failed.push(p.failed);
-    }
-    this.table.write(batch);
+    this.table.write(toBatch(this.pending, this.epochs));
     this.pending = new Map();
     this.epochs = new Map();
   }

@@ -3,9 +3,9 @@
 // sqlite/plans.ts; each takes the connection it runs on (the pool for a read, a transaction's
 // client for a write).
 import type { Lamports } from '../../amount.js';
-import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepSpec, StepState } from '../../domain.js';
+import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { encodeAmountSpec, lamportsText, planFromRaw, stepFromRaw } from '../codecs.js';
+import { lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
@@ -181,14 +181,4 @@ async function withSteps(c: Sql, plans: RawPlan[]): Promise<PlanWithSteps[]> {
     else list.push(s);
   }
   return plans.map((p) => ({ ...planFromRaw(p), steps: (byPlan.get(p.id) ?? []).map(stepFromRaw) }));
-}
-
-function stepColumns(spec: StepSpec): { kind: string; symbol: string | null; spec: string | null; lamports: string | null } {
-  if (spec.kind === 'claim') return { kind: 'claim', symbol: null, spec: null, lamports: null };
-  return {
-    kind: spec.kind,
-    symbol: spec.symbol,
-    spec: encodeAmountSpec(spec.amount),
-    lamports: spec.amount.kind === 'fixed' ? lamportsText(spec.amount.lamports, `${spec.kind} amount`) : null,
-  };
 }

@@ -12,28 +12,24 @@
 import {
   DEFAULT_FLUSH_AFTER_MS,
   DEFAULT_MAX_BATCH,
+  toBatch,
+  unrefTimer,
   type EpochRow,
-  type FailedPollRow,
-  type OkPollRow,
+  type PendingPoll,
   type PollBatch,
+  type PollTable,
   type PollWriteOptions,
 } from '../poll-writes.js';
 import type { PollResult } from '../port.js';
 
-export interface AsyncPollTable {
-  okRow(wallet: string, address: string, at: number, summary: Extract<PollResult, { ok: true }>['summary']): OkPollRow;
-  failedRow(wallet: string, address: string, at: number, error: string): FailedPollRow;
+/** PollTable with the epoch check and the write answered later. */
+export interface AsyncPollTable extends Pick<PollTable, 'okRow' | 'failedRow'> {
   epochSeen(address: string, epoch: string): Promise<boolean>;
   write(batch: PollBatch): Promise<void>;
 }
 
-interface Pending {
-  ok?: OkPollRow;
-  failed?: FailedPollRow;
-}
-
 export class AsyncPollWrites {
-  private pending = new Map<string, Pending>();
+  private pending = new Map<string, PendingPoll>();
   private epochs = new Map<string, EpochRow>();
   private readonly knownEpoch = new Map<string, string>();
   private cancelTimer: (() => void) | undefined;
@@ -92,20 +88,15 @@ export class AsyncPollWrites {
     const epochs = this.epochs;
     this.pending = new Map();
     this.epochs = new Map();
-    const batch: PollBatch = { epochs: [...epochs.values()], ok: [], failed: [] };
-    for (const p of pending.values()) {
-      if (p.ok !== undefined) batch.ok.push(p.ok);
-      if (p.failed !== undefined) batch.failed.push(p.failed);
-    }
     try {
-      await this.table.write(batch);
+      await this.table.write(toBatch(pending, epochs));
     } catch (err) {
       this.putBack(pending, epochs);
       throw err;
     }
   }
 
-  private putBack(pending: Map<string, Pending>, epochs: Map<string, EpochRow>): void {
+  private putBack(pending: Map<string, PendingPoll>, epochs: Map<string, EpochRow>): void {
     for (const [address, old] of pending) {
       const newer = this.pending.get(address);
       if (newer === undefined) this.pending.set(address, old);
@@ -132,8 +123,3 @@ export class AsyncPollWrites {
   }
 }
 
-const unrefTimer = (fn: () => void, ms: number): (() => void) => {
-  const t = setTimeout(fn, ms);
-  t.unref();
-  return () => clearTimeout(t);
-};

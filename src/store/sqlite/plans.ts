@@ -1,16 +1,13 @@
 // plans and the step rows they own: recording a plan before anything is signed (SPEC §2), reading
 // plans back, and deriving a plan's status from its steps. Step transitions live in steps.ts.
 import type { Lamports } from '../../amount.js';
-import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepSpec, StepState } from '../../domain.js';
+import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { encodeAmountSpec, lamportsText } from '../codecs.js';
+import { lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
 import type { Db } from './db.js';
-import { planFromRaw, stepFromRaw } from '../codecs.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
-
-
 
 export class PlanRepo {
   private readonly insertPlanStmt;
@@ -173,14 +170,4 @@ export class PlanRepo {
   private withSteps(r: RawPlan): PlanWithSteps {
     return { ...planFromRaw(r), steps: this.selectSteps.all(r.id).map(stepFromRaw) };
   }
-}
-
-function stepColumns(spec: StepSpec): { kind: string; symbol: string | null; spec: string | null; lamports: string | null } {
-  if (spec.kind === 'claim') return { kind: 'claim', symbol: null, spec: null, lamports: null };
-  return {
-    kind: spec.kind,
-    symbol: spec.symbol,
-    spec: encodeAmountSpec(spec.amount),
-    lamports: spec.amount.kind === 'fixed' ? lamportsText(spec.amount.lamports, `${spec.kind} amount`) : null,
-  };
 }
