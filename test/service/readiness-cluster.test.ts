@@ -3,21 +3,9 @@
 // (it polls nothing) — and one alone holding nothing is not ready, for a reason that is a fault.
 // The db and signing checks apply in every case.
 import { describe, expect, it } from 'vitest';
-import { evaluateReadiness, type HealthReport } from '../../src/service/readiness.js';
+import { evaluateReadiness } from '../../src/service/readiness.js';
+import { HOUR, MINUTE, T0, healthy } from './health-report.js';
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const T0 = 1_800_000_000_000;
-const base: HealthReport = {
-  now: T0,
-  lastSuccessAt: T0 - MINUTE,
-  startedAt: T0 - HOUR,
-  pollIntervalMs: MINUTE,
-  staleAfterIntervals: 3,
-  dbError: undefined,
-  signing: { all: undefined, wallets: new Map() },
-  configValid: true,
-};
 /** What a daemon holding nothing knows of its wallets' polls: nothing (its fleet scope is empty). */
 const idle = { lastSuccessAt: undefined };
 const dbDown = { dbError: 'connection terminated' };
@@ -38,26 +26,26 @@ describe('evaluateReadiness in a cluster', () => {
     ['holding leases with the database down', { cluster: { held: 3, live: 2 }, ...dbDown }, false, false, ['db']],
     ['no cluster (SQLite): as before', {}, true, false, []],
   ] as const)('%s', (_name, change, ready, standby, reasons) => {
-    const r = evaluateReadiness({ ...base, ...change });
+    const r = evaluateReadiness({ ...healthy, ...change });
     expect(r.ready).toBe(ready);
     expect(r.standby).toBe(standby);
     expect(r.reasons.map((x) => x.slice(0, x.indexOf(':')))).toEqual(reasons);
   });
 
   it('says standby in its reason and its check, and that it is not an error', () => {
-    const r = evaluateReadiness({ ...base, ...idle, cluster: { held: 0, live: 3 } });
+    const r = evaluateReadiness({ ...healthy, ...idle, cluster: { held: 0, live: 3 } });
     expect(r.reasons[0]).toMatch(/^cluster: standby: holds no lease while 2 other daemon\(s\) are live .*\(not an error\)$/);
     expect(r.checks.cluster).toMatchObject({ ok: false, held: 0, live: 3 });
     expect(r.checks.poll).toMatchObject({ ok: true, detail: 'not applicable: standby, no wallet to poll' });
   });
 
   it('says why a daemon alone holding nothing is a fault', () => {
-    const r = evaluateReadiness({ ...base, ...idle, startedAt: T0 - MINUTE, cluster: { held: 0, live: 1 } });
+    const r = evaluateReadiness({ ...healthy, ...idle, startedAt: T0 - MINUTE, cluster: { held: 0, live: 1 } });
     expect(r.reasons).toEqual([expect.stringMatching(/^cluster: holds no lease and no other daemon is live, so no wallet is being worked/)]);
   });
 
   it('reports the leases of a working daemon, and has no cluster check without shared state', () => {
-    expect(evaluateReadiness({ ...base, cluster: { held: 4, live: 2 } }).checks.cluster).toEqual({ ok: true, detail: 'holds 4 lease(s); 2 daemon(s) live', held: 4, live: 2 });
-    expect(evaluateReadiness(base).checks).not.toHaveProperty('cluster');
+    expect(evaluateReadiness({ ...healthy, cluster: { held: 4, live: 2 } }).checks.cluster).toEqual({ ok: true, detail: 'holds 4 lease(s); 2 daemon(s) live', held: 4, live: 2 });
+    expect(evaluateReadiness(healthy).checks).not.toHaveProperty('cluster');
   });
 });

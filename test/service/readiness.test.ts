@@ -1,19 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateReadiness, type HealthReport } from '../../src/service/readiness.js';
+import { HOUR, MINUTE, T0, healthy } from './health-report.js';
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const T0 = 1_800_000_000_000;
-const healthy: HealthReport = {
-  now: T0,
-  lastSuccessAt: T0 - MINUTE,
-  startedAt: T0 - HOUR,
-  pollIntervalMs: MINUTE,
-  staleAfterIntervals: 3,
-  dbError: undefined,
-  signing: { all: undefined, wallets: new Map() },
-  configValid: true,
-};
 const failing = (r: HealthReport) => Object.entries(evaluateReadiness(r).checks).filter(([, c]) => !c.ok).map(([k]) => k);
 
 describe('evaluateReadiness', () => {

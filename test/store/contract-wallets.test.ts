@@ -5,27 +5,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LAMPORTS } from '../../src/amount.js';
 import { Redactor } from '../../src/log/redact.js';
-import type { PollTimer } from '../../src/store/poll-writes.js';
 import type { Store } from '../../src/store/port.js';
 import { code, useAdapter, type CommonOptions } from './contract-adapters.js';
-import { ADDR, ADDR2, draft, request, summary, T0 } from './fixtures.js';
+import { ADDR, ADDR2, draft, manualTimer, request, summary, T0 } from './fixtures.js';
 
-/** A timer the test fires by hand. */
-function manualTimer(): { timer: PollTimer; pending: () => number; fire: () => void } {
-  let queued: Array<() => void> = [];
-  return {
-    timer: (fn) => {
-      queued.push(fn);
-      return () => (queued = queued.filter((f) => f !== fn));
-    },
-    pending: () => queued.length,
-    fire: () => {
-      const due = queued;
-      queued = [];
-      for (const f of due) f();
-    },
-  };
-}
 
 const ok = (over: Parameters<typeof summary>[0] = {}) => ({ ok: true as const, summary: summary(over) });
 

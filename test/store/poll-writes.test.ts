@@ -10,28 +10,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
-import { PollWrites, type PollBatch, type PollTable, type PollTimer } from '../../src/store/poll-writes.js';
+import { PollWrites, type PollBatch, type PollTable } from '../../src/store/poll-writes.js';
 import type { SyncStore } from '../../src/store/index.js';
 import { buildOnce } from '../e2e/build.js';
 import { REPO } from '../e2e/helpers.js';
-import { ADDR, ADDR2, draft, open, request, summary, T0, tempDir, type TempDir } from './fixtures.js';
+import { ADDR, ADDR2, draft, manualTimer, open, request, summary, T0, tempDir, type TempDir } from './fixtures.js';
 
-/** A timer the test fires by hand. */
-function manualTimer(): { timer: PollTimer; pending: () => number; fire: () => void } {
-  let queued: Array<() => void> = [];
-  return {
-    timer: (fn) => {
-      queued.push(fn);
-      return () => (queued = queued.filter((f) => f !== fn));
-    },
-    pending: () => queued.length,
-    fire: () => {
-      const due = queued;
-      queued = [];
-      for (const f of due) f();
-    },
-  };
-}
 
 let tmp: TempDir;
 let store: SyncStore;
