@@ -5,6 +5,7 @@ import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../d
 import { StateError } from '../../errors.js';
 import { lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
+import { AddressIndex } from './address-index.js';
 import type { Db } from './db.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
@@ -24,6 +25,8 @@ export class PlanRepo {
   private readonly updateClaimed;
   private readonly skipPlanned;
   private readonly insertTx;
+  /** The addresses with any plan: a wallet without one is answered without a query. */
+  private readonly addresses: AddressIndex;
 
   constructor(db: Db) {
     this.insertPlanStmt = db.prepare<Record<string, unknown>, RawPlan>(`
@@ -64,6 +67,7 @@ export class PlanRepo {
       "UPDATE steps SET state = 'skipped', resolution = ?, updated_at = ? WHERE plan_id = ? AND state = 'planned'",
     );
     this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
+    this.addresses = new AddressIndex(db, 'plans');
   }
 
   /** Records a plan and all its steps at once; undefined when this (address, rule, epoch, seq, dry) exists. */
@@ -87,6 +91,7 @@ export class PlanRepo {
       now: opts.now,
     });
     if (plan === undefined) return undefined;
+    this.addresses.add(plan.address);
     draft.steps.forEach((spec, idx) => {
       this.insertStepStmt.run({
         planId: plan.id,
@@ -98,6 +103,11 @@ export class PlanRepo {
       });
     });
     return this.get(plan.id);
+  }
+
+  /** False only when no plan of this address was ever recorded (address-index.ts). */
+  mayHave(address: string): boolean {
+    return this.addresses.mayHave(address);
   }
 
   get(id: number): PlanWithSteps | undefined {
@@ -118,6 +128,7 @@ export class PlanRepo {
 
   /** Plans of this address with work left: open, or blocked on an unknown step. */
   active(address: string): PlanWithSteps[] {
+    if (!this.mayHave(address)) return [];
     return this.selectActive.all(address).map((r) => this.withSteps(r));
   }
 
@@ -131,6 +142,7 @@ export class PlanRepo {
 
   /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
   history(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
+    if (!this.mayHave(address)) return [];
     return this.selectHistory.all({ address, since: sinceMs, epoch: epoch ?? null }).map((r) => ({
       id: r.id,
       rule: r.rule,

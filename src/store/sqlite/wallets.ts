@@ -3,6 +3,7 @@
 // are written in batches, behind the polls (poll-writes.ts); this is the table side.
 import type { WalletSummary } from '../../domain.js';
 import { okPollRow } from '../codecs.js';
+import { AddressIndex } from './address-index.js';
 import type { Db } from './db.js';
 import { walletStateFromRaw } from '../codecs.js';
 import type { FailedPollRow, OkPollRow, PollBatch, PollTable } from '../poll-writes.js';
@@ -20,6 +21,8 @@ export class WalletRepo implements PollTable {
   private readonly writeTx;
   private readonly syncNormal: () => unknown;
   private readonly syncFull: () => unknown;
+  /** The addresses with any epoch seen: the first poll of a new wallet asks nothing of the table. */
+  private readonly epochAddresses: AddressIndex;
 
   constructor(
     db: Db,
@@ -44,6 +47,7 @@ export class WalletRepo implements PollTable {
       'INSERT INTO epochs_seen (address, epoch, first_seen_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
     );
     this.selectEpoch = db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM epochs_seen WHERE address = ? AND epoch = ?');
+    this.epochAddresses = new AddressIndex(db, 'epochs_seen');
     this.selectAll = db.prepare<[], RawWalletState>('SELECT * FROM wallet_state ORDER BY wallet');
     this.selectOne = db.prepare<[string], RawWalletState>('SELECT * FROM wallet_state WHERE address = ?');
     // Not prepared statements: SQLite applies `PRAGMA synchronous = X` when it compiles it, so a
@@ -52,7 +56,10 @@ export class WalletRepo implements PollTable {
     this.syncNormal = () => !db.inTransaction && db.pragma('synchronous = NORMAL');
     this.syncFull = () => !db.inTransaction && db.pragma('synchronous = FULL');
     this.writeTx = db.transaction((batch: PollBatch) => {
-      for (const e of batch.epochs) this.insertEpoch.run(e.address, e.epoch, e.at);
+      for (const e of batch.epochs) {
+        this.insertEpoch.run(e.address, e.epoch, e.at);
+        this.epochAddresses.add(e.address);
+      }
       for (const row of batch.ok) this.upsertOk.run(row);
       for (const row of batch.failed) this.upsertFailed.run(row);
     });
@@ -82,7 +89,7 @@ export class WalletRepo implements PollTable {
   }
 
   epochSeen(address: string, epoch: string): boolean {
-    return this.selectEpoch.get(address, epoch) !== undefined;
+    return this.epochAddresses.mayHave(address) && this.selectEpoch.get(address, epoch) !== undefined;
   }
 
   all(): WalletStateRow[] {
