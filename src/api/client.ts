@@ -164,7 +164,8 @@ export class ApiClient {
     const res = await this.read(url, true);
     const ctx = this.context('GET', url, res);
     const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub, res.secretFree), address, ctx);
-    return { ...summary, rawText: res.rawText };
+    const rawJson = res.secretFree === true && !res.rawText.includes('\\') ? res.rawText : undefined;
+    return { ...summary, rawJson, rawText: res.rawText };
   }
 
   /** Signs and builds a request; nothing is sent. Record it (as `sending`) before calling send. */

@@ -3,6 +3,7 @@
 // decode must stop the daemon rather than steer it.
 import { MAX_LAMPORTS, type Lamports } from '../amount.js';
 import type { AmountSpec, StepSpec, WalletSummary } from '../domain.js';
+import { stringifyLossless } from '../api/json.js';
 import type { OkPollRow } from './poll-writes.js';
 import { StateError } from '../errors.js';
 import { toJson } from '../json.js';
@@ -218,7 +219,8 @@ export function okPollRow(wallet: string, address: string, at: number, s: Wallet
     lifetime: lamportsTextOrNull(s.lifetimeLamports, 'lifetime'),
     rank: s.rank,
     tier: s.tier,
-    raw: s.raw === undefined ? null : scrub(toJson(s.raw)),
+    // The answer's numbers are LosslessNumbers: written as their exact text, not as objects.
+    raw: s.rawJson ?? (s.raw === undefined ? null : scrub(stringifyLossless(s.raw))),
   };
 }
 

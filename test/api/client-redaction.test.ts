@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
 import type { ApiError } from '../../src/errors.js';
 import { Redactor } from '../../src/log/redact.js';
+import { okPollRow } from '../../src/store/codecs.js';
 import { captureLog } from '../support/log.js';
 import { apiError } from './helpers.js';
 import { loopback, loopbackClient, stopAll } from './loopback.js';
@@ -124,6 +125,33 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     expect(s.pendingLamports).toBe(500_000_000n);
     expect(s.rawText).toContain('Bearer [REDACTED]');
     expect(leaks(QUOTED_KEY, [s.rawText, JSON.stringify(s.raw)])).toEqual([]);
+  });
+
+  it('the poll record keeps the body as received only when it held no secret and no escape', async () => {
+    const redactor = new Redactor().add(QUOTED_KEY);
+    const unicode = [...QUOTED_KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const head = `{"address":"${WALLET}","epoch":"2025-06-01","pending_sol":0.5`;
+    const bodies = {
+      clean: `${head},"tier":"gold"}`,
+      echoed: `${head},"echo":${JSON.stringify(`Bearer ${QUOTED_KEY}`)}}`,
+      escaped: `${head},"echo":"${unicode}"}`,
+      escapedOnly: `${head},"tier":"g\\u006fld"}`,
+    };
+    let next = bodies.clean;
+    const srv = await echoServer(() => ({ status: 200, body: next }));
+    const api = loopbackClient(srv.base, {}, { apiKey: QUOTED_KEY, redact: (t) => redactor.redact(t) });
+    const stored: Record<string, string | null> = {};
+    for (const [name, body] of Object.entries(bodies)) {
+      next = body;
+      const s = await api.walletSummary(WALLET);
+      expect(s.rawJson, name).toBe(name === 'clean' ? body : undefined);
+      stored[name] = okPollRow('w', WALLET, 0, s, (t) => redactor.redact(t)).raw;
+    }
+    expect(stored['clean']).toBe(bodies.clean);
+    // The others are the parsed body serialized and scrubbed, as every record was before.
+    expect(stored['escapedOnly']).toBe(`{"address":"${WALLET}","epoch":"2025-06-01","pending_sol":0.5,"tier":"gold"}`);
+    expect(stored['echoed']).toContain('Bearer [REDACTED]');
+    expect(leaks(QUOTED_KEY, Object.values(stored).map((t) => t ?? undefined))).toEqual([]);
   });
 
   it('a body over max_response_bytes cut through the key keeps no piece of it', async () => {
