@@ -3,8 +3,9 @@
 // job is what the synchronous check (config/key-check.ts) does for one wallet — loadKeyObject, then
 // the address comparison — run by the same code, so the messages and the refusals are the same.
 // What the main thread gets back per wallet: the private KeyObject (node:crypto posts it between
-// threads, checked on Node 20 and 22) and every string its Redactor must learn, recorded by
-// passing parseKeyText a Redactor that only writes them down; or the KeyError's message.
+// threads, checked on Node 20 and 22), or the KeyError's message; and per batch, what its Redactor
+// must learn: the batch's keys are registered, by the same code as ever (parseKeyText), with a
+// Redactor of the worker's, whose hashes (Redactor.exportHashed: no key text) the main thread adds.
 //
 // This file is both the worker's entry (dist/api/key-worker.js, started by key-thread.ts) and, for
 // the main thread's fallback when no worker can be started, the job function itself.
@@ -34,36 +35,31 @@ export interface KeyJobContext {
   baseDir: string;
 }
 
-export type KeyJobResult =
-  | { index: number; ok: true; key: KeyObject; address: string; source: string; forms: string[] }
-  | { index: number; ok: false; message: string; forms: string[] };
+export type KeyJobResult = { index: number; ok: true; key: KeyObject; address: string; source: string } | { index: number; ok: false; message: string };
 
-/**
- * A Redactor that only records what it is asked to learn: parseKeyText registers every printed form
- * of a key through add() (addBytes computes its encodings and calls add), so the forms come from
- * that one place, and the main thread's Redactor learns exactly what the synchronous path teaches it.
- */
-class RecordingRedactor extends Redactor {
-  forms: string[] = [];
+/** Some jobs' results, and the hashes of every form of their keys (a failed key's read part too). */
+export interface KeyBatch {
+  results: KeyJobResult[];
+  hashed: Int32Array;
+}
 
-  override add(secret: string | undefined): this {
-    if (secret !== undefined) this.forms.push(secret);
-    return this;
+/** One wallet's check; its key's forms go to `redactor` as it is read. Anything but a KeyError is a bug and propagates. */
+function runKeyJob(job: KeyJob, ctx: KeyJobContext, redactor: Redactor): KeyJobResult {
+  try {
+    const loaded = loadKeyObject(job.source, { env: ctx.env, credentialsDir: ctx.credentialsDir, baseDir: ctx.baseDir, redactor });
+    if (job.matchAddress) checkAddress(loaded, job.address, job.name);
+    return { index: job.index, ok: true, ...loaded };
+  } catch (err) {
+    if (!(err instanceof KeyError)) throw err;
+    return { index: job.index, ok: false, message: err.message };
   }
 }
 
-/** One wallet's check. Anything but a KeyError is a bug and propagates. */
-export function runKeyJob(job: KeyJob, ctx: KeyJobContext): KeyJobResult {
-  const recorder = new RecordingRedactor();
-  try {
-    const loaded = loadKeyObject(job.source, { env: ctx.env, credentialsDir: ctx.credentialsDir, baseDir: ctx.baseDir, redactor: recorder });
-    if (job.matchAddress) checkAddress(loaded, job.address, job.name);
-    return { index: job.index, ok: true, ...loaded, forms: recorder.forms };
-  } catch (err) {
-    if (!(err instanceof KeyError)) throw err;
-    // Forms recorded before the failure are kept: the synchronous path had registered them too.
-    return { index: job.index, ok: false, message: err.message, forms: recorder.forms };
-  }
+/** A batch of jobs on a Redactor of its own, exported as hashes: the same on the worker and, as a fallback, on the main thread. */
+export function runKeyBatch(jobs: KeyJob[], ctx: KeyJobContext): KeyBatch {
+  const redactor = new Redactor();
+  const results = jobs.map((job) => runKeyJob(job, ctx, redactor));
+  return { results, hashed: redactor.exportHashed() };
 }
 
 /** What key-thread.ts starts the worker with. */
@@ -74,8 +70,8 @@ export interface KeyWorkerData {
   batch: number;
 }
 
-/** worker → main: a batch of results, then `done`. */
-export type KeyWorkerMessage = { results: KeyJobResult[] } | { done: true };
+/** worker → main: batches, then `done`. */
+export type KeyWorkerMessage = { batch: KeyBatch } | { done: true };
 
 function isKeyWorkerData(data: unknown): data is KeyWorkerData {
   return typeof data === 'object' && data !== null && (data as { autoclaimKeyWorker?: unknown }).autoclaimKeyWorker === true;
@@ -86,8 +82,8 @@ if (!isMainThread && parentPort !== null && isKeyWorkerData(workerData)) {
   const port = parentPort;
   const { jobs, ctx, batch } = workerData;
   for (let i = 0; i < jobs.length; i += batch) {
-    const results = jobs.slice(i, i + batch).map((job) => runKeyJob(job, ctx));
-    port.postMessage({ results } satisfies KeyWorkerMessage);
+    const done = runKeyBatch(jobs.slice(i, i + batch), ctx);
+    port.postMessage({ batch: done } satisfies KeyWorkerMessage, [done.hashed.buffer as ArrayBuffer]);
   }
   port.postMessage({ done: true } satisfies KeyWorkerMessage);
 }

@@ -2,7 +2,8 @@
 // pipeline hands the wallets' keys to a worker thread (api/key-thread.ts) instead of loading them
 // one by one before the first poll. Polls need only addresses and the API key; nothing is decided
 // to act on and nothing is signed until ready() has resolved (the daemon's gate). As results come
-// in, the one Redactor learns each key's printed forms and the runtime's signer map is filled; a
+// in, the one Redactor learns each key's printed forms (as hashes, Redactor.addHashed) and the
+// runtime's signer map is filled; a
 // key that fails becomes the same ConfigIssue at the wallet's `key:` the synchronous path gives
 // ("wallet NAME: …"), and ready() rejects with a ConfigError listing every one of them.
 import type { ConfigIssue } from '../errors.js';
@@ -10,8 +11,8 @@ import { ConfigError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
 import { sourcedSigner } from '../api/keys.js';
 import type { Signer } from '../api/signer.js';
-import { runKeyJobs, type KeyThread } from '../api/key-thread.js';
-import type { KeyJob, KeyJobContext, KeyJobResult } from '../api/key-worker.js';
+import type { KeyThread } from '../api/key-thread.js';
+import type { KeyBatch, KeyJob, KeyJobContext } from '../api/key-worker.js';
 import { IssueList, type ConfigSource } from './positions.js';
 
 /** How `run` and `once` ask for the deferred check (KeyCheckOptions.defer). */
@@ -75,17 +76,19 @@ export class DeferredKeyCheck {
     const started = defer.now();
     const names = new Map(jobs.map((j) => [j.index, j.name]));
     const failed: Array<{ index: number; message: string }> = [];
-    const take = (results: KeyJobResult[]): void => {
+    const take = ({ results, hashed }: KeyBatch): void => {
+      // Learned first, whatever the outcome: the synchronous path had registered them as it read.
+      redactor.addHashed(hashed);
       for (const r of results) {
-        // Learned first, whatever the outcome: the synchronous path had registered them as it read.
-        for (const form of r.forms) redactor.add(form);
         if (r.ok) signers.set(r.address, sourcedSigner(r));
         else failed.push({ index: r.index, message: r.message });
       }
     };
     let thread: KeyThread;
     try {
-      thread = await runKeyJobs(jobs, ctx, { workerUrl: defer.workerUrl, onResults: take });
+      // Loaded only here: a small fleet's start (the synchronous check) never needs worker_threads.
+      const { runKeyJobs } = await import('../api/key-thread.js');
+      thread = await runKeyJobs(jobs, ctx, { workerUrl: defer.workerUrl, onBatch: take });
     } catch (err) {
       // A bug in a job reads as a config problem, as it would in the synchronous pipeline
       // (load.ts): its message is left out, since it could quote a value.
