@@ -63,7 +63,11 @@ export interface WalletCycleResult {
 
 export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Promise<WalletCycleResult> {
   const { api, store, clock, executor } = deps;
-  const log = deps.logger.child({ wallet: wallet.name });
+  // The wallet's child logger is made at its first line: a turn of a large fleet usually logs
+  // nothing (poll.ok is at debug there), and a pino child serializes its bindings when made.
+  let child: Logger | undefined;
+  const log = (): Logger => (child ??= deps.logger.child({ wallet: wallet.name }));
+  const enabled = (level: 'info' | 'debug'): boolean => deps.logger.isLevelEnabled(level);
   const result: WalletCycleResult = { wallet: wallet.name, polled: false, plans: [], statuses: [] };
 
   let summary: WalletSummary;
@@ -73,7 +77,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     const at = clock.now();
     await store.recordPoll(wallet.name, wallet.address, at, { ok: false, error: errorSummary(err) });
     const { issues, requestId } = err as Partial<ApiError>;
-    log.warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined, request_id: requestId }, 'poll failed');
+    log().warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined, request_id: requestId }, 'poll failed');
     deps.events?.emit('poll:failed', { wallet, error: err, at });
     return result;
   }
@@ -82,8 +86,8 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   const { newEpoch } = await store.recordPoll(wallet.name, wallet.address, polledAt, { ok: true, summary });
   deps.events?.emit('poll:ok', { wallet, summary, at: polledAt });
   const pollOkLevel = deps.pollOkLevel ?? 'info';
-  if (log.isLevelEnabled(pollOkLevel)) {
-    log[pollOkLevel](
+  if (enabled(pollOkLevel)) {
+    log()[pollOkLevel](
       {
         event: 'poll.ok',
         epoch: summary.epoch,
@@ -95,11 +99,11 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
       'polled',
     );
   }
-  if (newEpoch && log.isLevelEnabled(pollOkLevel)) log[pollOkLevel]({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
-  if (log.isLevelEnabled('debug')) {
+  if (newEpoch && enabled(pollOkLevel)) log()[pollOkLevel]({ event: 'epoch.new', epoch: summary.epoch }, `new epoch ${summary.epoch}`);
+  if (enabled('debug')) {
     // Servers write floats (0.30000000000000004): read toward zero to the lamport, said here.
     const rounded = roundedAmountFields(summary.raw);
-    if (rounded.length > 0) log.debug({ event: 'amount.rounded', fields: rounded }, `amounts finer than a lamport rounded toward zero: ${rounded.join(', ')}`);
+    if (rounded.length > 0) log().debug({ event: 'amount.rounded', fields: rounded }, `amounts finer than a lamport rounded toward zero: ${rounded.join(', ')}`);
   }
   checkClockSkew(deps);
 
@@ -107,7 +111,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   if (paused !== undefined) {
     // The server called this wallet's (or every) signed request invalid: nothing new is decided or
     // signed until the setup is fixed; polls go on, so status and metrics stay current.
-    log.debug({ event: 'signing.paused', scope: paused.scope, reason: paused.reason }, 'signing paused; not deciding');
+    log().debug({ event: 'signing.paused', scope: paused.scope, reason: paused.reason }, 'signing paused; not deciding');
     return result;
   }
 
@@ -137,19 +141,23 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     claimInDoubt: await store.claimInDoubt(wallet.address),
   });
   if (plans.length > 0) await deps.keysReady?.();
-  for (const d of decisions) logDecision(log, summary, d);
+  for (const d of decisions) {
+    // Built only when it is written: a skipped rule is a debug line on every poll of every wallet.
+    const level = decisionLevel(d);
+    if (enabled(level)) logDecision(log(), level, summary, d);
+  }
 
   for (const draft of plans) {
     const reason = decisions.find((d) => d.rule === draft.rule)?.detail ?? '';
     const recorded = await store.insertPlan(draft, { dry: deps.dry, now, reason });
     if (recorded === undefined) {
       // The UNIQUE key did its job: this decision was already recorded (a race, or a clock step).
-      log.info({ event: 'plan.duplicate', rule: draft.rule, epoch: draft.epoch, seq: draft.seq }, 'plan already recorded for this rule and epoch');
+      log().info({ event: 'plan.duplicate', rule: draft.rule, epoch: draft.epoch, seq: draft.seq }, 'plan already recorded for this rule and epoch');
       continue;
     }
     deps.failpoint('after_plan_recorded');
     deps.events?.emit('plan:recorded', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, epoch: draft.epoch, dry: deps.dry });
-    const plog = log.child({ epoch: draft.epoch, plan: recorded.id, rule: draft.rule });
+    const plog = log().child({ epoch: draft.epoch, plan: recorded.id, rule: draft.rule });
     plog.info(
       { event: deps.dry ? 'plan.dry' : 'plan.recorded', steps: draft.steps.map(describeStep), estimate_sol: formatSol(draft.estimateLamports) },
       deps.dry ? `dry run: would ${draft.steps.map(describeStep).join(', then ')}` : `plan recorded: ${draft.steps.map(describeStep).join(', then ')}`,
@@ -179,11 +187,15 @@ function checkClockSkew(deps: CycleDeps): void {
   }
 }
 
-function logDecision(log: Logger, summary: WalletSummary, d: Decision): void {
+/**
+ * A rule whose condition does not hold is the normal case on every poll: debug, so a fleet of
+ * wallets does not drown the log. A firing rule, and limits that held one back, are news.
+ */
+function decisionLevel(d: Decision): 'info' | 'debug' {
+  return !d.fired && (d.reason === 'condition' || d.reason === 'once_per_epoch') ? 'debug' : 'info';
+}
+
+function logDecision(log: Logger, level: 'info' | 'debug', summary: WalletSummary, d: Decision): void {
   const fields = { event: d.fired ? 'rule.fired' : 'rule.skipped', epoch: summary.epoch, rule: d.rule, reason: d.reason, detail: d.detail } satisfies LogFields;
-  // A rule whose condition does not hold is the normal case on every poll; keep it out of info
-  // so a fleet of wallets does not drown the log. Limits that held a firing rule back are news.
-  if (d.fired) log.info(fields, `rule ${d.rule} fired: ${d.detail}`);
-  else if (d.reason === 'condition' || d.reason === 'once_per_epoch') log.debug(fields, `rule ${d.rule} skipped: ${d.detail}`);
-  else log.info(fields, `rule ${d.rule} skipped: ${d.detail}`);
+  log[level](fields, `rule ${d.rule} ${d.fired ? 'fired' : 'skipped'}: ${d.detail}`);
 }
