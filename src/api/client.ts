@@ -1,11 +1,13 @@
 // The API client: every response parsed by a schema at the edge, every failure an ApiError whose
 // disposition says whether the request may have been applied (SPEC §2). Reads retry; signed
-// requests are retried only when they provably never left this machine. Every request has one
-// deadline for all of it (deadline.ts); what comes back is read, scrubbed and judged in response.ts.
+// requests are retried only when they provably never left this machine. Every request is one
+// exchange (exchange.ts) with one deadline for all of it (deadline.ts); what comes back is
+// scrubbed here and judged in response.ts.
 //
 // The api/ folder, the edge to the rewards-and-vaults service: this client; dispatcher.ts (the
-// connection pool) and rate-limit.ts (the shared token bucket); deadline.ts, response.ts and
-// classify.ts (one deadline a request, the answer read and judged, where a failure stands);
+// connection pool) and rate-limit.ts (the shared token bucket); exchange.ts, deadline.ts,
+// response.ts and classify.ts (one request read whole within one deadline, the answer judged,
+// where a failure stands);
 // schemas.ts, schema-fields.ts, json.ts and server-text.ts (every body checked, losslessly, and
 // scrubbed before it is kept); signed-request.ts, endpoints.ts, signer.ts and keys.ts (what is
 // signed, where it goes, with which key).
@@ -14,9 +16,10 @@ import type { ApiConfig, Clock, LeaderboardEntry, WalletSummary } from '../domai
 import { ApiError, AutoclaimError } from '../errors.js';
 import { noEvents, type EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
-import { Deadline, DeadlineExceeded, deadlineError, trackRequestStart } from './deadline.js';
+import { DeadlineExceeded, deadlineError } from './deadline.js';
+import { BodyTooLarge, exchange, type Answer } from './exchange.js';
 import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './rate-limit.js';
-import { parseJsonBody, readBody, requestIdOf, statusError, transportError, type RawResponse } from './response.js';
+import { parseJsonBody, requestIdOf, statusError, tooLargeError, transportError, type RawResponse } from './response.js';
 import { parseActionResponse, parseLeaderboard, parseWalletSummary, type ActionResponse, type ResponseContext } from './schemas.js';
 import { joinUrl, prepareSigned, type PreparedRequest, type SignedInput } from './signed-request.js';
 import type { Signer } from './signer.js';
@@ -73,7 +76,7 @@ export class ApiClient {
 
   private config: ApiConfig;
   private apiKey: string | undefined;
-  /** The caller's dispatcher, reporting when each request is started on a connection. */
+  /** The caller's dispatcher. */
   private readonly dispatcher: Dispatcher;
   private readonly scrub: (text: string) => string;
   private readonly limiter: RateLimiter;
@@ -93,7 +96,7 @@ export class ApiClient {
     this.baseUrl = base.replace(/\/+$/, '');
     this.config = opts.config;
     this.apiKey = opts.apiKey === '' ? undefined : opts.apiKey;
-    this.dispatcher = trackRequestStart(opts.dispatcher);
+    this.dispatcher = opts.dispatcher;
     this.scrub = opts.redact ?? ((text) => text);
     this.limiter = opts.limiter;
     this.clock = opts.clock;
@@ -260,40 +263,43 @@ export class ApiClient {
     body: string | undefined,
   ): Promise<RawResponse> {
     const target = new URL(url);
-    // timeout_ms bounds the whole exchange; undici's own timeouts (idle time) stay as a backstop.
-    const deadline = new Deadline(this.config.timeoutMs);
-    let status: number | undefined;
+    const { timeoutMs, maxResponseBytes: max } = this.config;
+    const { answer, statusSoFar } = exchange(
+      this.dispatcher,
+      {
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method,
+        headers,
+        body: body ?? null,
+        // timeout_ms bounds the whole exchange; undici's own timeouts (idle time) stay as a backstop.
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      },
+      { timeoutMs, max, onStatus: (status, h) => this.noteStatus(method, url, status, h) },
+    );
+    let res: Answer;
     try {
-      const res = await deadline.race(
-        this.dispatcher.request({
-          origin: target.origin,
-          path: `${target.pathname}${target.search}`,
-          method,
-          headers,
-          body: body ?? null,
-          headersTimeout: this.config.timeoutMs,
-          bodyTimeout: this.config.timeoutMs,
-          signal: deadline.signal,
-        }),
-      );
-      status = res.statusCode;
-      return await this.respond(method, url, res, deadline);
+      res = await answer;
     } catch (err) {
-      if (err instanceof ApiError) throw err;
-      const missed = deadline.exceeded ?? (err instanceof DeadlineExceeded ? err : undefined);
-      if (missed !== undefined) throw deadlineError(method, this.scrub(url), missed, status);
+      const status = statusSoFar();
+      if (err instanceof BodyTooLarge && status !== undefined) throw tooLargeError({ method, url, max, scrub: this.scrub }, status, err.partial, err.cause);
+      if (err instanceof DeadlineExceeded) throw deadlineError(method, this.scrub(url), err, status);
       throw transportError(method, url, err, status, this.scrub);
-    } finally {
-      deadline.clear();
     }
+    // Scrubbed before anything else sees it; whether the scrub found anything decides how
+    // much of the parse must be scrubbed again (parseJsonBody).
+    const text = res.body.toString('utf8');
+    const rawText = this.scrub(text);
+    this.logger.debug({ event: 'api.response', method, url, status: res.status }, `${method} ${url} ${res.status}`);
+    return { status: res.status, headers: res.headers, rawText, secretFree: rawText === text, requestId: requestIdOf(res.headers['x-request-id'], this.scrub) };
   }
 
-  /** Headers are in: note the date and any rate limit, then read the body within the deadline. */
-  private async respond(method: string, url: string, res: Dispatcher.ResponseData, deadline: Deadline): Promise<RawResponse> {
-    const status = res.statusCode;
-    this.noteServerDate(res.headers['date']);
+  /** Headers are in: note the server's date and any rate limit before the body is read. */
+  private noteStatus(method: string, url: string, status: number, headers: Record<string, string | string[] | undefined>): void {
+    this.noteServerDate(headers['date']);
     if (status === 429 || status === 503) {
-      const retryAfterMs = parseRetryAfter(res.headers['retry-after'], this.clock.now());
+      const retryAfterMs = parseRetryAfter(headers['retry-after'], this.clock.now());
       if (status === 429) {
         this.stats.rateLimited += 1;
         // A 429 is a signal to slow down, not an incident: debug, never warn (SPEC §1).
@@ -301,9 +307,6 @@ export class ApiClient {
       }
       if (status === 429 || retryAfterMs !== undefined) this.limiter.pauseFor(retryAfterMs);
     }
-    const body = await deadline.race(readBody(res, { method, url, max: this.config.maxResponseBytes, scrub: this.scrub }));
-    this.logger.debug({ event: 'api.response', method, url, status }, `${method} ${url} ${status}`);
-    return { status, headers: res.headers, rawText: body.text, secretFree: body.secretFree, requestId: requestIdOf(res.headers['x-request-id'], this.scrub) };
   }
 
   private noteServerDate(value: string | string[] | undefined): void {

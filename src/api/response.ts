@@ -2,7 +2,6 @@
 // scrubbed of secrets before anything else sees it, the request id, the JSON of a body, and the
 // ApiError for a transport failure or a non-2xx (its disposition decides whether a signed request
 // may be sent again, SPEC §2). The client (client.ts) decides what to do with them.
-import type { Dispatcher } from 'undici';
 import { ApiError } from '../errors.js';
 import { classifyError, classifyStatus, oneLine } from './classify.js';
 import { parseJsonLossless } from './json.js';
@@ -22,70 +21,26 @@ export interface RawResponse {
   secretFree?: boolean;
 }
 
-/** A body as read: scrubbed, and whether the scrub found anything to take out. */
-interface ReadBody {
-  text: string;
-  secretFree: boolean;
-}
-
 /**
- * The body as text, scrubbed of secrets before anything else sees it. Transport failures are
- * thrown as they come (the caller classifies them); a body over `max` bytes is an ApiError.
+ * An answer over the size cap (exchange.ts BodyTooLarge): what came of it is kept, scrubbed and cut,
+ * for the record. A 2xx too large to read is an invalid answer; any other status says what it says.
  */
-export async function readBody(
-  res: Dispatcher.ResponseData,
+export function tooLargeError(
   req: { method: string; url: string; max: number; scrub: Scrub },
-): Promise<ReadBody> {
+  status: number,
+  partial: Buffer[],
+  cause?: unknown,
+): ApiError {
   const { method, url, max, scrub } = req;
-  const status = res.statusCode;
-  const tooLarge = (partial: Buffer[], cause?: unknown): ApiError => {
-    const where = scrub(url);
-    return new ApiError('RESPONSE_TOO_LARGE', `${method} ${where} : HTTP ${status} response larger than ${max} bytes`, {
-      method,
-      url: where,
-      status,
-      disposition: status >= 200 && status < 300 ? 'invalid_response' : classifyStatus(status).disposition,
-      rawBody: keepOfCutBody(scrub(Buffer.concat(partial).toString('utf8')), max),
-      cause,
-    });
-  };
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) {
-    res.body.destroy();
-    throw tooLarge([]);
-  }
-  if (Number.isFinite(declared)) {
-    // A declared length within the cap: HTTP/1.1 framing ends the body there, so it is read whole,
-    // without the async iterator a chunk at a time (~8% of a poll's CPU, most of it that iterator).
-    try {
-      return scrubbed(Buffer.from(await res.body.arrayBuffer()).toString('utf8'), scrub);
-    } catch (err) {
-      if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw tooLarge([], err);
-      throw err;
-    }
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      chunks.push(chunk);
-      if (size > max) {
-        res.body.destroy();
-        throw tooLarge(chunks);
-      }
-    }
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    if ((err as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') throw tooLarge(chunks, err);
-    throw err;
-  }
-  return scrubbed(Buffer.concat(chunks).toString('utf8'), scrub);
-}
-
-function scrubbed(text: string, scrub: Scrub): ReadBody {
-  const clean = scrub(text);
-  return { text: clean, secretFree: clean === text };
+  const where = scrub(url);
+  return new ApiError('RESPONSE_TOO_LARGE', `${method} ${where} : HTTP ${status} response larger than ${max} bytes`, {
+    method,
+    url: where,
+    status,
+    disposition: status >= 200 && status < 300 ? 'invalid_response' : classifyStatus(status).disposition,
+    rawBody: keepOfCutBody(scrub(Buffer.concat(partial).toString('utf8')), max),
+    cause,
+  });
 }
 
 /** A header the server controls: one printable line, scrubbed, bounded, before anyone logs it. */

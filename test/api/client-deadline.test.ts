@@ -3,9 +3,10 @@
 // every 100 ms (never idle for 300 ms) used to hang a poll forever; without the deadline these
 // tests hang until vitest's own timeout fails them.
 import net from 'node:net';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Deadline, DeadlineExceeded } from '../../src/api/deadline.js';
+import { DeadlineExceeded } from '../../src/api/deadline.js';
+import { BodyTooLarge, exchange } from '../../src/api/exchange.js';
 import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
 import { systemClock, type WalletConfig } from '../../src/domain.js';
 import { runWalletCycle, type CycleDeps } from '../../src/worker/wallet-cycle.js';
@@ -128,37 +129,90 @@ describe('one deadline for the whole request', () => {
   });
 });
 
-describe('Deadline', () => {
-  it('rejects a race with DeadlineExceeded and aborts its signal when the time is up', async () => {
+/** A dispatcher the test drives by hand: it keeps the handler and a controller that records aborts. */
+function handDispatcher() {
+  const aborted: Error[] = [];
+  const controller = { aborted: false, paused: false, reason: null, abort: (e: Error) => void aborted.push(e), pause: () => undefined, resume: () => undefined };
+  let handler: Dispatcher.DispatchHandler | undefined;
+  const dispatcher = { dispatch: (_opts: unknown, h: Dispatcher.DispatchHandler) => ((handler = h), true) } as unknown as Dispatcher;
+  const h = () => {
+    if (handler === undefined) throw new Error('nothing dispatched');
+    return handler;
+  };
+  return { dispatcher, aborted, controller: controller as unknown as Dispatcher.DispatchController, h };
+}
+
+const OPTS = { origin: 'http://127.0.0.1:1', path: '/', method: 'GET' } as const;
+
+describe('exchange: one deadline and one size cap per request', () => {
+  it('a deadline passed before undici started the request: unsent, and aborted when it starts', async () => {
     vi.useFakeTimers();
-    const d = new Deadline(300);
-    const never = d.race(new Promise<never>(() => undefined));
-    const seen = never.catch((e: unknown) => e);
+    const d = handDispatcher();
+    const { answer } = exchange(d.dispatcher, OPTS, { timeoutMs: 300, max: 1000 });
+    const seen = answer.catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(299);
-    expect(d.signal.aborted).toBe(false);
+    d.h().onRequestStart?.(d.controller, {});
+    // Started at 299 ms: from here on it may have been written.
     await vi.advanceTimersByTimeAsync(1);
     const err = await seen;
     expect(err).toBeInstanceOf(DeadlineExceeded);
-    expect(err).toMatchObject({ ms: 300, mayHaveBeenWritten: false });
-    expect(d.signal.reason).toBe(err);
-    expect(d.exceeded).toBe(err);
+    expect(err).toMatchObject({ ms: 300, mayHaveBeenWritten: true });
+    expect(d.aborted).toEqual([err]);
+
+    const late = handDispatcher();
+    const second = exchange(late.dispatcher, OPTS, { timeoutMs: 300, max: 1000 }).answer.catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(await second).toMatchObject({ ms: 300, mayHaveBeenWritten: false });
+    // The connection comes up after the deadline: the request is dropped there, unwritten.
+    late.h().onRequestStart?.(late.controller, {});
+    expect(late.aborted).toEqual([await second]);
   });
 
-  it('once cleared, never fires', async () => {
+  it('an answer read whole clears its deadline: it never fires', async () => {
     vi.useFakeTimers();
-    const d = new Deadline(300);
-    await expect(d.race(Promise.resolve('done'))).resolves.toBe('done');
-    d.clear();
+    const d = handDispatcher();
+    const statuses: number[] = [];
+    const { answer, statusSoFar } = exchange(d.dispatcher, OPTS, { timeoutMs: 300, max: 1000, onStatus: (s) => statuses.push(s) });
+    const h = d.h();
+    h.onRequestStart?.(d.controller, {});
+    h.onResponseStart?.(d.controller, 100, {}, 'Continue');
+    h.onResponseStart?.(d.controller, 200, { 'content-type': 'application/json' }, 'OK');
+    h.onResponseData?.(d.controller, Buffer.from('{"a":'));
+    h.onResponseData?.(d.controller, Buffer.from('1}'));
+    h.onResponseEnd?.(d.controller, {});
+    const res = await answer;
+    expect({ status: res.status, body: res.body.toString(), statusSoFar: statusSoFar(), statuses }).toEqual({ status: 200, body: '{"a":1}', statusSoFar: 200, statuses: [200] });
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(d.signal.aborted).toBe(false);
-    expect(d.exceeded).toBeUndefined();
+    expect(d.aborted).toEqual([]);
+  });
+
+  it('a body over the cap, by its content-length or as it comes, is refused with what came of it', async () => {
+    const declared = handDispatcher();
+    const first = exchange(declared.dispatcher, OPTS, { timeoutMs: 300, max: 10 }).answer.catch((e: unknown) => e);
+    declared.h().onRequestStart?.(declared.controller, {});
+    declared.h().onResponseStart?.(declared.controller, 200, { 'content-length': '11' }, 'OK');
+    expect(await first).toMatchObject({ name: 'BodyTooLarge', partial: [] });
+    expect(declared.aborted).toHaveLength(1);
+
+    const chunked = handDispatcher();
+    const second = exchange(chunked.dispatcher, OPTS, { timeoutMs: 300, max: 10 }).answer.catch((e: unknown) => e);
+    chunked.h().onRequestStart?.(chunked.controller, {});
+    chunked.h().onResponseStart?.(chunked.controller, 200, {}, 'OK');
+    chunked.h().onResponseData?.(chunked.controller, Buffer.from('123456'));
+    chunked.h().onResponseData?.(chunked.controller, Buffer.from('7890X'));
+    const err = await second;
+    expect(err).toBeInstanceOf(BodyTooLarge);
+    expect(Buffer.concat((err as BodyTooLarge).partial).toString()).toBe('1234567890X');
+    expect(chunked.aborted).toEqual([err]);
   });
 
   it('never keeps the process alive: its timer is unreferenced', () => {
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = timers();
-    const d = new Deadline(60_000);
+    const d = handDispatcher();
+    const { answer } = exchange(d.dispatcher, OPTS, { timeoutMs: 60_000, max: 10 });
     expect(timers()).toBe(before);
-    d.clear();
+    d.h().onResponseError?.(d.controller, new Error('gone'));
+    return expect(answer).rejects.toThrow('gone');
   });
 });

@@ -1,0 +1,136 @@
+// One HTTP exchange, dispatched with a handler that collects the answer itself: the deadline, the
+// size cap and the moment undici starts the request on a connection live in one object.
+//
+// It replaces undici's request() for the client. That API hands every answer over as a Readable
+// stream, and a deadline on top of it needs an AbortController, a wrapping handler that notes the
+// start, and two promise races: a fifth of what a poll cost on its way through undici, for a body
+// the client reads whole anyway (issue 14). The semantics are deadline.ts's, unchanged: one
+// deadline for connect, headers and every byte of the body; a request whose deadline passed
+// before undici started it on a connection is dropped unwritten (provably unsent), any other is
+// ambiguous.
+import type { Dispatcher } from 'undici';
+import { DeadlineExceeded } from './deadline.js';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** The answer had more than `max` bytes, by its content-length or as read; `partial` is what came. */
+export class BodyTooLarge extends Error {
+  constructor(
+    readonly partial: Buffer[],
+    cause?: unknown,
+  ) {
+    super('response body larger than the cap', { cause });
+    this.name = 'BodyTooLarge';
+  }
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
+
+/**
+ * Dispatches one request and collects its answer within `timeoutMs` and `max` bytes. Rejects with
+ * DeadlineExceeded, BodyTooLarge, or undici's own error; `statusSoFar()` tells the status already
+ * received when it failed (a 4xx was refused whatever happened to its body). `onStatus` sees the
+ * status and headers as they arrive, before the body (a 429's Retry-After holds the limiter even
+ * when its body never comes).
+ */
+export function exchange(
+  dispatcher: Dispatcher,
+  opts: Dispatcher.DispatchOptions,
+  limits: { timeoutMs: number; max: number; onStatus?: (status: number, headers: Headers) => void },
+): { answer: Promise<Answer>; statusSoFar: () => number | undefined } {
+  const handler = new Collect(limits.timeoutMs, limits.max, limits.onStatus);
+  try {
+    dispatcher.dispatch(opts, handler);
+  } catch (err) {
+    handler.fail(err);
+  }
+  return { answer: handler.answer, statusSoFar: () => handler.status };
+}
+
+class Collect implements Dispatcher.DispatchHandler {
+  readonly answer: Promise<Answer>;
+  status: number | undefined;
+  private headers: Headers = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private controller: Dispatcher.DispatchController | undefined;
+  private started = false;
+  private settled = false;
+  private failure: Error | undefined;
+  private resolve: (a: Answer) => void = () => undefined;
+  private reject: (err: unknown) => void = () => undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly ms: number,
+    private readonly max: number,
+    private readonly onStatus: ((status: number, headers: Headers) => void) | undefined,
+  ) {
+    this.answer = new Promise<Answer>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.timer = setTimeout(() => this.expire(), ms);
+    this.timer.unref();
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    // Given up on before it was written: undici drops a request aborted here, unwritten.
+    if (this.failure !== undefined) return controller.abort(this.failure);
+    this.controller = controller;
+    this.started = true;
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Headers): void {
+    if (statusCode < 200) return; // 1xx: informational, the answer is still to come
+    this.status = statusCode;
+    this.headers = headers;
+    this.onStatus?.(statusCode, headers);
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.max) this.abort(controller, new BodyTooLarge([]));
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    this.chunks.push(chunk);
+    if (this.size > this.max) this.abort(controller, new BodyTooLarge(this.chunks));
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
+    this.resolve({ status: this.status ?? 0, headers: this.headers, body });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    // undici's UND_ERR_RES_EXCEEDED_MAX_SIZE (a dispatcher-wide cap) is the same finding as ours.
+    this.fail((error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? new BodyTooLarge(this.chunks, error) : error);
+  }
+
+  fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.failure = err instanceof Error ? err : new Error(String(err));
+    clearTimeout(this.timer);
+    this.reject(err);
+  }
+
+  private abort(controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+    controller.abort(err);
+  }
+
+  private expire(): void {
+    // Read before aborting: from the abort on, undici drops a request instead of writing it.
+    const err = new DeadlineExceeded(this.ms, this.started);
+    this.fail(err);
+    this.controller?.abort(err);
+  }
+}
