@@ -1,6 +1,4 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
-// With a deferred key check (a large fleet's start, issue 14) polls start at once and the runtime's
-// keysReady gates every plan: a key that fails ends `once` (and `run`, in run.ts) as a config error.
 import type { AppConfig, Clock, PlanStatus, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
 import { createEvents, type AutoclaimEvents } from './events.js';
@@ -114,7 +112,6 @@ export class Daemon {
       clockSkew: this.clockSkew,
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
-      keysReady: () => runtime.keysReady(),
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger });
@@ -149,31 +146,15 @@ export class Daemon {
 
   /** Runs one recorded plan's remaining steps now (a one-off `send`); call recover() first. */
   async runPlan(planId: number): Promise<PlanStatus> {
-    await this.opts.runtime.keysReady();
     return this.executor.execute(planId);
   }
 
   async runWallet(name: string): Promise<WalletCycleResult | undefined> {
     const wallet = this.walletsByName.get(name);
     if (wallet === undefined) return undefined;
-    const turn = () => this.walletTurn(wallet);
-    if (this.cluster === undefined) return turn();
+    if (this.cluster === undefined) return runWalletCycle(this.cycle, wallet);
     if (!this.cluster.holds(wallet.address)) return undefined;
-    return this.cluster.run(wallet.address, turn);
-  }
-
-  /**
-   * A turn stopped at the key gate because a key failed its deferred check is no crash of the
-   * turn: the failure is the process's, reported once by whoever awaits keysReady (once, run.ts).
-   */
-  private async walletTurn(wallet: WalletConfig): Promise<WalletCycleResult | undefined> {
-    try {
-      return await runWalletCycle(this.cycle, wallet);
-    } catch (err) {
-      const gateFailure = err instanceof ConfigError && (await this.opts.runtime.keysReady().then(() => false, (failure: unknown) => failure === err));
-      if (gateFailure) return undefined;
-      throw err;
-    }
+    return this.cluster.run(wallet.address, () => runWalletCycle(this.cycle, wallet));
   }
 
   /** One poll → decide → act cycle for every wallet, as fast as the rate budget allows. */
@@ -200,9 +181,6 @@ export class Daemon {
     const results = await Promise.all(mine.map((w) => sem.run(() => turn(w.name))));
     // The cycle's poll records are in the state file before it is reported done.
     await this.opts.runtime.store.flushPolls();
-    // A deferred key check that failed ends the cycle as a config error (nothing was decided to act
-    // on or signed); one that is still going is waited for, so a bad key is never left unsaid.
-    await this.opts.runtime.keysReady();
     this.lastCycleAt = this.opts.clock.now();
     for (const r of results) {
       if (r === undefined) continue;

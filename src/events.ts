@@ -182,8 +182,6 @@ export const LOG_EVENTS = [
   'config.invalid',
   'config.reloaded',
   'config.restart_needed',
-  'keys.checked',
-  'keys.invalid',
   'events.listener_failed',
   // the state file (store/)
   'state.created',

@@ -1,13 +1,10 @@
 // Opens everything a `run` or `once` needs, in an order that fails early and cheaply: config →
 // secrets → keys → lock → database → client. Nothing here runs at import time; every edge comes in.
-// A large fleet's wallet keys (RuntimeOptions.deferKeys) are the exception: their check goes on, on
-// a worker thread, while the daemon starts polling, and `keysReady` is the gate before any plan is
-// recorded or signed (issue 14). A key that fails then stops `run`/`once` as a config error.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Dispatcher } from 'undici';
 import type { AppConfig, Clock, WalletConfig } from './domain.js';
-import { ConfigError, formatIssue, KeyError } from './errors.js';
+import { ConfigError, KeyError } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
 import { loadConfig, resolveApiKey, type LoadedSecrets, type LoadResult } from './config/index.js';
@@ -21,13 +18,6 @@ import { acquireLock, openStore, type Lock, type Store } from './store/index.js'
 import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
 import type { Signer } from './worker/ports.js';
-import type { DeferKeysOptions } from './config/key-deferred.js';
-
-/**
- * The fleet size from which `run` and `once` check the wallet keys on a worker thread. Below it
- * the worker's isolate (~5–10 MB, ~30 ms to start) costs more than the keys take (~0.1 ms each).
- */
-export const DEFER_KEYS_FROM_WALLETS = 1000;
 
 export interface RuntimeOptions {
   configPath: string;
@@ -48,11 +38,6 @@ export interface RuntimeOptions {
   events?: EventSink;
   /** False for `once`, which does not poll on the schedule (LoadOptions.scheduled). */
   scheduled?: boolean;
-  /**
-   * `run` and `once` only: a fleet of at least `fromWallets` wallets has its keys checked on a
-   * worker thread while polls go on (Runtime.keysReady). Absent: every key is checked before this returns.
-   */
-  deferKeys?: Omit<DeferKeysOptions, 'now'> | undefined;
 }
 
 export interface Runtime {
@@ -61,13 +46,7 @@ export interface Runtime {
   client: ApiClient;
   limiter: RateLimiter;
   dispatcher: Dispatcher;
-  /** By address; with a deferred key check, filled as it goes and complete once keysReady resolves. */
   signers: Map<string, Signer>;
-  /**
-   * Resolves once every wallet key has passed its check (at once when it was done before opening);
-   * rejects with a ConfigError placing each that did not. Nothing is decided to act on or signed before.
-   */
-  keysReady(): Promise<void>;
   sandbox: Sandbox | undefined;
   lock: Lock | undefined;
   /** With `state.url`: the lease manager that splits the wallets among the daemons sharing it. */
@@ -91,31 +70,21 @@ export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd:
  */
 export function checkConfig(
   configPath: string,
-  opts: CheckConfigOptions,
+  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
 ): LoadResult {
   const { logger } = opts;
   return loadConfig(configPath, {
     env: opts.env,
     cwd: opts.cwd,
     scheduled: opts.scheduled,
-    keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }), defer: opts.defer },
+    keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }) },
   });
-}
-
-interface CheckConfigOptions {
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  redactor: Redactor;
-  logger: Logger;
-  scheduled?: boolean | undefined;
-  /** `run`/`once` start-up only: the wallet keys' check deferred for a large fleet (key-deferred.ts). */
-  defer?: DeferKeysOptions | undefined;
 }
 
 /** checkConfig for `run`, `once` and a reload: warnings logged, ConfigError with every issue. */
 export function loadCheckedConfig(
   configPath: string,
-  opts: CheckConfigOptions,
+  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
 ): { config: AppConfig; secrets: LoadedSecrets } {
   const result = checkConfig(configPath, opts);
   for (const w of result.warnings) opts.logger.warn({ event: 'config.warning', ...w }, w.message);
@@ -245,12 +214,9 @@ async function openState(
 
 export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { env, logger, redactor, clock } = opts;
-  // Keys with the config: a wallet whose key does not load must stop the start before anything
-  // listens — unless the check is deferred, when it stops the daemon before anything is signed.
-  const defer = opts.deferKeys === undefined ? undefined : { ...opts.deferKeys, now: () => clock.monotonic() };
-  const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger, scheduled: opts.scheduled, defer });
+  // Keys with the config: a wallet whose key does not load must stop the start before anything listens.
+  const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger, scheduled: opts.scheduled });
   const signers = secrets.signers;
-  const keysReady = gateOf(secrets, logger);
 
   const closers: Array<() => Promise<void> | void> = [];
   const closeAll = async () => {
@@ -262,31 +228,9 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const state = await openState(loaded, { ...opts, closers });
     const api = await openApi(loaded, { env, clock, logger, redactor, events: opts.events });
     closers.push(() => api.close());
-    return { ...api, ...state, signers, keysReady, close: closeAll };
+    return { ...api, ...state, signers, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;
   }
-}
-
-/** The runtime's keysReady: the deferred check's outcome, logged once (`keys.checked`, `keys.invalid`). */
-function gateOf(secrets: LoadedSecrets, logger: Logger): () => Promise<void> {
-  const { deferred } = secrets;
-  if (deferred === undefined) {
-    const passed = Promise.resolve();
-    return () => passed;
-  }
-  const ready = deferred.ready().then(
-    ({ wallets, ms, thread }) => {
-      logger.info({ event: 'keys.checked', wallets, ms: Math.round(ms), thread }, `${wallets} wallet key(s) checked in ${Math.round(ms)} ms`);
-    },
-    (err: unknown) => {
-      if (err instanceof ConfigError) {
-        logger.error({ event: 'keys.invalid', issues: err.issues.map(formatIssue) }, 'wallet keys failed their check; stopping before anything is decided or signed');
-      }
-      throw err;
-    },
-  );
-  ready.catch(() => {}); // handled by whoever awaits the gate
-  return () => ready;
 }

@@ -1,16 +1,15 @@
 // Loading wallet keys. Like ssh, a key file anyone else can read is refused. Every message names
 // the source (file, variable, credential) and never the key material; when a Redactor is given,
 // the material is registered with it before anything can go wrong.
-import type { KeyObject } from 'node:crypto';
 import { chmodSync, closeSync, constants, fstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import bs58 from 'bs58';
 import type { KeySource } from '../domain.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
-import { deriveKey, signerFromKey, type Signer } from './signer.js';
+import { deriveSigner, type Signer } from './signer.js';
 
-export interface LoadKeyOptions {
+interface LoadKeyOptions {
   env: NodeJS.ProcessEnv;
   /** systemd's $CREDENTIALS_DIRECTORY; defaults to env.CREDENTIALS_DIRECTORY. */
   credentialsDir?: string;
@@ -103,7 +102,7 @@ interface ParsedKey {
   /**
    * The public half of a 64-byte secret key, as given: unchecked. Deriving the public key is the
    * costly part of loading a key, so the caller compares it with the one it derives anyway for
-   * the signer (loadKey does, through keyFromText).
+   * the signer (loadKey does, through signerFromKeyText).
    */
   givenPublicKey: Uint8Array | undefined;
 }
@@ -172,13 +171,13 @@ function redactSecretKey(redactor: Redactor, secretKey64: Uint8Array): void {
 }
 
 /**
- * The private key of key text and its address, from one key derivation: a 64-byte key whose public
- * half is not the public key of its seed (corrupt, or spliced from two keys) is refused.
+ * A signer for key text, from one key derivation: a 64-byte key whose public half is not the
+ * public key of its seed (corrupt, or spliced from two keys) is refused.
  */
-function keyFromText(raw: string, label: string, redactor?: Redactor): { key: KeyObject; address: string } {
+function signerFromKeyText(raw: string, label: string, redactor?: Redactor): Signer {
   const { seed, givenPublicKey } = parseKeyText(raw, label, redactor);
   try {
-    const { key, publicKey } = deriveKey(seed);
+    const { signer, publicKey } = deriveSigner(seed);
     if (givenPublicKey === undefined) {
       // A bare seed: the 64-byte secret key it stands for can be printed too.
       if (redactor !== undefined) {
@@ -194,7 +193,7 @@ function keyFromText(raw: string, label: string, redactor?: Redactor): { key: Ke
         `${label}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
       );
     }
-    return { key, address: bs58.encode(publicKey) };
+    return signer;
   } finally {
     seed.fill(0);
   }
@@ -220,36 +219,17 @@ class SourcedSigner implements Signer {
   }
 }
 
-/** A wallet key read, parsed and derived: what a signer is made of (sourcedSigner). */
-export interface LoadedKey {
-  /** Opaque, and transferable to another thread (the deferred key check's worker posts it). */
-  key: KeyObject;
-  address: string;
-  /** Where it came from, never the key: "key file /path", "environment variable NAME", ... */
-  source: string;
-}
-
-/** Reads, parses and derives a wallet key. Throws KeyError with a distinct code per problem. */
-export function loadKeyObject(source: KeySource, opts: LoadKeyOptions): LoadedKey {
-  const { text, label } = readSource(source, opts);
-  return { ...keyFromText(text, label, opts.redactor), source: label };
-}
-
-/** The signer of a loaded key, remembering its source for messages. */
-export function sourcedSigner(loaded: LoadedKey): Signer & { readonly source: string } {
-  return new SourcedSigner(signerFromKey(loaded.key, loaded.address), loaded.source);
-}
-
 /** Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem. */
 export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer & { readonly source: string } {
-  return sourcedSigner(loadKeyObject(source, opts));
+  const { text, label } = readSource(source, opts);
+  return new SourcedSigner(signerFromKeyText(text, label, opts.redactor), label);
 }
 
 /**
  * The derived address must be the configured one: signing for the wrong wallet is refused. The
  * message names the key's source when the signer knows it, so the operator knows which file to fix.
  */
-export function checkAddress(signer: { readonly address: string; readonly source?: string }, expected: string, walletName: string): void {
+export function checkAddress(signer: Signer & { readonly source?: string }, expected: string, walletName: string): void {
   if (signer.address !== expected) {
     const what = signer.source ?? `the key loaded for wallet ${walletName}`;
     throw new KeyError(

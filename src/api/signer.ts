@@ -75,25 +75,12 @@ export function signerFromSeed(seed: Uint8Array): Signer {
 }
 
 /**
- * A private KeyObject and its raw public key, from one derivation (the costly part of loading a
- * key). The KeyObject can be posted to another thread (src/api/key-worker.ts derives there).
- */
-export function deriveKey(seed: Uint8Array): { key: KeyObject; publicKey: Uint8Array } {
-  const key = privateKeyFromSeed(seed);
-  return { key, publicKey: publicKeyBytes(key) };
-}
-
-/** A signer for a private key already derived (deriveKey), whose address the caller computed from it. */
-export function signerFromKey(key: KeyObject, address: string): Signer {
-  return new Ed25519Signer(key, address);
-}
-
-/**
- * A signer and its raw public key, from one derivation: for a caller that also checks the public
- * key against one it was given.
+ * A signer and its raw public key, from one derivation (the costly part of loading a key): for a
+ * caller that also checks the public key against one it was given.
  */
 export function deriveSigner(seed: Uint8Array): { signer: Signer; publicKey: Uint8Array } {
-  const { key, publicKey } = deriveKey(seed);
+  const key = privateKeyFromSeed(seed);
+  const publicKey = publicKeyBytes(key);
   return { signer: new Ed25519Signer(key, bs58.encode(publicKey)), publicKey };
 }
 

@@ -3,18 +3,12 @@
 // the webhook secret are read where they are allowed to be. A problem becomes a ConfigIssue at its
 // place, the wallet's `key:` for a wallet key, in the same list as the schema's and the
 // cross-field checks' problems, so one run of `check` shows everything there is to fix.
-// `run` and `once` over a large fleet (KeyCheckOptions.defer) get the wallet keys' part deferred
-// instead, onto a worker thread while the first polls go out (key-deferred.ts, issue 14): the API
-// key and the webhook secret are still checked here, first, and a config with any other problem
-// still has its keys checked here, so that its one list is whole.
 import type { AppConfig } from '../domain.js';
 import { ConfigError, KeyError } from '../errors.js';
 import { formatPath } from '../json.js';
 import type { Redactor } from '../log/redact.js';
 import { checkAddress, loadKey } from '../api/keys.js';
 import type { Signer } from '../api/signer.js';
-import type { KeyJob, KeyJobContext } from '../api/key-worker.js';
-import { DeferredKeyCheck, type DeferKeysOptions } from './key-deferred.js';
 import type { IssueList, Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import { isSetAside } from './salvage.js';
@@ -28,8 +22,6 @@ export interface KeyCheckOptions {
    * aside): writes the public demo keys (src/sandbox/demo.ts). Kept out of config/ on purpose.
    */
   prepareSandbox?: (config: AppConfig) => void;
-  /** `run`/`once` start-up only: a large fleet's wallet keys are checked on a worker thread (key-deferred.ts). */
-  defer?: DeferKeysOptions | undefined;
 }
 
 /** What the key check read, for a config without errors. */
@@ -38,11 +30,6 @@ export interface LoadedSecrets {
   signers: Map<string, Signer>;
   apiKey: string | undefined;
   webhookSecret: string | undefined;
-  /**
-   * Set when the wallet keys' check was deferred: `signers` fills as it goes, and nothing may be
-   * decided to act on or signed before its ready() has resolved.
-   */
-  deferred?: DeferredKeyCheck;
 }
 
 export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheckOptions): LoadedSecrets {
@@ -50,23 +37,7 @@ export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheck
   const credentialsDir = env.CREDENTIALS_DIRECTORY;
   if (config.api.baseUrl === 'sandbox' && !isSetAside(ctx.setAside, ['api'])) opts.prepareSandbox?.(config);
 
-  const apiKey = checkApiKey(config, ctx, opts);
-  let webhookSecret: string | undefined;
-  try {
-    webhookSecret = resolveWebhookSecret(env, { credentialsDir });
-    if (webhookSecret !== undefined) opts.redactor.add(webhookSecret);
-  } catch (err) {
-    if (!(err instanceof KeyError)) throw err;
-    fileIssue(issues, err.message);
-  }
-
   const signers = new Map<string, Signer>();
-  const { defer } = opts;
-  if (defer !== undefined && config.wallets.length >= defer.fromWallets && issues.errors.length === 0) {
-    const jobs = walletJobs(config, ctx);
-    const deferred = new DeferredKeyCheck(jobs, jobContext(jobs, ctx), { redactor: opts.redactor, signers, source: ctx.source, defer });
-    return { signers, apiKey, webhookSecret, deferred };
-  }
   config.wallets.forEach((w, i) => {
     if (isSetAside(ctx.setAside, ['wallets', i])) return;
     const at: Path = ['wallets', i, 'key'];
@@ -81,29 +52,17 @@ export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheck
       issues.error(at, `wallet ${w.name}: ${err.message}`);
     }
   });
-  return { signers, apiKey, webhookSecret };
-}
 
-/** The deferred check's jobs: what the loop above does per wallet, as data. */
-function walletJobs(config: AppConfig, ctx: ResolveContext): KeyJob[] {
-  const jobs: KeyJob[] = [];
-  config.wallets.forEach((w, i) => {
-    if (isSetAside(ctx.setAside, ['wallets', i])) return;
-    const matchAddress = !ctx.broken.has(formatPath(['wallets', i, 'address']));
-    jobs.push({ index: i, name: w.name, address: w.address, source: w.key, matchAddress });
-  });
-  return jobs;
-}
-
-/** Only the variables the jobs name: a worker thread gets no copy of the rest of the environment. */
-function jobContext(jobs: KeyJob[], ctx: ResolveContext): KeyJobContext {
-  const env: Record<string, string> = {};
-  for (const { source } of jobs) {
-    if (!('env' in source)) continue;
-    const value = ctx.env[source.env];
-    if (value !== undefined) env[source.env] = value;
+  const apiKey = checkApiKey(config, ctx, opts);
+  let webhookSecret: string | undefined;
+  try {
+    webhookSecret = resolveWebhookSecret(env, { credentialsDir });
+    if (webhookSecret !== undefined) opts.redactor.add(webhookSecret);
+  } catch (err) {
+    if (!(err instanceof KeyError)) throw err;
+    fileIssue(issues, err.message);
   }
-  return { env, credentialsDir: ctx.env.CREDENTIALS_DIRECTORY, baseDir: ctx.configDir };
+  return { signers, apiKey, webhookSecret };
 }
 
 /**

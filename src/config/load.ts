@@ -1,7 +1,6 @@
 // The config pipeline, the same for `check`, `run` and a SIGHUP reload:
 // read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks
-// → keys (when asked; for `run`/`once` over a large fleet the wallet keys' part goes on after this
-// returns, on a worker thread: key-deferred.ts), with the wallets of a wallets_file read and checked line by line and added
+// → keys (when asked), with the wallets of a wallets_file read and checked line by line and added
 // before resolving. Every problem becomes a ConfigIssue naming file:line:col and key path, and all
 // of them come in one pass: what the schema refuses is set aside (salvage.ts) and the later steps
 // check the rest. Nothing here throws.

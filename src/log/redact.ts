@@ -132,41 +132,11 @@ export class Redactor {
   }
 
   private addForm(s: string): void {
-    this.addHash(windowHash(s, 0), s.length, hashA(s, 0, s.length), hashB(s, 0, s.length));
-  }
-
-  private addHash(win: number, len: number, a: number, b: number): void {
-    if (!this.insertSecret(win, len, a, b)) return;
+    const win = windowHash(s, 0);
+    if (!this.insertSecret(win, s.length, hashA(s, 0, s.length), hashB(s, 0, s.length))) return;
     this.count++;
     if (this.count * 4 > (this.secrets.length / CELL) * 3) this.growSecrets();
-    this.addLength(win, len);
-  }
-
-  /**
-   * Every secret registered, as its hashes (four numbers each; no text): what another Redactor
-   * learns with addHashed. The deferred key check (config/key-deferred.ts) registers a fleet's
-   * keys on a worker thread's Redactor, so the main thread inserts hashes instead of hashing ~90,000
-   * forms itself (~0.6 s at 10,000 wallets), and no key text crosses between the threads.
-   */
-  exportHashed(): Int32Array {
-    const out = new Int32Array(this.count * CELL);
-    let n = 0;
-    for (let o = 0; o < this.secrets.length; o += CELL) {
-      if (this.secrets[o + LEN] === 0) continue;
-      out.set(this.secrets.subarray(o, o + CELL), n);
-      n += CELL;
-    }
-    return out;
-  }
-
-  /** Learns what another Redactor's exportHashed() holds. */
-  addHashed(hashed: Int32Array): this {
-    for (let o = 0; o + CELL <= hashed.length; o += CELL) {
-      const len = hashed[o + LEN] ?? 0;
-      if (len < MIN_SECRET_LENGTH) continue;
-      this.addHash(hashed[o + WIN] ?? 0, len, hashed[o + HASH_A] ?? 0, hashed[o + HASH_B] ?? 0);
-    }
-    return this;
+    this.addLength(win, s.length);
   }
 
   /**

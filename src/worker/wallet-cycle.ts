@@ -45,12 +45,6 @@ export interface CycleDeps {
   events?: EventSink;
   /** `poll.ok` is logged at this level (default info); the daemon says debug for a large fleet. */
   pollOkLevel?: 'info' | 'debug';
-  /**
-   * The gate of a deferred key check (issue 14): awaited before a plan is recorded or an active one
-   * run, so polls go on while the keys are checked and a wallet with nothing to do never waits.
-   * Rejects (a key failed) and the turn ends there, with nothing decided to act on or signed.
-   */
-  keysReady?: () => Promise<void>;
 }
 
 export interface WalletCycleResult {
@@ -117,9 +111,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry) {
-    const active = await store.activePlans(wallet.address);
-    if (active.length > 0) await deps.keysReady?.();
-    for (const plan of active) {
+    for (const plan of await store.activePlans(wallet.address)) {
       result.plans.push(plan.id);
       const status = await executor.execute(plan.id);
       result.statuses.push(status);
@@ -140,7 +132,6 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     blockedSignedOps: await store.hasUnknownSignedStep(wallet.address),
     claimInDoubt: await store.claimInDoubt(wallet.address),
   });
-  if (plans.length > 0) await deps.keysReady?.();
   for (const d of decisions) {
     // Built only when it is written: a skipped rule is a debug line on every poll of every wallet.
     const level = decisionLevel(d);

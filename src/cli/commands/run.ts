@@ -1,10 +1,7 @@
-// `run` (the daemon) and `once` (one cycle, then exit). Over a large fleet both start polling while
-// the wallet keys are still being checked on a worker thread (runtime.ts deferKeys, issue 14); a key
-// that fails stops either as a config error (exit 2, every problem at its wallet's `key:`), before
-// anything is decided to act on or signed.
+// `run` (the daemon) and `once` (one cycle, then exit).
 import { Daemon } from '../../daemon.js';
 import { createEvents, type AutoclaimEvents } from '../../events.js';
-import { DEFER_KEYS_FROM_WALLETS, openRuntime, type Runtime } from '../../runtime.js';
+import { openRuntime, type Runtime } from '../../runtime.js';
 import { failpointsFromEnv } from '../../worker/failpoints.js';
 import type { CommandContext } from '../context.js';
 import { VERSION } from '../version.js';
@@ -17,8 +14,7 @@ const STOP_TIMEOUT_MS = 20_000;
 /** `scheduled`: false for `once`, which polls every wallet one time and never reads the schedule. */
 async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boolean): Promise<Runtime> {
   const { io, logger, redactor } = ctx;
-  const deferKeys = { fromWallets: DEFER_KEYS_FROM_WALLETS };
-  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled, deferKeys });
+  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled });
 }
 
 function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents): Daemon {
@@ -72,7 +68,6 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     try {
       await daemon.start();
       await supervisor.start();
-      let keyFailure: Error | undefined;
       await new Promise<void>((resolve) => {
         const stop = () => {
           io.signals.off('SIGTERM', stop);
@@ -84,15 +79,9 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
         io.signals.on('SIGTERM', stop);
         io.signals.on('SIGINT', stop);
         io.signals.on('SIGHUP', reload);
-        // A wallet key that failed its deferred check: the daemon stops as at a refused start.
-        runtime.keysReady().catch((err: unknown) => {
-          keyFailure = err instanceof Error ? err : new Error(String(err));
-          stop();
-        });
       });
-      if (keyFailure === undefined) logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
+      logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
       await daemon.stop(STOP_TIMEOUT_MS);
-      if (keyFailure !== undefined) throw keyFailure;
       return EXIT.OK;
     } finally {
       await supervisor.stop();
