@@ -8,18 +8,16 @@ const require = createRequire(import.meta.url);
 let agentClass: typeof Agent | undefined;
 
 /**
- * undici's Agent and its request API, without the rest of undici: its index also loads fetch,
- * WebSocket, EventSource, the HTTP cache, mocks and proxy agents, ~6 MB of RSS in every process
- * that polls. These are the files undici's own index takes them from (lib/dispatcher/agent.js, and
- * lib/api mixed into Dispatcher.prototype); if a release moves them, the whole package is loaded
- * instead (test/api/dispatcher.test.ts says which was taken).
+ * undici's Agent alone, without the rest of undici: its index also loads fetch, WebSocket,
+ * EventSource, the HTTP cache, mocks, proxy agents and the request/stream APIs, ~6 MB of RSS in
+ * every process that polls. The client dispatches with a handler of its own (exchange.ts), so the
+ * Agent is all it needs. This is the file undici's own index takes it from; if a release moves it,
+ * the whole package is loaded instead (test/api/dispatcher.test.ts says which was taken).
  */
 export function undiciAgent(): { Agent: typeof Agent; lean: boolean } {
   if (agentClass !== undefined) return { Agent: agentClass, lean: true };
   try {
     const lean = require('undici/lib/dispatcher/agent.js') as typeof Agent;
-    const dispatcher = require('undici/lib/dispatcher/dispatcher.js') as { prototype: object };
-    Object.assign(dispatcher.prototype, require('undici/lib/api/index.js') as object);
     agentClass = lean;
     return { Agent: lean, lean: true };
   } catch {
