@@ -110,8 +110,10 @@ class Collect implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    // undici's UND_ERR_RES_EXCEEDED_MAX_SIZE (a dispatcher-wide cap) is the same finding as ours.
-    this.fail((error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? new BodyTooLarge(this.chunks, error) : error);
+    // undici's UND_ERR_RES_EXCEEDED_MAX_SIZE (the dispatcher's own cap, checked as the body comes)
+    // is the same finding as ours; before any status it stays undici's error, as it always was.
+    const capped = (error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' && this.status !== undefined;
+    this.fail(capped ? new BodyTooLarge(this.chunks, error) : error);
   }
 
   fail(err: unknown): void {

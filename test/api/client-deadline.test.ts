@@ -206,6 +206,23 @@ describe('exchange: one deadline and one size cap per request', () => {
     expect(chunked.aborted).toEqual([err]);
   });
 
+  it("undici's own size cap is ours once a status came, and stays undici's error before one", async () => {
+    const capped = () => Object.assign(new Error('Response content exceeded max size'), { code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE' });
+    const early = handDispatcher();
+    const before = exchange(early.dispatcher, OPTS, { timeoutMs: 300, max: 10 }).answer.catch((e: unknown) => e);
+    early.h().onResponseError?.(early.controller, capped());
+    expect(await before).toMatchObject({ code: 'UND_ERR_RES_EXCEEDED_MAX_SIZE' });
+
+    const late = handDispatcher();
+    const after = exchange(late.dispatcher, OPTS, { timeoutMs: 300, max: 10 }).answer.catch((e: unknown) => e);
+    late.h().onResponseStart?.(late.controller, 200, {}, 'OK');
+    late.h().onResponseData?.(late.controller, Buffer.from('12345'));
+    late.h().onResponseError?.(late.controller, capped());
+    const err = await after;
+    expect(err).toBeInstanceOf(BodyTooLarge);
+    expect(Buffer.concat((err as BodyTooLarge).partial).toString()).toBe('12345');
+  });
+
   it('never keeps the process alive: its timer is unreferenced', () => {
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = timers();
