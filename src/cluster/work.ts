@@ -38,11 +38,22 @@ export class ClusterWork {
     this.cluster.setAddresses(wallets.map((w) => w.address));
   }
 
-  /** Registers and takes a first share (recovered) before anything is polled; `keepTicking` for `run`. */
+  /**
+   * Registers and takes a first share (recovered) before anything is polled; `keepTicking` for
+   * `run`. A first round that fails (a query timed out behind a lock a paused daemon holds, the
+   * database busy) is, for `run`, what any later round's failure is: logged, and tried again on
+   * the manager's timer — the daemon starts holding nothing and takes its share at the next round,
+   * rather than exiting. `once` has no next round: it says so.
+   */
   async join(keepTicking: boolean): Promise<void> {
     const { manager } = this.cluster;
     await manager.register();
-    await manager.tick();
+    try {
+      await manager.tick();
+    } catch (err) {
+      if (!keepTicking) throw err;
+      this.logger.warn({ event: 'lease.tick_failed', err }, 'first lease round failed; starting with no wallets, the next round is tried in a moment');
+    }
     await manager.settled();
     if (keepTicking) manager.start();
   }
