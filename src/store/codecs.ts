@@ -2,7 +2,7 @@
 // inside (see migrations.ts); JSON columns are checked on the way out, because a row that does not
 // decode must stop the daemon rather than steer it.
 import { MAX_LAMPORTS, type Lamports } from '../amount.js';
-import type { AmountSpec, StepSpec, WalletSummary } from '../domain.js';
+import type { AmountSpec, PlanHistoryEntry, StepSpec, WalletSummary } from '../domain.js';
 import { stringifyLossless } from '../api/json.js';
 import type { OkPollRow } from './poll-writes.js';
 import { StateError } from '../errors.js';
@@ -12,6 +12,7 @@ import type {
   ClaimBaseline,
   PlanRow,
   RawAttempt,
+  RawHistory,
   RawPlan,
   RawStep,
   RawWalletState,
@@ -168,6 +169,20 @@ export function planFromRaw(r: RawPlan): PlanRow {
     manualId: r.manual_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+/** A plan as the rules read their history: what it claimed, or what it expected to. */
+export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
+  return {
+    id: r.id,
+    rule: r.rule,
+    epoch: r.epoch,
+    seq: r.seq,
+    createdAt: r.created_at,
+    dry: r.dry === 1,
+    status: r.status,
+    lamports: BigInt(r.claimed_lamports ?? r.estimate_lamports),
   };
 }
 

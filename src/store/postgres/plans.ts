@@ -5,7 +5,7 @@
 import type { Lamports } from '../../amount.js';
 import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
+import { historyFromRaw, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
@@ -107,16 +107,7 @@ export async function planHistory(c: Sql, address: string, sinceMs: number, epoc
      ORDER BY id`,
     [address, sinceMs, epoch ?? null],
   );
-  return r.rows.map((h) => ({
-    id: h.id,
-    rule: h.rule,
-    epoch: h.epoch,
-    seq: h.seq,
-    createdAt: h.created_at,
-    dry: h.dry === 1,
-    status: h.status,
-    lamports: BigInt(h.claimed_lamports ?? h.estimate_lamports),
-  }));
+  return r.rows.map(historyFromRaw);
 }
 
 /** Persists the status the steps imply (a dry plan stays dry); the caller holds the plan's row lock. */

@@ -3,7 +3,7 @@
 import type { Lamports } from '../../amount.js';
 import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
+import { historyFromRaw, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
 import { AddressIndex } from './address-index.js';
 import type { Db } from './db.js';
@@ -143,16 +143,7 @@ export class PlanRepo {
   /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
   history(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
     if (!this.mayHave(address)) return [];
-    return this.selectHistory.all({ address, since: sinceMs, epoch: epoch ?? null }).map((r) => ({
-      id: r.id,
-      rule: r.rule,
-      epoch: r.epoch,
-      seq: r.seq,
-      createdAt: r.created_at,
-      dry: r.dry === 1,
-      status: r.status,
-      lamports: BigInt(r.claimed_lamports ?? r.estimate_lamports),
-    }));
+    return this.selectHistory.all({ address, since: sinceMs, epoch: epoch ?? null }).map(historyFromRaw);
   }
 
   /** Persists the status the steps imply (a dry plan stays dry). */
