@@ -57,8 +57,8 @@ class Collect implements Dispatcher.DispatchHandler {
   private headers: Headers = {};
   private chunks: Buffer[] = [];
   private size = 0;
+  /** Set when undici starts the request on a connection: from then on it may have been written. */
   private controller: Dispatcher.DispatchController | undefined;
-  private started = false;
   private settled = false;
   private failure: Error | undefined;
   private resolve: (a: Answer) => void = () => undefined;
@@ -82,7 +82,6 @@ class Collect implements Dispatcher.DispatchHandler {
     // Given up on before it was written: undici drops a request aborted here, unwritten.
     if (this.failure !== undefined) return controller.abort(this.failure);
     this.controller = controller;
-    this.started = true;
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Headers): void {
@@ -131,7 +130,7 @@ class Collect implements Dispatcher.DispatchHandler {
 
   private expire(): void {
     // Read before aborting: from the abort on, undici drops a request instead of writing it.
-    const err = new DeadlineExceeded(this.ms, this.started);
+    const err = new DeadlineExceeded(this.ms, this.controller !== undefined);
     this.fail(err);
     this.controller?.abort(err);
   }
