@@ -105,7 +105,9 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   const lines = lineIndex(text);
   // merge: `<<: *defaults` lets wallets and rules share settings; the alias guard still applies.
   // uniqueKeys is checked below, in linear time: yaml's own check scans the map for every key.
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true });
+  // resolveKnownTags: no setting is binary data, a date object or a set; a `!!binary` value is
+  // text the schema refuses at its place, not a Uint8Array whose bytes pass for map keys.
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true, resolveKnownTags: false });
   const source = new ConfigSource(opts.file, doc, lines);
   const issues = new IssueList(source);
   const done = (config?: AppConfig, secrets?: LoadedSecrets): LoadResult => {

@@ -104,8 +104,12 @@ function setAsideAt(root: Record<string, unknown>, path: readonly PathSegment[],
   }
   if (unknownKeys !== undefined) {
     const holder = valueAt(root, path);
-    if (isObject(holder)) for (const k of unknownKeys) delete holder[k];
-    return true;
+    if (isObject(holder)) {
+      for (const k of unknownKeys) delete holder[k];
+      return true;
+    }
+    // Not a map at all (a `!!binary` value is a Uint8Array, whose "keys" are its bytes): the
+    // value itself is what the schema refused, and it is set aside whole below.
   }
   // The key that holds the refused value: list items (alerts.webhook.events[1]) go with their list.
   let end = path.length;
@@ -139,6 +143,9 @@ function valueAt(root: unknown, path: readonly PathSegment[]): unknown {
   return v;
 }
 
+/** A map of settings as YAML gives one: a plain object, not an array, a Uint8Array (`!!binary`) or a Date. */
 function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }

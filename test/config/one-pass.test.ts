@@ -160,6 +160,14 @@ safety:
     ]);
   });
 
+  it('a YAML value that is no map where a map belongs (!!binary) is refused at its place, like any other', () => {
+    // Found by config-fuzz: a Uint8Array passed for a map, and setting its bytes aside threw.
+    dir.write('config.yaml', yaml().replace('  base_url: https://rewards.example.com/v1\n', '  base_url: https://rewards.example.com/v1\n  rate_limit: !!binary aGVsbG8=\n'));
+    const r = load(dir);
+    expect(r.errors.map((e) => `${e.line}:${e.col} ${e.path}`)).toEqual(['3:3 api.rate_limit']);
+    expect(errors(r).join('\n')).not.toContain('could not be checked');
+  });
+
   it('an address that is not a public key is reported once: its key still loads, with no mismatch message', () => {
     dir.write('config.yaml', yaml({ gammaAddress: 'FNjvMVGZGVfeDfdTXCuu6bWZe61a4Dqo4CwgmZ0WnSDf' }));
     expect(errors(load(dir))).toEqual(['config.yaml:14:5 wallets[2].address: expected a base58 public key']);
