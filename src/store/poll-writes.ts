@@ -12,6 +12,7 @@
 //
 // Memory stays bounded by the fleet: a newer record of an address replaces the older one, as its
 // write would have (a failed poll after a good one keeps the good summary, as in the table).
+import type { Logger } from '../log/logger.js';
 import type { PollResult } from './port.js';
 
 export interface OkPollRow {
@@ -68,6 +69,24 @@ export interface PollWriteOptions {
   timer?: PollTimer;
   /** A write the timer started failed; the records stay buffered for the next write. */
   onTimerError?: (err: unknown, buffered: number) => void;
+}
+
+/**
+ * The options an adapter's store gives its writer: a read-only store tries (and is refused) each
+ * record at once, and a write its timer started that fails is logged, the records kept. `describe`
+ * is the adapter's own error mapping (its StateError's message).
+ */
+export function storePollWriteOptions(
+  opts: { pollWrites?: Omit<PollWriteOptions, 'onTimerError'> | undefined; readonly?: boolean | undefined },
+  logger: Logger,
+  describe: (err: unknown) => string,
+): PollWriteOptions {
+  return {
+    ...opts.pollWrites,
+    ...(opts.readonly === true ? { maxBatch: 1 } : {}),
+    onTimerError: (err, buffered) =>
+      logger.error({ event: 'state.poll_write_failed', err: describe(err), buffered }, 'poll records could not be written; they are kept for the next try'),
+  };
 }
 
 export const DEFAULT_MAX_BATCH = 1000;

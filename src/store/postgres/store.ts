@@ -10,7 +10,7 @@ import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type Pl
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import type { PollWriteOptions } from '../poll-writes.js';
+import { storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from '../port.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
@@ -96,15 +96,7 @@ class PostgresStore implements Store {
         epochSeen: (a, e) => this.wallets.epochSeen(this.pool, a, e),
         write: (batch) => transaction(this.pool, (c) => this.wallets.write(c, batch, this.fence)),
       },
-      {
-        ...opts.pollWrites,
-        ...(opts.readonly === true ? { maxBatch: 1 } : {}),
-        onTimerError: (err, buffered) =>
-          opts.logger.error(
-            { event: 'state.poll_write_failed', err: toStateError(err, 'write poll records', path).message, buffered },
-            'poll records could not be written; they are kept for the next try',
-          ),
-      },
+      storePollWriteOptions(opts, opts.logger, (err) => toStateError(err, 'write poll records', path).message),
     );
   }
 

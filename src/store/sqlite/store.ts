@@ -9,7 +9,7 @@ import { openDatabase, toStateError, type Db } from './db.js';
 import { StateFiles } from './identity.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
-import { PollWrites, type PollWriteOptions } from '../poll-writes.js';
+import { PollWrites, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, StorePragmas, SyncStore } from '../port.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { StepRepo } from './steps.js';
@@ -66,16 +66,7 @@ class SqliteStore implements SyncStore {
     const scrub = redactor === undefined ? (t: string) => t : (t: string) => redactor.redact(t);
     this.wallets = new WalletRepo(db, scrub);
     this.logger = opts.logger;
-    this.polls = new PollWrites(this.wallets, {
-      ...opts.pollWrites,
-      // A read-only store writes nothing: a record is tried (and refused) at once, as before.
-      ...(opts.readonly === true ? { maxBatch: 1 } : {}),
-      onTimerError: (err, buffered) =>
-        this.logger.error(
-          { event: 'state.poll_write_failed', err: toStateError(err, 'write poll records', path).message, buffered },
-          'poll records could not be written; they are kept for the next try',
-        ),
-    });
+    this.polls = new PollWrites(this.wallets, storePollWriteOptions(opts, this.logger, (err) => toStateError(err, 'write poll records', path).message));
     this.plans = new PlanRepo(db);
     this.steps = new StepRepo(db, this.plans, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
