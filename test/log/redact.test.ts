@@ -101,10 +101,15 @@ describe('Redactor', () => {
 
   it('agrees with a longest-first alternation regex on arbitrary secrets and text', () => {
     // A small alphabet makes overlaps, shared prefixes and hash-bucket neighbours common.
-    // '"', '\\', '%' and '~' give secrets escaped spellings, which pieces of text can then spell
-    // out; a secret of only 'a'-'c', '2', '.', '-' and '_' has none (the redactor's shortcut).
+    // '"', '\\', '%', '~', ' ', '(', a control and a lone surrogate give secrets escaped spellings
+    // (JSON's, form encoding's own), which pieces of text can then spell out; a secret of only
+    // 'a'-'c', '2', '.', '-' and '_' has none (the redactor's shortcut).
     const str = (min: number, max: number) =>
-      fc.string({ unit: fc.constantFrom('a', 'b', 'c', '.', '-', '_', 'é', '\u{1F600}', '"', '\\', '%', '~', '2'), minLength: min, maxLength: max });
+      fc.string({
+        unit: fc.constantFrom('a', 'b', 'c', '.', '-', '_', 'é', '\u{1F600}', '"', '\\', '%', '~', ' ', '(', '\n', '\ud800', '2'),
+        minLength: min,
+        maxLength: max,
+      });
     fc.assert(
       fc.property(fc.array(str(6, 14), { maxLength: 8 }), fc.array(fc.oneof(str(0, 6), fc.nat(39)), { maxLength: 12 }), (secrets, parts) => {
         // Text built from pieces of the secrets and noise, so matches actually happen.
