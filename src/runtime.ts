@@ -3,8 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Dispatcher } from 'undici';
-import type { AppConfig, Clock, WalletConfig } from './domain.js';
-import { ConfigError, KeyError } from './errors.js';
+import type { AppConfig, Clock } from './domain.js';
+import { ConfigError } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
 import { loadConfig, resolveApiKey, type LoadedSecrets, type LoadResult } from './config/index.js';
@@ -13,7 +13,6 @@ import type { Cluster } from './cluster/open.js';
 import { ApiClient, createDispatcher } from './api/client.js';
 import { RateLimiter } from './api/rate-limit.js';
 import type { EventSink } from './events.js';
-import { checkAddress, loadKey } from './api/keys.js';
 import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
 import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
@@ -70,61 +69,30 @@ export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd:
  */
 export function checkConfig(
   configPath: string,
-  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
+  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined; deferDerivation?: boolean },
 ): LoadResult {
   const { logger } = opts;
   return loadConfig(configPath, {
     env: opts.env,
     cwd: opts.cwd,
     scheduled: opts.scheduled,
-    keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }) },
+    keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }), deferDerivation: opts.deferDerivation },
   });
 }
 
-/** checkConfig for `run`, `once` and a reload: warnings logged, ConfigError with every issue. */
+/**
+ * checkConfig for `run`, `once`, `send` and a reload: warnings logged, ConfigError with every issue.
+ * A 64-byte key is derived at its first signature, not here (src/api/keys.ts, LoadedKey): a fleet's
+ * start-up does not pay ~40 µs a wallet for keys it may never sign with.
+ */
 export function loadCheckedConfig(
   configPath: string,
   opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
 ): { config: AppConfig; secrets: LoadedSecrets } {
-  const result = checkConfig(configPath, opts);
+  const result = checkConfig(configPath, { ...opts, deferDerivation: true });
   for (const w of result.warnings) opts.logger.warn({ event: 'config.warning', ...w }, w.message);
   if (result.config === undefined || result.secrets === undefined) throw new ConfigError(result.errors);
   return { config: result.config, secrets: result.secrets };
-}
-
-/**
- * Loads every wallet's key and checks it derives the configured address. Collects all failures.
- * Keyed by address: a wallet is its address (its name is a label), and the executor signs for a
- * plan's address with the signer found under it, so no key can sign for an address it does not derive.
- */
-export function loadSigners(wallets: WalletConfig[], opts: LoadSignersOptions): Map<string, Signer> {
-  const { signers, problems } = tryLoadSigners(wallets, opts);
-  if (problems.length > 0) throw new KeyError('KEY_INVALID', problems.join('\n'));
-  return signers;
-}
-
-interface LoadSignersOptions {
-  env: NodeJS.ProcessEnv;
-  baseDir: string;
-  /** Every key's material is registered with it as it is read, before anything can go wrong. */
-  redactor: Redactor;
-}
-
-/** loadSigners without the throw: the signers that loaded, and one line per wallet that did not. */
-function tryLoadSigners(wallets: WalletConfig[], opts: LoadSignersOptions): { signers: Map<string, Signer>; problems: string[] } {
-  const signers = new Map<string, Signer>();
-  const problems: string[] = [];
-  for (const w of wallets) {
-    try {
-      const signer = loadKey(w.key, { env: opts.env, credentialsDir: opts.env.CREDENTIALS_DIRECTORY, baseDir: opts.baseDir, redactor: opts.redactor });
-      checkAddress(signer, w.address, w.name);
-      signers.set(w.address, signer);
-    } catch (err) {
-      if (!(err instanceof KeyError)) throw err;
-      problems.push(`wallet ${w.name}: ${err.message}`);
-    }
-  }
-  return { signers, problems };
 }
 
 interface ApiHandle {

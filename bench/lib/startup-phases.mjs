@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 const t0 = performance.now();
 const DIST = join(import.meta.dirname, '../../dist');
 const { loadConfig } = await import(join(DIST, 'config/index.js'));
-const { loadSigners } = await import(join(DIST, 'runtime.js'));
+const { loadKey, checkAddress } = await import(join(DIST, 'api/keys.js'));
 const { Redactor } = await import(join(DIST, 'log/redact.js'));
 // What `once` loads: the CLI shell, the command context and the run/once command's module graph.
 await import(join(DIST, 'cli/program.js'));
@@ -16,6 +16,13 @@ const t1 = performance.now();
 const result = loadConfig(process.argv[2], { env: process.env, cwd: process.cwd() });
 if (result.config === undefined) throw new Error(JSON.stringify(result.errors.slice(0, 3)));
 const t2 = performance.now();
-const signers = loadSigners(result.config.wallets, { env: process.env, baseDir: dirname(result.config.file), redactor: new Redactor() });
+const signers = new Map();
+const redactor = new Redactor();
+for (const w of result.config.wallets) {
+  // As `run` and `once` load them (src/config/key-check.ts): derivation deferred to the first signature.
+  const signer = loadKey(w.key, { env: process.env, baseDir: dirname(result.config.file), redactor, deferDerivation: true });
+  checkAddress(signer, w.address, w.name);
+  signers.set(w.address, signer);
+}
 const t3 = performance.now();
 process.stdout.write(`${JSON.stringify({ wallets: signers.size, modulesMs: t1 - t0, configMs: t2 - t1, keysMs: t3 - t2 })}\n`);

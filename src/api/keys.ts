@@ -99,11 +99,7 @@ function readSource(source: KeySource, opts: LoadKeyOptions): { text: string; la
 interface ParsedKey {
   /** The 32-byte Ed25519 seed. */
   seed: Uint8Array;
-  /**
-   * The public half of a 64-byte secret key, as given: unchecked. Deriving the public key is the
-   * costly part of loading a key, so the caller compares it with the one it derives anyway for
-   * the signer (loadKey does, through signerFromKeyText).
-   */
+  /** The public half of a 64-byte secret key, as given: unchecked (LoadedKey checks it against the seed). */
   givenPublicKey: Uint8Array | undefined;
 }
 
@@ -171,47 +167,64 @@ function redactSecretKey(redactor: Redactor, secretKey64: Uint8Array): void {
 }
 
 /**
- * A signer for key text, from one key derivation: a 64-byte key whose public half is not the
- * public key of its seed (corrupt, or spliced from two keys) is refused.
+ * A loaded wallet key. Deriving an Ed25519 key is most of what loading one costs (~40 µs with
+ * OpenSSL; 0.4 s of start-up for 10,000 wallets), and a daemon watching a fleet signs for few of
+ * them. So a 64-byte key (seed ‖ public key, what solana-keygen writes) may be loaded *deferred*: its
+ * address is its public half as given, which is what the configured address is checked against,
+ * and its seed is derived the first time it signs (or is verified), when a seed whose public key is
+ * not that half (a corrupt or spliced key) is refused, before anything is signed with it.
+ * A bare 32-byte seed is derived at once: its address is known no other way.
  */
-function signerFromKeyText(raw: string, label: string, redactor?: Redactor): Signer {
-  const { seed, givenPublicKey } = parseKeyText(raw, label, redactor);
-  try {
-    const { signer, publicKey } = deriveSigner(seed);
-    if (givenPublicKey === undefined) {
-      // A bare seed: the 64-byte secret key it stands for can be printed too.
-      if (redactor !== undefined) {
-        const secretKey64 = new Uint8Array(64);
-        secretKey64.set(seed);
-        secretKey64.set(publicKey, 32);
-        redactSecretKey(redactor, secretKey64);
-        secretKey64.fill(0);
-      }
-    } else if (!Buffer.from(publicKey).equals(givenPublicKey)) {
-      throw new KeyError(
-        'KEY_INCONSISTENT',
-        `${label}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
-      );
-    }
-    return signer;
-  } finally {
-    seed.fill(0);
-  }
-}
+class LoadedKey implements Signer {
+  /** Until the key is derived: a copy of the seed, zeroed once it is. */
+  #seed: Uint8Array | undefined;
+  #signer: Signer | undefined;
+  #problem: KeyError | undefined;
 
-/** A signer that remembers where its key came from (never the key), for messages about it. */
-class SourcedSigner implements Signer {
-  constructor(
-    private readonly inner: Signer,
+  private constructor(
+    readonly address: string,
+    /** Where the key came from (never the key), for messages about it. */
     readonly source: string,
-  ) {}
+    signer: Signer | undefined,
+    seed: Uint8Array | undefined,
+  ) {
+    this.#signer = signer;
+    this.#seed = seed;
+  }
 
-  get address(): string {
-    return this.inner.address;
+  static derived(signer: Signer, source: string): LoadedKey {
+    return new LoadedKey(signer.address, source, signer, undefined);
+  }
+
+  static deferred(seed: Uint8Array, givenPublicKey: Uint8Array, source: string): LoadedKey {
+    return new LoadedKey(bs58.encode(givenPublicKey), source, undefined, seed);
+  }
+
+  /** Derives the key now if it was deferred; throws KeyError (KEY_INCONSISTENT) for a spliced key, every time. */
+  verify(): void {
+    if (this.#problem !== undefined) throw this.#problem;
+    if (this.#signer !== undefined) return;
+    const seed = this.#seed;
+    if (seed === undefined) throw new Error('a loaded key holds either its signer or its seed');
+    try {
+      const signer = deriveSigner(seed).signer;
+      if (signer.address !== this.address) {
+        this.#problem = new KeyError(
+          'KEY_INCONSISTENT',
+          `${this.source}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
+        );
+        throw this.#problem;
+      }
+      this.#signer = signer;
+    } finally {
+      seed.fill(0);
+      this.#seed = undefined;
+    }
   }
 
   sign(message: Uint8Array): Uint8Array {
-    return this.inner.sign(message);
+    this.verify();
+    return (this.#signer as Signer).sign(message);
   }
 
   toJSON(): { address: string; source: string } {
@@ -219,10 +232,44 @@ class SourcedSigner implements Signer {
   }
 }
 
-/** Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem. */
-export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer & { readonly source: string } {
+/**
+ * A key for key text. Derived now, unless `deferred` and the text is a 64-byte key: then its seed
+ * is derived at its first signature (see LoadedKey).
+ */
+function keyFromText(raw: string, label: string, redactor: Redactor | undefined, deferred: boolean): LoadedKey {
+  const { seed, givenPublicKey } = parseKeyText(raw, label, redactor);
+  if (givenPublicKey !== undefined) {
+    const key = LoadedKey.deferred(seed, givenPublicKey, label);
+    if (!deferred) key.verify();
+    return key;
+  }
+  try {
+    const { signer, publicKey } = deriveSigner(seed);
+    // A bare seed: the 64-byte secret key it stands for can be printed too.
+    if (redactor !== undefined) {
+      const secretKey64 = new Uint8Array(64);
+      secretKey64.set(seed);
+      secretKey64.set(publicKey, 32);
+      redactSecretKey(redactor, secretKey64);
+      secretKey64.fill(0);
+    }
+    return LoadedKey.derived(signer, label);
+  } finally {
+    seed.fill(0);
+  }
+}
+
+/**
+ * Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem.
+ * With `deferDerivation`, a 64-byte key's seed is derived at its first signature instead of now
+ * (`run` and `once`: see LoadedKey); `verify()` on the signer derives it at any time.
+ */
+export function loadKey(
+  source: KeySource,
+  opts: LoadKeyOptions & { deferDerivation?: boolean },
+): Signer & { readonly source: string; verify(): void } {
   const { text, label } = readSource(source, opts);
-  return new SourcedSigner(signerFromKeyText(text, label, opts.redactor), label);
+  return keyFromText(text, label, opts.redactor, opts.deferDerivation === true);
 }
 
 /**

@@ -10,6 +10,11 @@ export interface Signer {
   /** base58 public key. */
   readonly address: string;
   sign(message: Uint8Array): Uint8Array;
+  /**
+   * For a key loaded with its derivation deferred (src/api/keys.ts): derives it now, and throws a
+   * KeyError if it cannot sign for its address. A signer without it is ready as it is.
+   */
+  verify?(): void;
 }
 
 // DER prefix of a PKCS#8 Ed25519 private key (RFC 8410): SEQ { INT 0, SEQ { OID 1.3.101.112 }, OCTET STRING { OCTET STRING (32) } }
