@@ -23,7 +23,6 @@ import { SigningPauses, SigningTime } from './signing-guard.js';
 
 export type { SigningPause, StepEvent, WorkerDeps } from './deps.js';
 export { errorSummary } from './outcome.js';
-export { MAX_OWN_TS_AHEAD_S, MAX_TS_AHEAD_S } from './signing-guard.js';
 
 // A claim reconciled as "not applied" is signed and sent again at once, but only this many times in
 // one execution; after that it waits for the next poll.
