@@ -106,6 +106,12 @@ export interface SyncStore {
   claimInDoubt(address: string, exceptStepId?: number): boolean;
   /** The newest request timestamp (Unix seconds) this address ever signed. */
   lastRequestTs(address: string): number | undefined;
+  /**
+   * The distinct request timestamps (Unix seconds) this address signed at or after `fromTs`,
+   * ascending, at most `limit`: which seconds are taken, once a clock that was wrong has left
+   * signed seconds ahead of the one the clock gives now.
+   */
+  requestTsFrom(address: string, fromTs: number, limit: number): number[];
   unknownSteps(): StepRow[];
 
   /** The connection's settings, for diagnostics (and to prove they were applied). */

@@ -34,7 +34,7 @@ export class PlanExecutor {
   private readonly outcomes: OutcomeRecorder;
 
   constructor(private readonly deps: WorkerDeps) {
-    this.time = new SigningTime(deps.clock, (address) => deps.store.lastRequestTs(address));
+    this.time = new SigningTime(deps.clock, deps.store);
     this.outcomes = new OutcomeRecorder(deps, this.pauses_);
   }
 

@@ -40,6 +40,7 @@ export type WorkerStore = Pick<
   | 'hasUnknownSignedStep'
   | 'claimInDoubt'
   | 'lastRequestTs'
+  | 'requestTsFrom'
   | 'planHistory'
   | 'setStepAmount'
   | 'markSending'

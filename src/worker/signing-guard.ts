@@ -7,6 +7,15 @@ import type { Logger } from '../log/logger.js';
 import type { Awaitable } from '../store/port.js';
 import type { SigningPause } from './deps.js';
 
+/** What SigningTime asks the store: the store port's two questions about signed seconds. */
+export interface SignedSeconds {
+  lastRequestTs(address: string): Awaitable<number | undefined>;
+  requestTsFrom(address: string, fromTs: number, limit: number): Awaitable<number[]>;
+}
+
+/** How many taken seconds one question to the store returns. */
+const TAKEN_PAGE = 256;
+
 /**
  * How far ahead of the wall clock a wallet's last signed timestamp may be and still be followed.
  * Ours run ahead by a second per request when a wallet signs several in one second — in this
@@ -30,6 +39,12 @@ export const MAX_TS_AHEAD_S = 60;
  * that: its last timestamps are a few seconds ahead, and are followed. (They were once dropped
  * beyond 5 s when read from the database, and the next request reused a second already signed:
  * two claims with one signature, seen in the random-crash test.)
+ *
+ * Below a dropped timestamp, seconds may already be taken: by the wrong clock (which may have
+ * been behind, too, before it was set ahead), or by this process's own run ahead of the clock. So
+ * while the next second is not past the newest one dropped, the store is asked which seconds from
+ * it on this address signed, and the first free one is taken. Without a drop nothing is asked:
+ * every second signed is at most the last one, and the next is past it.
  */
 export class SigningTime {
   private readonly lastTs = new Map<string, number>();
@@ -38,12 +53,12 @@ export class SigningTime {
 
   constructor(
     private readonly clock: Clock,
-    private readonly stored: (address: string) => Awaitable<number | undefined>,
+    private readonly store: SignedSeconds,
   ) {}
 
   /** Unix milliseconds (a whole second) for the next signed request of this address. */
   async next(address: string, log: Logger): Promise<number> {
-    let fromDb = (await this.stored(address)) ?? 0;
+    let fromDb = (await this.store.lastRequestTs(address)) ?? 0;
     if (fromDb <= (this.dropped.get(address) ?? 0)) fromDb = 0;
     const nowSec = Math.floor(this.clock.now() / 1000);
     let last = Math.max(this.lastTs.get(address) ?? 0, fromDb);
@@ -56,9 +71,24 @@ export class SigningTime {
       this.dropped.set(address, Math.max(last, this.dropped.get(address) ?? 0));
       last = 0;
     }
-    const ts = Math.max(nowSec, last + 1);
+    let ts = Math.max(nowSec, last + 1);
+    if (ts <= (this.dropped.get(address) ?? 0)) ts = await this.firstFree(address, ts);
     this.lastTs.set(address, ts);
     return ts * 1000;
+  }
+
+  /** The first second from `from` on that this address has not signed with. */
+  private async firstFree(address: string, from: number): Promise<number> {
+    let ts = from;
+    for (;;) {
+      const taken = await this.store.requestTsFrom(address, ts, TAKEN_PAGE);
+      // Ascending and distinct, from ts on: ts moves past each one taken until a gap.
+      for (const t of taken) {
+        if (t > ts) return ts;
+        if (t === ts) ts++;
+      }
+      if (taken.length < TAKEN_PAGE) return ts;
+    }
   }
 }
 

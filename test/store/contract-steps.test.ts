@@ -329,6 +329,25 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       expect(await store.lastRequestTs(ADDR)).toBe(1_748_779_300);
       expect(await store.lastRequestTs('treasury')).toBeUndefined();
     });
+
+    it('requestTsFrom gives the distinct seconds an address signed from a second on, ascending, at most a limit', async () => {
+      expect(await store.requestTsFrom(ADDR, 0, 10)).toEqual([]);
+      await store.markSending(claimId, request({ ts: 1_748_779_300 }), T0);
+      await store.markNotSent(claimId, 'connect ECONNREFUSED', T0);
+      await store.markSending(claimId, request({ ts: 1_748_779_200 }), T0);
+      await store.markNotSent(claimId, 'connect ECONNREFUSED', T0);
+      await store.markSending(claimId, request({ ts: 1_748_779_300 }), T0); // the same second again: listed once
+      await store.markNotSent(claimId, 'connect ECONNREFUSED', T0);
+      await store.markSending(claimId, request({ ts: 1_748_779_250 }), T0);
+      const other = (await store.insertPlan(draft({ address: ADDR2 }), { dry: false, now: T0, reason: 'r' }))!;
+      await store.markSending(other.steps[0]!.id, request({ ts: 1_748_779_260 }), T0);
+      expect(await store.requestTsFrom(ADDR, 0, 10)).toEqual([1_748_779_200, 1_748_779_250, 1_748_779_300]);
+      expect(await store.requestTsFrom(ADDR, 1_748_779_250, 10)).toEqual([1_748_779_250, 1_748_779_300]);
+      expect(await store.requestTsFrom(ADDR, 1_748_779_251, 10)).toEqual([1_748_779_300]);
+      expect(await store.requestTsFrom(ADDR, 0, 2)).toEqual([1_748_779_200, 1_748_779_250]);
+      expect(await store.requestTsFrom(ADDR2, 0, 10)).toEqual([1_748_779_260]);
+      expect(await store.requestTsFrom('treasury', 0, 10)).toEqual([]);
+    });
   });
 
   it('scrubs registered secrets from answers, errors and notes before they are stored', async () => {

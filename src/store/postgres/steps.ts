@@ -48,6 +48,18 @@ export async function lastRequestTs(c: Sql, address: string): Promise<number | u
   return ts == null ? undefined : Number(ts);
 }
 
+/** The seconds this address signed at or after fromTs, ascending (see the store port). */
+export async function requestTsFrom(c: Sql, address: string, fromTs: number, limit: number): Promise<number[]> {
+  const r = await c.query<{ ts: string }>(
+    `SELECT DISTINCT (a.request::jsonb ->> 'ts')::numeric AS ts
+     FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id
+     WHERE p.address = $1 AND (a.request::jsonb ->> 'ts')::numeric >= $2
+     ORDER BY ts LIMIT $3`,
+    [address, fromTs, limit],
+  );
+  return r.rows.map((row) => Number(row.ts));
+}
+
 /** A claim of this address (other than `exceptStepId`) that may or may not have been applied. */
 export async function claimInDoubt(c: Sql, address: string, exceptStepId = 0): Promise<boolean> {
   const r = await c.query<{ n: boolean }>(

@@ -265,6 +265,9 @@ class PostgresStore implements Store {
   lastRequestTs(address: string): Promise<number | undefined> {
     return this.io('lastRequestTs', (c) => steps.lastRequestTs(c, address));
   }
+  requestTsFrom(address: string, fromTs: number, limit: number): Promise<number[]> {
+    return this.io('requestTsFrom', (c) => steps.requestTsFrom(c, address, fromTs, limit));
+  }
   claimInDoubt(address: string, exceptStepId?: number): Promise<boolean> {
     return this.io('claimInDoubt', (c) => steps.claimInDoubt(c, address, exceptStepId));
   }

@@ -31,6 +31,7 @@ export class StepRepo {
   private readonly selectAttempts;
   private readonly selectClaimInDoubt;
   private readonly selectLastTs;
+  private readonly selectTsFrom;
   private readonly toSending;
   private readonly selectEarlierOpen;
   private readonly fromSending;
@@ -66,6 +67,11 @@ export class StepRepo {
       SELECT MAX(json_extract(a.request, '$.ts')) AS ts
       FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id
       WHERE p.address = ?`);
+    this.selectTsFrom = db.prepare<[string, number, number], { ts: number }>(`
+      SELECT DISTINCT json_extract(a.request, '$.ts') AS ts
+      FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id
+      WHERE p.address = ? AND json_extract(a.request, '$.ts') >= ?
+      ORDER BY ts LIMIT ?`);
     // Only a step of an open, real plan, with its amount known and every earlier step of its plan
     // settled, may go out: a deposit never overtakes the claim that funds it.
     this.toSending = db.prepare<Record<string, unknown>, { attempts: number }>(`
@@ -119,6 +125,11 @@ export class StepRepo {
   /** The newest x-svc-ts this address ever signed, so a new request never repeats one. */
   lastRequestTs(address: string): number | undefined {
     return this.selectLastTs.get(address)?.ts ?? undefined;
+  }
+
+  /** The seconds this address signed at or after fromTs, ascending (see the store port). */
+  requestTsFrom(address: string, fromTs: number, limit: number): number[] {
+    return this.selectTsFrom.all(address, fromTs, limit).map((r) => r.ts);
   }
 
   /** A claim of this address (other than `exceptStepId`) that may or may not have been applied. */

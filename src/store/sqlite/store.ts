@@ -180,6 +180,10 @@ class SqliteStore implements SyncStore {
     return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));
   }
 
+  requestTsFrom(address: string, fromTs: number, limit: number): number[] {
+    return this.io('requestTsFrom', () => this.steps.requestTsFrom(address, fromTs, limit));
+  }
+
   claimInDoubt(address: string, exceptStepId?: number): boolean {
     return this.io('claimInDoubt', () => this.steps.claimInDoubt(address, exceptStepId));
   }
