@@ -9,35 +9,60 @@
 // an address by this connection's own writes (noted with `add`) — or by another process, which
 // SQLite's `PRAGMA data_version` reveals: it changes when any other connection commits, and then
 // the index is read again from the table before it answers. The version is read once per turn of
-// the event loop (~4 µs a read in a busy process, and a wallet's turn asks five questions): the
-// answers of one turn are as of its first question, as if the reads had all been made then —
-// nothing else of this process runs in between, and our own writes are noted as they are made.
+// the event loop for the connection, whichever index asks first (~4 µs a read in a busy process;
+// each response arrives in a turn of its own, and a wallet's turn asks five questions of two
+// indexes): the answers of one turn are as of its first question, as if the reads had all been
+// made then — nothing else of this process runs in between, and our own writes are noted as they
+// are made.
 import type { Db } from './db.js';
+
+/** A connection's PRAGMA data_version, read at most once per turn of the event loop. */
+class TurnVersion {
+  private value = 0;
+  private fresh = false;
+  private readonly read;
+
+  constructor(db: Db) {
+    this.read = db.prepare<[], number>('PRAGMA data_version').pluck();
+  }
+
+  get(): number {
+    if (!this.fresh) {
+      this.value = this.read.get() ?? 0;
+      this.fresh = true;
+      setImmediate(() => (this.fresh = false));
+    }
+    return this.value;
+  }
+}
+
+/** One per connection: the plans and epochs indexes of a store share their turn's read. */
+const versions = new WeakMap<Db, TurnVersion>();
+
+function versionOf(db: Db): TurnVersion {
+  let v = versions.get(db);
+  if (v === undefined) versions.set(db, (v = new TurnVersion(db)));
+  return v;
+}
 
 export class AddressIndex {
   private addresses: Set<string> | undefined;
   private version: number | undefined;
-  /** The version was read in this turn of the event loop. */
-  private fresh = false;
   private readonly selectAddresses;
-  private readonly dataVersion;
+  private readonly dataVersion: TurnVersion;
 
   /** `table` is a table of ours with an indexed `address` column (a constant, not input). */
   constructor(db: Db, table: 'plans' | 'epochs_seen') {
     this.selectAddresses = db.prepare<[], string>(`SELECT DISTINCT address FROM ${table}`).pluck();
-    this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+    this.dataVersion = versionOf(db);
   }
 
   /** False only when the table holds no row for the address. */
   mayHave(address: string): boolean {
-    if (!this.fresh || this.addresses === undefined) {
-      const version = this.dataVersion.get();
-      if (this.addresses === undefined || version !== this.version) {
-        this.addresses = new Set(this.selectAddresses.all());
-        this.version = version;
-      }
-      this.fresh = true;
-      setImmediate(() => (this.fresh = false));
+    const version = this.dataVersion.get();
+    if (this.addresses === undefined || version !== this.version) {
+      this.addresses = new Set(this.selectAddresses.all());
+      this.version = version;
     }
     return this.addresses.has(address);
   }
