@@ -59,13 +59,15 @@ export async function startInProcess(opts: {
   level?: string;
   /** The process's event channel, made on the test's logger (for tests that listen to it). */
   events?: (logger: Logger) => AutoclaimEvents;
+  /** Wallet turns at once (the daemon's default when absent). */
+  concurrency?: number;
 }): Promise<InProcess> {
   const log = captureLog(opts.level ?? 'debug');
   const { logger, redactor } = log;
   const events = opts.events?.(logger);
   const common = { configPath: opts.configPath, env: {}, cwd: opts.dir, clock: systemClock, logger, redactor };
   const runtime = await openRuntime({ ...common, lock: true, ...(events ? { events } : {}) });
-  const daemon = new Daemon({ ...common, runtime, dry: false, failpoint: () => {}, ...(events ? { events } : {}) });
+  const daemon = new Daemon({ ...common, runtime, dry: false, failpoint: () => {}, ...(events ? { events } : {}), ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }) });
   return {
     runtime,
     daemon,
