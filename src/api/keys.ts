@@ -196,7 +196,7 @@ class LoadedKey implements Signer {
   /** Until the key is derived: a copy of the seed, zeroed once it is. */
   #seed: Uint8Array | undefined;
   #signer: Signer | undefined;
-  #problem: KeyError | undefined;
+  #problem: Error | undefined;
 
   private constructor(
     readonly address: string,
@@ -217,26 +217,34 @@ class LoadedKey implements Signer {
     return new LoadedKey(bs58.encode(givenPublicKey), source, undefined, seed);
   }
 
-  /** Derives the key now if it was deferred; throws KeyError (KEY_INCONSISTENT) for a spliced key, every time. */
+  /**
+   * Derives the key now if it was deferred; throws KeyError (KEY_INCONSISTENT) for a spliced key.
+   * A key that failed to derive fails every later call with the same error: its seed is zeroed
+   * after the one try.
+   */
   verify(): void {
     if (this.#problem !== undefined) throw this.#problem;
     if (this.#signer !== undefined) return;
     const seed = this.#seed;
     if (seed === undefined) throw new Error('a loaded key holds either its signer or its seed');
+    let signer: Signer;
     try {
-      const signer = deriveSigner(seed).signer;
-      if (signer.address !== this.address) {
-        this.#problem = new KeyError(
-          'KEY_INCONSISTENT',
-          `${this.source}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
-        );
-        throw this.#problem;
-      }
-      this.#signer = signer;
+      signer = deriveSigner(seed).signer;
+    } catch (err) {
+      this.#problem = err instanceof Error ? err : new Error(String(err));
+      throw this.#problem;
     } finally {
       seed.fill(0);
       this.#seed = undefined;
     }
+    if (signer.address !== this.address) {
+      this.#problem = new KeyError(
+        'KEY_INCONSISTENT',
+        `${this.source}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
+      );
+      throw this.#problem;
+    }
+    this.#signer = signer;
   }
 
   sign(message: Uint8Array): Uint8Array {
