@@ -124,6 +124,16 @@ describe('Redactor', () => {
     );
   });
 
+  it('finds every secret after its tables grew, with a fleet of secrets that all begin differently', () => {
+    // Distinct first characters: a window (and a bit of the filter in front of the tables) each,
+    // so the tables grow many times over, as with 10,000 keys' base58 and base64 forms.
+    const secret = (i: number) => `${i.toString(36).padStart(8, '0')}-key`;
+    const r = new Redactor();
+    for (let i = 0; i < 100_000; i++) r.add(secret(i));
+    for (let i = 0; i < 100_000; i += 7) expect(r.redact(`x ${secret(i)} y`)).toBe(`x ${REDACTED} y`);
+    expect(r.redact(`x ${secret(100_000)} y`)).toBe(`x ${secret(100_000)} y`);
+  });
+
   it('stays fast with a fleet-sized set of secrets', () => {
     const r = new Redactor();
     for (let i = 0; i < 130_000; i++) r.add(`secret-${i.toString(36).padStart(8, '0')}`);
