@@ -189,7 +189,7 @@ const FORMS = [
 function throughputSection(p, tp, cost) {
   p('## 1. Poll-cycle throughput');
   p();
-  p('One `once` cycle as a whole process (`node --max-semi-space-size=1 dist/cli/main.js once`: the node flags of `npm start`, the systemd unit and the Docker image) over N wallets, rate limit lifted, a rule that never fires — a pure poll cycle — against `bench/lib/raw-poll.mjs`: a plain undici script doing the same GETs with the same concurrency (16, the daemon\'s `DEFAULT_CONCURRENCY`) over the same connection settings (8 connections, `api.connections`\' default), parsing each body with `JSON.parse`. Both hit the same forked sandbox, alternately; the state database starts empty each run. The daemon\'s log goes to a file, as it would to journald. Each run is made twice: with the wallets in a `wallets_file` (JSON Lines; the form the README recommends beyond a few hundred wallets, and the one the goals are judged on) and as a YAML `wallets:` list.');
+  p('One `once` cycle as a whole process (`node --max-semi-space-size=1 dist/cli/main.js once`: the node flags of `npm start`, the systemd unit and the Docker image) over N wallets, rate limit lifted, a rule that never fires — a pure poll cycle — against `bench/lib/raw-poll.mjs`: a plain undici script doing the same GETs with the same concurrency (16, the daemon\'s `DEFAULT_CONCURRENCY`) over the same connection settings (16 connections, `api.connections`\' default), parsing each body with `JSON.parse`. Both hit the same forked sandbox, alternately; the state database starts empty each run. The daemon\'s log goes to a file, as it would to journald. Each run is made twice: with the wallets in a `wallets_file` (JSON Lines; the form the README recommends beyond a few hundred wallets, and the one the goals are judged on) and as a YAML `wallets:` list.');
   p();
   p('| wallets | wallets in | `once` (whole process) | raw HTTP | **ratio** raw ÷ once (goal ≥ 0.8) | `once` start-up → cycle start | `once` poll cycle | ratio raw ÷ cycle only | CPU s once / raw |');
   p('|---|---|---|---|---|---|---|---|---|');
@@ -321,7 +321,7 @@ function latencySection(p, lat) {
   p(`| \`run\` (polls spread over the interval) | ${n(lat.run.wallets)} | ${lat.run.samples} | **${fmt(lat.run.p50Ms, 1)} ms** | ${fmt(lat.run.p90Ms, 1)} ms | **${fmt(lat.run.p99Ms, 1)} ms** | ${fmt(lat.run.maxMs, 1)} ms | ${fmt(lat.run.appliedP50Ms, 1)} ms |`);
   p(`| \`once\` (16 turns at a time) | ${n(lat.once.wallets)} | ${lat.once.samples} | ${fmt(lat.once.p50Ms, 1)} ms | ${fmt(lat.once.p90Ms, 1)} ms | ${fmt(lat.once.p99Ms, 1)} ms | ${fmt(lat.once.maxMs, 1)} ms | ${fmt(lat.once.appliedP50Ms, 1)} ms |`);
   p();
-  p(`One \`synchronous=FULL\` commit on this disk: p50 ${fmt(lat.fsyncMs.p50, 2)} ms, p99 ${fmt(lat.fsyncMs.p99, 2)} ms — two of them sit in every decision. In \`once\` a decision shares the event loop and the 8 connections with 15 other wallet turns, which is what its latency measures; \`run\` spreads polls over the interval, the daemon's normal case.`);
+  p(`One \`synchronous=FULL\` commit on this disk: p50 ${fmt(lat.fsyncMs.p50, 2)} ms, p99 ${fmt(lat.fsyncMs.p99, 2)} ms — two of them sit in every decision. In \`once\` a decision shares the event loop and the 16 connections with 15 other wallet turns, which is what its latency measures; \`run\` spreads polls over the interval, the daemon's normal case.`);
   p();
 }
 

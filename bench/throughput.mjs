@@ -6,7 +6,7 @@ import { forkSandbox } from './lib/sandbox-client.mjs';
 
 /** The daemon's wallet-turn concurrency (DEFAULT_CONCURRENCY in src/daemon.ts) and api.connections' default. */
 export const DAEMON_CONCURRENCY = 16;
-export const DEFAULT_CONNECTIONS = 8;
+export const DEFAULT_CONNECTIONS = 16;
 
 const UNLIMITED = { perMinute: 1_000_000_000, burst: 1_000_000 };
 

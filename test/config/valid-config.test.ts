@@ -186,7 +186,7 @@ describe('a valid config', () => {
       timeoutMs: 10_000,
       connectTimeoutMs: 5_000,
       maxResponseBytes: 1024 * 1024,
-      connections: 8,
+      connections: 16,
       rateLimit: { perMinute: 500, burst: 100 },
       endpoints: {
         claim: { method: 'POST', path: '/rewards/claim', message: '{wallet}|{ts}', ...ANSWERS },
