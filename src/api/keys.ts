@@ -7,6 +7,7 @@ import bs58 from 'bs58';
 import type { KeySource } from '../domain.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
+import { encodeBase58 } from './base58.js';
 import { deriveSigner, type Signer } from './signer.js';
 
 interface LoadKeyOptions {
@@ -169,7 +170,7 @@ function keyBytes(text: string, label: string): Uint8Array {
 
 /** Registers a seed in every encoding it could be printed in. */
 function redactSeed(redactor: Redactor, seed: Uint8Array): void {
-  redactor.addBytes(seed, (b) => bs58.encode(b));
+  redactor.addBytes(seed, encodeBase58);
 }
 
 /**
@@ -180,7 +181,7 @@ function redactSeed(redactor: Redactor, seed: Uint8Array): void {
  */
 function redactSecretKey(redactor: Redactor, secretKey64: Uint8Array): void {
   const whole = Buffer.from(secretKey64.buffer, secretKey64.byteOffset, secretKey64.byteLength); // a view, not a copy
-  redactor.add(whole.toString('base64')).add(whole.toString('base64url')).add(bs58.encode(secretKey64));
+  redactor.add(whole.toString('base64')).add(whole.toString('base64url')).add(encodeBase58(secretKey64));
 }
 
 /**
@@ -214,7 +215,7 @@ class LoadedKey implements Signer {
   }
 
   static deferred(seed: Uint8Array, givenPublicKey: Uint8Array, source: string): LoadedKey {
-    return new LoadedKey(bs58.encode(givenPublicKey), source, undefined, seed);
+    return new LoadedKey(encodeBase58(givenPublicKey), source, undefined, seed);
   }
 
   /**
