@@ -30,23 +30,34 @@ export function findLiteralSecrets(data: unknown, issues: IssueList, base: Path 
     flagged.push(path);
     issues.error(path, message);
   };
-  const walk = (value: unknown, path: PathSegment[]): void => {
+  // One path, pushed and popped as the walk goes (a copy only for a flagged place): a fleet's
+  // wallets_file is walked a line at a time, and a new array at every key was ~1 KB a wallet.
+  const path: PathSegment[] = [...base];
+  const walk = (value: unknown): void => {
     if (Array.isArray(value)) {
-      value.forEach((v, i) => walk(v, [...path, i]));
+      value.forEach((v, i) => {
+        path.push(i);
+        walk(v);
+        path.pop();
+      });
       return;
     }
     if (value === null || typeof value !== 'object') return;
-    for (const [key, v] of Object.entries(value)) {
-      const here = [...path, key];
+    // The first segment of the place the object is at (path still ends at it here).
+    const inWallets = path[0] === 'wallets';
+    for (const key of Object.keys(value)) {
+      const v = (value as Record<string, unknown>)[key];
+      path.push(key);
       const literal = v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v));
-      if (literal && API_KEY_NAMES.test(key)) flag(here, API_KEY_HELP);
-      else if (literal && WALLET_SECRET_NAMES.test(key)) flag(here, WALLET_KEY_HELP);
-      else if (literal && OTHER_SECRET_NAMES.test(key)) flag(here, 'secrets never live in the YAML; pass them through the environment or a mode-0600 file');
-      else if (key === 'key' && path[0] === 'wallets' && looksLikeKeyMaterial(v)) flag(here, `looks like key material; ${WALLET_KEY_HELP}`);
-      else walk(v, here);
+      if (literal && API_KEY_NAMES.test(key)) flag([...path], API_KEY_HELP);
+      else if (literal && WALLET_SECRET_NAMES.test(key)) flag([...path], WALLET_KEY_HELP);
+      else if (literal && OTHER_SECRET_NAMES.test(key)) flag([...path], 'secrets never live in the YAML; pass them through the environment or a mode-0600 file');
+      else if (key === 'key' && inWallets && looksLikeKeyMaterial(v)) flag([...path], `looks like key material; ${WALLET_KEY_HELP}`);
+      else walk(v);
+      path.pop();
     }
   };
-  walk(data, [...base]);
+  walk(data);
   return flagged;
 }
 
