@@ -49,7 +49,7 @@ export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheck
     try {
       const signer = loadKey(w.key, { env, credentialsDir, baseDir: ctx.configDir, redactor: opts.redactor, deferDerivation: opts.deferDerivation });
       // An address already refused has no key that could match it: one message is enough.
-      if (!ctx.broken.has(formatPath(['wallets', i, 'address']))) checkAddress(signer, w.address, w.name);
+      if (ctx.broken.size === 0 || !ctx.broken.has(formatPath(['wallets', i, 'address']))) checkAddress(signer, w.address, w.name);
       signers.set(w.address, signer);
     } catch (err) {
       if (!(err instanceof KeyError)) throw err;
