@@ -27,7 +27,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
 
+# MALLOC_ARENA_MAX=2, as in `npm start` and the systemd unit (which says why): a steadier, lower peak RSS.
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     STATE_DIRECTORY=/var/lib/autoclaim \
     AUTOCLAIM_CONFIG=/etc/autoclaim/autoclaim.yaml \
     AUTOCLAIM_HEALTH_URL=http://127.0.0.1:9464/healthz

@@ -1,7 +1,7 @@
 // §1 poll-cycle throughput, §2 start-up and §3 peak RSS: `once` as a whole process against a plain
 // undici script doing the same GETs, run alternately against one forked sandbox so that both see
 // the same server and the same machine load; figures are medians over the runs.
-import { API_KEY, CLI, NEVER_RULE, SERVICE_NODE_ARGS, events, log, median, runProcess, walletFixtures, walletsFile, writeRunConfig } from './lib/common.mjs';
+import { API_KEY, CLI, NEVER_RULE, SERVICE_ENV, SERVICE_NODE_ARGS, events, log, median, runProcess, walletFixtures, walletsFile, writeRunConfig } from './lib/common.mjs';
 import { forkSandbox } from './lib/sandbox-client.mjs';
 
 /** The daemon's wallet-turn concurrency (DEFAULT_CONCURRENCY in src/daemon.ts) and api.connections' default. */
@@ -25,10 +25,13 @@ function phases(stdout, spawnedAt) {
   return { startupMs: t0 - spawnedAt, cycleMs: Date.parse(done.time) - t0, polled: done.polled };
 }
 
-/** `once` as the service would run it: with the node flags of `npm start` (SERVICE_NODE_ARGS). */
-async function onceRun(config, nodeArgs = SERVICE_NODE_ARGS, cli = CLI) {
+/**
+ * `once` as the service would run it: with the node flags and environment of `npm start`
+ * (SERVICE_NODE_ARGS, SERVICE_ENV); `bare` runs a bare `node` with neither.
+ */
+async function onceRun(config, nodeArgs = SERVICE_NODE_ARGS, cli = CLI, { bare = false } = {}) {
   const spawnedAt = Date.now();
-  const r = await runProcess([cli, 'once', '--config', config], { env: { AUTOCLAIM_API_KEY: API_KEY }, nodeArgs });
+  const r = await runProcess([cli, 'once', '--config', config], { env: { ...(bare ? {} : SERVICE_ENV), AUTOCLAIM_API_KEY: API_KEY }, nodeArgs });
   if (r.code !== 0) throw new Error(`once exited ${r.code}: ${r.stderr.slice(0, 2000)}`);
   return { wallMs: r.wallMs, cpuSec: r.cpuSec, peakRssKb: r.peakRssKb, logLines: r.lines, ...phases(r.stdout, spawnedAt) };
 }
@@ -136,7 +139,7 @@ export async function benchThroughput({ sizes, runs, baselineCli }) {
       }
       // The same with a bare `node` (V8's default young generation): what the service flags buy.
       const { config: bareConfig } = writeRunConfig(`once-${n}-bare`, { fixtureSize: n, baseUrl: sandbox.url, wallets, rules: NEVER_RULE, ...UNLIMITED, sideFile: true });
-      const bareFlags = await onceRun(bareConfig, []);
+      const bareFlags = await onceRun(bareConfig, [], CLI, { bare: true });
       const summarize = (runsOf, checks, phases) => ({
         onceMs: median(runsOf.map((d) => d.wallMs)),
         ratio: median(runsOf.map((d, i) => raw[i].wallMs / d.wallMs)),

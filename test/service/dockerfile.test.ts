@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startHealthServer } from '../../src/service/health-server.js';
 import { createMetrics } from '../../src/service/metrics.js';
-import { startNodeFlags } from './node-flags.js';
+import { startEnv, startNodeFlags } from './node-flags.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const read = (f: string): string => readFileSync(join(ROOT, f), 'utf8');
@@ -104,6 +104,9 @@ describe('Dockerfile', () => {
     const bin = pkg.bin['autoclaim'];
     expect(bin).toBe('dist/cli/main.js');
     expect(entry).toEqual(['/usr/bin/tini', '--', 'node', ...startNodeFlags(), `/app/${bin}`]);
+    // The environment `npm start` sets before node.
+    const env = inRuntime('ENV').map((i) => i.args).join(' ');
+    for (const v of startEnv()) expect(env.split(/\s+/)).toContain(v);
     expect(inRuntime('RUN').map((i) => i.args).join('\n')).toMatch(/install .*\btini\b/);
     expect(JSON.parse(inRuntime('CMD').at(-1)?.args ?? 'null')).toEqual(['run']);
     expect(inRuntime('WORKDIR').at(-1)?.args).toBe('/app');

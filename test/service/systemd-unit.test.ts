@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startNodeFlags } from './node-flags.js';
+import { startEnv, startNodeFlags } from './node-flags.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const UNIT = join(ROOT, 'systemd', 'autoclaim.service');
@@ -47,6 +47,9 @@ describe('systemd/autoclaim.service, read statically', () => {
     // With the node flags of `npm start`: a small young generation (the unit's comment says why).
     expect(startNodeFlags()).toEqual(['--max-semi-space-size=1']);
     expect(one('ExecStart')).toBe(`/usr/bin/node ${startNodeFlags().join(' ')} /opt/autoclaim/${bin} run --config %E/autoclaim/autoclaim.yaml`);
+    // And the environment `npm start` sets before node: two malloc arenas (the unit's comment says why).
+    expect(startEnv()).toEqual(['MALLOC_ARENA_MAX=2']);
+    for (const v of startEnv()) expect(values('Environment')).toContain(v);
     expect(one('ConfigurationDirectory')).toBe('autoclaim');
     expect(one('StateDirectory')).toBe('autoclaim');
   });
