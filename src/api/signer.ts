@@ -5,6 +5,7 @@ import { createPrivateKey, createPublicKey, randomBytes, sign, type KeyObject } 
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 import type { SignatureEncoding } from '../domain.js';
+import { encodeBase58 } from './base58.js';
 
 export interface Signer {
   /** base58 public key. */
@@ -86,7 +87,8 @@ export function signerFromSeed(seed: Uint8Array): Signer {
 export function deriveSigner(seed: Uint8Array): { signer: Signer; publicKey: Uint8Array } {
   const key = privateKeyFromSeed(seed);
   const publicKey = publicKeyBytes(key);
-  return { signer: new Ed25519Signer(key, bs58.encode(publicKey)), publicKey };
+  // The encoder key loading spells a key's given public half with: LoadedKey compares the two.
+  return { signer: new Ed25519Signer(key, encodeBase58(publicKey)), publicKey };
 }
 
 /** A fresh keypair in solana-keygen layout (seed ‖ public key), for demo wallets and tests. */
