@@ -63,7 +63,7 @@ function noRules(config: AppConfig, ctx: ResolveContext): void {
 
 function sandboxIgnored(config: AppConfig, ctx: ResolveContext): void {
   if (isSetAside(ctx.setAside, ['api'])) return;
-  if (config.api.baseUrl !== 'sandbox' && ctx.source.nodeAt(['sandbox']) !== undefined) {
+  if (config.api.baseUrl !== 'sandbox' && ctx.source.has(['sandbox'])) {
     ctx.issues.warn(['sandbox'], 'ignored: the simulator only runs with api.base_url: sandbox');
   }
 }

@@ -1,5 +1,6 @@
 // The config pipeline, the same for `check`, `run` and a SIGHUP reload:
-// read → parse YAML (positions kept) → literal-secret scan → zod → resolve → cross-field checks
+// read → parse YAML (quickly, without positions, where quick-read.ts takes the text; else with
+// positions kept, and then its YAML problems reported) → literal-secret scan → zod → resolve → cross-field checks
 // → keys (when asked), with the wallets of a wallets_file read and checked line by line and added
 // before resolving. Every problem becomes a ConfigIssue naming file:line:col and key path, and all
 // of them come in one pass: what the schema refuses is set aside (salvage.ts) and the later steps
@@ -10,7 +11,8 @@ import type { AppConfig } from '../domain.js';
 import type { ConfigIssue } from '../errors.js';
 import { crossCheck } from './cross-checks.js';
 import { tooDeepAt } from './nesting.js';
-import { ConfigSource, IssueList, type Path, type Position } from './positions.js';
+import { ConfigSource, IssueList, type Path, type Position, type Positioned } from './positions.js';
+import { QuickSource, quickRead } from './quick-read.js';
 import { readTextFile, tooBig, type TextFile } from './read-text.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
 import { checkKeys, type KeyCheckOptions, type LoadedSecrets } from './key-check.js';
@@ -78,6 +80,8 @@ interface TextOptions {
   cwd: string;
   keys?: KeyCheckOptions | undefined;
   scheduled?: boolean | undefined;
+  /** Always read with positions, never quickly: for the tests that hold the two reads alike. */
+  positioned?: boolean | undefined;
 }
 
 /** The pipeline after reading, for text already in hand. Never throws. */
@@ -99,34 +103,52 @@ function fileIssue(file: string, line: number, message: string): LoadResult {
 function runPipeline(text: string, opts: TextOptions): LoadResult {
   if (text.length > MAX_CONFIG_BYTES) return fileIssue(opts.file, 0, tooBig(text.length, CONFIG_FILE));
   if (text.trim() === '') return fileIssue(opts.file, 0, 'the config file is empty');
+
+  // Most configs are read quickly, without positions; what the quick read does not take (anchors,
+  // tags, anything unusual or broken) is read with them, and its YAML problems reported here.
+  const quick = opts.positioned === true ? undefined : quickRead(text);
+  if (quick !== undefined) {
+    const source = new QuickSource(opts.file, quick, () => positioned(text));
+    return checkData(quick.data, new IssueList(source), opts);
+  }
+
   const deepAt = tooDeepAt(text);
   if (deepAt !== undefined) return fileIssue(opts.file, deepAt, 'nested too deeply for a config file; refused');
-
-  const lines = lineIndex(text);
-  // merge: `<<: *defaults` lets wallets and rules share settings; the alias guard still applies.
-  // uniqueKeys is checked below, in linear time: yaml's own check scans the map for every key.
-  // resolveKnownTags: no setting is binary data, a date object or a set; a `!!binary` value is
-  // text the schema refuses at its place, not a Uint8Array whose bytes pass for map keys.
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true, resolveKnownTags: false });
-  const source = new ConfigSource(opts.file, doc, lines);
+  const { doc, lines } = positioned(text);
+  const source = new ConfigSource(opts.file, { doc, lines });
   const issues = new IssueList(source);
-  const done = (config?: AppConfig, secrets?: LoadedSecrets): LoadResult => {
-    const { errors, warnings } = issues.sorted();
-    if (errors.length > 0) return { config: undefined, errors, warnings };
-    return secrets === undefined ? { config, errors, warnings } : { config, errors, warnings, secrets };
-  };
-
   for (const e of doc.errors) yamlIssue(e, source, issues, 'error');
   for (const w of doc.warnings) yamlIssue(w, source, issues, 'warning');
   duplicateKeys(doc, source, issues);
-  if (doc.errors.length > 0 || issues.errors.length > 0) return done();
+  if (doc.errors.length > 0 || issues.errors.length > 0) return finish(issues);
   if (doc.contents === null) {
     issues.errorAt({ line: 0, col: 0 }, [], 'the config file is empty (only comments)');
-    return done();
+    return finish(issues);
   }
-
   const data = toPlainData(doc, source, issues);
-  if (issues.errors.length > 0) return done();
+  if (issues.errors.length > 0) return finish(issues);
+  return checkData(data, issues, opts);
+}
+
+/** yaml's document of the text, every node with its range, and where its lines begin. */
+function positioned(text: string): Positioned {
+  // merge: `<<: *defaults` lets wallets and rules share settings; the alias guard still applies.
+  // uniqueKeys is checked by duplicateKeys(), in linear time: yaml's own check scans the map for every key.
+  // resolveKnownTags: no setting is binary data, a date object or a set; a `!!binary` value is
+  // text the schema refuses at its place, not a Uint8Array whose bytes pass for map keys.
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true, resolveKnownTags: false });
+  return { doc, lines: lineIndex(text) };
+}
+
+function finish(issues: IssueList, config?: AppConfig, secrets?: LoadedSecrets): LoadResult {
+  const { errors, warnings } = issues.sorted();
+  if (errors.length > 0) return { config: undefined, errors, warnings };
+  return secrets === undefined ? { config, errors, warnings } : { config, errors, warnings, secrets };
+}
+
+/** The checks after YAML, the same for data read quickly or with positions. */
+function checkData(data: unknown, issues: IssueList, opts: TextOptions): LoadResult {
+  const { source } = issues;
   const side = walletsFromFile(data, { file: opts.file, absFile: opts.absFile, source, issues });
 
   const flagged = findLiteralSecrets(data, issues);
@@ -137,7 +159,7 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   else {
     reportSchemaProblems(issues, parsed.error.issues, data, [], flagged);
     accepted = salvageConfig(data, parsed.error.issues, setAside);
-    if (accepted === undefined) return done();
+    if (accepted === undefined) return finish(issues);
   }
 
   const ctx: ResolveContext = {
@@ -155,7 +177,7 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   const config = resolveConfig(raw, opts.absFile, ctx);
   crossCheck(config, ctx);
   const secrets = opts.keys === undefined ? undefined : checkKeys(config, ctx, opts.keys);
-  return done(config, secrets);
+  return finish(issues, config, secrets);
 }
 
 /** The inline wallets, then the side file's; a line that was not a wallet is a set-aside stand-in. */

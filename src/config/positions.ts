@@ -1,5 +1,6 @@
 // Maps a key path (as zod and our own checks report it) back to a place in the YAML text, so every
-// issue reads `file:line:col path: message`. The Document is kept from parsing for exactly this.
+// issue reads `file:line:col path: message`. The Document is kept from parsing for exactly this;
+// after a quick read (quick-read.ts) it is parsed only when a message is first placed.
 // Wallets brought in by wallets_file are placed in that file instead (see SideFile).
 import {
   isAlias,
@@ -52,22 +53,42 @@ function isMergeKey(pair: Pair): boolean {
   return isScalar(pair.key) && typeof pair.key.value === 'symbol' && pair.key.source === '<<';
 }
 
+/** yaml's document of the config, with every node's range, and the offsets of its lines. */
+export interface Positioned {
+  doc: Document.Parsed;
+  lines: LineCounter;
+}
+
 /** Where things are in one parsed config file. */
 export class ConfigSource {
   private readonly pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
   private aliasTargets: Map<Alias, Node> | undefined;
   private walletsFile: SideFile | undefined;
+  private positioned: Positioned | undefined;
 
   constructor(
     /** The file name as the operator gave it: messages repeat what they typed. */
     readonly file: string,
-    private readonly doc: Document.Parsed | undefined,
-    private readonly lines: LineCounter | undefined,
+    /** The document, or how to parse it when a place is first asked for. */
+    private readonly read: Positioned | (() => Positioned) | undefined,
   ) {}
 
   /** A source without a document: for problems that have no place (file missing, too big). */
   static withoutText(file: string): ConfigSource {
-    return new ConfigSource(file, undefined, undefined);
+    return new ConfigSource(file, undefined);
+  }
+
+  private get doc(): Document.Parsed | undefined {
+    return this.document()?.doc;
+  }
+
+  private get lines(): LineCounter | undefined {
+    return this.document()?.lines;
+  }
+
+  private document(): Positioned | undefined {
+    if (this.positioned === undefined && this.read !== undefined) this.positioned = typeof this.read === 'function' ? this.read() : this.read;
+    return this.positioned;
   }
 
   /** From here on, `wallets[i]` with i at or past its firstIndex is placed in `side`. */
@@ -99,8 +120,13 @@ export class ConfigSource {
     return this.walk(path).position;
   }
 
+  /** Whether the config has a value at the path, aliases and merge keys followed. */
+  has(path: Path): boolean {
+    return this.nodeAt(path) !== undefined;
+  }
+
   /** The value node at a path, aliases and merge keys followed; undefined when it does not exist. */
-  nodeAt(path: Path): Node | undefined {
+  private nodeAt(path: Path): Node | undefined {
     const { node, complete } = this.walk(path);
     return complete ? node : undefined;
   }

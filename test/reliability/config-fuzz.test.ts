@@ -12,6 +12,7 @@ import { loadConfigText } from '../../src/config/load.js';
 import { formatIssue, type ConfigIssue } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { CANARY_API_KEY, configYaml, makeWallets, REPO, runCli, tempDir, type TestWallet } from '../e2e/helpers.js';
+import { mutatedArb } from '../support/yaml-mutations.js';
 
 const FILE = 'autoclaim.yaml';
 /** AUTOCLAIM_FUZZ_SCALE=10 runs ten times the cases (a soak); the suite's default is 1. */
@@ -44,75 +45,21 @@ function placementProblems(text: string, issues: readonly ConfigIssue[]): string
   return problems;
 }
 
-function load(text: string): LoadResult {
-  return loadConfigText(text, { file: FILE, absFile: join('/nonexistent-autoclaim-fuzz', FILE), env: {}, cwd: '/nonexistent-autoclaim-fuzz' });
+function load(text: string, positioned?: boolean): LoadResult {
+  return loadConfigText(text, { file: FILE, absFile: join('/nonexistent-autoclaim-fuzz', FILE), env: {}, cwd: '/nonexistent-autoclaim-fuzz', positioned });
 }
 
-// ----------------------------------------------------------------------------------------------
-// mutations
-
-const ODD = ['\t', ':', '-', ' ', '\n', '{', '}', '[', ']', '&', '*', '!', '|', '>', '"', "'", '#', '%', '@', '`', ',', '?', '<<', '\r', '\u00a0', '\u2028', 'é', '\ufeff', '0', 'x', '\\'];
-const VALUES = ['[]', '{}', '"text"', '123', '-1', '0', '1e309', '.nan', '.inf', 'true', 'null', '~', '0x1F', '2025-01-01', '*nowhere', '&a x', '!!binary aGVsbG8=', '"50%"', '- x', '|\n  block', '{ a: 1, a: 2 }', '[1, [2, [3]]]', `"${'9'.repeat(40)}"`, '!!js/function "f(){}"'];
-
-type Mutation =
-  | { kind: 'delete'; at: number; len: number }
-  | { kind: 'insert'; at: number; text: string }
-  | { kind: 'replace'; at: number; text: string }
-  | { kind: 'tab'; line: number }
-  | { kind: 'dupLine'; line: number }
-  | { kind: 'dropLine'; line: number }
-  | { kind: 'swapLines'; line: number; other: number }
-  | { kind: 'swapType'; line: number; value: string };
-
-const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), len: fc.integer({ min: 1, max: 8 }) }),
-  fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), text: fc.oneof(fc.constantFrom(...ODD), fc.string({ maxLength: 4 })) }),
-  fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), text: fc.oneof(fc.constantFrom(...ODD), fc.string({ minLength: 1, maxLength: 2 })) }),
-  fc.record({ kind: fc.constant('tab' as const), line: fc.nat() }),
-  fc.record({ kind: fc.constant('dupLine' as const), line: fc.nat() }),
-  fc.record({ kind: fc.constant('dropLine' as const), line: fc.nat() }),
-  fc.record({ kind: fc.constant('swapLines' as const), line: fc.nat(), other: fc.nat() }),
-  fc.record({ kind: fc.constant('swapType' as const), line: fc.nat(), value: fc.constantFrom(...VALUES) }),
-);
-
-function mutate(text: string, m: Mutation): string {
-  const at = (n: number) => (text.length === 0 ? 0 : n % (text.length + 1));
-  const lines = text.split('\n');
-  const li = (n: number) => n % lines.length;
-  switch (m.kind) {
-    case 'delete':
-      return text.slice(0, at(m.at)) + text.slice(at(m.at) + m.len);
-    case 'insert':
-      return text.slice(0, at(m.at)) + m.text + text.slice(at(m.at));
-    case 'replace':
-      return text.slice(0, at(m.at)) + m.text + text.slice(at(m.at) + 1);
-    case 'tab':
-      lines[li(m.line)] = `\t${lines[li(m.line)] ?? ''}`;
-      return lines.join('\n');
-    case 'dupLine':
-      lines.splice(li(m.line), 0, lines[li(m.line)] ?? '');
-      return lines.join('\n');
-    case 'dropLine':
-      lines.splice(li(m.line), 1);
-      return lines.join('\n');
-    case 'swapLines': {
-      const a = li(m.line);
-      const b = li(m.other);
-      [lines[a], lines[b]] = [lines[b] ?? '', lines[a] ?? ''];
-      return lines.join('\n');
-    }
-    case 'swapType': {
-      // A `key: value` line (list items too) gets a value of another type.
-      const candidates = lines.map((l, i) => (/^\s*(- )?[\w-]+:\s*\S/.test(l) ? i : -1)).filter((i) => i >= 0);
-      const target = candidates[m.line % Math.max(1, candidates.length)];
-      if (target === undefined) return text;
-      lines[target] = (lines[target] ?? '').replace(/^(\s*(?:- )?[\w-]+:\s*).*$/, (_all, head: string) => `${head}${m.value}`);
-      return lines.join('\n');
-    }
-  }
+/**
+ * Loaded as the daemon loads it (quickly where the quick read takes the text) and always with
+ * positions: the same config, errors and warnings either way (src/config/quick-read.ts).
+ */
+function loadBothWays(text: string): LoadResult {
+  const r = load(text);
+  const p = load(text, true);
+  expect(r, `the quick and the positioned read differ on:\n${text}`).toEqual(p);
+  return r;
 }
 
-const mutatedArb = (base: string) => fc.array(mutationArb, { minLength: 1, maxLength: 4 }).map((ms) => ms.reduce(mutate, base));
 
 // ----------------------------------------------------------------------------------------------
 
@@ -198,7 +145,7 @@ describe('config fuzz', () => {
 
   it.each(HAND_WRITTEN)('hand-written: %s', async (_name, make, says) => {
     const text = make();
-    const r = load(text);
+    const r = loadBothWays(text);
     expect(r.config).toBeUndefined();
     expect(r.errors.length).toBeGreaterThan(0);
     expect(placementProblems(text, [...r.errors, ...r.warnings])).toEqual([]);
@@ -232,7 +179,7 @@ describe('config fuzz', () => {
     ['40,000 aliases of one anchor', `a: &a 1\n${Array.from({ length: 40_000 }, (_, i) => `b${i}: *a`).join('\n')}\n`, /aliases expand beyond/],
     ['100,000 tab-indented lines', '\tx: 1\n'.repeat(100_000), /a tab is used for indentation/],
   ])('a large adversarial file (%s) is refused with places, at most 100 listed', (_name, text, says) => {
-    const r = load(text);
+    const r = loadBothWays(text);
     expect(r.config).toBeUndefined();
     expect(r.errors.length).toBeGreaterThan(0);
     expect(r.errors.length).toBeLessThanOrEqual(101);
@@ -247,9 +194,9 @@ describe('config fuzz', () => {
       tally.generated++;
       let r: LoadResult;
       try {
-        r = load(text);
+        r = loadBothWays(text);
       } catch (err) {
-        throw new Error(`loadConfig threw ${String(err)} on:\n${text}`);
+        throw new Error(`loadConfig threw or read two ways differently: ${String(err)} on:\n${text}`);
       }
       if (r.config === undefined) {
         tally.broken++;
