@@ -6,7 +6,7 @@
 //
 // The quick read takes only the part of YAML where the two libraries are held to the same data by
 // test/config/quick-read.test.ts (a differential property test) and the config fuzz corpus: no
-// anchors, aliases, tags, directives or second documents, no `<<` merge keys, no block scalars,
+// anchors, aliases, tags, directives or second documents, no `<<` merge keys, no block or multi-line scalars,
 // every key a plain name, nesting within MAX_DEPTH, none of the UNUSUAL characters. Anything else, and anything js-yaml refuses, is left to the
 // positioned read, which reports it with its place.
 import {
@@ -119,8 +119,9 @@ function scan(text: string, events: readonly Event[]): Map<string, string> | und
     }
     enter(parent, path);
     if (ev.type === EVENT_ID.SCALAR) {
-      // No setting is multi-line text, and the two part ways on some block scalars' blank lines.
-      if (ev.style === SCALAR_STYLE.LITERAL_BLOCK || ev.style === SCALAR_STYLE.FOLDED_BLOCK) return undefined;
+      // No setting is multi-line text, and the two part ways on some of it: a block scalar's
+      // blank lines, an escaped line break in a double-quoted one.
+      if (ev.style === SCALAR_STYLE.LITERAL_BLOCK || ev.style === SCALAR_STYLE.FOLDED_BLOCK || spansLines(text, ev.valueStart, ev.valueEnd)) return undefined;
       if (ev.style === SCALAR_STYLE.PLAIN) {
         const written = text.slice(ev.valueStart, ev.valueEnd);
         if (MAY_BE_NUMBER.test(written)) {
@@ -134,6 +135,11 @@ function scan(text: string, events: readonly Event[]): Map<string, string> | und
     }
   }
   return documents === 1 ? numbers : undefined;
+}
+
+function spansLines(text: string, start: number, end: number): boolean {
+  const newline = text.indexOf('\n', start);
+  return newline !== -1 && newline < end;
 }
 
 /** A value starts inside `parent`: its segment goes on the path. */

@@ -181,6 +181,8 @@ describe('the quick read of a config', () => {
     ['only comments', '# nothing\n'],
     ['a syntax error', 'a: [1, 2\n'],
     ['a block scalar', 'a: |\n  x\n'],
+    ['a double-quoted scalar over lines', 'a: "x\\\n\n  y"\n'],
+    ['a plain scalar over lines', 'a: x\n  y\n'],
     ['a document end marker', 'a: 1\n...\n'],
   ])('leaves %s to the positioned read', (_name, text) => {
     expect(quickRead(text)).toBeUndefined();
