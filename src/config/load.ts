@@ -6,7 +6,7 @@
 // of them come in one pass: what the schema refuses is set aside (salvage.ts) and the later steps
 // check the rest. Nothing here throws.
 import { dirname, resolve } from 'node:path';
-import { isAlias, isScalar, LineCounter, parseDocument, visit, type Document, type YAMLError } from 'yaml';
+import type { Document, LineCounter, YAMLError } from 'yaml';
 import type { AppConfig } from '../domain.js';
 import type { ConfigIssue } from '../errors.js';
 import { crossCheck } from './cross-checks.js';
@@ -20,6 +20,7 @@ import { emptySetAside, salvageConfig, standInWallet, type SetAside } from './sa
 import { ConfigSchema, type RawConfig } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
 import { walletsFromFile, type WalletsFromFile } from './wallets-file.js';
+import { yamlLib } from './yaml-lib.js';
 import { errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** A config is a page of YAML; anything near this size is a mistake or an attack. */
@@ -136,7 +137,7 @@ function positioned(text: string): Positioned {
   // uniqueKeys is checked by duplicateKeys(), in linear time: yaml's own check scans the map for every key.
   // resolveKnownTags: no setting is binary data, a date object or a set; a `!!binary` value is
   // text the schema refuses at its place, not a Uint8Array whose bytes pass for map keys.
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true, resolveKnownTags: false });
+  const doc = yamlLib().parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true, resolveKnownTags: false });
   return { doc, lines: lineIndex(text) };
 }
 
@@ -198,7 +199,7 @@ function withSideWallets(raw: RawConfig, side: WalletsFromFile, setAside: SetAsi
  * drift past the end of their line; counting the newlines in the text cannot drift.
  */
 function lineIndex(text: string): LineCounter {
-  const lines = new LineCounter();
+  const lines = new (yamlLib().LineCounter)();
   lines.addNewLine(0);
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
   return lines;
@@ -207,7 +208,7 @@ function lineIndex(text: string): LineCounter {
 /** JS values from the document, refusing unresolved aliases and alias bombs with a place. */
 function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueList): unknown {
   let firstAlias: number | undefined;
-  visit(doc, {
+  yamlLib().visit(doc, {
     Alias(_key, node, ancestors) {
       const at = node.range?.[0] ?? 0;
       firstAlias ??= at;
@@ -222,7 +223,7 @@ function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueLi
     },
     Pair(_key, pair) {
       // `? [a, b] : c` is valid YAML, but no config key is a list or a map.
-      if (pair.key !== null && !isScalar(pair.key) && !isAlias(pair.key)) {
+      if (pair.key !== null && !yamlLib().isScalar(pair.key) && !yamlLib().isAlias(pair.key)) {
         const at = (pair.key as { range?: [number, number, number] }).range?.[0] ?? 0;
         issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), 'a key must be a plain name, not a list or a map');
       }
@@ -247,11 +248,11 @@ function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueLi
  * later copy is reported at its place, naming the line of the first.
  */
 function duplicateKeys(doc: Document.Parsed, source: ConfigSource, issues: IssueList): void {
-  visit(doc, {
+  yamlLib().visit(doc, {
     Map(_key, map) {
       const first = new Map<string, Position>();
       for (const pair of map.items) {
-        if (!isScalar(pair.key)) continue;
+        if (!yamlLib().isScalar(pair.key)) continue;
         const value: unknown = pair.key.value;
         const name = typeof value === 'symbol' ? '<<' : String(value);
         const at = pair.key.range?.[0] ?? 0;

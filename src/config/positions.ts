@@ -2,22 +2,10 @@
 // issue reads `file:line:col path: message`. The Document is kept from parsing for exactly this;
 // after a quick read (quick-read.ts) it is parsed only when a message is first placed.
 // Wallets brought in by wallets_file are placed in that file instead (see SideFile).
-import {
-  isAlias,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  visit,
-  type Alias,
-  type Document,
-  type LineCounter,
-  type Node,
-  type Pair,
-  type YAMLMap,
-} from 'yaml';
+import type { Alias, Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
 import type { ConfigIssue } from '../errors.js';
 import { formatPath } from '../json.js';
+import { yamlLib } from './yaml-lib.js';
 
 export type PathSegment = string | number;
 export type Path = readonly PathSegment[];
@@ -50,7 +38,7 @@ const NOWHERE: Position = { line: 0, col: 0 };
 
 /** With `merge: true`, yaml marks a `<<` key with a symbol value; its source stays "<<". */
 function isMergeKey(pair: Pair): boolean {
-  return isScalar(pair.key) && typeof pair.key.value === 'symbol' && pair.key.source === '<<';
+  return yamlLib().isScalar(pair.key) && typeof pair.key.value === 'symbol' && pair.key.source === '<<';
 }
 
 /** yaml's document of the config, with every node's range, and the offsets of its lines. */
@@ -139,11 +127,11 @@ export class ConfigSource {
     for (const seg of path) {
       let at: Node | undefined;
       let next: Node | undefined;
-      if (isMap(node)) {
+      if (yamlLib().isMap(node)) {
         const pair = this.pairFor(node, String(seg), 0);
         at = pair?.key as Node | undefined;
         next = pair?.value ? this.deref(pair.value as Node) : undefined;
-      } else if (isSeq(node) && typeof seg === 'number') {
+      } else if (yamlLib().isSeq(node) && typeof seg === 'number') {
         at = node.items[seg] as Node | undefined;
         next = at ? this.deref(at) : undefined;
       }
@@ -160,9 +148,9 @@ export class ConfigSource {
     if (own || depth > 8) return own;
     for (const merge of map.items.filter(isMergeKey)) {
       const source = merge.value ? this.deref(merge.value as Node) : undefined;
-      const sources = isSeq(source) ? source.items.map((i) => this.deref(i as Node)) : [source];
+      const sources = yamlLib().isSeq(source) ? source.items.map((i) => this.deref(i as Node)) : [source];
       for (const s of sources) {
-        const found = isMap(s) ? this.pairFor(s, key, depth + 1) : undefined;
+        const found = yamlLib().isMap(s) ? this.pairFor(s, key, depth + 1) : undefined;
         if (found) return found;
       }
     }
@@ -175,7 +163,7 @@ export class ConfigSource {
    */
   scalarSource(path: Path): string | undefined {
     const node = this.nodeAt(path);
-    return isScalar(node) && typeof node.source === 'string' ? node.source : undefined;
+    return yamlLib().isScalar(node) && typeof node.source === 'string' ? node.source : undefined;
   }
 
   /** The path of the deepest key or item whose text covers `offset` (for YAML syntax errors). */
@@ -184,9 +172,9 @@ export class ConfigSource {
     let node: Node | null | undefined = this.doc?.contents;
     while (node) {
       let next: Node | undefined;
-      if (isMap(node)) {
+      if (yamlLib().isMap(node)) {
         for (const pair of node.items) {
-          if (!isPair(pair) || !isScalar(pair.key)) continue;
+          if (!yamlLib().isPair(pair) || !yamlLib().isScalar(pair.key)) continue;
           const key = pair.key as Node;
           const value = pair.value as Node | null;
           // A merge key's value is a symbol; the operator wrote "<<".
@@ -201,7 +189,7 @@ export class ConfigSource {
             break;
           }
         }
-      } else if (isSeq(node)) {
+      } else if (yamlLib().isSeq(node)) {
         node.items.forEach((item, i) => {
           const n = item as Node;
           if (!next && n.range && offset >= n.range[0] && offset < n.range[2]) {
@@ -224,7 +212,7 @@ export class ConfigSource {
     if (index === undefined) {
       index = new Map();
       for (const p of map.items) {
-        if (!isScalar(p.key) || isMergeKey(p)) continue;
+        if (!yamlLib().isScalar(p.key) || isMergeKey(p)) continue;
         const k = String(p.key.value);
         if (!index.has(k)) index.set(k, p);
       }
@@ -243,9 +231,9 @@ export class ConfigSource {
       const targets = new Map<Alias, Node>();
       const anchors = new Map<string, Node>();
       if (this.doc) {
-        visit(this.doc, {
+        yamlLib().visit(this.doc, {
           Node(_key, node) {
-            if (isAlias(node)) {
+            if (yamlLib().isAlias(node)) {
               const target = anchors.get(node.source);
               if (target !== undefined) targets.set(node, target);
             } else if (typeof node.anchor === 'string') anchors.set(node.anchor, node);
@@ -258,7 +246,7 @@ export class ConfigSource {
   }
 
   private deref(node: Node): Node | undefined {
-    return isAlias(node) ? this.resolveAlias(node) : node;
+    return yamlLib().isAlias(node) ? this.resolveAlias(node) : node;
   }
 }
 

@@ -1,14 +1,14 @@
 // What a command loads is what it needs: `--help` must not pull in the config pipeline, the HTTP
 // client, SQLite or the logger (each command's module is imported inside its action). Checked on
 // the built CLI in a child process, with a module hook listing every module it loads.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V8_FLAGS, applyV8Flags } from '../../src/cli/v8-flags.js';
 import { buildOnce } from '../e2e/build.js';
-import { CLI } from '../e2e/helpers.js';
+import { CANARY_API_KEY, CLI, configYaml, makeWallets, tempDir } from '../e2e/helpers.js';
 
 let dir: string;
 let hook: string;
@@ -22,7 +22,7 @@ beforeAll(() => {
   writeFileSync(
     hook,
     [
-      `import { register } from 'node:module';`,
+      `import { createRequire, register } from 'node:module';`,
       `import { writeFileSync } from 'node:fs';`,
       `import { MessageChannel } from 'node:worker_threads';`,
       `const { port1, port2 } = new MessageChannel();`,
@@ -30,17 +30,20 @@ beforeAll(() => {
       `port1.on('message', (u) => seen.push(u));`,
       `port1.unref();`,
       `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(loader)}), { data: { port: port2 }, transferList: [port2] });`,
-      `process.on('exit', () => writeFileSync(process.env.LIST_MODULES_TO, JSON.stringify(seen)));`,
+      // A module required from CommonJS (src/config/yaml-lib.ts loads yaml so) passes no ESM hook.
+      `const cjs = createRequire(import.meta.url).cache;`,
+      `process.on('exit', () => writeFileSync(process.env.LIST_MODULES_TO, JSON.stringify([...seen, ...Object.keys(cjs).map((f) => 'file://' + f)])));`,
     ].join('\n'),
   );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The packages under node_modules, and the dist/ files, that `autoclaim ...argv` loads. */
-function loaded(argv: string[]): { packages: string[]; dist: string[]; stdout: string } {
-  const out = join(dir, `modules-${argv.join('-')}.json`);
-  const stdout = execFileSync(process.execPath, ['--import', hook, CLI, ...argv], { env: { ...process.env, LIST_MODULES_TO: out }, encoding: 'utf8' });
-  const urls = JSON.parse(readFileSync(out, 'utf8')) as string[];
+function loaded(argv: string[], cwd?: string): { packages: string[]; dist: string[]; stdout: string } {
+  const out = join(dir, `modules-${argv.join('-').replace(/[^\w.-]/g, '_')}.json`);
+  const r = spawnSync(process.execPath, ['--import', hook, CLI, ...argv], { env: { ...process.env, AUTOCLAIM_API_KEY: CANARY_API_KEY, LIST_MODULES_TO: out }, encoding: 'utf8', cwd });
+  const stdout = r.stdout;
+  const urls = [...new Set(JSON.parse(readFileSync(out, 'utf8')) as string[])];
   const packages = new Set<string>();
   const dist: string[] = [];
   for (const url of urls) {
@@ -72,6 +75,22 @@ describe('lazy command modules', () => {
     expect(packages).toContain('zod');
     expect(packages).not.toContain('undici');
     expect(packages).not.toContain('better-sqlite3');
+  });
+
+  it('a config without a problem is read without loading yaml; one with a problem loads it to place the message', () => {
+    const { dir: work, cleanup } = tempDir('autoclaim-lazy-yaml-');
+    try {
+      const wallets = makeWallets(work, ['alpha', 'beta']);
+      writeFileSync(join(work, 'clean.yaml'), configYaml({ baseUrl: 'https://api.example.com/v1', wallets }));
+      writeFileSync(join(work, 'broken.yaml'), configYaml({ baseUrl: 'https://api.example.com/v1', wallets, maxSolPerAction: '-1' }));
+      const clean = loaded(['check', '--config', 'clean.yaml'], work);
+      expect(clean.stdout).toContain('alpha');
+      expect(clean.packages).toContain('js-yaml');
+      expect(clean.packages).not.toContain('yaml');
+      expect(loaded(['check', '--config', 'broken.yaml'], work).packages).toContain('yaml');
+    } finally {
+      cleanup();
+    }
   });
 });
 

@@ -6,6 +6,7 @@
 // the same text for every number. test/reliability/config-fuzz.test.ts holds the whole pipeline
 // to the same results both ways over its own mutations.
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
@@ -17,10 +18,8 @@ import { formatPath } from '../../src/json.js';
 import { REPO } from '../e2e/helpers.js';
 import { mutatedArb } from '../support/yaml-mutations.js';
 
-vi.mock('yaml', async (original) => {
-  const yaml = await original<typeof import('yaml')>();
-  return { ...yaml, parseDocument: vi.fn(yaml.parseDocument) };
-});
+/** The module object src/config/yaml-lib.ts loads yaml as: a spy on it sees the pipeline's calls. */
+const yamlModule = createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 /** AUTOCLAIM_FUZZ_SCALE=10 runs ten times the cases (a soak); the suite's default is 1. */
 const SCALE = Math.max(1, Number(process.env.AUTOCLAIM_FUZZ_SCALE ?? 1) || 1);
@@ -213,7 +212,7 @@ describe('the quick read of a config', () => {
   });
 
   it('parses the positioned document only when a message must be placed', () => {
-    const parse = vi.mocked(parseDocument);
+    const parse = vi.spyOn(yamlModule, 'parseDocument');
     const file = join(REPO, 'config', 'autoclaim.yaml');
     const text = readFileSync(file, 'utf8');
     const opts = { file: 'autoclaim.yaml', absFile: file, env: {}, cwd: REPO, scheduled: false };
@@ -229,5 +228,6 @@ describe('the quick read of a config', () => {
     expect(r).toEqual(loadConfigText(broken, { ...opts, positioned: true }));
     const line = broken.split('\n').findIndex((l) => l.includes('max_sol_per_action')) + 1;
     expect(r.errors.map((e) => [e.line, e.path])).toEqual([[line, 'safety.max_sol_per_action']]);
+    parse.mockRestore();
   });
 });
