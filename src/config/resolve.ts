@@ -3,8 +3,8 @@
 // reports at its own path and leaves a harmless placeholder, so one bad amount does not hide the
 // next problem; `broken` remembers which values are placeholders for the cross-field checks.
 import { isAbsolute, resolve as resolvePath } from 'node:path';
-import bs58 from 'bs58';
 import { AmountError, parseSol, type Lamports } from '../amount.js';
+import { decodeBase58 } from '../api/base58.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import type {
   AmountSpec,
@@ -214,12 +214,7 @@ function resolveWallet(w: RawWallet, i: number, rules: RawRule[], ctx: ResolveCo
 }
 
 function address(text: string, path: Path, ctx: ResolveContext): string {
-  let bytes: Uint8Array | undefined;
-  try {
-    bytes = bs58.decode(text);
-  } catch {
-    bytes = undefined;
-  }
+  const bytes = decodeBase58(text);
   if (bytes?.length !== 32) {
     ctx.issues.error(path, `not a public key: base58 that decodes to 32 bytes${bytes ? ` (this is ${bytes.length})` : ''}`);
     // No key can match it: the key check loads the key but does not compare addresses.
