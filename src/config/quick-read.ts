@@ -6,9 +6,10 @@
 //
 // The quick read takes only the part of YAML where the two libraries are held to the same data by
 // test/config/quick-read.test.ts (a differential property test) and the config fuzz corpus: no
-// anchors, aliases, tags, directives or second documents, no `<<` merge keys, no block or multi-line scalars,
-// every key a plain name, nesting within MAX_DEPTH, none of the UNUSUAL characters. Anything else, and anything js-yaml refuses, is left to the
-// positioned read, which reports it with its place.
+// anchors, aliases, tags, directives or second documents, no `<<` merge keys, no block or
+// multi-line scalars, every key a plain name, nesting within MAX_DEPTH, none of the UNUSUAL
+// characters. Anything else, and anything js-yaml refuses, is left to the positioned read, which
+// reports it with its place.
 import {
   CORE_SCHEMA,
   EVENT_ID,
@@ -24,9 +25,10 @@ import { ConfigSource, type Path, type PathSegment, type Positioned } from './po
 /** Deeper than any config; beyond it the positioned read (and nesting.ts) decide. */
 const MAX_DEPTH = 32;
 /**
- * A key the quick read takes: a plain name, as every config key is. Null and boolean spellings
- * are left out because yaml and js-yaml name such a key differently (`null:` is "" in yaml's
- * data and "null" in js-yaml's), and `__proto__` because it is no name a config uses.
+ * A key the quick read takes: a plain name, as every config key is. Null spellings are left out
+ * because yaml and js-yaml name such a key differently (`null:` is "" in yaml's data and "null"
+ * in js-yaml's); boolean spellings (`True:` is the key "true") and `__proto__` because no config
+ * key is one.
  */
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const NOT_A_NAME = new Set(['null', 'Null', 'NULL', 'true', 'True', 'TRUE', 'false', 'False', 'FALSE', '__proto__']);
@@ -69,13 +71,11 @@ interface Frame {
 /** Plain data of the text, or undefined when it is not for the quick read. Never throws. */
 export function quickRead(text: string): QuickRead | undefined {
   if (UNUSUAL.test(text) || DOCUMENT_END.test(text)) return undefined;
-  let events: Event[];
-  let docs: unknown[];
   try {
-    events = parseEvents(text, { maxDepth: MAX_DEPTH });
+    const events = parseEvents(text, { maxDepth: MAX_DEPTH });
     const numbers = scan(text, events);
     if (numbers === undefined) return undefined;
-    docs = constructFromEvents(events, { source: text, schema: CORE_SCHEMA, maxAliases: 0 });
+    const docs = constructFromEvents(events, { source: text, schema: CORE_SCHEMA, maxAliases: 0 });
     const data = docs[0];
     if (docs.length !== 1 || typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
     return { data: data as Record<string, unknown>, numbers };
