@@ -1,9 +1,8 @@
 // Ed25519 signing with node:crypto (OpenSSL), which is far faster than tweetnacl's pure JS.
-// tweetnacl stays as the independent verifier: two implementations agreeing byte-for-byte is the
-// check that the PKCS#8 wrapping below is right.
+// tweetnacl stays as the independent verifier (verify.ts): two implementations agreeing
+// byte-for-byte is the check that the PKCS#8 wrapping below is right.
 import { createPrivateKey, createPublicKey, randomBytes, sign, type KeyObject } from 'node:crypto';
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
 import type { SignatureEncoding } from '../domain.js';
 import { encodeBase58 } from './base58.js';
 
@@ -107,18 +106,6 @@ export function generateKeypair(): { secretKey64: Uint8Array; address: string } 
   } finally {
     seed.fill(0);
   }
-}
-
-/** Independent check with tweetnacl; false for any malformed input rather than a throw. */
-export function verifySignature(message: Uint8Array, signature: Uint8Array, addressBase58: string): boolean {
-  let pub: Uint8Array;
-  try {
-    pub = bs58.decode(addressBase58);
-  } catch {
-    return false;
-  }
-  if (pub.length !== nacl.sign.publicKeyLength || signature.length !== nacl.sign.signatureLength) return false;
-  return nacl.sign.detached.verify(message, signature, pub);
 }
 
 export function encodeSignature(signature: Uint8Array, encoding: SignatureEncoding): string {

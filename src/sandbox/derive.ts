@@ -1,8 +1,19 @@
 // Everything the sandbox invents (demo keys, tx ids, vault addresses, trading volumes) is derived
 // from hashes of fixed labels, so two sandboxes given the same clock and options agree byte for byte.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import bs58 from 'bs58';
-import nacl from 'tweetnacl';
+import type nacl from 'tweetnacl';
+
+/**
+ * tweetnacl, loaded at the first demo key: the runtime imports this file for every config (the
+ * demo world is prepared when api.base_url is "sandbox"), and a daemon against the real API never
+ * needs tweetnacl's ~20 ms of module loading. Synchronous: tweetnacl is CommonJS.
+ */
+let naclLib: typeof nacl | undefined;
+function tweetnacl(): typeof nacl {
+  return (naclLib ??= createRequire(import.meta.url)('tweetnacl') as typeof nacl);
+}
 
 function sha256(label: string): Buffer {
   return createHash('sha256').update(label, 'utf8').digest();
@@ -14,7 +25,7 @@ export function demoWalletSeed(index: number): Uint8Array {
 }
 
 export function demoWalletKeyPair(index: number): nacl.SignKeyPair {
-  return nacl.sign.keyPair.fromSeed(demoWalletSeed(index));
+  return tweetnacl().sign.keyPair.fromSeed(demoWalletSeed(index));
 }
 
 export function demoWalletAddress(index: number): string {

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { prepareSigned } from '../../src/api/signed-request.js';
-import { decodeSignature, generateKeypair, signerFromSeed, verifySignature } from '../../src/api/signer.js';
+import { decodeSignature, generateKeypair, signerFromSeed } from '../../src/api/signer.js';
+import { verifySignature } from '../../src/api/verify.js';
 import { formatJson, formatText } from '../../src/doctor/format.js';
 import type { DoctorReport } from '../../src/doctor/report.js';
 import { previewRequests, sampleOf, type PreviewInput } from '../../src/doctor/requests.js';
