@@ -1,7 +1,7 @@
 // The config pipeline, the same for `check`, `run` and a SIGHUP reload:
 // read → parse YAML (quickly, without positions, where quick-read.ts takes the text; else with
-// positions kept, and then its YAML problems reported) → literal-secret scan → zod → resolve → cross-field checks
-// → keys (when asked), with the wallets of a wallets_file read and checked line by line and added
+// positions kept, and then its YAML problems reported) → literal-secret scan → zod → resolve
+// → cross-field checks → keys (when asked), with the wallets of a wallets_file read and checked line by line and added
 // before resolving. Every problem becomes a ConfigIssue naming file:line:col and key path, and all
 // of them come in one pass: what the schema refuses is set aside (salvage.ts) and the later steps
 // check the rest. Nothing here throws.
@@ -134,7 +134,8 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
 /** yaml's document of the text, every node with its range, and where its lines begin. */
 function positioned(text: string): Positioned {
   // merge: `<<: *defaults` lets wallets and rules share settings; the alias guard still applies.
-  // uniqueKeys is checked by duplicateKeys(), in linear time: yaml's own check scans the map for every key.
+  // uniqueKeys is checked by duplicateKeys(), in linear time: yaml's own check scans the map for
+  // every key.
   // resolveKnownTags: no setting is binary data, a date object or a set; a `!!binary` value is
   // text the schema refuses at its place, not a Uint8Array whose bytes pass for map keys.
   const doc = yamlLib().parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true, resolveKnownTags: false });
