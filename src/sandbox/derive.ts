@@ -1,19 +1,16 @@
 // Everything the sandbox invents (demo keys, tx ids, vault addresses, trading volumes) is derived
 // from hashes of fixed labels, so two sandboxes given the same clock and options agree byte for byte.
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import bs58 from 'bs58';
 import type nacl from 'tweetnacl';
+import { lazyRequire } from '../lazy-require.js';
 
 /**
  * tweetnacl, loaded at the first demo key: the runtime imports this file for every config (the
  * demo world is prepared when api.base_url is "sandbox"), and a daemon against the real API never
- * needs tweetnacl's ~20 ms of module loading. Synchronous: tweetnacl is CommonJS.
+ * needs tweetnacl's ~20 ms of module loading.
  */
-let naclLib: typeof nacl | undefined;
-function tweetnacl(): typeof nacl {
-  return (naclLib ??= createRequire(import.meta.url)('tweetnacl') as typeof nacl);
-}
+const tweetnacl = lazyRequire<typeof nacl>('tweetnacl');
 
 function sha256(label: string): Buffer {
   return createHash('sha256').update(label, 'utf8').digest();
