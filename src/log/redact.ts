@@ -40,21 +40,28 @@ function windowHash(text: string, at: number): number {
 }
 
 /**
- * One 32-bit lane of the full-text hash of text[at, end). Each step (xor a character in, multiply
- * by an odd constant, xor-shift the high bits down) is a bijection of the state, so two texts of
- * the same length that differ in a single character never collide. The two lanes differ in seed,
- * multiplier and shift, so that a text colliding in one is no likelier to collide in the other.
+ * The full-text hash of text[at, end), as two 32-bit lanes left in laneA and laneB (one pass over
+ * the text for both, and no pair allocated for them). Each lane's step (xor a character in,
+ * multiply by an odd constant, xor-shift the high bits down) is a bijection of its state, so two
+ * texts of the same length that differ in a single character never collide. The lanes differ in
+ * seed, multiplier and shift, so that a text colliding in one is no likelier to collide in the other.
  */
-function laneHash(text: string, at: number, end: number, seed: number, multiplier: number, shift: number): number {
-  let h = seed;
+function hashLanes(text: string, at: number, end: number): void {
+  let a = 0x2545f491;
+  let b = 0x6a09e667;
   for (let i = at; i < end; i++) {
-    h = Math.imul(h ^ text.charCodeAt(i), multiplier);
-    h ^= h >>> shift;
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0xcc9e2d51);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ c, 0x1b873593);
+    b ^= b >>> 13;
   }
-  return h | 0;
+  laneA = a | 0;
+  laneB = b | 0;
 }
-const hashA = (text: string, at: number, end: number): number => laneHash(text, at, end, 0x2545f491, 0xcc9e2d51, 15);
-const hashB = (text: string, at: number, end: number): number => laneHash(text, at, end, 0x6a09e667, 0x1b873593, 13);
+/** What hashLanes left: read at once, before another call. */
+let laneA = 0;
+let laneB = 0;
 
 // Two hash tables in Int32Arrays (no object, array or Set per secret):
 // - `secrets`: every secret as a cell [window hash, length, hashA, hashB] (length 0: a free cell),
@@ -154,7 +161,8 @@ export class Redactor {
 
   private addForm(s: string): void {
     const win = windowHash(s, 0);
-    if (!this.insertSecret(win, s.length, hashA(s, 0, s.length), hashB(s, 0, s.length))) return;
+    hashLanes(s, 0, s.length);
+    if (!this.insertSecret(win, s.length, laneA, laneB)) return;
     this.count++;
     if (this.count * 4 > (this.secrets.length / CELL) * 3) this.growSecrets();
     this.addLength(win, s.length);
@@ -214,7 +222,9 @@ export class Redactor {
     for (let e = this.heads[bit >>> SEEN_EXTRA_BITS] ?? -1; e >= 0; e = lengths[e * ENTRY + NEXT] ?? -1) {
       if (lengths[e * ENTRY + WIN] !== h) continue;
       const end = at + (lengths[e * ENTRY + LEN] ?? 0);
-      if (end <= text.length && this.hasSecret(h, end - at, hashA(text, at, end), hashB(text, at, end))) return end - at;
+      if (end > text.length) continue;
+      hashLanes(text, at, end);
+      if (this.hasSecret(h, end - at, laneA, laneB)) return end - at;
     }
     return 0;
   }
