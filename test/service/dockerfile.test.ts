@@ -179,6 +179,19 @@ describe('Dockerfile', () => {
     }
     expect(ignore).toContain('**/*.env');
   });
+
+  it('gives the build stage every script `npm run build` runs', () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    const scripts = [...(pkg.scripts['build'] ?? '').matchAll(/\bnode (\S+)/g)].map((m) => m[1] ?? '');
+    expect(scripts).toContain('scripts/bundle-cli.mjs');
+    const ignore = read('.dockerignore').split('\n').map((l) => l.trim());
+    const copied = build?.body.filter((i) => i.op === 'COPY').map((i) => i.args) ?? [];
+    for (const script of scripts) {
+      const folder = script.split('/')[0] ?? '';
+      expect(ignore).toContain(`!${folder}/`);
+      expect(copied).toContain(`${folder} ./${folder}`);
+    }
+  });
 });
 
 describe('docker-compose.yml', () => {
