@@ -1,8 +1,9 @@
 // What a command costs before it does anything: `autoclaim --help` (peak RSS, wall time, and the
 // modules it loads) against a bare `node`, for this build and, with `--baseline=DIR`, another one,
 // alternately. `--help` is run as a person runs it: no node flags.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CLI, median, OUT, runProcess } from './lib/common.mjs';
 
 // A loader hook (on its own thread) posts every module URL back; written out at exit.
@@ -37,8 +38,13 @@ async function modulesOf(cli, argv) {
   const r = await runProcess(['--import', hook, cli, ...argv], { env: { LIST_MODULES_TO: list } });
   if (r.code !== 0) throw new Error(`${argv.join(' ')} exited ${r.code}: ${r.stderr.slice(0, 500)}`);
   const urls = [...new Set(JSON.parse(readFileSync(list, 'utf8')).filter((u) => u.startsWith('file:')))];
-  const packages = [...new Set(urls.map((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1]).filter((p) => p !== undefined))].sort();
-  return { files: urls.length, packages };
+  // A file of the CLI's bundle (scripts/bundle-cli.mjs) holds several modules: its metafile says which.
+  const repo = dirname(dirname(dirname(cli)));
+  const bundleMap = join(dirname(cli), 'bundle.json');
+  const bundle = existsSync(bundleMap) ? JSON.parse(readFileSync(bundleMap, 'utf8')) : {};
+  const modules = urls.flatMap((u) => bundle[relative(repo, fileURLToPath(u))]?.map((input) => join(repo, input)) ?? [fileURLToPath(u)]);
+  const packages = [...new Set(modules.map((m) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1]).filter((p) => p !== undefined))].sort();
+  return { files: urls.length, modules: modules.length, packages };
 }
 
 async function helpRun(cli) {

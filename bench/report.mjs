@@ -118,7 +118,8 @@ function fleetSection(p, r) {
     const h = fp.help;
     const hb = fp.helpBefore;
     row('`autoclaim --help`, peak RSS (no node flags, as typed)', '≤ 50 MB', hb ? mb(hb.peakRssMb, hb.peakRssRunsMb) : '', mb(h.peakRssMb, h.peakRssRunsMb), yes(h.peakRssMb <= 50));
-    row('`autoclaim --help`, modules loaded', 'what the command needs', hb ? `${n(hb.modules.files)} files, ${hb.modules.packages.length} packages` : '', `${n(h.modules.files)} files, ${h.modules.packages.length} package${h.modules.packages.length === 1 ? '' : 's'} (${h.modules.packages.join(', ')})`, '—');
+    const loadedText = (m) => `${n(m.files)} files${m.modules !== undefined && m.modules !== m.files ? ` holding ${n(m.modules)} modules` : ''}, ${m.packages.length} package${m.packages.length === 1 ? '' : 's'}`;
+    row('`autoclaim --help`, modules loaded', 'what the command needs', hb ? loadedText(hb.modules) : '', `${loadedText(h.modules)} (${h.modules.packages.join(', ')})`, '—');
   }
   const rssRow = (t, form, label, goal, limit, everyRun) => {
     if (t === undefined) return;
