@@ -218,7 +218,22 @@ describe('failover under kill -9 and SIGSTOP', () => {
       resolved: resolved.length,
     };
     console.info(`failover: ${JSON.stringify(summary)}`);
-    const context = JSON.stringify({ summary, disruptions, errors: events.filter((e) => e.level === 'error' || e.event === 'wallet.failed').slice(0, 20) });
+    // A wallet found missing is told by its own lines: its last ones but polls (turns, steps,
+    // leases) say where its work stopped, which the first errors of the whole fleet do not.
+    const missingAddresses = new Set(verdict.missing.map((m) => m.split(' ')[0]));
+    const trail = wallets
+      .filter((w) => missingAddresses.has(w.address))
+      .map((w) => ({
+        wallet: w.name,
+        address: w.address,
+        last: f.processes
+          .flatMap((c, proc) => c.events().map((e): Record<string, unknown> => ({ ...e, proc })))
+          .filter((e) => (e.wallet === w.name || e.address === w.address) && e.event !== 'poll.ok')
+          .sort((a, b) => String(a.time).localeCompare(String(b.time)))
+          .slice(-40)
+          .map((e) => ({ time: e.time, proc: e.proc, event: e.event, epoch: e.epoch, step: e.step, reason: e.reason, msg: e.msg })),
+      }));
+    const context = JSON.stringify({ summary, disruptions, trail, errors: events.filter((e) => e.level === 'error' || e.event === 'wallet.failed').slice(0, 20) });
 
     expect(counts.kill + counts.pause).toBeGreaterThanOrEqual(DISRUPTIONS);
     expect(exits, context).toEqual(Array.from({ length: DAEMONS }, () => ({ code: 0, signal: null })));
