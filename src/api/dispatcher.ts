@@ -1,11 +1,11 @@
 // The HTTP connection pool the client is handed (never undici's global dispatcher), with every
 // timeout explicit: an API that stops answering must become a classified error, not a hung poll.
-import { createRequire } from 'node:module';
 import type { Agent } from 'undici';
 import type { ApiConfig } from '../domain.js';
+import { lazyRequire } from '../lazy-require.js';
 
-const require = createRequire(import.meta.url);
-let agentClass: typeof Agent | undefined;
+const leanAgent = lazyRequire<typeof Agent>('undici/lib/dispatcher/agent.js');
+const wholeUndici = lazyRequire<typeof import('undici')>('undici');
 
 /**
  * undici's Agent alone, without the rest of undici: its index also loads fetch, WebSocket,
@@ -15,13 +15,10 @@ let agentClass: typeof Agent | undefined;
  * the whole package is loaded instead (test/api/dispatcher.test.ts says which was taken).
  */
 export function undiciAgent(): { Agent: typeof Agent; lean: boolean } {
-  if (agentClass !== undefined) return { Agent: agentClass, lean: true };
   try {
-    const lean = require('undici/lib/dispatcher/agent.js') as typeof Agent;
-    agentClass = lean;
-    return { Agent: lean, lean: true };
+    return { Agent: leanAgent(), lean: true };
   } catch {
-    return { Agent: (require('undici') as typeof import('undici')).Agent, lean: false };
+    return { Agent: wholeUndici().Agent, lean: false };
   }
 }
 
