@@ -164,17 +164,16 @@ end:
               nreq++; r = nreq; KEEP_TOKEN; req_before[r] = applied;
               select (d : -S .. S); age[r] = -d; d = 0 }     /* ts = now + d */
      if
-     :: atomic { true -> markSending(K, r) }
-     :: true          /* COMMIT's answer lost, and it did not commit (a restart lost it), or it did
+     :: atomic { true -> markSending(K, r); if :: inflight -> skip :: else -> goto idle fi }
+     :: true ->       /* COMMIT's answer lost, and it did not commit (a restart lost it), or it did
                          and the re-read finds it, as if its answer had come after a pause */
-     fi;
-     if
-     :: inflight -> skip
 #ifdef ASSUME_COMMIT
-     :: !inflight -> inflight = true
+        inflight = true
 #else
-     :: !inflight && st == sending && st_req == r -> inflight = true  /* re-read: it committed */
-     :: !inflight && !(st == sending && st_req == r) -> goto idle      /* re-read: it did not */
+        if
+        :: st == sending && st_req == r -> inflight = true    /* re-read: it committed */
+        :: else -> goto idle                                  /* re-read: it did not */
+        fi
 #endif
      fi;
      /*
