@@ -5,8 +5,9 @@
  * the service applies the signed requests that reach it inside its timestamp window; the invariant
  * is that at most one claim is applied (the assert in `service`).
  *
- * Time is discrete. `t` is the database's clock (kept relative: each request's age, t - ts). A
- * daemon's clock reads t + d with |d| <= S, the service's t + e with |e| <= E, d and e chosen anew at every reading (a clock anywhere within its
+ * Time is discrete and unbounded: the database's clock t is kept relative, as each request's age
+ * (t - ts), saturating above every threshold. A daemon's clock reads t + d with |d| <= S, the
+ * service's t + e with |e| <= E, d and e chosen anew at every reading (a clock anywhere within its
  * bound, drifting as it likes: every fixed offset, and more). A process may be paused between any
  * two statements, for as long as it likes: spin runs them in every order, and `database` may tick
  * the clock and expire the lease meanwhile. A lost COMMIT answer (committed or not), a database
@@ -25,8 +26,9 @@
  *   ASSUME_COMMIT         a lost COMMIT answer to markSending taken as committed
  *   DUPLICATES            the wire may deliver a request twice (a retrying proxy): a 429 no longer
  *                         proves that request will never be applied
- * and CAPTURE_TOKEN is a second fix for STATE_GUARD_ONLY (with it, spin finds nothing): each write
- * is fenced with the token its operation started under, not the lease manager's current one.
+ * (and -DM=0, a margin below the clock error E). CAPTURE_TOKEN is a second fix for
+ * STATE_GUARD_ONLY (with it, spin finds nothing): each write is fenced with the token its
+ * operation started under, not the lease manager's current one.
  */
 
 #ifndef W
@@ -198,7 +200,8 @@ end:
      goto idle
   :: /* reconcile an unknown claim from the summary */
 #ifdef SUMMARY_FIRST
-     atomic { lease_owner == me && st == unknown -> KEEP_TOKEN; r = st_req }   /* the step, as the plan was read */
+     /* the step, as the plan was read */
+     atomic { lease_owner == me && st == unknown -> KEEP_TOKEN; r = st_req }
      rose = applied > req_before[r];                                  /* freshSummary */
      old = age[r] > AGE_BOUND;                                        /* then the database's now() */
 #else
