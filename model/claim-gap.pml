@@ -155,8 +155,7 @@ proctype daemon(byte me) {
   bool rose;               /* lifetime rose since the summary the request was signed against */
 
 idle:                      /* an operation ends: forget what it held (a smaller state space) */
-  skip;
-  d_step { inflight = false; k = 0; r = 0; d = 0; old = false; rose = false }
+  atomic { inflight = false; k = 0; r = 0; d = 0; old = false; rose = false }
 end:
   do
   :: /* at any turn (first after a takeover): a sending step not in flight here */
