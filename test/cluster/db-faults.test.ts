@@ -147,7 +147,7 @@ describe('the database fails; the daemons do not', () => {
       const stateUrl = await pgc.createDatabase();
       const a = await daemon('a', stateUrl, '2s');
       const b = await daemon('b', stateUrl, '2s');
-      await until('claims before the crash', async () => sandbox.ledger().filter((e) => e.op === 'claim').length, (n) => n >= 4);
+      await until('claims before the crash', () => Promise.resolve(sandbox.ledger().filter((e) => e.op === 'claim').length), (n) => n >= 4);
 
       await pgc.crash();
       const crashedAt = Date.now();
@@ -169,7 +169,7 @@ describe('the database fails; the daemons do not', () => {
         await d.child.waitFor((e, n) => n >= (from[i] ?? 0) && e.event === 'poll.ok', 30_000);
       }
       // Acting again: claims applied after the restart.
-      await until('claims after the restart', async () => sandbox.ledger().filter((e) => e.op === 'claim' && e.ts > restartedAt).length, (n) => n >= 2, 45_000);
+      await until('claims after the restart', () => Promise.resolve(sandbox.ledger().filter((e) => e.op === 'claim' && e.ts > restartedAt).length), (n) => n >= 2, 45_000);
       expect(restartedAt).toBeGreaterThan(crashedAt);
       expect([alive(a.child), alive(b.child)]).toEqual([true, true]);
 
@@ -195,7 +195,7 @@ describe('the database fails; the daemons do not', () => {
       const via = new URL(stateUrl);
       via.port = String(proxy.port);
       const a = await daemon('a', via.toString(), '1s');
-      await until('every wallet polled', async () => new Set(a.child.events().filter((e) => e.event === 'poll.ok').map((e) => e.wallet)).size, (n) => n === wallets.length);
+      await until('every wallet polled', () => Promise.resolve(new Set(a.child.events().filter((e) => e.event === 'poll.ok').map((e) => e.wallet)).size), (n) => n === wallets.length);
 
       const silentFrom = mark(a.child);
       proxy.blackhole(true);
@@ -211,7 +211,7 @@ describe('the database fails; the daemons do not', () => {
       // No wallet stuck: each one polled successfully after the heal.
       await until(
         'every wallet polled after the heal',
-        async () => new Set(eventsSince(a.child, healedFrom).filter((e) => e.event === 'poll.ok').map((e) => e.wallet)).size,
+        () => Promise.resolve(new Set(eventsSince(a.child, healedFrom).filter((e) => e.event === 'poll.ok').map((e) => e.wallet)).size),
         (n) => n === wallets.length,
         45_000,
       );

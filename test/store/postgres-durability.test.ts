@@ -99,9 +99,9 @@ describe('reachability', () => {
     let answers = false;
     let probes = 0;
     const r = new Reachability({
-      probe: async () => {
+      probe: () => {
         probes++;
-        if (!answers) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+        return answers ? Promise.resolve() : Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
       },
       where: 'postgres://db',
       logger: log.logger,
