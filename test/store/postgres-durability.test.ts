@@ -12,7 +12,9 @@ import { judgeDurability, readDurability } from '../../src/store/postgres/durabi
 import { settleStepInDoubt } from '../../src/store/postgres/in-doubt.js';
 import { Reachability } from '../../src/store/postgres/reachability.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
+import { stateFindings } from '../../src/doctor/state.js';
 import { captureLog } from '../support/log.js';
+import { closedPort } from '../support/net.js';
 import { createDatabase } from '../support/postgres.js';
 import { code, fields } from './contract-adapters.js';
 import { draft, request, T0 } from './fixtures.js';
@@ -73,6 +75,18 @@ describe('the store’s sessions', () => {
     } finally {
       await pool.end();
     }
+  });
+});
+
+describe('doctor on the state database', () => {
+  it('finds a primary without standbys durable, and says when it cannot read the database', async () => {
+    expect(await stateFindings(url, { password: undefined, queryTimeoutMs: 2_000 })).toEqual([
+      { area: 'state', level: 'ok', text: expect.stringMatching(/a primary; commits are durable/) as string },
+    ]);
+    const nobody = `postgres://postgres@127.0.0.1:${await closedPort()}/x`;
+    expect(await stateFindings(nobody, { password: undefined, queryTimeoutMs: 2_000 })).toEqual([
+      { area: 'state', level: 'problem', text: expect.stringMatching(/^cannot read the state database postgres:\/\/postgres@127\.0\.0\.1:\d+\/x: /) as string },
+    ]);
   });
 });
 
