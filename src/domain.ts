@@ -125,7 +125,7 @@ export interface AppConfig {
    * `url` (PostgreSQL, shared by several daemons) replaces the SQLite file at `path` when set; the
    * demo keys still live beside `path`. `leaseMs` is how long a daemon holds a wallet unrenewed.
    */
-  state: { path: string; url: string | undefined; passwordFile: string | undefined; leaseMs: number };
+  state: { path: string; url: string | undefined; passwordFile: string | undefined; leaseMs: number; queryTimeoutMs: number };
   /** `timezone`: IANA name the cron fields are read in; undefined = the process's local time. */
   schedule: { poll: string; jitterMs: number; timezone: string | undefined };
   wallets: WalletConfig[];

@@ -192,6 +192,11 @@ export const LOG_EVENTS = [
   'state.poll_write_failed',
   'state.checkpoint_failed',
   'state.checkpoint_partial',
+  // the PostgreSQL state's connection (store/postgres/)
+  'state.unreachable',
+  'state.reachable',
+  'state.commit_in_doubt',
+  'state.durability',
   // the cluster's leases (cluster/)
   'cluster.joined',
   'cluster.left',

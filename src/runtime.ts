@@ -158,12 +158,12 @@ async function openState(
     redactor.add(password);
     if (opts.leases === false) {
       const { openPostgresStore } = await import('./store/postgres/store.js');
-      const store = await openPostgresStore(url, { logger, clock, password, redactor });
+      const store = await openPostgresStore(url, { logger, clock, password, redactor, queryTimeoutMs: config.state.queryTimeoutMs });
       closers.push(() => store.close());
       return { store, lock: undefined, cluster: undefined };
     }
     const { openCluster } = await import('./cluster/open.js');
-    const { store, cluster } = await openCluster({ url, password, leaseMs: config.state.leaseMs, logger, clock, redactor });
+    const { store, cluster } = await openCluster({ url, password, leaseMs: config.state.leaseMs, queryTimeoutMs: config.state.queryTimeoutMs, logger, clock, redactor });
     // Closed in reverse: the store first, so its last buffered poll records are written while the
     // leases that fence them are still held; then the leases are handed back.
     closers.push(() => cluster.close());

@@ -25,8 +25,10 @@ export class ClusterWork {
     const { manager } = cluster;
     // A wallet taken from a dead (or cut-off) owner may have a request of its in flight: its steps
     // left `sending` become unknown for us, as after a restart, before the wallet's first turn.
+    // Bounded by a lease: a recovery stuck on a silent database fails, the lease is handed back and
+    // the wallet taken again later, rather than held by a daemon that never works it.
     manager.on('acquired', async ({ address }) => {
-      await recoverInFlight(deps, address);
+      await withinMs(manager.leaseMs, `the recovery of wallet ${address}`, recoverInFlight(deps, address));
     });
     manager.on('draining', async ({ address }) => {
       await this.turns.get(address)?.catch(() => undefined);
@@ -85,5 +87,20 @@ export class ClusterWork {
     };
     p.then(forget, forget);
     return p;
+  }
+}
+
+/** `p`, or a rejection once `ms` have passed (p is then left to finish on its own: its writes are fenced). */
+async function withinMs<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const overdue = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StateError('STATE_IO', `${what} did not finish within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  p.catch(() => undefined);
+  try {
+    return await Promise.race([p, overdue]);
+  } finally {
+    clearTimeout(timer);
   }
 }

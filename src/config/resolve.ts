@@ -151,11 +151,14 @@ function resolveState(raw: RawConfig['state'], ctx: ResolveContext): AppConfig['
   }
   const leaseMs = duration(raw?.lease ?? '15s', ['state', 'lease'], ctx);
   if (leaseMs < 3_000) ctx.issues.error(['state', 'lease'], 'must be at least 3s: a lease is renewed every third of it, and each renewal is a round trip to the database');
+  const queryTimeoutMs = duration(raw?.query_timeout ?? '10s', ['state', 'query_timeout'], ctx);
+  if (queryTimeoutMs < 500) ctx.issues.error(['state', 'query_timeout'], 'must be at least 500ms: shorter fails queries a busy database answers in time');
   return {
     path: statePath(raw?.path, ctx),
     url,
     passwordFile: raw?.password_file === undefined ? undefined : fromConfigDir(raw.password_file, ctx),
     leaseMs,
+    queryTimeoutMs,
   };
 }
 

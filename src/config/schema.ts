@@ -167,6 +167,9 @@ export const ConfigSchema = z
             ),
           password_file: z.string().min(1).optional().describe('mode-0600 file holding the PostgreSQL password (with state.url)'),
           lease: Duration.default('15s').describe('how long a daemon holds a wallet unless it renews (with state.url); renewed every third of it'),
+          query_timeout: Duration.default('10s').describe(
+            'deadline of every PostgreSQL query (with state.url): the server ends it (statement_timeout) and the client gives up a moment later; a transaction gets three',
+          ),
         })
         .optional(),
       schedule: z

@@ -2,7 +2,7 @@
 // A problem is something to change before `run` (exit 1); a note is worth knowing and harmless.
 
 type Level = 'ok' | 'note' | 'problem';
-type Area = 'reach' | 'clock' | 'limits' | 'keys' | 'wallets' | 'signing';
+type Area = 'reach' | 'clock' | 'limits' | 'keys' | 'wallets' | 'signing' | 'state';
 
 export interface Finding {
   area: Area;

@@ -39,7 +39,7 @@ export function createAlertTracker(): AlertTracker {
   };
 }
 
-type AlertKind = 'wallet_stale' | 'unknown_step';
+type AlertKind = 'wallet_stale' | 'unknown_step' | 'state_unreachable';
 
 export interface AlertInputs {
   now: number;
@@ -51,6 +51,8 @@ export interface AlertInputs {
   wallets: Array<{ name: string; lastOkAt: number | undefined; since: number }>;
   /** Every step currently in state unknown. */
   unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number }>;
+  /** With shared state: the database unreachable since then (nothing signed meanwhile); undefined when it answers. */
+  stateUnreachable?: { since: number; error: string };
 }
 
 interface AlertTransition {
@@ -98,6 +100,20 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
           `check it on the server, then \`autoclaim actions resolve ${s.id} --applied|--not-applied\``
         : `wallet ${s.wallet}: ${s.kind} step ${s.id} is no longer unknown`;
     out.push({ key, kind: 'unknown_step', change, wallet: s.wallet, step: s.id, plan: s.plan, text });
+  }
+
+  {
+    const key = 'state_unreachable';
+    seen.add(key);
+    const down = inputs.stateUnreachable;
+    const change = tracker.observe(key, down !== undefined, inputs.now);
+    if (change !== undefined) {
+      const text =
+        down !== undefined
+          ? `the state database has been unreachable for ${minutes(inputs.now - down.since)} (${down.error}); nothing is signed or sent until it answers again`
+          : 'the state database answers again; signing and sending resume';
+      out.push({ key, kind: 'state_unreachable', change, wallet: '', text });
+    }
   }
 
   for (const { key } of tracker.open()) {

@@ -1,7 +1,8 @@
 // /readyz: is the daemon able to do its job? Three things can stop it, and each is a reason named
 // in the answer: no wallet poll has succeeded for alerts.stale_after_intervals poll intervals (the
 // last success is restored from the state file, so neither a restart nor a long schedule's first
-// wait hides or fakes it), the state database cannot take a write, or signing is paused because
+// wait hides or fakes it), the state database cannot take a write (with shared state, one known
+// unreachable is said at once, without a probe: reachability.ts), or signing is paused because
 // the server refused a request as invalid. A reload that was refused is not one: the previous
 // config keeps running, and the answer says so without failing.
 //

@@ -54,6 +54,10 @@ export class Supervisor {
   private health: HealthServer | undefined;
   private stopWatchdog: () => void = () => {};
   private configValid = true;
+  /** The unknown steps as last read: alerts are still evaluated while the database cannot be read. */
+  private lastUnknown: Array<{ step: StepRow; plan: PlanWithSteps | undefined }> = [];
+  /** Alerts are evaluated on this timer too, so a wallet goes stale even when no cycle completes. */
+  private alertTimer: NodeJS.Timeout | undefined;
 
   /**
    * Built once the runtime is open and the daemon made, before the daemon starts: it subscribes to
@@ -89,7 +93,7 @@ export class Supervisor {
     this.unsubscribe = [
       // Step outcomes are counted (instrument) and announced when they matter to a human.
       ...(webhook === undefined ? [] : [events.on('step:outcome', (e) => webhook.onStep(e))]),
-      events.on('cycle:done', ({ at }) => void this.cycleDone(at)),
+      events.on('cycle:done', ({ at }) => void this.evaluate(at, true)),
       events.on('config:reloading', () => this.notifier.reloading()),
       events.on('config:reloaded', (r) => this.reloaded(r)),
       ...(manager === undefined ? [] : watchLeases(manager, { metrics: this.metrics, store: runtime.store, logger: opts.logger })),
@@ -102,13 +106,25 @@ export class Supervisor {
     return manager === undefined ? undefined : clusterCounts(manager);
   }
 
-  /** After each cycle: limiter waits, unknown steps, staleness and unknown-step alerts. */
-  private async cycleDone(at: number): Promise<void> {
+  /**
+   * After each cycle, and on a timer whatever the cycles do: limiter waits (after a cycle), unknown
+   * steps, staleness, unknown-step and state-unreachable alerts. A state database that cannot be
+   * read (or is unreachable) leaves the unknown steps as last read: the other alerts still fire.
+   */
+  private async evaluate(at: number, afterCycle: boolean): Promise<void> {
     const { runtime, daemon } = this;
     try {
-      this.instruments.sampleLimiter(runtime.limiter.waitedMs);
-      const unknown = await this.ownUnknownSteps();
-      this.metrics.unknownStepsOpen(unknown.length);
+      if (afterCycle) this.instruments.sampleLimiter(runtime.limiter.waitedMs);
+      const reach = runtime.cluster?.reachability.state();
+      if (reach === undefined || reach.reachable) {
+        try {
+          this.lastUnknown = await this.ownUnknownSteps();
+          this.metrics.unknownStepsOpen(this.lastUnknown.length);
+        } catch (err) {
+          this.opts.logger.warn({ event: 'alerts.failed', err }, 'could not read the unknown steps; alerting on those last read');
+        }
+      }
+      const unknown = this.lastUnknown;
       const config = daemon.currentConfig;
       const transitions = evaluateAlerts(this.tracker, {
         now: at,
@@ -119,6 +135,7 @@ export class Supervisor {
         // autoclaim_wallets_stale, and no query per wallet per cycle.
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
         unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
+        stateUnreachable: reach === undefined || reach.reachable ? undefined : { since: reach.since, error: this.opts.redactor.redact(reach.error) },
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {
@@ -155,6 +172,9 @@ export class Supervisor {
     this.notifier.ready(`watching ${daemon.currentConfig.wallets.length} wallet(s)`);
     // Pings come from a timer on the event loop: a blocked loop, or cycles that stopped
     // completing, withhold them and systemd restarts the service.
+    const every = Math.min(60_000, Math.max(5_000, daemon.pollIntervalMs()));
+    this.alertTimer = setInterval(() => void this.evaluate(this.opts.clock.now(), false), every);
+    this.alertTimer.unref();
     this.stopWatchdog = this.notifier.startWatchdog(() => {
       const limit = 3 * daemon.pollIntervalMs() + 60_000;
       const last = daemon.lastCycleAt ?? this.startedAt;
@@ -195,7 +215,10 @@ export class Supervisor {
   /** For /readyz: gathered on each request, the write probe included (no fsync, microseconds). */
   private async healthReport(runtime: Runtime, daemon: Daemon): Promise<HealthReport> {
     let dbError: string | undefined;
+    const reach = runtime.cluster?.reachability.state();
     try {
+      // Known unreachable: said at once, not after a probe's deadline.
+      if (reach !== undefined && !reach.reachable) throw new Error(`unreachable since ${new Date(reach.since).toISOString()}: ${reach.error}`);
       await runtime.store.probeWrite();
     } catch (err) {
       dbError = this.opts.redactor.redact(err instanceof Error ? err.message : String(err));
@@ -220,6 +243,7 @@ export class Supervisor {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.alertTimer);
     for (const off of this.unsubscribe.splice(0)) off();
     this.instruments.close();
     this.notifier.stopping();

@@ -98,7 +98,8 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
     alerts: {
       notify(e) {
         const alert = e.details?.['alert'];
-        if (alert === 'wallet_stale') post('stale', e);
+        // The state database unreachable stops every wallet's work: told with the stale wallets it causes.
+        if (alert === 'wallet_stale' || alert === 'state_unreachable') post('stale', e);
         else if (alert === 'unknown_step') post('unknown_step', e);
       },
       close: () => Promise.resolve(),

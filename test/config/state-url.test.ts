@@ -30,6 +30,15 @@ describe('state.url', () => {
     });
   });
 
+  it('takes a query deadline (10 s by default), and refuses one too short to be answered', () => {
+    dir.write('c.yaml', BASE);
+    expect(dir.load('c.yaml').config?.state.queryTimeoutMs).toBe(10_000);
+    dir.write('d.yaml', withState('  url: postgres://a@one/x\n  query_timeout: 3s\n'));
+    expect(dir.load('d.yaml').config?.state.queryTimeoutMs).toBe(3_000);
+    dir.write('e.yaml', withState('  url: postgres://a@one/x\n  query_timeout: 100ms\n'));
+    expect(formatted(dir.load('e.yaml')).errors).toEqual([expect.stringMatching(/state\.query_timeout.*must be at least 500ms/)]);
+  });
+
   it('$AUTOCLAIM_STATE_URL wins over the file', () => {
     dir.write('c.yaml', withState('  url: postgres://a@one/x\n'));
     const { config } = dir.load('c.yaml', { AUTOCLAIM_STATE_URL: 'postgresql://b@two:6432/y' });

@@ -110,7 +110,7 @@ describe('a valid config', () => {
         readAttempts: 1,
         claimSettleMs: 60_000,
       },
-      state: { path: join(dir.path, 'state/ac.db'), url: undefined, passwordFile: undefined, leaseMs: 15_000 },
+      state: { path: join(dir.path, 'state/ac.db'), url: undefined, passwordFile: undefined, leaseMs: 15_000, queryTimeoutMs: 10_000 },
       schedule: { poll: '0 */5 * * * *', jitterMs: 90_000, timezone: 'Europe/Paris' },
       wallets: [
         {

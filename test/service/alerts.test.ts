@@ -51,6 +51,18 @@ describe('evaluateAlerts', () => {
     expect(at(62 * MIN, 61 * MIN)).toEqual([]);
   });
 
+  it('opens a state_unreachable episode while the state database is unreachable, once, and closes it when it answers', () => {
+    const t = createAlertTracker();
+    const at = (now: number, down?: { since: number; error: string }) => evaluateAlerts(t, base({ now, stateUnreachable: down }));
+    expect(at(0)).toEqual([]);
+    const down = { since: 0, error: 'Connection terminated unexpectedly' };
+    expect(at(2 * MIN, down)).toMatchObject([
+      { kind: 'state_unreachable', change: 'opened', text: expect.stringMatching(/^the state database has been unreachable for 2m \(Connection terminated unexpectedly\); nothing is signed or sent/) as string },
+    ]);
+    expect(at(3 * MIN, down)).toEqual([]);
+    expect(at(4 * MIN)).toMatchObject([{ kind: 'state_unreachable', change: 'closed' }]);
+  });
+
   it('measures a wallet that never polled from when it was first watched', () => {
     const t = createAlertTracker();
     const r = evaluateAlerts(t, base({ now: 20 * MIN, wallets: [{ name: 'hot', lastOkAt: undefined, since: 10 * MIN }] }));

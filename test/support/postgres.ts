@@ -25,6 +25,13 @@ export interface PostgresCluster {
   url(database?: string): string;
   /** A new, empty database; its URL. */
   createDatabase(name?: string): Promise<string>;
+  /**
+   * `pg_ctl stop -m immediate`: SIGQUIT to the server, every connection dropped, no checkpoint;
+   * resolves once it is gone. Only for a cluster of the test's own (startPostgres), never the run's.
+   */
+  crash(): Promise<void>;
+  /** Starts the crashed server again on the same data and port (crash recovery); resolves when it accepts connections. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -210,7 +217,13 @@ export async function startPostgres(opts: StartOptions = {}): Promise<PostgresCl
       continue;
     }
     child.stderr?.resume(); // keep draining its log so it never blocks on a full pipe
-    return cluster(child, dir, port, user, opts.password);
+    const again = async (): Promise<ChildProcess> => {
+      const next = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...(as ?? {}) });
+      await waitReady(next, 30_000);
+      next.stderr?.resume();
+      return next;
+    };
+    return cluster(child, dir, port, user, opts.password, again);
   }
   rmSync(dir, { recursive: true, force: true });
   throw lastError instanceof Error ? lastError : new Error(String(lastError));
@@ -232,12 +245,19 @@ async function newDatabase(url: (db?: string) => string, password: string | unde
   return url(db);
 }
 
-function cluster(child: ChildProcess, dir: string, port: number, user: string, password: string | undefined): PostgresCluster {
-  const pid = child.pid ?? 0;
-  const dog = startWatchdog(process.pid, pid, dir);
+function cluster(
+  first: ChildProcess,
+  dir: string,
+  port: number,
+  user: string,
+  password: string | undefined,
+  again: () => Promise<ChildProcess>,
+): PostgresCluster {
+  let child = first;
+  let dog = startWatchdog(process.pid, child.pid ?? 0, dir);
   const onExit = (): void => {
     try {
-      process.kill(pid, 'SIGQUIT');
+      process.kill(child.pid ?? 0, 'SIGQUIT');
     } catch {
       // already gone
     }
@@ -253,6 +273,23 @@ function cluster(child: ChildProcess, dir: string, port: number, user: string, p
     password,
     url,
     createDatabase: (name?: string) => newDatabase(url, password, name),
+    async crash(): Promise<void> {
+      const gone = new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) resolve();
+        else child.once('exit', () => resolve());
+      });
+      child.kill('SIGQUIT');
+      await gone;
+    },
+    async restart(): Promise<void> {
+      child = await again();
+      try {
+        if (dog.pid) process.kill(dog.pid, 'SIGKILL');
+      } catch {
+        // the watchdog already left
+      }
+      dog = startWatchdog(process.pid, child.pid ?? 0, dir);
+    },
     stop(): Promise<void> {
       stopped ??= new Promise<void>((resolve) => {
         process.off('exit', onExit);
@@ -323,6 +360,8 @@ export async function testCluster(): Promise<PostgresCluster> {
     password: undefined,
     url,
     createDatabase: (name?: string) => newDatabase(url, undefined, name),
+    crash: () => Promise.reject(new Error("the run's shared cluster is not crashed by one file: startPostgres() a cluster of its own")),
+    restart: () => Promise.reject(new Error("the run's shared cluster is not restarted by one file")),
     stop: async () => {
       // the run's cluster is stopped by teardown, not by one file
     },

@@ -1,10 +1,12 @@
 // `doctor`: a first contact with the API that moves nothing. GETs only, no state file, no lock;
-// the signed requests are built and printed, never sent. Exit 0 all well, 1 a problem.
+// the signed requests are built and printed, never sent. With state.url it reads (never writes)
+// whether the PostgreSQL state commits durably (doctor/state.ts). Exit 0 all well, 1 a problem.
 import { lookup } from 'node:dns/promises';
 import { dirname } from 'node:path';
 import { checkAddress, loadKey } from '../../api/keys.js';
 import type { Signer } from '../../api/signer.js';
 import { apiKeySource, describeApiKeySource, resolveApiKey } from '../../config/index.js';
+import { resolveStatePassword } from '../../config/secrets.js';
 import { KeyError } from '../../errors.js';
 import type { ApiKeyState } from '../../doctor/checks.js';
 import { formatJson, formatText } from '../../doctor/format.js';
@@ -68,6 +70,18 @@ export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean 
       clock: io.clock,
       lookup: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
     });
+    if (config.state.url !== undefined) {
+      const { stateFindings } = await import('../../doctor/state.js');
+      let found;
+      try {
+        const password = resolveStatePassword(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
+        ctx.redactor.add(password);
+        found = await stateFindings(config.state.url, { password, queryTimeoutMs: config.state.queryTimeoutMs });
+      } catch (err) {
+        found = [{ area: 'state' as const, level: 'problem' as const, text: `the state database's password: ${err instanceof Error ? err.message : String(err)}` }];
+      }
+      report.findings.push(...found.map((f) => ({ ...f, text: ctx.redactor.redact(f.text) })));
+    }
     writeLine(io.stdout, opts.json === true ? formatJson(report) : formatText(report));
     return isAllWell(report) ? EXIT.OK : EXIT.FAILURE;
   } finally {

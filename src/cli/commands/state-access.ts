@@ -44,7 +44,7 @@ export async function openStateIfAny(ctx: CommandContext, opts: { write: boolean
 async function openPostgresIfAny(ctx: CommandContext, config: AppConfig, url: string, opts: { write: boolean }): Promise<CliStore | undefined> {
   const password = statePassword(ctx, config);
   const { openPostgresStore } = await import('../../store/postgres/store.js');
-  const open = (readonly: boolean) => openPostgresStore(url, { logger: ctx.logger, clock: ctx.io.clock, password, readonly, redactor: ctx.redactor });
+  const open = (readonly: boolean) => openPostgresStore(url, { logger: ctx.logger, clock: ctx.io.clock, password, readonly, redactor: ctx.redactor, queryTimeoutMs: config.state.queryTimeoutMs });
   let store: CliStore;
   try {
     store = await open(true);
@@ -72,7 +72,7 @@ export async function readClusterView(ctx: CommandContext, config: AppConfig): P
   const url = config.state.url;
   if (url === undefined) return undefined;
   const [{ openPool, redactUrl, toStateError }, { readCluster }] = await Promise.all([import('../../store/postgres/db.js'), import('../../cluster/sql.js')]);
-  const pool = await openPool(url, { password: statePassword(ctx, config), readonly: true, application: 'autoclaim-status' });
+  const pool = await openPool(url, { password: statePassword(ctx, config), readonly: true, application: 'autoclaim-status', queryTimeoutMs: config.state.queryTimeoutMs });
   try {
     return await readCluster(pool);
   } catch (err) {

@@ -7,10 +7,25 @@
 // would queue behind a poll batch or a step transition. Four connections are enough for one daemon
 // (its writes are short and mostly serial) and few enough that a fleet of daemons stays far below
 // max_connections.
+//
+// The database may fail (issue 25): every connection has an 'error' listener (pg emits one on idle
+// and checked-out clients alike, and an unheard one would kill the process), every query a deadline
+// on both sides (statement_timeout on the server, query_timeout on the client, for a network that
+// hangs rather than refuses) and every transaction one as a whole, TCP keepalive is on, and every
+// session commits durably (synchronous_commit = on, whatever postgresql.conf, ALTER DATABASE or
+// ALTER ROLE say): a `sending` that a crash could forget would let a request go out unrecorded.
 import type { ClientConfig, Pool, PoolClient, QueryResultRow } from 'pg';
 import { AutoclaimError, StateError } from '../../errors.js';
 
 export const POOL_MAX = 4;
+/** state.query_timeout's default: a query (or a wait for a connection) with no answer by then fails. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+/** The client's own timer fires this long after the server's statement_timeout, which should end the query first. */
+const CLIENT_GRACE_MS = 1_000;
+/** A whole transaction (several queries) is given this many query deadlines before its connection is closed under it. */
+const TRANSACTION_QUERIES = 3;
+/** TCP keepalive's first probe after this much silence: a half-open connection is found by the kernel too. */
+const KEEPALIVE_DELAY_MS = 10_000;
 
 /** What the repos need of a connection: a pool (autocommit) or a client inside a transaction. */
 export interface Sql {
@@ -25,12 +40,15 @@ export interface PgOptions {
   /** Lock and statement waits, ms; default 5000 (SQLite's busy timeout). */
   busyTimeoutMs?: number;
   /**
-   * A query with no answer after this long fails on the client's side (the server's timeouts cannot
-   * help when the network between is what hangs). Default: none. The lease manager's pool sets it,
-   * so a round stuck on a silent connection fails and the next one is tried.
+   * Every query's deadline (state.query_timeout; default 10 s): the server ends a statement after it
+   * (statement_timeout), and the client gives up a moment later whatever the network does (the
+   * server's timeouts cannot help when the network between is what hangs). A transaction is given
+   * three of them as a whole.
    */
   queryTimeoutMs?: number;
   application?: string;
+  /** Hears every connection error (idle or checked out); without it they are dropped (the query that meets one fails). */
+  onConnectionError?: (err: Error) => void;
 }
 
 /** The URL as shown in messages and `path`: never a password, even one put there by mistake. */
@@ -73,12 +91,15 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
   const config: ClientConfig = toClientConfig(parse(url, { useLibpqCompat: true }));
   if (opts.password !== undefined) config.password = opts.password;
   const busy = opts.busyTimeoutMs ?? 5000;
+  const deadline = Math.max(1, Math.trunc(opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS));
   const pool = new pg.Pool({
     ...config,
     max: POOL_MAX,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: busy,
-    ...(opts.queryTimeoutMs === undefined ? {} : { query_timeout: opts.queryTimeoutMs }),
+    connectionTimeoutMillis: deadline,
+    query_timeout: deadline + CLIENT_GRACE_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
     application_name: config.application_name ?? opts.application ?? 'autoclaim',
     // Session settings as startup parameters, applied by the server before the first query (a
     // SET queued on 'connect' would run beside the caller's first query, which pg deprecates).
@@ -89,6 +110,10 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
       config.options,
       `-c lock_timeout=${Math.max(1, Math.trunc(busy))}`,
       `-c idle_in_transaction_session_timeout=${Math.max(1000, Math.trunc(busy))}`,
+      `-c statement_timeout=${deadline}`,
+      // Startup parameters outrank postgresql.conf, ALTER DATABASE and ALTER ROLE: a commit is
+      // flushed to disk (and to a synchronous standby, if one is configured) before it answers.
+      '-c synchronous_commit=on',
       opts.readonly === true ? '-c default_transaction_read_only=on' : undefined,
     ]
       .filter((o) => o !== undefined && o !== '')
@@ -99,22 +124,86 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
         oid === INT8_OID ? parseInt8 : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client's error (the server went away) must not crash the process; the next query fails.
-  pool.on('error', () => undefined);
+  // An error on any client (the server went away, a reset, the idle-in-transaction timeout) must
+  // not crash the process: the query that meets it fails, and the pool replaces the client. The
+  // pool's own listener covers idle clients only; this one every client, checked out or not.
+  const heard = (err: Error): void => opts.onConnectionError?.(err);
+  pool.on('error', heard);
+  pool.on('connect', (client) => client.on('error', heard));
+  transactionDeadlines.set(pool, deadline * TRANSACTION_QUERIES);
   return pool;
 }
 
-/** BEGIN … COMMIT on a connection of its own; ROLLBACK (and the error) when `fn` throws. */
+const transactionDeadlines = new WeakMap<Pool, number>();
+
+/**
+ * Whether an error says the database could not be reached or did not answer in time (rather than
+ * refusing what was asked): no SQLSTATE at all (a socket error, a client-side deadline, the
+ * connection ended), or a connection exception (08), a shutdown or restart (57P01-57P03), too many
+ * connections (53300) or a statement cancelled by its deadline (57014).
+ */
+export function isConnectionLoss(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && e !== undefined && e !== null; depth++) {
+    if (!(e instanceof AutoclaimError)) {
+      if (!(e instanceof Error)) return false;
+      const code = (e as { code?: unknown }).code;
+      if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300' || code === '57014';
+      return true;
+    }
+    e = e.cause;
+  }
+  return false;
+}
+
+/**
+ * COMMIT was sent and no answer came (the connection dropped, or its deadline passed): the
+ * transaction may or may not have committed. The caller must find out by reading, never assume.
+ * `backendPid` is the server process that ran it: once that process is gone, its outcome is final.
+ */
+export class CommitInDoubt extends Error {
+  constructor(
+    readonly backendPid: number | undefined,
+    cause: unknown,
+  ) {
+    super(`the answer to COMMIT was lost: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'CommitInDoubt';
+  }
+}
+
+/**
+ * BEGIN … COMMIT on a connection of its own; ROLLBACK (and the error) when `fn` throws. The whole
+ * transaction has a deadline: past it the connection is closed under it (the server then rolls it
+ * back), so no transaction holds a connection or a row lock for longer. A COMMIT whose answer is
+ * lost throws CommitInDoubt.
+ */
 export async function transaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  const limit = transactionDeadlines.get(pool);
+  const timer =
+    limit === undefined
+      ? undefined
+      : setTimeout(() => {
+          broken = true;
+          void client.end().catch(() => undefined);
+        }, limit);
+  timer?.unref();
   try {
     await client.query('BEGIN');
     try {
       const out = await fn(client);
-      await client.query('COMMIT');
+      try {
+        await client.query('COMMIT');
+      } catch (err) {
+        // A server that answered (a deferred constraint, a serialization failure) did not commit.
+        if (!isConnectionLoss(err)) throw err;
+        broken = true;
+        throw new CommitInDoubt((client as unknown as { processID?: number }).processID, err);
+      }
       return out;
     } catch (err) {
+      if (err instanceof CommitInDoubt) throw err;
       try {
         await client.query('ROLLBACK');
       } catch {
@@ -123,6 +212,21 @@ export async function transaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<
       throw err;
     }
   } finally {
+    clearTimeout(timer);
     client.release(broken);
   }
+}
+
+/** How long a close waits for connections still checked out (each under its own deadline) before leaving them. */
+const END_POOL_MS = 5_000;
+
+/** pool.end(), bounded: a stop must not hang on a connection the network has black-holed. */
+export async function endPool(pool: Pool): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, END_POOL_MS);
+    timer.unref();
+  });
+  await Promise.race([pool.end().catch(() => undefined), waited]);
+  clearTimeout(timer);
 }

@@ -13,11 +13,13 @@ import { IN_FLIGHT_ERROR } from '../plan-status.js';
 import { storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from '../port.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
-import { openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
+import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
 import { checkLease, tokenOrThrow, type Fence } from './fence.js';
+import { settleStepInDoubt } from './in-doubt.js';
 import { currentVersion, migrate, PG_SCHEMA_VERSION } from './migrations.js';
 import * as plans from './plans.js';
 import { AsyncPollWrites } from './poll-writes.js';
+import { Reachability } from './reachability.js';
 import * as steps from './steps.js';
 import { StepWrites } from './steps.js';
 import { WalletTable } from './wallets.js';
@@ -33,6 +35,13 @@ export interface PostgresStoreOptions {
   readonly?: boolean;
   /** Lock waits and connection set-up, ms; default 5000. */
   busyTimeoutMs?: number;
+  /** state.query_timeout: every query's deadline (db.ts); default 10 s. */
+  queryTimeoutMs?: number;
+  /**
+   * Whether the database answers (shared with the lease manager's pool in a cluster); one of the
+   * store's own when absent. While it says unreachable, every call fails at once.
+   */
+  reachability?: Reachability;
   /** Scrubs free text (requests, responses, errors, summaries) before it is stored. */
   redactor?: { redact(text: string): string };
   pollWrites?: Omit<PollWriteOptions, 'onTimerError'>;
@@ -48,7 +57,13 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions)
   const where = redactUrl(url);
   let pool: Pool | undefined;
   try {
-    pool = await openPool(url, { password: opts.password, readonly: opts.readonly, busyTimeoutMs: opts.busyTimeoutMs });
+    pool = await openPool(url, {
+      password: opts.password,
+      readonly: opts.readonly,
+      busyTimeoutMs: opts.busyTimeoutMs,
+      queryTimeoutMs: opts.queryTimeoutMs,
+      onConnectionError: (err) => opts.reachability?.observe(err),
+    });
     const client = await pool.connect();
     try {
       if (opts.readonly === true) {
@@ -77,6 +92,8 @@ class PostgresStore implements Store {
   private readonly wallets: WalletTable;
   private readonly polls: AsyncPollWrites;
   private readonly fence: Fence | undefined;
+  readonly reachability: Reachability;
+  private readonly ownReachability: boolean;
   private closed = false;
 
   constructor(
@@ -88,23 +105,31 @@ class PostgresStore implements Store {
     const redactor = opts.redactor;
     this.scrub = redactor === undefined ? (t) => t : (t) => redactor.redact(t);
     this.fence = opts.fence;
+    this.ownReachability = opts.reachability === undefined;
+    this.reachability =
+      opts.reachability ??
+      new Reachability({ probe: async () => void (await pool.query('SELECT 1')), where: path, logger: opts.logger, clock: this.clock });
     this.wallets = new WalletTable(this.scrub);
     this.polls = new AsyncPollWrites(
       {
         okRow: (w, a, at, s) => this.wallets.okRow(w, a, at, s),
         failedRow: (w, a, at, e) => this.wallets.failedRow(w, a, at, e),
         epochSeen: (a, e) => this.wallets.epochSeen(this.pool, a, e),
-        write: (batch) => transaction(this.pool, (c) => this.wallets.write(c, batch, this.fence)),
+        write: (batch) => this.reachability.track(transaction(this.pool, (c) => this.wallets.write(c, batch, this.fence))),
       },
       storePollWriteOptions(opts, opts.logger, (err) => toStateError(err, 'write poll records', path).message),
     );
   }
 
-  /** Runs `fn` on the pool, turning any failure that is not already ours into STATE_IO. */
+  /**
+   * Runs `fn` on the pool, turning any failure that is not already ours into STATE_IO. Refused at
+   * once while the database is known to be unreachable; each outcome tells the reachability.
+   */
   private async io<T>(what: string, fn: (c: Sql) => Promise<T>): Promise<T> {
     if (this.closed) throw new StateError('STATE_IO', `state database ${this.path} is closed`);
+    this.reachability.assertReachable();
     try {
-      return await fn(this.pool);
+      return await this.reachability.track(fn(this.pool));
     } catch (err) {
       throw toStateError(err, what, this.path);
     }
@@ -116,14 +141,26 @@ class PostgresStore implements Store {
     return this.io(what, () => transaction(this.pool, fn));
   }
 
-  /** A write to one step: its plan's row locked, the lease checked, then the transition. */
-  private stepWrite<T>(what: string, stepId: number, fn: (w: StepWrites) => Promise<T>): Promise<T> {
-    return this.write(what, async (c) => {
-      const owner = await plans.lockPlanOfStep(c, stepId);
-      if (owner === undefined) throw new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
-      if (this.fence !== undefined) await checkLease(c, this.fence, owner.address);
-      return fn(new StepWrites(c, this.scrub));
-    });
+  /**
+   * A write to one step: its plan's row locked, the lease checked, then the transition. A COMMIT
+   * whose answer is lost is settled by reading the step back (in-doubt.ts), never assumed.
+   */
+  private async stepWrite(what: string, stepId: number, fn: (w: StepWrites) => Promise<StepRow>): Promise<StepRow> {
+    let result: StepRow | undefined;
+    try {
+      return await this.write(what, async (c) => {
+        const owner = await plans.lockPlanOfStep(c, stepId);
+        if (owner === undefined) throw new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
+        if (this.fence !== undefined) await checkLease(c, this.fence, owner.address);
+        result = await fn(new StepWrites(c, this.scrub));
+        return result;
+      });
+    } catch (err) {
+      const doubt = err instanceof StateError ? err.cause : undefined;
+      if (!(doubt instanceof CommitInDoubt) || result === undefined) throw err;
+      const deadlineMs = 2 * (this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS);
+      return settleStepInDoubt(what, doubt, result, { pool: this.pool, where: this.path, logger: this.opts.logger, deadlineMs, monotonic: () => this.clock.monotonic() });
+    }
   }
 
   /** A write to one plan, locked and fenced the same way. */
@@ -138,6 +175,7 @@ class PostgresStore implements Store {
 
   async recordPoll(wallet: string, address: string, at: number, result: PollResult): Promise<{ newEpoch: boolean }> {
     if (this.closed) throw new StateError('STATE_IO', `state database ${this.path} is closed`);
+    this.reachability.assertReachable();
     try {
       return await this.polls.record(wallet, address, at, result);
     } catch (err) {
@@ -145,6 +183,7 @@ class PostgresStore implements Store {
     }
   }
   async flushPolls(): Promise<void> {
+    if (this.polls.buffered > 0) this.reachability.assertReachable();
     try {
       await this.polls.flush();
     } catch (err) {
@@ -349,6 +388,7 @@ class PostgresStore implements Store {
       this.polls.discard();
     }
     this.closed = true;
-    await this.pool.end().catch(() => undefined);
+    if (this.ownReachability) this.reachability.close();
+    await endPool(this.pool);
   }
 }

@@ -1,0 +1,70 @@
+// A step transition whose COMMIT went out and whose answer never came back (the connection dropped,
+// the server crashed, the deadline passed): it committed or it did not, and what the caller does
+// next depends on which (a `sending` that committed may be followed by the request; one that did
+// not must not be). It is never assumed: the server process that ran the transaction is waited out
+// (terminated if it is still there: from then on its outcome cannot change), then the step is read
+// back and compared with what the transition wrote. Until that read succeeds, within its deadline,
+// the write counts as failed and says its outcome is unknown; a step left `sending` by it becomes
+// `unknown` at the wallet's next recovery, as after a crash.
+import type { Pool } from 'pg';
+import { StateError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import type { StepRow } from '../rows.js';
+import type { CommitInDoubt } from './db.js';
+import { getStep } from './steps.js';
+
+export interface InDoubtOptions {
+  pool: Pool;
+  where: string;
+  logger: Logger;
+  /** How long to keep trying to learn the outcome. */
+  deadlineMs: number;
+  /** Monotonic ms, for the deadline. */
+  monotonic: () => number;
+}
+
+/** Whether the stored step is the one the transition returned before its COMMIT. */
+function isCommitted(stored: StepRow | undefined, expected: StepRow): boolean {
+  return stored !== undefined && stored.state === expected.state && stored.updatedAt === expected.updatedAt && stored.attempts === expected.attempts;
+}
+
+/** The step as committed (`expected`), or a StateError saying it did not commit or that nobody can tell yet. */
+export async function settleStepInDoubt(what: string, doubt: CommitInDoubt, expected: StepRow, o: InDoubtOptions): Promise<StepRow> {
+  const until = o.monotonic() + o.deadlineMs;
+  let wait = 100;
+  let last: unknown = doubt;
+  while (o.monotonic() < until) {
+    try {
+      if (doubt.backendPid !== undefined && (await backendAlive(o.pool, doubt.backendPid))) {
+        last = new Error(`the server process ${doubt.backendPid} that ran it is still there`);
+      } else {
+        const stored = await getStep(o.pool, expected.id);
+        const committed = isCommitted(stored, expected);
+        o.logger.warn(
+          { event: 'state.commit_in_doubt', path: o.where, step: expected.id, write: what, committed, state: stored?.state },
+          committed ? 'the answer to a commit was lost; read back: it committed' : 'the answer to a commit was lost; read back: it did not commit',
+        );
+        if (committed) return expected;
+        throw new StateError('STATE_IO', `state database ${o.where}: ${what} of step ${expected.id} did not commit (${doubt.message}); the step is ${stored?.state ?? 'gone'}`, { cause: doubt });
+      }
+    } catch (err) {
+      if (err instanceof StateError) throw err;
+      last = err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait = Math.min(1_000, wait * 2);
+  }
+  o.logger.error(
+    { event: 'state.commit_in_doubt', path: o.where, step: expected.id, write: what, committed: null, err: last instanceof Error ? last.message : String(last) },
+    'the answer to a commit was lost and the step could not be read back; it counts as not recorded, and is recovered as unknown if it did commit',
+  );
+  throw new StateError('STATE_IO', `state database ${o.where}: ${what} of step ${expected.id}: whether it committed is unknown (${doubt.message})`, { cause: doubt });
+}
+
+/** Whether the server process is still there; one of our role's may be ended (pg_terminate_backend), so its outcome is final. */
+async function backendAlive(pool: Pool, pid: number): Promise<boolean> {
+  const r = await pool.query<{ alive: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1) AS alive', [pid]);
+  if (r.rows[0]?.alive !== true) return false;
+  await pool.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => undefined);
+  return true;
+}
