@@ -9,6 +9,7 @@ import { AccrualPlanner } from './scheduler/priority.js';
 import { PlanExecutor } from './worker/executor.js';
 import { createDecisionClock } from './worker/decision-clock.js';
 import { ClockSkewWatch } from './worker/clock-skew.js';
+import { ClaimDoubtWatch, type DoubtEpisode } from './worker/claim-doubt.js';
 import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './worker/wallet-cycle.js';
@@ -71,6 +72,7 @@ export class Daemon {
   /** Cooldowns, 24 h windows and claim ages are judged by this: an NTP step cannot move it. */
   private readonly decisionClock: Clock;
   private readonly clockSkew = new ClockSkewWatch();
+  private readonly claimDoubt = new ClaimDoubtWatch();
   /**
    * When the fleet outgrows an interval's rate budget, polls go first to the wallets projected to
    * cross a rule's threshold soon (every wallet still at least every 5 intervals). Within budget
@@ -110,11 +112,12 @@ export class Daemon {
       executor: this.executor,
       decisionClock: this.decisionClock,
       clockSkew: this.clockSkew,
+      claimDoubt: this.claimDoubt,
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
     };
     if (runtime.cluster !== undefined) {
-      this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger });
+      this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight() });
       this.cluster.setWallets(this.config.wallets);
     }
   }
@@ -142,6 +145,12 @@ export class Daemon {
     if (this.cluster !== undefined) return;
     const { runtime, clock, logger } = this.opts;
     await recoverInFlight({ store: runtime.store, clock, logger });
+  }
+
+  /** The wallets whose claims are held as "claim in doubt" now, with since when (alerts); with shared state, those it holds. */
+  claimsInDoubt(): DoubtEpisode[] {
+    const open = this.claimDoubt.open();
+    return this.cluster === undefined ? open : open.filter((e) => this.cluster?.holds(e.address) === true);
   }
 
   /** Runs one recorded plan's remaining steps now (a one-off `send`); call recover() first. */

@@ -19,14 +19,15 @@ export class ClusterWork {
 
   constructor(
     private readonly cluster: Cluster,
-    deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger },
+    deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger; inFlight?: () => ReadonlySet<number> },
   ) {
     this.logger = deps.logger;
     const { manager } = cluster;
     // A wallet taken from a dead (or cut-off) owner may have a request of its in flight: its steps
-    // left `sending` become unknown for us, as after a restart, before the wallet's first turn.
+    // left `sending` become unknown for us, as after a restart, before the wallet's first turn —
+    // except this process's own: a lease lost and taken back while an answer is awaited.
     manager.on('acquired', async ({ address }) => {
-      await recoverInFlight(deps, address);
+      await recoverInFlight(deps, address, { except: deps.inFlight?.() });
     });
     manager.on('draining', async ({ address }) => {
       await this.turns.get(address)?.catch(() => undefined);

@@ -47,7 +47,7 @@ export interface WorkerConfig {
     claimSettleMs?: number;
   };
   /** alerts.clock_skew: |server − ours| above this is logged as `clock.skew` (default 30 s). */
-  alerts?: { clockSkewMs?: number };
+  alerts?: { clockSkewMs?: number; unknownStepAfterMs?: number };
 }
 
 /** How one step ended for this run; anything but `acknowledged` stops the plan here for now. */
