@@ -6,7 +6,7 @@ import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.
 import { PollScheduler } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
-import { PlanExecutor } from './worker/executor.js';
+import { PlanExecutor, type SigningPause } from './worker/executor.js';
 import { createDecisionClock } from './worker/decision-clock.js';
 import { ClockSkewWatch } from './worker/clock-skew.js';
 import { ClaimDoubtWatch, type DoubtEpisode } from './worker/claim-doubt.js';
@@ -104,6 +104,8 @@ export class Daemon {
       signers: runtime.signers,
       elapsedClock: this.decisionClock,
       stillHolds: runtime.cluster === undefined ? undefined : (address) => this.cluster?.holds(address) ?? false,
+      // The clock checked against the database's at every lease round: out of bounds, nothing is signed.
+      signingGate: runtime.cluster === undefined ? undefined : () => this.clockGate(),
     });
     this.cycle = {
       ...shared,
@@ -118,8 +120,13 @@ export class Daemon {
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight() });
-      this.cluster.setWallets(this.config.wallets);
+      this.cluster.configure(this.config);
     }
+  }
+
+  private clockGate(): SigningPause | undefined {
+    const refusal = this.cluster?.signingGate();
+    return refusal === undefined ? undefined : { scope: 'all', reason: `clock: ${refusal.reason}`, since: refusal.since };
   }
 
   /** The wallets this daemon works now: all of them, or with shared state those it holds leases on. */
@@ -266,6 +273,9 @@ export class Daemon {
     if (next.state.path !== this.config.state.path || next.state.url !== this.config.state.url || next.state.leaseMs !== this.config.state.leaseMs) {
       logger.warn({ event: 'config.restart_needed', key: 'state' }, 'state (path, url or lease) changed; it takes effect at the next restart');
     }
+    if (next.cluster.maxClockSkewMs !== this.config.cluster.maxClockSkewMs) {
+      logger.warn({ event: 'config.restart_needed', key: 'cluster' }, 'cluster.max_clock_skew changed; it takes effect at the next restart');
+    }
     const scheduleChanged = next.schedule.poll !== this.config.schedule.poll || next.schedule.timezone !== this.config.schedule.timezone;
     // Config and keys change together, with no await in between: no wallet turn sees one without the other.
     // How requests are signed and read changes now: a wrong header prefix or message template fixed
@@ -275,7 +285,7 @@ export class Daemon {
     if (apiKey !== undefined) redactor.add(apiKey);
     const keyChanged = client.useApiKey(apiKey);
     const api = { ...this.config.api, headerPrefix: next.api.headerPrefix, endpoints: next.api.endpoints, signatureEncoding: next.api.signatureEncoding, authReads: next.api.authReads, claimSettleMs: next.api.claimSettleMs };
-    this.config = { ...next, api, state: this.config.state };
+    this.config = { ...next, api, state: this.config.state, cluster: this.config.cluster };
     if (signingChanged || keyChanged) {
       const lifted = this.executor.liftPauses();
       logger.info(
@@ -284,7 +294,7 @@ export class Daemon {
       );
     }
     this.walletsByName = byName(next.wallets);
-    this.cluster?.setWallets(next.wallets);
+    this.cluster?.configure(this.config);
     this.cycle.pollOkLevel = pollOkLevel(next.wallets.length);
     this.replaceSigners(keys.signers);
     if (scheduleChanged && this.scheduler !== undefined) {

@@ -5,11 +5,12 @@
 // (owner and token, in the same transaction), so a daemon that works a wallet it no longer holds
 // fails at its next write, before it can record `sending` and so before it can send. This file
 // keeps daemons from trying.
-import type { Clock, WalletConfig } from '../domain.js';
+import type { AppConfig, Clock, WalletConfig } from '../domain.js';
 import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/port.js';
 import { recoverInFlight } from '../worker/recovery.js';
+import { configDigest } from './agreement.js';
 import type { Cluster } from './open.js';
 
 export class ClusterWork {
@@ -34,9 +35,24 @@ export class ClusterWork {
     });
   }
 
-  /** The wallets to split among the live daemons (at start and each reload). */
-  setWallets(wallets: readonly WalletConfig[]): void {
-    this.cluster.setAddresses(wallets.map((w) => w.address));
+  /** The wallets to split among the live daemons, and the settings they must agree on (at start and each reload). */
+  configure(config: Pick<AppConfig, 'wallets' | 'rules' | 'safety' | 'api' | 'cluster'>): void {
+    const { manager } = this.cluster;
+    this.cluster.setAddresses(config.wallets.map((w) => w.address));
+    this.cluster.setConfig(
+      configDigest({
+        rules: config.rules,
+        safety: config.safety,
+        lease: { leaseMs: manager.leaseMs, marginMs: manager.marginMs },
+        maxClockSkewMs: config.cluster.maxClockSkewMs,
+        claimSettleMs: config.api.claimSettleMs,
+      }),
+    );
+  }
+
+  /** Why no wallet may be signed for now (the clock is out of bounds of the database's); undefined when signing may go on. */
+  signingGate(): { reason: string; since: number } | undefined {
+    return this.cluster.manager.clockRefusal();
   }
 
   /**

@@ -169,6 +169,14 @@ export const ConfigSchema = z
           lease: Duration.default('15s').describe('how long a daemon holds a wallet unless it renews (with state.url); renewed every third of it'),
         })
         .optional(),
+      cluster: z
+        .strictObject({
+          max_clock_skew: Duration.default('5s').describe(
+            "with state.url: how far this machine's clock may stray from the database's (measured at every lease round) before the daemon stops signing until it is back",
+          ),
+        })
+        .prefault({})
+        .describe('several daemons on one PostgreSQL state (state.url)'),
       schedule: z
         .strictObject({
           poll: z

@@ -28,6 +28,13 @@ export interface WorkerDeps {
    * recorded before it lapsed. Absent: always (one daemon per state file).
    */
   stillHolds?: (address: string) => boolean;
+  /**
+   * With shared state: why no wallet may be signed for now, whatever the server said — this
+   * machine's clock is out of cluster.max_clock_skew of the database's (cluster/clock-bound.ts).
+   * Asked wherever a pause is (pausedFor), so the step stays planned and nothing is spent; it
+   * lifts by itself when the condition clears (a reload does not lift it). Absent: never.
+   */
+  signingGate?: () => SigningPause | undefined;
 }
 
 export type { StepEvent } from '../events.js';
@@ -59,5 +66,6 @@ export interface SigningPause {
   scope: 'all' | 'wallet';
   reason: string;
   since: number;
-  step: number;
+  /** The step whose refusal paused signing; undefined for a gate (the clock) rather than a refusal. */
+  step?: number;
 }

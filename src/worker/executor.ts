@@ -42,12 +42,13 @@ export class PlanExecutor {
 
   /** Why signing is paused for this address, if it is. */
   pausedFor(address: string): SigningPause | undefined {
-    return this.pauses_.pausedFor(address);
+    return this.deps.signingGate?.() ?? this.pauses_.pausedFor(address);
   }
 
   /** Every pause in force (for readiness and status). */
   pauses(): { all: SigningPause | undefined; wallets: ReadonlyMap<string, SigningPause> } {
-    return this.pauses_.current();
+    const current = this.pauses_.current();
+    return { all: this.deps.signingGate?.() ?? current.all, wallets: current.wallets };
   }
 
   /** The setup changed (a reload of the signing settings): let signing try again. Returns how many pauses were lifted. */
@@ -106,6 +107,8 @@ export class PlanExecutor {
       }
       if (current.state !== 'planned') return current.state === 'acknowledged' ? 'acknowledged' : 'unknown';
       if (sends >= MAX_SENDS_PER_EXECUTION) return 'retry_later';
+      // Reconciled as not applied just now: it is signed again only if signing may go on.
+      if (this.pausedFor(plan.address) !== undefined) return 'paused';
       if (await this.deps.store.claimInDoubt(plan.address, current.id)) {
         // Another plan's claim is unknown: settle it first (see decide's claim_in_doubt).
         this.stepLogger(plan, current).info({ event: 'action.blocked' }, 'claim held back: an earlier claim of this wallet is still unknown');
