@@ -165,7 +165,6 @@ describe('for any fleet of one config with different wallet lists (seeded)', () 
     });
 
   it('reaches a fixpoint where every commonly listed wallet is owned, each by a daemon that lists it', () => {
-    // eslint-disable-next-line no-console
     console.log(`agreement property seed: ${SEED} (AGREEMENT_SEED=${SEED} to replay)`);
     fc.assert(
       fc.property(arbFleet, ({ lists, order }) => {
