@@ -107,10 +107,6 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   }
   checkClockSkew(deps);
 
-  // A step left `sending` by a process gone (or a daemon that lost this wallet's lease) becomes
-  // unknown now, to be reconciled below, whoever recorded it; never one this process is sending.
-  if (!deps.dry) await recoverInFlight({ store, clock, logger: log() }, wallet.address, { except: executor.inFlight(), when: 'turn' });
-
   const paused = deps.dry ? undefined : executor.pausedFor(wallet.address);
   if (paused !== undefined) {
     // The server called this wallet's (or every) signed request invalid: nothing new is decided or
@@ -121,7 +117,17 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry) {
-    for (const plan of await store.activePlans(wallet.address)) {
+    let active = await store.activePlans(wallet.address);
+    // A step left `sending` by a process gone (or by this daemon before it lost the wallet's lease
+    // and won it back) becomes unknown now, to be reconciled below, whoever recorded it; never one
+    // this process is sending. A sending step's plan is open (plan-status.ts), so the plans read
+    // anyway tell whether there is one: no query of its own on a turn with nothing to recover.
+    const inFlight = executor.inFlight();
+    if (active.some((p) => p.steps.some((s) => s.state === 'sending' && !inFlight.has(s.id)))) {
+      await recoverInFlight({ store, clock, logger: log() }, wallet.address, { except: inFlight, when: 'turn' });
+      active = await store.activePlans(wallet.address);
+    }
+    for (const plan of active) {
       result.plans.push(plan.id);
       const status = await executor.execute(plan.id);
       result.statuses.push(status);
