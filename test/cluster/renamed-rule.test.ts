@@ -60,7 +60,6 @@ it('a daemon with a renamed rule takes no wallet from the other, and nothing is 
   const b = spawnCli(['run', '--config', write('b.yaml', 'claim-v2')], { cwd: t.dir, env });
   children.push(b);
   await b.waitFor((e) => e.event === 'daemon.started', 30_000);
-  await until('both to see the other’s config', () => [a, b].every((c) => c.events().some((e) => e.event === 'cluster.config_differs')));
   // Several leases: time enough for a rebalance to hand B its share, were it going to.
   await sleep(10_000);
 
@@ -68,6 +67,7 @@ it('a daemon with a renamed rule takes no wallet from the other, and nothing is 
   for (const c of claims()) byWallet.set(c.wallet, (byWallet.get(c.wallet) ?? 0) + 1);
   expect([...byWallet.values()], claims().map((c) => `${c.wallet} ${c.epoch}`).join(", ")).toEqual([1, 1, 1, 1]);
   expect(b.events().filter((e) => e.event === 'lease.acquired')).toEqual([]);
+  await until('both to see the other’s config', () => [a, b].every((c) => c.events().some((e) => e.event === 'cluster.config_differs')));
   for (const [c, other] of [
     [a, b],
     [b, a],
