@@ -6,9 +6,10 @@ import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.
 import { PollScheduler } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
-import { PlanExecutor } from './worker/executor.js';
+import { PlanExecutor, type SigningPause } from './worker/executor.js';
 import { createDecisionClock } from './worker/decision-clock.js';
 import { ClockSkewWatch } from './worker/clock-skew.js';
+import { ClaimDoubtWatch, type DoubtEpisode } from './worker/claim-doubt.js';
 import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './worker/wallet-cycle.js';
@@ -71,6 +72,7 @@ export class Daemon {
   /** Cooldowns, 24 h windows and claim ages are judged by this: an NTP step cannot move it. */
   private readonly decisionClock: Clock;
   private readonly clockSkew = new ClockSkewWatch();
+  private readonly claimDoubt = new ClaimDoubtWatch();
   /**
    * When the fleet outgrows an interval's rate budget, polls go first to the wallets projected to
    * cross a rule's threshold soon (every wallet still at least every 5 intervals). Within budget
@@ -102,6 +104,8 @@ export class Daemon {
       signers: runtime.signers,
       elapsedClock: this.decisionClock,
       stillHolds: runtime.cluster === undefined ? undefined : (address) => this.cluster?.holds(address) ?? false,
+      // The clock checked against the database's at every lease round: out of bounds, nothing is signed.
+      signingGate: runtime.cluster === undefined ? undefined : () => this.clockGate(),
     });
     this.cycle = {
       ...shared,
@@ -110,13 +114,19 @@ export class Daemon {
       executor: this.executor,
       decisionClock: this.decisionClock,
       clockSkew: this.clockSkew,
+      claimDoubt: this.claimDoubt,
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
     };
     if (runtime.cluster !== undefined) {
-      this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger });
-      this.cluster.setWallets(this.config.wallets);
+      this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight() });
+      this.cluster.configure(this.config);
     }
+  }
+
+  private clockGate(): SigningPause | undefined {
+    const refusal = this.cluster?.signingGate();
+    return refusal === undefined ? undefined : { scope: 'all', reason: `clock: ${refusal.reason}`, since: refusal.since };
   }
 
   /** The wallets this daemon works now: all of them, or with shared state those it holds leases on. */
@@ -142,6 +152,12 @@ export class Daemon {
     if (this.cluster !== undefined) return;
     const { runtime, clock, logger } = this.opts;
     await recoverInFlight({ store: runtime.store, clock, logger });
+  }
+
+  /** The wallets whose claims are held as "claim in doubt" now, with since when (alerts); with shared state, those it holds. */
+  claimsInDoubt(): DoubtEpisode[] {
+    const open = this.claimDoubt.open();
+    return this.cluster === undefined ? open : open.filter((e) => this.cluster?.holds(e.address) === true);
   }
 
   /** Runs one recorded plan's remaining steps now (a one-off `send`); call recover() first. */
@@ -257,6 +273,9 @@ export class Daemon {
     if (next.state.path !== this.config.state.path || next.state.url !== this.config.state.url || next.state.leaseMs !== this.config.state.leaseMs) {
       logger.warn({ event: 'config.restart_needed', key: 'state' }, 'state (path, url or lease) changed; it takes effect at the next restart');
     }
+    if (next.cluster.maxClockSkewMs !== this.config.cluster.maxClockSkewMs) {
+      logger.warn({ event: 'config.restart_needed', key: 'cluster' }, 'cluster.max_clock_skew changed; it takes effect at the next restart');
+    }
     const scheduleChanged = next.schedule.poll !== this.config.schedule.poll || next.schedule.timezone !== this.config.schedule.timezone;
     // Config and keys change together, with no await in between: no wallet turn sees one without the other.
     // How requests are signed and read changes now: a wrong header prefix or message template fixed
@@ -266,7 +285,7 @@ export class Daemon {
     if (apiKey !== undefined) redactor.add(apiKey);
     const keyChanged = client.useApiKey(apiKey);
     const api = { ...this.config.api, headerPrefix: next.api.headerPrefix, endpoints: next.api.endpoints, signatureEncoding: next.api.signatureEncoding, authReads: next.api.authReads, claimSettleMs: next.api.claimSettleMs };
-    this.config = { ...next, api, state: this.config.state };
+    this.config = { ...next, api, state: this.config.state, cluster: this.config.cluster };
     if (signingChanged || keyChanged) {
       const lifted = this.executor.liftPauses();
       logger.info(
@@ -275,7 +294,7 @@ export class Daemon {
       );
     }
     this.walletsByName = byName(next.wallets);
-    this.cluster?.setWallets(next.wallets);
+    this.cluster?.configure(this.config);
     this.cycle.pollOkLevel = pollOkLevel(next.wallets.length);
     this.replaceSigners(keys.signers);
     if (scheduleChanged && this.scheduler !== undefined) {

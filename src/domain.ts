@@ -126,6 +126,11 @@ export interface AppConfig {
    * demo keys still live beside `path`. `leaseMs` is how long a daemon holds a wallet unrenewed.
    */
   state: { path: string; url: string | undefined; passwordFile: string | undefined; leaseMs: number; queryTimeoutMs: number };
+  /**
+   * With state.url: `maxClockSkewMs` is how far this machine's clock may be from the database's
+   * (measured at every lease round) before the daemon stops signing (cluster/clock-bound.ts).
+   */
+  cluster: { maxClockSkewMs: number };
   /** `timezone`: IANA name the cron fields are read in; undefined = the process's local time. */
   schedule: { poll: string; jitterMs: number; timezone: string | undefined };
   wallets: WalletConfig[];

@@ -202,6 +202,8 @@ export const LOG_EVENTS = [
   'cluster.left',
   'cluster.wallets_differ',
   'cluster.wallets_agree',
+  'cluster.config_differs',
+  'cluster.config_agrees',
   'lease.acquired',
   'lease.draining',
   'lease.released',

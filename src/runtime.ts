@@ -163,7 +163,16 @@ async function openState(
       return { store, lock: undefined, cluster: undefined };
     }
     const { openCluster } = await import('./cluster/open.js');
-    const { store, cluster } = await openCluster({ url, password, leaseMs: config.state.leaseMs, queryTimeoutMs: config.state.queryTimeoutMs, logger, clock, redactor });
+    const { store, cluster } = await openCluster({
+      url,
+      password,
+      leaseMs: config.state.leaseMs,
+      queryTimeoutMs: config.state.queryTimeoutMs,
+      maxClockSkewMs: config.cluster.maxClockSkewMs,
+      logger,
+      clock,
+      redactor,
+    });
     // Closed in reverse: the store first, so its last buffered poll records are written while the
     // leases that fence them are still held; then the leases are handed back.
     closers.push(() => cluster.close());

@@ -14,38 +14,20 @@
 // left `sending` into `unknown`) → held (the daemon works it) → draining (the split gave it to
 // another daemon: the daemon finishes the wallet's turn, the lease is still renewed) → handed back.
 // A lease that lapses or is taken is `lost` at any point, and the wallet's work stops.
+//
+// Each round also checks this daemon's clock against the database's (clock-bound.ts: beyond
+// cluster.max_clock_skew it signs nothing) and what the other daemons run (peers.ts, agreement.ts:
+// daemons whose configs differ do not share wallets; the split is of the list all live daemons share).
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../domain.js';
 import type { Logger } from '../log/logger.js';
-import { shareFor } from './share.js';
+import { ClockBound, measureSkew, type ClockRefusal } from './clock-bound.js';
+import { LeaseListeners, type LeaseEvent, type LeaseListener, type LossReason } from './lease-events.js';
+import { Peers, type ConfigConflict } from './peers.js';
 import { acquire, heartbeat, leave, readCluster, reap, release, renew, walletsDigest, type DaemonIdentity, type Queryable } from './sql.js';
-import { WalletListWatch } from './wallet-lists.js';
 
-/** Why a lease stopped being this daemon's without it handing the lease back. */
-export type LossReason =
-  /** It expired in the database before it was renewed (the daemon was paused, or cut off). */
-  | 'expired'
-  /** Another daemon holds it now. */
-  | 'taken'
-  /** No renewal succeeded before the local deadline (the database unreachable, or the process paused). */
-  | 'deadline'
-  /** An `acquired` handler failed: the wallet was never worked, and its lease is handed back. */
-  | 'recovery_failed';
-
-export interface LeaseEventMap {
-  /** Taken, with its new token. Handlers run before the wallet is in `held()`; a failing one hands it back. */
-  acquired: { address: string; token: bigint; previousOwner: string | undefined };
-  /** Left `held()` because another daemon's share has it. Handlers run before the lease is handed back. */
-  draining: { address: string; token: bigint };
-  /** Handed back: after draining (`rebalance`), on a clean stop (`stop`), or after a failed recovery. */
-  released: { address: string; token: bigint; why: 'rebalance' | 'stop' | 'recovery_failed' };
-  /** No longer this daemon's: stop the wallet's work now (tokenFor already answers undefined). */
-  lost: { address: string; token: bigint; why: LossReason };
-}
-
-export type LeaseEvent = keyof LeaseEventMap;
-export type LeaseListener<K extends LeaseEvent> = (e: LeaseEventMap[K]) => void | Promise<void>;
+export type { LeaseEvent, LeaseEventMap, LeaseListener, LossReason } from './lease-events.js';
 
 /** What the PostgreSQL store's fence asks: whose writes these are, and the token held for a wallet. */
 export interface LeaseFence {
@@ -55,10 +37,14 @@ export interface LeaseFence {
 
 export interface LeaseManagerOptions {
   db: Queryable;
-  /** Only `monotonic` is used: local deadlines must not move when the wall clock steps. */
-  clock: Pick<Clock, 'monotonic'>;
+  /** Local deadlines are `monotonic` (they must not move when the wall clock steps); `now` (default Date.now) is checked against the database's. */
+  clock: Pick<Clock, 'monotonic'> & Partial<Pick<Clock, 'now'>>;
   /** The wallet addresses to split, read every tick (a reload may change them). */
   addresses: () => readonly string[];
+  /** The digest of the rules, safety and lease settings (agreement.ts configDigest), read every tick; default one fixed value. */
+  config?: () => string;
+  /** cluster.max_clock_skew: beyond it from the database's clock, clockRefusal() says why signing stops; default 5 s. */
+  maxClockSkewMs?: number;
   /** `state.lease`: how long a lease lasts unless renewed; default 15 s. Renewed every third. */
   leaseMs?: number;
   /**
@@ -95,20 +81,23 @@ export class LeaseManager {
   /** How often `start()` ticks: a third of the lease. */
   readonly tickMs: number;
   readonly fence: LeaseFence;
-  private readonly marginMs: number;
+  readonly marginMs: number;
   private readonly drainMs: number;
   private readonly reapAfterMs: number;
   private readonly host: string;
   private readonly pid: number;
   private readonly entries = new Map<string, Entry>();
-  private readonly listeners: { [K in LeaseEvent]: Array<LeaseListener<K>> } = { acquired: [], draining: [], released: [], lost: [] };
+  private readonly listeners: LeaseListeners;
   private readonly background = new Set<Promise<void>>();
   private live: readonly string[] = [];
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private watch: NodeJS.Timeout | undefined;
   private stopped = false;
-  private readonly walletLists: WalletListWatch;
+  private readonly peers: Peers;
+  private readonly clockBound: ClockBound;
+  /** The wallet list's digest at the last heartbeat that carried the list itself. */
+  private publishedList: string | undefined;
 
   constructor(private readonly opts: LeaseManagerOptions) {
     this.leaseMs = opts.leaseMs ?? 15_000;
@@ -123,17 +112,24 @@ export class LeaseManager {
     this.pid = opts.pid ?? process.pid;
     this.id = opts.id ?? `${this.host}/${this.pid}/${randomUUID().slice(0, 8)}`;
     this.fence = { owner: this.id, tokenFor: (address) => this.tokenFor(address) };
-    this.walletLists = new WalletListWatch(this.id, opts.logger);
+    this.listeners = new LeaseListeners(opts.logger);
+    this.peers = new Peers(this.id, opts.logger);
+    this.clockBound = new ClockBound(opts.maxClockSkewMs ?? 5_000, opts.logger, this.id);
+  }
+
+  /** Why this daemon must not sign now: its clock is out of cluster.max_clock_skew of the database's. */
+  clockRefusal(): ClockRefusal | undefined {
+    return this.clockBound.refusal();
+  }
+
+  /** Live daemons running another config, as of the last round (they and this one leave the wallets they share). */
+  configConflict(): ConfigConflict | undefined {
+    return this.peers.conflict();
   }
 
   /** Subscribes; returns the unsubscribe. `acquired` and `draining` handlers are awaited (see LeaseEventMap). */
   on<K extends LeaseEvent>(name: K, listener: LeaseListener<K>): () => void {
-    const list = this.listeners[name] as Array<LeaseListener<K>>;
-    list.push(listener);
-    return () => {
-      const i = list.indexOf(listener);
-      if (i >= 0) list.splice(i, 1);
-    };
+    return this.listeners.on(name, listener);
   }
 
   /** The token to fence a write on this wallet with; undefined when not held or no longer believed. */
@@ -159,7 +155,7 @@ export class LeaseManager {
 
   /** Enters the cluster: this daemon's row, so the others count it in their split at their next tick. */
   async register(): Promise<void> {
-    await heartbeat(this.opts.db, this.identity(), this.leaseMs);
+    await this.beat();
     this.opts.logger?.info({ event: 'cluster.joined', daemon: this.id, lease_ms: this.leaseMs }, 'joined the cluster');
   }
 
@@ -215,7 +211,7 @@ export class LeaseManager {
     this.entries.clear();
     await release(this.opts.db, this.id);
     await leave(this.opts.db, this.id);
-    for (const [address, e] of gone) this.emit('released', { address, token: e.token, why: 'stop' });
+    for (const [address, e] of gone) this.listeners.emit('released', { address, token: e.token, why: 'stop' });
     this.opts.logger?.info({ event: 'cluster.left', daemon: this.id, released: gone.length }, 'left the cluster, leases handed back');
   }
 
@@ -227,14 +223,31 @@ export class LeaseManager {
     while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
-  private identity(): DaemonIdentity {
-    return { id: this.id, host: this.host, pid: this.pid, wallets: walletsDigest(this.opts.addresses()) };
+  /**
+   * The heartbeat, with the wallet list when it changed since it was last carried, and the clock
+   * check on the database's clock read in the same round trip.
+   */
+  private async beat(): Promise<void> {
+    const addresses = this.opts.addresses();
+    const wallets = walletsDigest(addresses);
+    const send = wallets !== this.publishedList;
+    const self: DaemonIdentity = { id: this.id, host: this.host, pid: this.pid, wallets, config: this.configDigest(), addresses: send ? addresses : undefined };
+    const now = this.opts.clock.now ?? Date.now;
+    const t0 = now();
+    const m0 = this.opts.clock.monotonic();
+    const answer = await heartbeat(this.opts.db, self, this.leaseMs);
+    this.clockBound.observe(measureSkew(t0, this.opts.clock.monotonic() - m0, answer.dbNowMs), t0);
+    this.publishedList = answer.listMissing ? undefined : wallets;
+  }
+
+  private configDigest(): string {
+    return this.opts.config?.() ?? 'unset';
   }
 
   private async round(): Promise<void> {
     const { db } = this.opts;
     this.dropPastDeadline();
-    await heartbeat(db, this.identity(), this.leaseMs);
+    await this.beat();
     if (this.stopped) {
       // release() left the cluster while this heartbeat was out, which may have put the row back.
       await leave(db, this.id);
@@ -260,10 +273,10 @@ export class LeaseManager {
     await this.handBackFailed();
 
     this.live = view.daemons.filter((d) => d.live).map((d) => d.id);
-    this.walletLists.observe(view.daemons, walletsDigest(this.opts.addresses()));
     const owners = new Map<string, string>();
     for (const l of view.leases) if (l.valid && l.owner !== undefined) owners.set(l.address, l.owner);
-    const mine = new Set(shareFor(this.id, { live: this.live, addresses: this.opts.addresses(), owners }));
+    const plan = await this.peers.plan(db, view, { config: this.configDigest(), addresses: this.opts.addresses() }, { now: this.opts.clock.monotonic(), leaseMs: this.leaseMs });
+    const mine = plan.mine;
 
     this.drain(mine);
     await this.handBackDrained();
@@ -272,7 +285,7 @@ export class LeaseManager {
     const stray = [...owners].filter(([a, o]) => o === this.id && !this.entries.has(a) && !mine.has(a)).map(([a]) => a);
     await release(db, this.id, stray);
 
-    const wanted = [...mine].filter((a) => !this.entries.has(a) && (owners.get(a) ?? this.id) === this.id);
+    const wanted = [...mine].filter((a) => !this.entries.has(a) && (owners.get(a) ?? this.id) === this.id && plan.mayAcquire(a));
     const t1 = this.opts.clock.monotonic();
     const acquired = await acquire(db, this.id, wanted, this.leaseMs);
     if (this.stopped) {
@@ -302,13 +315,13 @@ export class LeaseManager {
     if (e === undefined) return;
     this.entries.delete(address);
     this.opts.logger?.warn({ event: 'lease.lost', daemon: this.id, address, token: e.token.toString(), why }, 'lease lost; the wallet’s work stops');
-    this.emit('lost', { address, token: e.token, why });
+    this.listeners.emit('lost', { address, token: e.token, why });
   }
 
   /** Runs the `acquired` handlers in the background (a slow recovery must not delay renewals). */
   private recover(address: string, token: bigint, previousOwner: string | undefined): void {
     this.track(
-      this.runAll('acquired', { address, token, previousOwner }).then(
+      this.listeners.runAll('acquired', { address, token, previousOwner }).then(
         () => {
           const e = this.entries.get(address);
           if (e?.token === token) e.recovered = true;
@@ -321,7 +334,7 @@ export class LeaseManager {
             { event: 'lease.recovery_failed', daemon: this.id, address, token: token.toString(), err },
             'a newly acquired wallet could not be recovered; its lease is handed back and taken again later',
           );
-          this.emit('lost', { address, token, why: 'recovery_failed' });
+          this.listeners.emit('lost', { address, token, why: 'recovery_failed' });
         },
       ),
     );
@@ -332,7 +345,7 @@ export class LeaseManager {
     if (failed.length === 0) return;
     for (const [address] of failed) this.entries.delete(address);
     await release(this.opts.db, this.id, failed.map(([a]) => a));
-    for (const [address, e] of failed) this.emit('released', { address, token: e.token, why: 'recovery_failed' });
+    for (const [address, e] of failed) this.listeners.emit('released', { address, token: e.token, why: 'recovery_failed' });
   }
 
   /** Wallets out of this daemon's share start draining; a draining wallet back in it is simply kept. */
@@ -348,14 +361,14 @@ export class LeaseManager {
       const state = { since: now, done: false };
       e.draining = state;
       this.opts.logger?.info({ event: 'lease.draining', daemon: this.id, address, token: e.token.toString() }, 'wallet moves to another daemon');
-      if (this.listeners.draining.length === 0) {
+      if (this.listeners.count('draining') === 0) {
         state.done = true;
         continue;
       }
       const settle = (): void => {
         state.done = true;
       };
-      void this.runAll('draining', { address, token: e.token }).then(settle, settle);
+      void this.listeners.runAll('draining', { address, token: e.token }).then(settle, settle);
     }
   }
 
@@ -367,26 +380,7 @@ export class LeaseManager {
     await release(this.opts.db, this.id, ready.map(([a]) => a));
     for (const [address, e] of ready) {
       this.opts.logger?.info({ event: 'lease.released', daemon: this.id, address, token: e.token.toString() }, 'lease handed back');
-      this.emit('released', { address, token: e.token, why: 'rebalance' });
-    }
-  }
-
-  /** Every listener of an awaited event, in order; the first failure rejects. */
-  private async runAll<K extends 'acquired' | 'draining'>(name: K, e: LeaseEventMap[K]): Promise<void> {
-    for (const listener of [...this.listeners[name]] as Array<LeaseListener<K>>) await listener(e);
-  }
-
-  /** Tells the listeners of a notification; one that throws (or rejects) is logged, the others still hear it. */
-  private emit<K extends 'lost' | 'released'>(name: K, e: LeaseEventMap[K]): void {
-    for (const listener of [...this.listeners[name]] as Array<LeaseListener<K>>) {
-      const failed = (err: unknown): void => {
-        this.opts.logger?.error({ event: 'events.listener_failed', name: `lease:${name}`, err }, `a listener of lease ${name} threw`);
-      };
-      try {
-        void Promise.resolve(listener(e)).catch(failed);
-      } catch (err) {
-        failed(err);
-      }
+      this.listeners.emit('released', { address, token: e.token, why: 'rebalance' });
     }
   }
 

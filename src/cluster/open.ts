@@ -23,6 +23,8 @@ export interface Cluster {
   readonly reachability: Reachability;
   /** The wallets to split: set at start and by each reload. */
   setAddresses(addresses: readonly string[]): void;
+  /** The digest of the settings daemons must agree on to share wallets (agreement.ts): set at start and by each reload. */
+  setConfig(digest: string): void;
   /** Hands every lease back and closes the manager's connections (the store closes itself). Bounded. */
   close(): Promise<void>;
 }
@@ -33,6 +35,8 @@ export interface ClusterOptions {
   leaseMs: number;
   /** state.query_timeout: the store's every query; the lease rounds' are shorter still (a third of a lease at most). */
   queryTimeoutMs?: number;
+  /** cluster.max_clock_skew. */
+  maxClockSkewMs: number;
   logger: Logger;
   clock: Clock;
   redactor: { redact(text: string): string };
@@ -42,6 +46,7 @@ export interface ClusterOptions {
 export async function openCluster(opts: ClusterOptions): Promise<{ store: Store; cluster: Cluster }> {
   let addresses: readonly string[] = [];
   const where = redactUrl(opts.url);
+  let config = 'unset';
   // The probe runs only after a failure, so after the pool below exists.
   const reach = new Reachability({ probe: async () => void (await pool.query('SELECT 1')), where, logger: opts.logger, clock: opts.clock });
   // A round stuck on a silent connection fails after a third of a lease (the next round tries
@@ -56,7 +61,15 @@ export async function openCluster(opts: ClusterOptions): Promise<{ store: Store;
   // The manager's queries tell the reachability too: its rounds go on while the store refuses, and
   // the first one that goes through says the database is back.
   const db: Queryable = { query: (text, values) => reach.track(pool.query(text, values)) };
-  const manager = new LeaseManager({ db, clock: opts.clock, addresses: () => addresses, leaseMs: opts.leaseMs, logger: opts.logger });
+  const manager = new LeaseManager({
+    db,
+    clock: opts.clock,
+    addresses: () => addresses,
+    config: () => config,
+    leaseMs: opts.leaseMs,
+    maxClockSkewMs: opts.maxClockSkewMs,
+    logger: opts.logger,
+  });
   let store: Store;
   try {
     for (const warning of await checkDurability(pool)) opts.logger.warn({ event: 'state.durability', path: where }, warning);
@@ -80,6 +93,9 @@ export async function openCluster(opts: ClusterOptions): Promise<{ store: Store;
     reachability: reach,
     setAddresses: (next) => {
       addresses = [...next];
+    },
+    setConfig: (digest) => {
+      config = digest;
     },
     close: async () => {
       if (closed) return;

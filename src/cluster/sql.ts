@@ -22,6 +22,18 @@ export interface DaemonIdentity {
   pid: number;
   /** A digest of the wallet list it splits (walletsDigest). */
   wallets?: string;
+  /** A digest of the rules, safety and lease settings it runs (agreement.ts configDigest). */
+  config?: string;
+  /** The list itself: sent when its digest changed since the last heartbeat that carried it, else kept. */
+  addresses?: readonly string[];
+}
+
+/** What a heartbeat answers: the database's clock in the same round trip, and whether the row lacks its list. */
+export interface HeartbeatAnswer {
+  /** clock_timestamp() when the statement ran, Unix ms (the clock check, clock-bound.ts). */
+  dbNowMs: number;
+  /** The row has no wallet list (it was recreated after a reap): send it at the next heartbeat. */
+  listMissing: boolean;
 }
 
 /** A short digest of a wallet list, the same whatever its order. */
@@ -29,14 +41,30 @@ export function walletsDigest(addresses: readonly string[]): string {
   return createHash('sha256').update([...addresses].sort().join('\n')).digest('hex').slice(0, 16);
 }
 
-/** Registers this daemon or extends its row (a heartbeat); recreates it if it was reaped while paused. */
-export async function heartbeat(db: Queryable, self: DaemonIdentity, leaseMs: number): Promise<void> {
-  await db.query(
-    `INSERT INTO daemons (id, host, pid, started_at, heartbeat_at, expires_at, wallets)
-     VALUES ($1, $2, $3, now(), now(), ${plusMs(4)}, $5)
-     ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = EXCLUDED.expires_at, wallets = EXCLUDED.wallets`,
-    [self.id, self.host, self.pid, leaseMs, self.wallets ?? null],
+/**
+ * Registers this daemon or extends its row (a heartbeat); recreates it if it was reaped while paused.
+ * Reads the database's clock in the same statement, so the clock check costs no round trip.
+ */
+export async function heartbeat(db: Queryable, self: DaemonIdentity, leaseMs: number): Promise<HeartbeatAnswer> {
+  const r = await db.query<{ db_now: number; list_missing: boolean }>(
+    `INSERT INTO daemons (id, host, pid, started_at, heartbeat_at, expires_at, wallets, config, addresses)
+     VALUES ($1, $2, $3, now(), now(), ${plusMs(4)}, $5, $6, $7)
+     ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = EXCLUDED.expires_at, wallets = EXCLUDED.wallets,
+       config = EXCLUDED.config, addresses = COALESCE(EXCLUDED.addresses, daemons.addresses)
+     RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS db_now, addresses IS NULL AS list_missing`,
+    [self.id, self.host, self.pid, leaseMs, self.wallets ?? null, self.config ?? null, self.addresses === undefined ? null : [...self.addresses]],
   );
+  const row = r.rows[0];
+  return { dbNowMs: Number(row?.db_now), listMissing: row?.list_missing ?? true };
+}
+
+/** The published wallet lists of these daemons (those whose digest this daemon has not seen yet). */
+export async function readLists(db: Queryable, ids: readonly string[]): Promise<Map<string, { wallets: string | undefined; addresses: string[] | undefined }>> {
+  if (ids.length === 0) return new Map();
+  const r = await db.query<{ id: string; wallets: string | null; addresses: string[] | null }>('SELECT id, wallets, addresses FROM daemons WHERE id = ANY($1::text[])', [
+    [...ids],
+  ]);
+  return new Map(r.rows.map((row) => [row.id, { wallets: row.wallets ?? undefined, addresses: row.addresses ?? undefined }]));
 }
 
 /** Removes this daemon's row: a clean stop, so the others rebalance without waiting for its expiry. */
@@ -88,6 +116,8 @@ export interface DaemonRow {
   live: boolean;
   /** The digest of the wallet list it splits; undefined for a daemon that did not say. */
   wallets: string | undefined;
+  /** The digest of its rules, safety and lease settings; undefined for a daemon that did not say. */
+  config: string | undefined;
 }
 
 /** Who is in the cluster and who holds what, as the database sees it now. */
@@ -108,7 +138,7 @@ export async function readCluster(db: Queryable): Promise<ClusterView> {
           'started_at', (extract(epoch FROM started_at) * 1000)::float8,
           'heartbeat_at', (extract(epoch FROM heartbeat_at) * 1000)::float8,
           'expires_at', (extract(epoch FROM expires_at) * 1000)::float8,
-          'live', expires_at > now(), 'wallets', wallets) ORDER BY id) FROM daemons) AS daemons,
+          'live', expires_at > now(), 'wallets', wallets, 'config', config) ORDER BY id) FROM daemons) AS daemons,
        (SELECT json_agg(json_build_object(
           'address', address, 'owner', owner, 'token', token::text,
           'expires_at', (extract(epoch FROM expires_at) * 1000)::float8,
@@ -125,6 +155,7 @@ export async function readCluster(db: Queryable): Promise<ClusterView> {
       expiresAt: d.expires_at,
       live: d.live,
       wallets: d.wallets ?? undefined,
+      config: d.config ?? undefined,
     })),
     leases: (row?.leases ?? []).map((l) => ({
       address: l.address,
@@ -145,6 +176,7 @@ interface RawDaemon {
   expires_at: number;
   live: boolean;
   wallets: string | null;
+  config: string | null;
 }
 
 interface RawLease {

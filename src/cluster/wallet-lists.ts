@@ -1,7 +1,8 @@
-// Every daemon splits its own wallet list: when live daemons list different wallets (a rolling
-// config change, a host left behind), a wallet only some of them list may go unowned. Each daemon
-// publishes a digest of its list with its heartbeat (sql.ts walletsDigest); this compares them and
-// says so once each time the set of daemons that differ changes, and once when they agree again.
+// Live daemons may list different wallets (a rolling config change, a host left behind): the split
+// is then of the list they all share, and a wallet only some list is taken by one of those after
+// a lease free (agreement.ts). Still news for the operator: each daemon publishes a digest of its
+// list with its heartbeat (sql.ts walletsDigest); this compares them and says so once each time
+// the set of daemons that differ changes, and once when they agree again.
 import type { Logger } from '../log/logger.js';
 import type { DaemonRow } from './sql.js';
 
@@ -28,7 +29,7 @@ export class WalletListWatch {
     } else {
       this.logger?.warn(
         { event: 'cluster.wallets_differ', daemon: this.self, others },
-        'live daemons split different wallet lists: a wallet only some of them list may go unowned; give every host the same wallets and reload',
+        'live daemons list different wallets: the ones they all list are split among them, the others taken by a daemon that lists them after a lease free; give every host the same wallets and reload',
       );
     }
     return others;

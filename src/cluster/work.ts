@@ -5,11 +5,12 @@
 // (owner and token, in the same transaction), so a daemon that works a wallet it no longer holds
 // fails at its next write, before it can record `sending` and so before it can send. This file
 // keeps daemons from trying.
-import type { Clock, WalletConfig } from '../domain.js';
+import type { AppConfig, Clock, WalletConfig } from '../domain.js';
 import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/port.js';
 import { recoverInFlight } from '../worker/recovery.js';
+import { configDigest } from './agreement.js';
 import type { Cluster } from './open.js';
 
 export class ClusterWork {
@@ -19,25 +20,41 @@ export class ClusterWork {
 
   constructor(
     private readonly cluster: Cluster,
-    deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger },
+    deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger; inFlight?: () => ReadonlySet<number> },
   ) {
     this.logger = deps.logger;
     const { manager } = cluster;
     // A wallet taken from a dead (or cut-off) owner may have a request of its in flight: its steps
-    // left `sending` become unknown for us, as after a restart, before the wallet's first turn.
+    // left `sending` become unknown for us, as after a restart, before the wallet's first turn —
+    // except this process's own: a lease lost and taken back while an answer is awaited.
     // Bounded by a lease: a recovery stuck on a silent database fails, the lease is handed back and
     // the wallet taken again later, rather than held by a daemon that never works it.
     manager.on('acquired', async ({ address }) => {
-      await withinMs(manager.leaseMs, `the recovery of wallet ${address}`, recoverInFlight(deps, address));
+      await withinMs(manager.leaseMs, `the recovery of wallet ${address}`, recoverInFlight(deps, address, { except: deps.inFlight?.() }));
     });
     manager.on('draining', async ({ address }) => {
       await this.turns.get(address)?.catch(() => undefined);
     });
   }
 
-  /** The wallets to split among the live daemons (at start and each reload). */
-  setWallets(wallets: readonly WalletConfig[]): void {
-    this.cluster.setAddresses(wallets.map((w) => w.address));
+  /** The wallets to split among the live daemons, and the settings they must agree on (at start and each reload). */
+  configure(config: Pick<AppConfig, 'wallets' | 'rules' | 'safety' | 'api' | 'cluster'>): void {
+    const { manager } = this.cluster;
+    this.cluster.setAddresses(config.wallets.map((w) => w.address));
+    this.cluster.setConfig(
+      configDigest({
+        rules: config.rules,
+        safety: config.safety,
+        lease: { leaseMs: manager.leaseMs, marginMs: manager.marginMs },
+        maxClockSkewMs: config.cluster.maxClockSkewMs,
+        claimSettleMs: config.api.claimSettleMs,
+      }),
+    );
+  }
+
+  /** Why no wallet may be signed for now (the clock is out of bounds of the database's); undefined when signing may go on. */
+  signingGate(): { reason: string; since: number } | undefined {
+    return this.cluster.manager.clockRefusal();
   }
 
   /**

@@ -53,6 +53,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
     file: absFile,
     api: resolveApi(raw.api, ctx),
     state: resolveState(raw.state, ctx),
+    cluster: { maxClockSkewMs: positiveDuration(raw.cluster.max_clock_skew, ['cluster', 'max_clock_skew'], ctx) },
     schedule: {
       poll: cron(raw.schedule.poll, ctx),
       jitterMs: duration(raw.schedule.jitter, ['schedule', 'jitter'], ctx),

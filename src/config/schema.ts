@@ -172,6 +172,14 @@ export const ConfigSchema = z
           ),
         })
         .optional(),
+      cluster: z
+        .strictObject({
+          max_clock_skew: Duration.default('5s').describe(
+            "with state.url: how far this machine's clock may stray from the database's (measured at every lease round) before the daemon stops signing until it is back",
+          ),
+        })
+        .prefault({})
+        .describe('several daemons on one PostgreSQL state (state.url)'),
       schedule: z
         .strictObject({
           poll: z

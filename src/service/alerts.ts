@@ -1,6 +1,8 @@
 // Staleness alerts, raised once per episode: a wallet without a successful poll for N intervals,
-// or an `unknown` step left open past a threshold, is logged at error level when the episode opens
-// and at info when it closes, never on every tick. The tracker and the evaluation are pure; the
+// an `unknown` step left open past a threshold, a wallet whose claims are held as "claim in doubt"
+// past the same threshold, and — with shared state — this machine's clock out of bounds of the
+// database's (`clock_skew`) or live daemons running another config (`config_differs`), is logged
+// at error level when the episode opens and at info when it closes, never on every tick. The tracker and the evaluation are pure; the
 // daemon feeds them what it knows and logs (and notifies) the transitions.
 import type { LogFields, Logger } from '../log/logger.js';
 import type { WebhookNotifier } from './webhook.js';
@@ -39,7 +41,10 @@ export function createAlertTracker(): AlertTracker {
   };
 }
 
-type AlertKind = 'wallet_stale' | 'unknown_step' | 'state_unreachable';
+type AlertKind = 'wallet_stale' | 'unknown_step' | 'state_unreachable' | 'claim_in_doubt' | ClusterAlertKind;
+
+/** Conditions of the whole daemon in a cluster (state.url): each is one episode while it lasts. */
+export type ClusterAlertKind = 'clock_skew' | 'config_differs';
 
 export interface AlertInputs {
   now: number;
@@ -53,6 +58,10 @@ export interface AlertInputs {
   unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number }>;
   /** With shared state: the database unreachable since then (nothing signed meanwhile); undefined when it answers. */
   stateUnreachable?: { since: number; error: string };
+  /** Wallets whose claims are held as "claim in doubt", since when (alerted past unknownStepAfterMs). */
+  claimsInDoubt?: Array<{ wallet: string; since: number }>;
+  /** With shared state: whether each cluster condition holds now, and what to say when it opens. */
+  cluster?: Array<{ kind: ClusterAlertKind; bad: boolean; text: string }>;
 }
 
 interface AlertTransition {
@@ -116,13 +125,33 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     }
   }
 
+  for (const d of inputs.claimsInDoubt ?? []) {
+    const key = `claim_in_doubt:${d.wallet}`;
+    seen.add(key);
+    const ageMs = inputs.now - d.since;
+    const change = tracker.observe(key, ageMs > inputs.unknownStepAfterMs, inputs.now);
+    if (change === undefined) continue;
+    const text =
+      change === 'opened'
+        ? `wallet ${d.wallet}: claims held back for ${minutes(ageMs)} because an earlier claim is still in doubt (sending or unknown); see \`autoclaim actions\``
+        : `wallet ${d.wallet}: claims are no longer held back`;
+    out.push({ key, kind: 'claim_in_doubt', change, wallet: d.wallet, text });
+  }
+
+  for (const c of inputs.cluster ?? []) {
+    seen.add(c.kind);
+    const change = tracker.observe(c.kind, c.bad, inputs.now);
+    if (change === undefined) continue;
+    out.push({ key: c.kind, kind: c.kind, change, wallet: '', text: change === 'opened' ? c.text : `${c.kind.replace('_', ' ')}: over` });
+  }
+
   for (const { key } of tracker.open()) {
     if (seen.has(key)) continue;
     tracker.observe(key, false, inputs.now);
     const [kind, rest = ''] = splitKey(key);
     if (kind === 'unknown_step') {
       out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
-    } else if (kind === 'wallet_stale') {
+    } else if (kind === 'wallet_stale' || kind === 'claim_in_doubt') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });
     }
   }

@@ -6,9 +6,27 @@
 import type { LeaseManager } from '../cluster/leases.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/port.js';
+import type { AlertInputs } from './alerts.js';
 import type { ClusterCounts, Metrics } from './metrics.js';
 
 type Manager = Pick<LeaseManager, 'id' | 'held' | 'liveDaemons' | 'on'>;
+
+/**
+ * The cluster's alert conditions (alerts.ts): this machine's clock out of bounds of the
+ * database's, and live daemons running another config.
+ */
+export function clusterConditions(manager: Pick<LeaseManager, 'clockRefusal' | 'configConflict'>): NonNullable<AlertInputs['cluster']> {
+  const clock = manager.clockRefusal();
+  const conflict = manager.configConflict();
+  return [
+    { kind: 'clock_skew', bad: clock !== undefined, text: `clock skew: ${clock?.reason ?? ''}; this daemon signs nothing until it is back (check NTP)` },
+    {
+      kind: 'config_differs',
+      bad: conflict !== undefined,
+      text: `config differs from live daemon(s) ${conflict?.others.join(', ') ?? ''}: ${conflict?.contested ?? 0} wallet(s) they list too are worked by neither; give every host the same config`,
+    },
+  ];
+}
 
 /** Held leases and live daemons; this daemon always counts itself live (its own row may lag a tick). */
 export function clusterCounts(manager: Pick<Manager, 'id' | 'held' | 'liveDaemons'>): ClusterCounts {

@@ -47,7 +47,12 @@ export interface HealthReport {
    * With shared state (state.url): the wallets this daemon holds leases on and works, and the
    * daemons live in the cluster, this one counted. Undefined on a state of its own (SQLite).
    */
-  cluster?: { held: number; live: number };
+  cluster?: {
+    held: number;
+    live: number;
+    /** Live daemons running another config (rules, safety, lease): the wallets they list too are worked by neither. */
+    conflict?: { others: readonly string[]; contested: number };
+  };
 }
 
 export interface Check {
@@ -129,6 +134,17 @@ export function evaluateReadiness(r: HealthReport): Readiness {
 function clusterCheck(c: HealthReport['cluster']): (Check & { held: number; live: number; standby: boolean }) | undefined {
   if (c === undefined) return undefined;
   const { held, live } = c;
+  if (c.conflict !== undefined) {
+    // Not standby, whatever it holds: wallets are left unworked until the configs agree.
+    const { others, contested } = c.conflict;
+    return {
+      ok: false,
+      detail: `config differs from live daemon(s) ${others.join(', ')} (rules, safety or lease settings): ${contested} wallet(s) they list too are worked by neither until the configs agree (see cluster.config_differs in the log)`,
+      held,
+      live,
+      standby: false,
+    };
+  }
   if (held > 0) return { ok: true, detail: `holds ${held} lease(s); ${live} daemon(s) live`, held, live, standby: false };
   if (live > 1) {
     const others = live - 1;

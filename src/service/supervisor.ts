@@ -17,7 +17,7 @@ import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
 import type { PlanWithSteps, StepRow } from '../store/rows.js';
 import { createAlertTracker, evaluateAlerts, reportAlerts } from './alerts.js';
-import { clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
+import { clusterConditions, clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
 import { createFleet } from './fleet.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { instrument, type Instruments } from './instrument.js';
@@ -100,6 +100,13 @@ export class Supervisor {
     ];
   }
 
+  /** The counts, and any config conflict, for readiness (state.url only). */
+  private clusterHealth(): HealthReport['cluster'] {
+    const counts = this.clusterCounts();
+    const conflict = this.runtime.cluster?.manager.configConflict();
+    return counts === undefined ? undefined : { ...counts, conflict };
+  }
+
   /** The lease manager's counts (state.url only). */
   private clusterCounts(): ClusterCounts | undefined {
     const manager = this.runtime.cluster?.manager;
@@ -136,6 +143,8 @@ export class Supervisor {
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
         unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
         stateUnreachable: reach === undefined || reach.reachable ? undefined : { since: reach.since, error: this.opts.redactor.redact(reach.error) },
+        claimsInDoubt: daemon.claimsInDoubt(),
+        cluster: runtime.cluster === undefined ? undefined : clusterConditions(runtime.cluster.manager),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {
@@ -233,7 +242,7 @@ export class Supervisor {
       dbError,
       signing: { all: pauses.all, wallets: pauses.wallets },
       configValid: this.configValid,
-      cluster: this.clusterCounts(),
+      cluster: this.clusterHealth(),
     };
   }
 

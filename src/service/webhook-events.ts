@@ -98,9 +98,13 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
     alerts: {
       notify(e) {
         const alert = e.details?.['alert'];
-        // The state database unreachable stops every wallet's work: told with the stale wallets it causes.
-        if (alert === 'wallet_stale' || alert === 'state_unreachable') post('stale', e);
-        else if (alert === 'unknown_step') post('unknown_step', e);
+        // The cluster's alerts ride on the nearest category an operator already subscribes to: a
+        // claim held in doubt is an unknown step's consequence, daemons running other configs a
+        // config problem; a clock out of bounds, or the state database unreachable, stops the
+        // wallets' work: told with the stale wallets it causes.
+        if (alert === 'wallet_stale' || alert === 'clock_skew' || alert === 'state_unreachable') post('stale', e);
+        else if (alert === 'unknown_step' || alert === 'claim_in_doubt') post('unknown_step', e);
+        else if (alert === 'config_differs') post('config_invalid', e);
       },
       close: () => Promise.resolve(),
     },

@@ -95,8 +95,10 @@ export interface SyncStore {
   /**
    * Steps left `sending` by a crash become unknown; returned so each can be logged. Only those of
    * `address` when given: a daemon taking over one wallet's lease recovers that wallet alone.
+   * Steps in `except` (those this process is sending right now) are left alone: a wallet's turn
+   * recovers what a process gone (or a daemon that lost the lease) left `sending`, never its own.
    */
-  recoverInFlight(now?: number, address?: string): StepRow[];
+  recoverInFlight(now?: number, address?: string, except?: ReadonlySet<number>): StepRow[];
   hasUnknownSignedStep(address: string): boolean;
   /**
    * A claim of this address (other than `exceptStepId`) is sending or unknown: until it is

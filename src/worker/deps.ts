@@ -28,6 +28,13 @@ export interface WorkerDeps {
    * recorded before it lapsed. Absent: always (one daemon per state file).
    */
   stillHolds?: (address: string) => boolean;
+  /**
+   * With shared state: why no wallet may be signed for now, whatever the server said — this
+   * machine's clock is out of cluster.max_clock_skew of the database's (cluster/clock-bound.ts).
+   * Asked wherever a pause is (pausedFor), so the step stays planned and nothing is spent; it
+   * lifts by itself when the condition clears (a reload does not lift it). Absent: never.
+   */
+  signingGate?: () => SigningPause | undefined;
 }
 
 export type { StepEvent } from '../events.js';
@@ -47,7 +54,7 @@ export interface WorkerConfig {
     claimSettleMs?: number;
   };
   /** alerts.clock_skew: |server − ours| above this is logged as `clock.skew` (default 30 s). */
-  alerts?: { clockSkewMs?: number };
+  alerts?: { clockSkewMs?: number; unknownStepAfterMs?: number };
 }
 
 /** How one step ended for this run; anything but `acknowledged` stops the plan here for now. */
@@ -59,5 +66,6 @@ export interface SigningPause {
   scope: 'all' | 'wallet';
   reason: string;
   since: number;
-  step: number;
+  /** The step whose refusal paused signing; undefined for a gate (the clock) rather than a refusal. */
+  step?: number;
 }

@@ -32,6 +32,8 @@ export class PlanExecutor {
   private readonly time: SigningTime;
   private readonly pauses_ = new SigningPauses();
   private readonly outcomes: OutcomeRecorder;
+  /** The steps this process has recorded `sending` and not yet settled: the per-turn recovery leaves them alone. */
+  private readonly sending = new Set<number>();
 
   constructor(private readonly deps: WorkerDeps) {
     this.time = new SigningTime(deps.clock, deps.store);
@@ -40,17 +42,26 @@ export class PlanExecutor {
 
   /** Why signing is paused for this address, if it is. */
   pausedFor(address: string): SigningPause | undefined {
-    return this.pauses_.pausedFor(address);
+    return this.deps.signingGate?.() ?? this.pauses_.pausedFor(address);
   }
 
   /** Every pause in force (for readiness and status). */
   pauses(): { all: SigningPause | undefined; wallets: ReadonlyMap<string, SigningPause> } {
-    return this.pauses_.current();
+    const current = this.pauses_.current();
+    return { all: this.deps.signingGate?.() ?? current.all, wallets: current.wallets };
   }
 
   /** The setup changed (a reload of the signing settings): let signing try again. Returns how many pauses were lifted. */
   liftPauses(): number {
     return this.pauses_.lift();
+  }
+
+  /**
+   * The ids of the steps being sent by this process right now (from before `sending` is committed
+   * until the outcome is recorded): any other step found `sending` was left by a process gone.
+   */
+  inFlight(): ReadonlySet<number> {
+    return this.sending;
   }
 
   /** Runs a plan's remaining steps. Never throws for API trouble; returns the plan's status. */
@@ -75,7 +86,7 @@ export class PlanExecutor {
       return 'paused';
     }
     if (step.state === 'sending') {
-      // Only recoverInFlight() at start-up may decide about a step left in flight.
+      // Only recoverInFlight() (at start-up, a takeover, or the wallet's turn) may decide about a step left in flight.
       return 'unknown';
     }
     if (step.kind === 'claim') return this.runClaim(plan, step);
@@ -96,6 +107,8 @@ export class PlanExecutor {
       }
       if (current.state !== 'planned') return current.state === 'acknowledged' ? 'acknowledged' : 'unknown';
       if (sends >= MAX_SENDS_PER_EXECUTION) return 'retry_later';
+      // Reconciled as not applied just now: it is signed again only if signing may go on.
+      if (this.pausedFor(plan.address) !== undefined) return 'paused';
       if (await this.deps.store.claimInDoubt(plan.address, current.id)) {
         // Another plan's claim is unknown: settle it first (see decide's claim_in_doubt).
         this.stepLogger(plan, current).info({ event: 'action.blocked' }, 'claim held back: an earlier claim of this wallet is still unknown');
@@ -133,8 +146,7 @@ export class PlanExecutor {
         epoch: fresh.epoch,
       },
     };
-    if (!(await this.commitSending(plan, step, request, log))) return 'retry_later';
-    return this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports);
+    return this.commitAndSend(plan, step, request, log, () => this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports));
   }
 
   private async reconcileClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
@@ -214,8 +226,7 @@ export class PlanExecutor {
     if (unusable !== undefined) return unusable;
 
     const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, await this.time.next(plan.address, log));
-    if (!(await this.commitSending(plan, step, recordOf(prepared), log))) return 'retry_later';
-    return this.outcomes.send(plan, step, prepared, log, amount);
+    return this.commitAndSend(plan, step, recordOf(prepared), log, () => this.outcomes.send(plan, step, prepared, log, amount));
   }
 
   /**
@@ -287,16 +298,26 @@ export class PlanExecutor {
   // ------------------------------------------------------------------------------------------
   // shared
 
-  private async commitSending(plan: PlanWithSteps, step: StepRow, request: StoredRequest, log: Logger): Promise<boolean> {
+  /**
+   * Records `sending`, then sends. The step is in inFlight() from before the record commits until
+   * its outcome is recorded (or it is left `sending` for a new owner), so no per-turn recovery of
+   * this process can take a slow answer for a lost one.
+   */
+  private async commitAndSend(plan: PlanWithSteps, step: StepRow, request: StoredRequest, log: Logger, send: () => Promise<StepResult>): Promise<StepResult> {
+    this.sending.add(step.id);
     try {
-      await this.deps.store.markSending(step.id, request, this.deps.clock.now());
-    } catch (err) {
-      // Fail closed: what is not recorded is not sent.
-      log.error({ event: 'state.write_failed', err: errorSummary(err) }, `could not record the ${step.kind} before sending it; nothing was sent`);
-      return false;
+      try {
+        await this.deps.store.markSending(step.id, request, this.deps.clock.now());
+      } catch (err) {
+        // Fail closed: what is not recorded is not sent.
+        log.error({ event: 'state.write_failed', err: errorSummary(err) }, `could not record the ${step.kind} before sending it; nothing was sent`);
+        return 'retry_later';
+      }
+      this.deps.failpoint('after_sending_committed');
+      return await send();
+    } finally {
+      this.sending.delete(step.id);
     }
-    this.deps.failpoint('after_sending_committed');
-    return true;
   }
 
   private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {

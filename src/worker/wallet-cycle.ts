@@ -15,11 +15,15 @@ import type { Failpoint } from './failpoints.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } from './clock-skew.js';
 import type { ApiPort } from './ports.js';
 import type { Store } from '../store/port.js';
+import type { ClaimDoubtWatch } from './claim-doubt.js';
+import { recoverInFlight } from './recovery.js';
 
 const DAY_MS = 86_400_000;
+/** alerts.unknown_step_after's default: how long a wallet may hold its claims in doubt before it is news. */
+const DEFAULT_DOUBT_AFTER_MS = 15 * 60_000;
 
 /** The store operations a cycle needs beyond what the executor uses: a view of the one store port. */
-type CycleStore = Pick<Store, 'recordPoll' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt'>;
+type CycleStore = Pick<Store, 'recordPoll' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt' | 'recoverInFlight'>;
 
 /** Built once per process (the daemon's constructor): what changes with a reload is read through `config()`. */
 export interface CycleDeps {
@@ -38,6 +42,8 @@ export interface CycleDeps {
   decisionClock?: Clock;
   /** Episode state for the clock-skew warning, kept across cycles; no skew check when absent. */
   clockSkew?: ClockSkewWatch;
+  /** Since when each wallet's claims are held as "claim in doubt" (warn and alert past a bound); kept across cycles. */
+  claimDoubt?: ClaimDoubtWatch;
   logger: Logger;
   failpoint: Failpoint;
   dry: boolean;
@@ -61,7 +67,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   // nothing (poll.ok is at debug there), and a pino child serializes its bindings when made.
   let child: Logger | undefined;
   const log = (): Logger => (child ??= deps.logger.child({ wallet: wallet.name }));
-  const enabled = (level: 'info' | 'debug'): boolean => deps.logger.isLevelEnabled(level);
+  const enabled = (level: 'warn' | 'info' | 'debug'): boolean => deps.logger.isLevelEnabled(level);
   const result: WalletCycleResult = { wallet: wallet.name, polled: false, plans: [], statuses: [] };
 
   let summary: WalletSummary;
@@ -111,7 +117,17 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry) {
-    for (const plan of await store.activePlans(wallet.address)) {
+    let active = await store.activePlans(wallet.address);
+    // A step left `sending` by a process gone (or by this daemon before it lost the wallet's lease
+    // and won it back) becomes unknown now, to be reconciled below, whoever recorded it; never one
+    // this process is sending. A sending step's plan is open (plan-status.ts), so the plans read
+    // anyway tell whether there is one: no query of its own on a turn with nothing to recover.
+    const inFlight = executor.inFlight();
+    if (active.some((p) => p.steps.some((s) => s.state === 'sending' && !inFlight.has(s.id)))) {
+      await recoverInFlight({ store, clock, logger: log() }, wallet.address, { except: inFlight, when: 'turn' });
+      active = await store.activePlans(wallet.address);
+    }
+    for (const plan of active) {
       result.plans.push(plan.id);
       const status = await executor.execute(plan.id);
       result.statuses.push(status);
@@ -121,6 +137,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   const now = (deps.decisionClock ?? clock).now();
   const config = deps.config();
+  const claimInDoubt = await store.claimInDoubt(wallet.address);
   const { plans, decisions } = decide({
     wallet,
     summary,
@@ -130,11 +147,13 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     now,
     dry: deps.dry,
     blockedSignedOps: await store.hasUnknownSignedStep(wallet.address),
-    claimInDoubt: await store.claimInDoubt(wallet.address),
+    claimInDoubt,
   });
+  const doubtSince = deps.claimDoubt?.observe(wallet, claimInDoubt && decisions.some((d) => d.reason === 'claim_in_doubt'), clock.now());
+  const doubtOverdue = doubtSince !== undefined && clock.now() - doubtSince > (config.alerts?.unknownStepAfterMs ?? DEFAULT_DOUBT_AFTER_MS);
   for (const d of decisions) {
     // Built only when it is written: a skipped rule is a debug line on every poll of every wallet.
-    const level = decisionLevel(d);
+    const level = d.reason === 'claim_in_doubt' && doubtOverdue ? 'warn' : decisionLevel(d);
     if (enabled(level)) logDecision(log(), level, summary, d);
   }
 
@@ -186,7 +205,7 @@ function decisionLevel(d: Decision): 'info' | 'debug' {
   return !d.fired && (d.reason === 'condition' || d.reason === 'once_per_epoch') ? 'debug' : 'info';
 }
 
-function logDecision(log: Logger, level: 'info' | 'debug', summary: WalletSummary, d: Decision): void {
+function logDecision(log: Logger, level: 'warn' | 'info' | 'debug', summary: WalletSummary, d: Decision): void {
   const fields = { event: d.fired ? 'rule.fired' : 'rule.skipped', epoch: summary.epoch, rule: d.rule, reason: d.reason, detail: d.detail } satisfies LogFields;
   log[level](fields, `rule ${d.rule} ${d.fired ? 'fired' : 'skipped'}: ${d.detail}`);
 }

@@ -166,6 +166,7 @@ describe('a valid config', () => {
       safety: { maxLamportsPerAction: 100_500_000_000n },
       sandbox: { epochMs: 60_000, accrualLamportsPerSec: 833_333n },
       metrics: { listen: '127.0.0.1:9464', perWallet: 'auto' },
+      cluster: { maxClockSkewMs: 5_000 },
       alerts: {
         staleAfterIntervals: 5,
         unknownStepAfterMs: 3_600_000,

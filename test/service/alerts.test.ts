@@ -118,3 +118,41 @@ describe('reportAlerts', () => {
     ]);
   });
 });
+
+describe('evaluateAlerts: claims held in doubt and the cluster conditions (issue 25)', () => {
+  const inputs = (over: Partial<AlertInputs>): AlertInputs => ({
+    now: 0,
+    intervalMs: MIN,
+    staleAfterIntervals: 3,
+    unknownStepAfterMs: 15 * MIN,
+    wallets: [],
+    unknownSteps: [],
+    ...over,
+  });
+
+  it('a wallet whose claims are held in doubt past unknown_step_after opens claim_in_doubt once, and closes it when it clears', () => {
+    const t = createAlertTracker();
+    const doubt = [{ wallet: 'w1', since: 0 }];
+    expect(evaluateAlerts(t, inputs({ now: 10 * MIN, claimsInDoubt: doubt }))).toEqual([]);
+    const opened = evaluateAlerts(t, inputs({ now: 16 * MIN, claimsInDoubt: doubt }));
+    expect(opened).toMatchObject([{ kind: 'claim_in_doubt', change: 'opened', wallet: 'w1' }]);
+    expect(opened[0]?.text).toContain('held back for 16m');
+    expect(evaluateAlerts(t, inputs({ now: 17 * MIN, claimsInDoubt: doubt }))).toEqual([]);
+    expect(evaluateAlerts(t, inputs({ now: 18 * MIN, claimsInDoubt: [] }))).toMatchObject([{ kind: 'claim_in_doubt', change: 'closed', wallet: 'w1' }]);
+  });
+
+  it('clock_skew and config_differs open while their condition holds and close when it is over', () => {
+    const t = createAlertTracker();
+    const cluster = (clock: boolean, config: boolean) => [
+      { kind: 'clock_skew' as const, bad: clock, text: 'clock skew: 90s ahead' },
+      { kind: 'config_differs' as const, bad: config, text: 'config differs from b' },
+    ];
+    expect(evaluateAlerts(t, inputs({ cluster: cluster(false, false) }))).toEqual([]);
+    expect(evaluateAlerts(t, inputs({ cluster: cluster(true, true) }))).toMatchObject([
+      { kind: 'clock_skew', change: 'opened', text: 'clock skew: 90s ahead' },
+      { kind: 'config_differs', change: 'opened', text: 'config differs from b' },
+    ]);
+    expect(evaluateAlerts(t, inputs({ cluster: cluster(true, true) }))).toEqual([]);
+    expect(evaluateAlerts(t, inputs({ cluster: cluster(false, true) }))).toMatchObject([{ kind: 'clock_skew', change: 'closed' }]);
+  });
+});

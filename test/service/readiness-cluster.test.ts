@@ -25,6 +25,9 @@ describe('evaluateReadiness in a cluster', () => {
     ['alone holding nothing for long: the poll check applies too', { cluster: { held: 0, live: 1 }, ...idle }, false, false, ['cluster', 'poll']],
     ['holding leases with the database down', { cluster: { held: 3, live: 2 }, ...dbDown }, false, false, ['db']],
     ['no cluster (SQLite): as before', {}, true, false, []],
+    // issue 25: live daemons on another config leave the shared wallets to neither: a fault, never standby.
+    ['holding leases, config differs from another live daemon', { cluster: { held: 2, live: 2, conflict: { others: ['b'], contested: 3 } } }, false, false, ['cluster']],
+    ['holding none, config differs: not standby', { cluster: { held: 0, live: 2, conflict: { others: ['b'], contested: 4 } }, ...idle }, false, false, ['cluster', 'poll']],
   ] as const)('%s', (_name, change, ready, standby, reasons) => {
     const r = evaluateReadiness({ ...healthy, ...change });
     expect(r.ready).toBe(ready);

@@ -302,6 +302,17 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       expect((await store.recoverInFlight(T0 + 2, ADDR)).map((s) => s.id)).toEqual([claimId]);
       expect(await store.recoverInFlight(T0 + 3)).toEqual([]);
     });
+
+    it('leaves the steps in `except` alone (this process is sending them now), and writes nothing when only those are sending', async () => {
+      const theirs = (await store.insertPlan(draft({ seq: 1 }), { dry: false, now: T0, reason: 'r' }))!;
+      await store.markSending(claimId, request(), T0);
+      expect(await store.recoverInFlight(T0 + 1, ADDR, new Set([claimId]))).toEqual([]);
+      expect(await state(claimId)).toBe('sending');
+      await store.markSending(theirs.steps[0]!.id, request({ ts: 1_748_779_301 }), T0);
+      expect((await store.recoverInFlight(T0 + 2, ADDR, new Set([claimId]))).map((s) => s.id)).toEqual([theirs.steps[0]!.id]);
+      expect(await state(claimId)).toBe('sending');
+      expect((await store.recoverInFlight(T0 + 3, ADDR, new Set())).map((s) => s.id)).toEqual([claimId]);
+    });
   });
 
   describe('claims in doubt and signed timestamps', () => {

@@ -129,6 +129,13 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE daemons ADD COLUMN wallets text NULL;
   `,
+  // Daemons whose rules, safety or lease settings differ refuse to share wallets (cluster/
+  // agreement.ts): each publishes a digest of those, and its wallet list itself (written when its
+  // digest changes), so the others can split the list every live daemon has in common.
+  `
+  ALTER TABLE daemons ADD COLUMN config text NULL;
+  ALTER TABLE daemons ADD COLUMN addresses text[] NULL;
+  `,
 ];
 
 /** The version a fully migrated database has. */

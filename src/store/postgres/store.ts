@@ -274,11 +274,15 @@ class PostgresStore implements Store {
   /**
    * Steps left `sending` (by a crash, or by a daemon whose lease this one took over) become
    * unknown; of one wallet when `address` is given. Under a fence only wallets leased now are
-   * touched, each in a fenced transaction of its own.
+   * touched, each in a fenced transaction of its own. Steps in `except` are in flight in this
+   * process right now, and are left alone (the per-turn recovery).
    */
-  async recoverInFlight(now = this.clock.now(), address?: string): Promise<StepRow[]> {
+  async recoverInFlight(now = this.clock.now(), address?: string, except?: ReadonlySet<number>): Promise<StepRow[]> {
+    const skip = (s: StepRow): boolean => except?.has(s.id) === true;
+    const sending = (await this.io('recoverInFlight', (c) => steps.stepsInState(c, 'sending', address))).filter((s) => !skip(s));
+    // Asked at every wallet turn: nothing to recover is one read, and the poll buffer is not flushed.
+    if (sending.length === 0) return [];
     await this.flushPolls();
-    const sending = await this.io('recoverInFlight', (c) => steps.stepsInState(c, 'sending', address));
     const out: StepRow[] = [];
     const byPlan = new Map<number, number[]>();
     for (const s of sending) byPlan.set(s.planId, [...(byPlan.get(s.planId) ?? []), s.id]);
@@ -294,7 +298,7 @@ class PostgresStore implements Store {
         const rows: StepRow[] = [];
         // Another daemon may have settled one meanwhile: only those still sending are turned.
         const still = await steps.stepsInState(c, 'sending', owner.address);
-        for (const s of still) if (ids.includes(s.id)) rows.push(await w.recover(s.id, IN_FLIGHT_ERROR, now));
+        for (const s of still) if (ids.includes(s.id) && !skip(s)) rows.push(await w.recover(s.id, IN_FLIGHT_ERROR, now));
         return rows;
       });
       out.push(...recovered);

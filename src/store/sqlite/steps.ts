@@ -255,14 +255,23 @@ export class StepRepo {
     });
   }
 
-  /** At start-up (or a wallet's takeover): whatever was sending may or may not have reached the server. */
-  recoverInFlight(now: number, address?: string): StepRow[] {
+  /**
+   * At start-up, a wallet's takeover or its turn: whatever was sending may or may not have reached
+   * the server. Steps in `except` are in flight in this process right now, and are left alone.
+   */
+  recoverInFlight(now: number, address?: string, except?: ReadonlySet<number>): StepRow[] {
     return this.tx(() =>
-      (address === undefined ? this.selectByState.all('sending') : this.selectSendingOf.all(address)).map((s) => {
+      this.inFlightOf(address, except).map((s) => {
         this.leaveSending(s.id, 'unknown', {}, IN_FLIGHT_ERROR, now);
         return this.afterChange(s.id, now);
       }),
     );
+  }
+
+  /** The steps recoverInFlight would turn: a read, so a turn with nothing to recover writes nothing. */
+  inFlightOf(address?: string, except?: ReadonlySet<number>): RawStep[] {
+    const rows = address === undefined ? this.selectByState.all('sending') : this.selectSendingOf.all(address);
+    return except === undefined ? rows : rows.filter((s) => !except.has(s.id));
   }
 
   private leaveSending(

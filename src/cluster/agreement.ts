@@ -1,0 +1,165 @@
+// What daemons must agree on to share wallets, and what each one takes when they do not (SPEC §2:
+// "a wallet every live daemon lists is always owned; daemons whose rules, safety or lease settings
+// differ refuse to share wallets").
+//
+// Each daemon publishes with its heartbeat two digests: of its wallet list (walletsDigest, with the
+// list itself whenever the digest changes) and of its *config* — the rules (by identity), the
+// safety caps, the lease settings and the claim-gap settings (configDigest). A wallet moving
+// between daemons whose rules differ is judged twice by different rules: a rule renamed on one host
+// claimed again in an epoch its old name had already claimed in (issue 25, finding 7).
+//
+// The rule, for a daemon D at each lease round (planShare):
+// 1. *Foreign* daemons are the live ones whose config digest differs from D's (or who publish none).
+//    A wallet D lists that some foreign daemon lists too (or may list: its list is unknown) is
+//    *contested*: D neither takes it nor keeps it (a held one is drained and handed back), and it
+//    says so (`cluster.config_differs` at error, the `config_differs` alert, not ready). The
+//    foreign daemon, running this same code, does the same: neither works a contested wallet, so no
+//    wallet is ever worked under two configs, and none moves from one config to the other while
+//    both are live. They are worked again once the configs agree or one side leaves. A wallet whose
+//    last lease holder is a live foreign daemon is never acquired either (belt and braces: that
+//    daemon lists it, or did a moment ago).
+// 2. Among D's *group* (the live daemons with D's config, D included), the *common list* is the
+//    intersection of the group's wallet lists, less the contested wallets; it is split by share.ts
+//    exactly as one shared list would be. Every daemon of the group computes the same common list
+//    from the same rows, so every commonly listed wallet is in exactly one daemon's share, and that
+//    daemon lists it and takes it: a wallet every live daemon lists is always owned.
+// 3. A wallet D lists that is not in the common list (some group member does not list it), and is
+//    not contested: D keeps it if it holds it, and takes it once it has seen it free (no valid
+//    lease) for a whole lease — a grace that lets its other listers' rounds go first without a
+//    stampede; leases are exclusive either way, so two takers cannot both win.
+import { createHash } from 'node:crypto';
+import type { Rule, SafetyConfig } from '../domain.js';
+import { assignShares } from './share.js';
+
+/**
+ * A rule's identity across hosts: its `id` once rules carry one (defaulting to the name), its name
+ * until then. The one place to change when they do.
+ */
+export function ruleIdentity(rule: Rule): string {
+  return rule.name;
+}
+
+/** Everything daemons must agree on to share wallets. */
+export interface ClusterConfig {
+  rules: readonly Rule[];
+  safety: SafetyConfig;
+  /** state.lease and the manager's margin. */
+  lease: { leaseMs: number; marginMs: number };
+  /** cluster.max_clock_skew. */
+  maxClockSkewMs: number;
+  /** api.claim_settle (and api.ts_window once the config has it): when a claim is judged not applied. */
+  claimSettleMs: number;
+  tsWindowMs?: number;
+}
+
+/** A short digest of the config, the same on every host that resolved the same settings. */
+export function configDigest(c: ClusterConfig): string {
+  const rules = [...c.rules]
+    .map((r) => [ruleIdentity(r), r] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([id, r]) => ({ id, rule: r }));
+  const canonical = JSON.stringify(
+    { rules, safety: c.safety, lease: c.lease, maxClockSkewMs: c.maxClockSkewMs, claimSettleMs: c.claimSettleMs, tsWindowMs: c.tsWindowMs ?? null },
+    sortedKeys,
+  );
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+/** JSON with object keys sorted and bigints as text, so the digest does not depend on how an object was built. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** A live daemon as this round read it. */
+export interface Peer {
+  id: string;
+  /** Its config digest; undefined for a daemon that publishes none (an older autoclaim): foreign. */
+  config: string | undefined;
+  /** Its wallet list; undefined when not known (not published yet): constrains nothing, contests everything if foreign. */
+  addresses: readonly string[] | undefined;
+}
+
+export interface PlanInput {
+  self: { id: string; config: string; addresses: readonly string[] };
+  /** The live daemons, this one's row included or not. */
+  live: readonly Peer[];
+  /** Every lease row: its holder (even expired; undefined when free) and whether it is valid now. */
+  leases: ReadonlyArray<{ address: string; owner: string | undefined; valid: boolean }>;
+  /** Monotonic now, and the lease: how long a free extra wallet is watched before it is taken. */
+  now: number;
+  leaseMs: number;
+  /** Since when each extra wallet has been seen free; updated in place (the caller keeps it across rounds). */
+  freeSince: Map<string, number>;
+}
+
+export interface SharePlan {
+  /** The wallets this daemon should hold now. */
+  mine: Set<string>;
+  /** Live daemons with another config (sorted ids). */
+  foreign: string[];
+  /** Wallets this daemon lists that a foreign daemon lists (or may): neither works them. */
+  contested: Set<string>;
+  /** Wallets that no foreign live daemon was the last to hold: the only ones this daemon may acquire. */
+  mayAcquire: (address: string) => boolean;
+}
+
+export function planShare(input: PlanInput): SharePlan {
+  const { self } = input;
+  const others = input.live.filter((p) => p.id !== self.id);
+  const foreignPeers = others.filter((p) => p.config !== self.config);
+  const group = [self, ...others.filter((p) => p.config === self.config)];
+  const mineListed = new Set(self.addresses);
+
+  const contested = new Set<string>();
+  for (const p of foreignPeers) {
+    if (p.addresses === undefined) {
+      for (const a of mineListed) contested.add(a);
+      break;
+    }
+    for (const a of p.addresses) if (mineListed.has(a)) contested.add(a);
+  }
+  const candidates = [...mineListed].filter((a) => !contested.has(a));
+  const lists = group.filter((p) => p.addresses !== undefined && p.id !== self.id).map((p) => new Set(p.addresses));
+  const common = candidates.filter((a) => lists.every((l) => l.has(a)));
+
+  const owners = new Map<string, string>();
+  const lastHolder = new Map<string, string>();
+  for (const l of input.leases) {
+    if (l.owner === undefined) continue;
+    lastHolder.set(l.address, l.owner);
+    if (l.valid) owners.set(l.address, l.owner);
+  }
+  const shares = assignShares({ live: group.map((p) => p.id), addresses: common, owners });
+  const mine = new Set(shares.get(self.id) ?? []);
+
+  const commonSet = new Set(common);
+  const seenFree = new Set<string>();
+  for (const a of candidates) {
+    if (commonSet.has(a)) continue;
+    const owner = owners.get(a);
+    if (owner === self.id) {
+      mine.add(a);
+      continue;
+    }
+    const liveOwner = owner !== undefined && input.live.some((p) => p.id === owner);
+    if (liveOwner) continue;
+    seenFree.add(a);
+    const since = input.freeSince.get(a) ?? input.now;
+    input.freeSince.set(a, since);
+    if (input.now - since >= input.leaseMs) mine.add(a);
+  }
+  for (const a of [...input.freeSince.keys()]) if (!seenFree.has(a)) input.freeSince.delete(a);
+
+  const foreignIds = new Set(foreignPeers.map((p) => p.id));
+  return {
+    mine,
+    foreign: [...foreignIds].sort(),
+    contested,
+    mayAcquire: (address) => {
+      const holder = lastHolder.get(address);
+      return holder === undefined || !foreignIds.has(holder);
+    },
+  };
+}

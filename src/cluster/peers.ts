@@ -1,0 +1,80 @@
+// The lease manager's view of the other daemons at each round: their wallet lists (fetched once per
+// digest: a list is sent with a heartbeat only when it changes), their config digests, and from
+// those the wallets this daemon should hold (agreement.ts planShare). It says when the cluster
+// starts and stops disagreeing: `cluster.wallets_differ` / `cluster.wallets_agree` (wallet-lists.ts)
+// and `cluster.config_differs` (error) / `cluster.config_agrees`.
+import type { Logger } from '../log/logger.js';
+import { planShare, type Peer, type SharePlan } from './agreement.js';
+import { readLists, walletsDigest, type ClusterView, type Queryable } from './sql.js';
+import { WalletListWatch } from './wallet-lists.js';
+
+export interface ConfigConflict {
+  /** Live daemons whose config digest differs from this one's. */
+  others: string[];
+  /** How many of this daemon's wallets they list too: worked by neither. */
+  contested: number;
+}
+
+export class Peers {
+  /** Wallet lists by their digest, as published (checked against the digest before kept). */
+  private readonly lists = new Map<string, string[]>();
+  private readonly freeSince = new Map<string, number>();
+  private readonly walletLists: WalletListWatch;
+  private conflict_: ConfigConflict | undefined;
+  private said = '';
+
+  constructor(
+    private readonly self: string,
+    private readonly logger: Logger | undefined,
+  ) {
+    this.walletLists = new WalletListWatch(self, logger);
+  }
+
+  /** Live daemons with another config, and how many of this daemon's wallets neither works; undefined when all agree. */
+  conflict(): ConfigConflict | undefined {
+    return this.conflict_;
+  }
+
+  /** This round's share, from the view read and the lists published. */
+  async plan(db: Queryable, view: ClusterView, me: { config: string; addresses: readonly string[] }, clock: { now: number; leaseMs: number }): Promise<SharePlan> {
+    const mine = walletsDigest(me.addresses);
+    this.lists.set(mine, [...me.addresses]);
+    const live = view.daemons.filter((d) => d.live && d.id !== this.self);
+    const unknown = live.filter((d) => d.wallets !== undefined && !this.lists.has(d.wallets)).map((d) => d.id);
+    for (const row of (await readLists(db, unknown)).values()) {
+      if (row.wallets !== undefined && row.addresses !== undefined && walletsDigest(row.addresses) === row.wallets) this.lists.set(row.wallets, row.addresses);
+    }
+    // Only the lists of the daemons live now are kept (a reload changes a list; old ones pile up).
+    const inUse = new Set([mine, ...live.map((d) => d.wallets)]);
+    for (const digest of [...this.lists.keys()]) if (!inUse.has(digest)) this.lists.delete(digest);
+
+    this.walletLists.observe(view.daemons, mine);
+    const peers: Peer[] = live.map((d) => ({ id: d.id, config: d.config, addresses: d.wallets === undefined ? undefined : this.lists.get(d.wallets) }));
+    const plan = planShare({
+      self: { id: this.self, config: me.config, addresses: me.addresses },
+      live: peers,
+      leases: view.leases,
+      now: clock.now,
+      leaseMs: clock.leaseMs,
+      freeSince: this.freeSince,
+    });
+    this.sayConflict(plan);
+    return plan;
+  }
+
+  private sayConflict(plan: SharePlan): void {
+    this.conflict_ = plan.foreign.length === 0 ? undefined : { others: plan.foreign, contested: plan.contested.size };
+    const key = plan.foreign.length === 0 ? '' : `${plan.foreign.join(',')}:${plan.contested.size}`;
+    if (key === this.said) return;
+    const was = this.said;
+    this.said = key;
+    if (key === '') {
+      if (was !== '') this.logger?.info({ event: 'cluster.config_agrees', daemon: this.self }, 'every live daemon runs the same rules, safety and lease settings again; shared wallets are worked again');
+      return;
+    }
+    this.logger?.error(
+      { event: 'cluster.config_differs', daemon: this.self, others: plan.foreign, contested: plan.contested.size },
+      `live daemons run other rules, safety or lease settings than this one: the ${plan.contested.size} wallet(s) they list too are worked by neither until the configs agree or one side stops; give every host the same config and reload`,
+    );
+  }
+}
