@@ -39,7 +39,7 @@ describe('autoclaim send', () => {
   it('sends a deposit once; the same id again reports the outcome and sends nothing', async () => {
     const first = await send(['deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '1.5', '--id', 'topup-1', '--yes']);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/deposit is acknowledged/);
+    expect(first.stdout).toMatch(/deposit 1.5 SOL of SOL2X for wallet treasury is acknowledged: applied/);
     expect(sandbox.ledger().map((e) => [e.op, e.symbol, e.amountLamports])).toEqual([['deposit', 'SOL2X', 1_500_000_000n]]);
 
     const again = await send(['deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '1.5', '--id', 'topup-1', '--yes']);
@@ -62,7 +62,7 @@ describe('autoclaim send', () => {
     const before = sandbox.ledger().length;
     const r = await send(['mint', '--wallet', 'treasury', '--symbol', 'SOL5X', '--amount', '6', '--id', 'too-much', '--yes']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/mint is rejected \(mint refused before signing: 6 SOL exceeds max_sol_per_action 5\)/);
+    expect(r.stdout).toMatch(/mint 6 SOL of SOL5X for wallet treasury is rejected \(mint refused before signing: 6 SOL exceeds max_sol_per_action 5\)/);
     expect(sandbox.ledger()).toHaveLength(before);
   });
 

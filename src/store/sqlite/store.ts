@@ -169,6 +169,9 @@ class SqliteStore implements SyncStore {
   skipRemaining(planId: number, reason: string, now = this.clock.now()): number {
     return this.afterPolls('skipRemaining', () => this.steps.skipRemaining(planId, reason, now));
   }
+  cancelPlan(planId: number, by: string, now = this.clock.now()): PlanWithSteps {
+    return this.afterPolls('cancelPlan', () => this.steps.cancelPlan(planId, by, now));
+  }
   finishPlan(planId: number, now = this.clock.now()): PlanStatus {
     return this.afterPolls('finishPlan', () => this.plans.finish(planId, now));
   }
