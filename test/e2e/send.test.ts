@@ -52,6 +52,22 @@ describe('autoclaim send', () => {
     expect(plans.filter((p) => p.manualId === 'topup-1').map((p) => [p.rule, p.status])).toEqual([['@send:topup-1', 'done']]);
   });
 
+  it.each([
+    [['deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '2.5'], /differs in --amount \(1\.5 SOL recorded, 2\.5 SOL now\)/],
+    [['deposit', '--wallet', 'treasury', '--symbol', 'SOL5X', '--amount', '1.5'], /differs in --symbol \(SOL2X recorded, SOL5X now\)/],
+    [['mint', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '1.5'], /differs in OP \(deposit recorded, mint now\)/],
+    [['claim', '--wallet', 'treasury'], /differs in OP \(deposit recorded, claim now\), --symbol \(SOL2X recorded, none now\), --amount \(1\.5 SOL recorded, none now\)/],
+  ])('a reused --id with other parameters is a usage error naming the difference, and sends nothing: %j', async (args, message) => {
+    // topup-1 was applied above: answering its outcome (exit 0) would say this other action was.
+    const before = sandbox.ledger().length;
+    const r = await send([...args, '--id', 'topup-1', '--yes']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--id topup-1 was already used for another action \(plan \d+: deposit 1\.5 SOL of SOL2X for wallet treasury\)/);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).not.toMatch(/acknowledged/);
+    expect(sandbox.ledger()).toHaveLength(before);
+  });
+
   it('claims what is pending', async () => {
     const r = await send(['claim', '--wallet', 'treasury', '--id', 'claim-1', '--yes']);
     expect(r.code).toBe(0);

@@ -16,7 +16,7 @@ import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 import { cancelSend } from './send-cancel.js';
-import { heldReason, reportPlan } from './send-report.js';
+import { actionText, heldReason, reportPlan } from './send-report.js';
 
 export interface SendOptions {
   wallet?: string;
@@ -78,6 +78,38 @@ function stepOf(r: Request): StepSpec {
   return { kind: r.op, symbol: r.symbol ?? '', amount: { kind: 'fixed', lamports: r.lamports ?? 0n } };
 }
 
+/**
+ * The id was used before. With other parameters it is another action: reporting the recorded one's
+ * outcome (exit 0 when it was applied) would read as "your action was applied" (issue 24, finding
+ * 5), so it is a usage error naming the difference. With the same, the recorded outcome and its exit.
+ */
+function reportAgain(ctx: CommandContext, existing: PlanWithSteps, request: Request, wallet: WalletConfig, shared: boolean): ExitCode {
+  const diff = differences(existing, request, wallet);
+  if (diff.length > 0) {
+    throw new UsageError(
+      `--id ${request.id} was already used for another action (plan ${existing.id}: ${actionText(existing)} for wallet ${existing.wallet}); ` +
+        `it differs in ${diff.join(', ')}. Nothing was sent: give this action an id of its own`,
+    );
+  }
+  return reportPlan(ctx, existing, { again: true, shared });
+}
+
+/** How a recorded one-off plan differs from this request: op, wallet (its address), symbol, amount. */
+function differences(plan: PlanWithSteps, r: Request, wallet: WalletConfig): string[] {
+  const step = plan.steps[0];
+  const out: string[] = [];
+  if (step?.kind !== r.op) out.push(`OP (${step?.kind ?? '?'} recorded, ${r.op} now)`);
+  if (plan.address !== wallet.address) out.push(`wallet (${plan.wallet} ${plan.address} recorded, ${wallet.name} ${wallet.address} now)`);
+  const symbol = step?.symbol ?? undefined;
+  if (symbol !== r.symbol) out.push(`--symbol (${symbol ?? 'none'} recorded, ${r.symbol ?? 'none'} now)`);
+  const amount = step?.amountLamports ?? undefined;
+  if (amount !== r.lamports) {
+    const text = (l: Lamports | undefined) => (l === undefined ? 'none' : `${formatSol(l)} SOL`);
+    out.push(`--amount (${text(amount)} recorded, ${text(r.lamports)} now)`);
+  }
+  return out;
+}
+
 async function confirm(ctx: CommandContext, question: string): Promise<boolean> {
   const stdin = ctx.io.stdin;
   if (stdin?.isTTY !== true) return false;
@@ -109,7 +141,7 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     }
     const existing = await runtime.store.planByManualId(request.id);
     const shared = runtime.config.state.url !== undefined;
-    if (existing !== undefined) return reportPlan(ctx, existing, { again: true, shared });
+    if (existing !== undefined) return reportAgain(ctx, existing, request, wallet, shared);
 
     const text = describe(request, wallet);
     if (opts.dryRun === true) {
@@ -136,7 +168,7 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     // A concurrent `send` with the same id got there first: report what it recorded.
     if (plan === undefined) {
       const raced = await runtime.store.planByManualId(request.id);
-      return raced === undefined ? EXIT.FAILURE : reportPlan(ctx, raced, { again: true, shared });
+      return raced === undefined ? EXIT.FAILURE : reportAgain(ctx, raced, request, wallet, shared);
     }
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
     if (runtime.config.state.url !== undefined) return await awaitHolder(ctx, runtime, plan, wallet, { waitMs, waitText: opts.wait ?? '2m' });
