@@ -8,6 +8,7 @@ import type { PlanWithSteps, Store } from '../../store/index.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
+import { terminalText } from '../terminal-text.js';
 
 export interface ReportOptions {
   /** The id was used before: nothing was sent by this call. */
@@ -39,7 +40,9 @@ export function reportPlan(ctx: CommandContext, plan: PlanWithSteps, opts: Repor
   const id = plan.manualId ?? '?';
   const head = opts.again ? `id ${id} was already used (plan ${plan.id}); nothing was sent now.` : `plan ${plan.id}:`;
   const what = `${actionText(plan)} for wallet ${plan.wallet}`;
-  const requestId = step?.requestId ? `, x-request-id ${step.requestId}` : '';
+  // The error, the x-request-id and a resolution can hold what a server said: shown safe.
+  const requestId = step?.requestId ? `, x-request-id ${terminalText(step.requestId)}` : '';
+  const error = step?.error ? terminalText(step.error) : undefined;
   if (plan.cancelledAt !== null) {
     out(`${head} ${what} was cancelled by ${plan.cancelledBy ?? '?'} at ${new Date(plan.cancelledAt).toISOString()}; it was not sent and never will be`);
     return EXIT.FAILURE;
@@ -50,7 +53,7 @@ export function reportPlan(ctx: CommandContext, plan: PlanWithSteps, opts: Repor
       out(`${head} ${what} is acknowledged: applied${requestId}`);
       return EXIT.OK;
     case 'planned': {
-      const why = step?.error ?? opts.held;
+      const why = error ?? opts.held;
       out(`${head} ${what} is QUEUED, not sent${why ? ` (${why})` : ''}.`);
       out(
         opts.shared
@@ -64,11 +67,11 @@ export function reportPlan(ctx: CommandContext, plan: PlanWithSteps, opts: Repor
       out(`${head} ${what} is being sent now: its request may be on the wire and can no longer be cancelled; \`autoclaim actions\` shows its outcome`);
       return EXIT.FAILURE;
     case 'unknown':
-      out(`${head} ${what} is unknown${step?.error ? ` (${step.error})` : ''}${requestId}: it may have been applied.`);
+      out(`${head} ${what} is unknown${error ? ` (${error})` : ''}${requestId}: it may have been applied.`);
       out(`Check it on chain, then \`autoclaim actions resolve ${step?.id ?? '?'} --applied|--not-applied\``);
       return EXIT.FAILURE;
     default:
-      out(`${head} ${what} is ${state}${step?.error ? ` (${step.error})` : step?.resolution ? ` (${step.resolution})` : ''}${requestId}; nothing more of it will be sent`);
+      out(`${head} ${what} is ${state}${error ? ` (${error})` : step?.resolution ? ` (${terminalText(step.resolution)})` : ''}${requestId}; nothing more of it will be sent`);
       return EXIT.FAILURE;
   }
 }

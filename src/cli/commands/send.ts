@@ -113,7 +113,9 @@ function differences(plan: PlanWithSteps, r: Request, wallet: WalletConfig): str
 async function confirm(ctx: CommandContext, question: string): Promise<boolean> {
   const stdin = ctx.io.stdin;
   if (stdin?.isTTY !== true) return false;
-  const rl = createInterface({ input: stdin, output: ctx.io.stdout });
+  // terminal: false: the prompt is plain text, with none of readline's cursor escapes, which the
+  // output's control-character guard (terminal-text.ts) would print as text.
+  const rl = createInterface({ input: stdin, output: ctx.io.stdout, terminal: false });
   try {
     const answer = await rl.question(`${question} [y/N] `);
     return /^y(es)?$/i.test(answer.trim());
