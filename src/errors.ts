@@ -24,6 +24,7 @@ export type ApiErrorCode =
 type KeyErrorCode =
   | 'KEY_MISSING'
   | 'KEY_UNREADABLE'
+  | 'KEY_TOO_LARGE' // a key or secret file above its stated size (config/read-bounded.ts), refused before it is read
   | 'KEY_PERMISSIONS'
   | 'KEY_FORMAT'
   | 'KEY_BASE58'

@@ -148,6 +148,7 @@ export const LOG_EVENTS = [
   'plan.dry',
   'plan.duplicate',
   'plan.skipped',
+  'plan.cancelled',
   'wallet.failed',
   'cycle.done',
   // a step (worker/executor.ts, outcome.ts, signing-guard.ts; `actions resolve`)

@@ -184,7 +184,7 @@ async function openState(
     lock = acquireLock(config.state.path);
     closers.push(() => lock?.release());
   }
-  const store = openStore(config.state.path, { logger, clock, redactor });
+  const store = openStore(config.state.path, { logger, clock, redactor, lock });
   closers.push(() => store.close());
   return { store, lock, cluster: undefined };
 }

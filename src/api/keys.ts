@@ -5,6 +5,7 @@ import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, writeFi
 import { isAbsolute, join, resolve } from 'node:path';
 import bs58 from 'bs58';
 import type { KeySource } from '../domain.js';
+import { FILE_LIMITS, tooBigText } from '../config/read-bounded.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
 import { encodeBase58 } from './base58.js';
@@ -32,12 +33,13 @@ function errnoCode(err: unknown): string | undefined {
 let readSpace = Buffer.alloc(1024);
 
 /**
- * The text of a regular file of `size` bytes (its fstat), read whole. readFileSync(fd) would stat
+ * The text of a regular file of `size` bytes (its fstat), read whole; undefined when it holds more
+ * than `maxBytes` (it grew since the fstat, which the caller already held to the limit). readFileSync(fd) would stat
  * it again and read once more to see the end: at a fleet's thousands of key files those syscalls
  * were ~3 µs a key. A read that returns less than asked for has reached the end (a regular file);
  * one that fills the buffer (the file grew) is followed by more.
  */
-export function readWhole(fd: number, size: number): string {
+export function readWhole(fd: number, size: number, maxBytes: number = FILE_LIMITS.keyFile): string | undefined {
   if (readSpace.length <= size) readSpace = Buffer.alloc(size + 1);
   let buf = readSpace;
   let n = 0;
@@ -47,7 +49,9 @@ export function readWhole(fd: number, size: number): string {
       const got = readSync(fd, buf, n, want, null);
       n += got;
       if (got < want) break;
-      const bigger = Buffer.alloc(buf.length * 2);
+      // It grew past its limit since the fstat: refused, as if the fstat had said so.
+      if (n > maxBytes) return undefined;
+      const bigger = Buffer.alloc(Math.min(buf.length * 2, maxBytes + 1));
       buf.copy(bigger, 0, 0, n);
       buf.fill(0);
       buf = bigger;
@@ -78,6 +82,7 @@ function readSecretFile(path: string, label: string, checkMode: boolean): string
       if (!st.isFile()) throw new KeyError('KEY_UNREADABLE', `${label} is not a regular file`);
       mode = st.mode;
       size = st.size;
+      if (size > FILE_LIMITS.keyFile) throw new KeyError('KEY_TOO_LARGE', `${label}: ${tooBigText('key file', size, FILE_LIMITS.keyFile)}`);
     } catch (err) {
       if (err instanceof KeyError) throw err;
       throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
@@ -89,11 +94,14 @@ function readSecretFile(path: string, label: string, checkMode: boolean): string
         `${label} is readable by group or others (mode ${octal}); restrict it with: chmod 600 ${path}`,
       );
     }
+    let text: string | undefined;
     try {
-      return readWhole(fd, size);
+      text = readWhole(fd, size);
     } catch (err) {
       throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
     }
+    if (text === undefined) throw new KeyError('KEY_TOO_LARGE', `${label}: it grew while being read; ${tooBigText('key file', FILE_LIMITS.keyFile + 1, FILE_LIMITS.keyFile)}`);
+    return text;
   } finally {
     closeSync(fd);
   }

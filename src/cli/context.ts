@@ -4,6 +4,7 @@ import { findConfigPath, loadEnvFile } from '../config/env.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
 import type { CliIo } from './io.js';
+import { terminalOutput } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 export { UsageError };
@@ -49,7 +50,9 @@ function redacting(stream: CliIo['stdout'], redactor: Redactor): CliIo['stdout']
     write(chunk: Buffer | string, _enc, cb) {
       // Passed on at once (not after the inner write drains) so lines keep their order with the
       // logger's, which writes to the same stream directly.
-      stream.write(redactor.redact(chunk.toString()));
+      // Control characters from a server (ESC sequences, bidi overrides) never reach the terminal
+      // raw, whatever printed them (terminal-text.ts); JSON output is unchanged in meaning.
+      stream.write(terminalOutput(redactor.redact(chunk.toString())));
       cb();
     },
   });

@@ -2,8 +2,15 @@
 // expected failures: a bad config, a locked state file, an unreachable API.
 import { ApiError, AutoclaimError, ConfigError, KeyError, StateError, formatIssue } from '../errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
+import { terminalText } from './terminal-text.js';
 
 export function describeFailure(err: unknown): { code: ExitCode; lines: string[] } {
+  const { code, lines } = describe(err);
+  // An error's text can quote a server (an ApiError's body, a refusal): one line each, no controls.
+  return { code, lines: lines.flatMap((l) => l.split('\n')).map(terminalText) };
+}
+
+function describe(err: unknown): { code: ExitCode; lines: string[] } {
   if (err instanceof ConfigError) return { code: EXIT.CONFIG, lines: err.issues.map(formatIssue) };
   if (err instanceof KeyError) return { code: EXIT.CONFIG, lines: err.message.split('\n') };
   if (err instanceof StateError && err.code === 'STATE_LOCKED') return { code: EXIT.LOCKED, lines: [err.message] };

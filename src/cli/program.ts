@@ -82,7 +82,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       await run('stderr', async (ctx) => (await import('./commands/actions.js')).resolveCommand(ctx, id, opts)).call(this);
     });
   program
-    .command('send <op>')
+    .command('send [op]')
     .description('one action you decide (claim, deposit, mint, withdraw, burn) through the journal and safety caps, exactly once per --id')
     .option('--wallet <name>', 'the configured wallet to act for')
     .option('--symbol <symbol>', 'vault or token symbol (not for claim)')
@@ -91,7 +91,8 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--dry-run', 'say what would be sent; record and send nothing')
     .option('--wait <duration>', 'with shared state (state.url): how long to wait for the daemon holding the wallet to send it', '2m')
-    .action(async function (this: Command, op: string) {
+    .option('--cancel', 'with --id only: cancel that queued action before any daemon sends it (refused once it may be on the wire)')
+    .action(async function (this: Command, op: string | undefined) {
       const opts = this.opts<SendOptions>();
       await run('stdout', async (ctx) => (await import('./commands/send.js')).sendCommand(ctx, op, opts)).call(this);
     });

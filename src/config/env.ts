@@ -1,5 +1,5 @@
 // Where the config is and what the .env file adds to the environment (SPEC §4).
-import { readFileSync, statSync } from 'node:fs';
+import { FILE_LIMITS, readBounded, tooBigText } from './read-bounded.js';
 import { resolve } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { ConfigError, type ConfigIssue } from '../errors.js';
@@ -36,19 +36,20 @@ export function loadEnvFile(
   const file = resolve(cwd, nonEmpty(path) ?? DEFAULT_ENV_FILE);
   const shown = path ?? DEFAULT_ENV_FILE;
   const issue = (message: string): ConfigIssue => ({ file: shown, line: 0, col: 0, path: '', message });
-  let text: string;
-  let mode: number;
-  try {
-    const st = statSync(file);
-    if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
-    mode = st.mode;
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+  const read = readBounded(file, FILE_LIMITS.envFile);
+  if (!read.ok) {
+    const code = read.reason === 'error' ? read.code : read.reason === 'too_big' ? undefined : 'EISDIR';
     if (!explicit && code === 'ENOENT') return { file: undefined, applied: [], warnings: [] };
-    const why = code === 'ENOENT' ? 'env file not found' : `env file cannot be read (${code ?? 'unknown error'})`;
+    const why =
+      read.reason === 'too_big'
+        ? `env file: ${tooBigText('env file', read.size, FILE_LIMITS.envFile)}`
+        : code === 'ENOENT'
+          ? 'env file not found'
+          : `env file cannot be read (${code ?? 'unknown error'})`;
     throw new ConfigError([issue(why)]);
   }
+  const text = read.bytes.toString('utf8');
+  const mode = read.mode;
   const applied: string[] = [];
   for (const [name, value] of Object.entries(parseDotenv(text))) {
     if (env[name] !== undefined) continue;

@@ -14,6 +14,7 @@ import { tooDeepAt } from './nesting.js';
 import { ConfigSource, IssueList, type Path, type Position, type Positioned } from './positions.js';
 import { QuickSource, quickRead } from './quick-read.js';
 import { readTextFile, tooBig, type TextFile } from './read-text.js';
+import { FILE_LIMITS } from './read-bounded.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
 import { checkKeys, type KeyCheckOptions, type LoadedSecrets } from './key-check.js';
 import { emptySetAside, salvageConfig, standInWallet, type SetAside } from './salvage.js';
@@ -24,7 +25,7 @@ import { yamlLib } from './yaml-lib.js';
 import { errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** A config is a page of YAML; anything near this size is a mistake or an attack. */
-const MAX_CONFIG_BYTES = 1024 * 1024;
+const MAX_CONFIG_BYTES = FILE_LIMITS.configFile;
 /** Anchors are rarely needed in a config; a few dozen alias expansions is plenty (billion laughs). */
 const MAX_ALIAS_COUNT = 50;
 

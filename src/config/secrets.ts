@@ -1,6 +1,6 @@
 // Secrets never live in the YAML (SPEC §4). This file refuses a config that holds one, and finds
 // the API key where it is allowed to be: the environment, a private file, a systemd credential.
-import { readFileSync, statSync } from 'node:fs';
+import { FILE_LIMITS, readBounded, tooBigText } from './read-bounded.js';
 import { join } from 'node:path';
 import type { AppConfig } from '../domain.js';
 import { KeyError } from '../errors.js';
@@ -151,21 +151,19 @@ function longEnough(key: string, what: string): string {
 }
 
 function readKeyFile(path: string, what: string, checkMode: boolean): string {
-  let text: string;
-  try {
-    if (checkMode && (statSync(path).mode & 0o077) !== 0) {
-      throw new KeyError(
-        'API_KEY_FILE_MODE',
-        `${what} ${path} is readable by group or others; run: chmod 600 ${path}`,
-      );
-    }
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if (err instanceof KeyError) throw err;
-    const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
-    throw new KeyError('API_KEY_FILE_UNREADABLE', `${what} ${path} cannot be read (${code})`, { cause: err });
+  // One descriptor for the mode, the size and the bytes (read-bounded.ts): the file checked is the
+  // file read, and one above FILE_LIMITS.secretFile is refused before a byte of it is read.
+  const read = readBounded(path, FILE_LIMITS.secretFile);
+  if (!read.ok) {
+    if (read.reason === 'too_big') throw new KeyError('KEY_TOO_LARGE', `${what} ${path}: ${tooBigText('secret file', read.size, FILE_LIMITS.secretFile)}`);
+    const code = read.reason === 'error' ? read.code : read.reason === 'directory' ? 'EISDIR' : 'not a regular file';
+    throw new KeyError('API_KEY_FILE_UNREADABLE', `${what} ${path} cannot be read (${code})`);
   }
-  const key = text.trim();
+  if (checkMode && (read.mode & 0o077) !== 0) {
+    throw new KeyError('API_KEY_FILE_MODE', `${what} ${path} is readable by group or others; run: chmod 600 ${path}`);
+  }
+  const key = read.bytes.toString('utf8').trim();
+  read.bytes.fill(0);
   if (key === '') throw new KeyError('API_KEY_FILE_EMPTY', `${what} ${path} is empty`);
   return key;
 }
@@ -179,16 +177,14 @@ function nonEmpty(v: string | undefined): v is string {
  * that is there but cannot be read counts as present, so that its reader says why.
  */
 function hasContent(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-  } catch {
-    return false;
+  const read = readBounded(path, FILE_LIMITS.secretFile);
+  if (read.ok) {
+    const present = read.bytes.toString('utf8').trim() !== '';
+    read.bytes.fill(0);
+    return present;
   }
-  try {
-    return readFileSync(path, 'utf8').trim() !== '';
-  } catch {
-    return true;
-  }
+  // Too big or unreadable: present, so that its reader says why; missing or not a file: absent.
+  return read.reason === 'too_big' || (read.reason === 'error' && read.code !== 'ENOENT' && read.code !== 'ENOTDIR');
 }
 
 // ------------------------------------------------------------------------------------------------

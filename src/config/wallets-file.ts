@@ -10,11 +10,12 @@ import { parsePlain } from '../api/json.js';
 import { type ConfigSource, type IssueList, type Path, type Position, type SideFile } from './positions.js';
 import { WalletSchema, type RawWallet } from './schema.js';
 import { readTextFile } from './read-text.js';
+import { FILE_LIMITS } from './read-bounded.js';
 import { findLiteralSecrets } from './secrets.js';
 import { describeValue, errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** Far above any fleet (about 500,000 wallets of 130 bytes); anything bigger is the wrong file. */
-export const MAX_WALLETS_FILE_BYTES = 64 * 1024 * 1024;
+export const MAX_WALLETS_FILE_BYTES = FILE_LIMITS.walletsFile;
 /**
  * After this many lines that are not valid wallets, or once errors are no longer listed, the rest
  * is not read: it is most likely the wrong file (the daemon's own JSON log, say), and checking

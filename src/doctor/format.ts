@@ -1,11 +1,13 @@
 // How `doctor` prints its report: lines for a person, or one JSON object for a script.
+import { terminalText } from '../cli/terminal-text.js';
 import { isAllWell, problems, type DoctorReport, type Finding } from './report.js';
 
 const LEVEL_WORD: Record<Finding['level'], string> = { ok: 'ok', note: 'note', problem: 'PROBLEM' };
 
 export function formatText(report: DoctorReport): string {
   const out: string[] = [`autoclaim doctor: ${report.baseUrl} (GETs only; nothing below is sent)`, ''];
-  for (const f of report.findings) out.push(`  ${LEVEL_WORD[f.level].padEnd(7)}  ${f.area.padEnd(7)}  ${f.text}`);
+  // A finding can quote the server (a health body, a tier, an error): shown safe (terminal-text.ts).
+  for (const f of report.findings) out.push(`  ${LEVEL_WORD[f.level].padEnd(7)}  ${f.area.padEnd(7)}  ${terminalText(f.text)}`);
 
   const s = report.sample;
   if (s !== undefined && report.requests.length > 0) {
@@ -28,7 +30,7 @@ export function formatText(report: DoctorReport): string {
     out.push(`doctor: all well${notes > 0 ? ` (${notes} note(s) above)` : ''}`);
   } else {
     out.push(`doctor: ${found.length} problem(s) to fix:`);
-    for (const p of found) out.push(`  - ${p}`);
+    for (const p of found) out.push(`  - ${terminalText(p)}`);
   }
   return out.join('\n');
 }

@@ -28,14 +28,17 @@ export interface PreviewInput {
   apiKeyPresent: boolean;
   /** The wallet's epoch as its summary said, when it was read. */
   epoch: string | undefined;
+  /** The signed timestamp, ms: doctor's SAMPLE_TS_MS, which the service refuses as stale. */
   nowMs: number;
+  /** Today, ms: the epoch a missing summary stands in for; nowMs when not given. */
+  todayMs?: number;
 }
 
 export function previewRequests(input: PreviewInput): { requests: RequestPreview[]; findings: Finding[] } {
   const requests: RequestPreview[] = [];
   const findings: Finding[] = [];
   // Today's UTC date stands in for an epoch the summary did not give (said so in a note).
-  const epoch = input.epoch ?? new Date(input.nowMs).toISOString().slice(0, 10);
+  const epoch = input.epoch ?? new Date(input.todayMs ?? input.nowMs).toISOString().slice(0, 10);
   for (const op of Object.keys(input.api.endpoints) as SignedOp[]) {
     const template = input.api.endpoints[op].message;
     const signed: SignedInput =

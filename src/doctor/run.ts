@@ -49,6 +49,73 @@ export interface DoctorDeps {
   clock: Clock;
   /** Resolves a host name to its addresses (dns.lookup); throws when it does not resolve. */
   lookup: (host: string) => Promise<string[]>;
+  /** Doctor's whole run, in ms of clock.monotonic(); DOCTOR_DEADLINE_MS unless given. */
+  deadlineMs?: number;
+  /** Waits `ms` (a timer); a test passes one that never fires, or fires at once. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Doctor is a first contact, run by a person: it never waits out a rate limit or a silent server.
+ * A 429 stops its GETs there (reported, with the server's Retry-After), and every GET is bounded
+ * by what is left of this deadline (issue 24, finding 10: a `429 Retry-After: 120` kept it waiting).
+ */
+export const DOCTOR_DEADLINE_MS = 30_000;
+
+/**
+ * The signed requests are shown with this timestamp (2001-09-09T01:46:40Z), far outside any
+ * freshness window the service keeps: signed by the wallet's real key (so they show exactly what
+ * autoclaim signs) yet refused if anyone replays them (SPEC §2: doctor never prints a request a
+ * third party could replay; issue 24, finding 10).
+ */
+export const SAMPLE_TS_MS = 1_000_000_000_000;
+
+type Probe = Awaited<ReturnType<DoctorClient['probe']>>;
+
+/** The GETs of one run: bounded by the deadline, and none after a 429. */
+class Gets {
+  private readonly started: number;
+  private stopped = false;
+
+  constructor(
+    private readonly deps: DoctorDeps,
+    private readonly report: DoctorReport,
+  ) {
+    this.started = deps.clock.monotonic();
+  }
+
+  /** The answer, or undefined when doctor stopped asking (said once, as a finding). */
+  async get(path: string, auth: boolean): Promise<Probe | undefined> {
+    if (this.stopped) return undefined;
+    const left = (this.deps.deadlineMs ?? DOCTOR_DEADLINE_MS) - (this.deps.clock.monotonic() - this.started);
+    const answer = left <= 0 ? undefined : await within(this.deps.client.probe(path, { auth }), left, this.deps.sleep);
+    if (answer === undefined) {
+      this.stop(`no answer within doctor's own deadline (${Math.round((this.deps.deadlineMs ?? DOCTOR_DEADLINE_MS) / 1000)} s): GET ${path} and what follows were not waited for; check the service's reachability and run doctor again`, 'reach');
+      return undefined;
+    }
+    if (answer.status === 429) {
+      const after = answer.headers['retry-after'];
+      const hint = typeof after === 'string' ? ` (Retry-After: ${after})` : '';
+      this.stop(`rate limited: GET ${path} was answered 429${hint}; doctor stops here instead of waiting: run it again once the limit has passed`, 'limits');
+    }
+    return answer;
+  }
+
+  private stop(text: string, area: 'reach' | 'limits'): void {
+    this.stopped = true;
+    this.report.findings.push({ area, level: 'problem', text });
+  }
+}
+
+/** `p`'s value, or undefined when `ms` pass first. */
+async function within<T>(p: Promise<T>, ms: number, sleep?: (ms: number) => Promise<void>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = sleep !== undefined ? sleep(ms) : new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    return await Promise.race([p, expiry.then(() => undefined)]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
 }
 
 export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
@@ -74,14 +141,16 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     if (id !== undefined) report.requestIds.push({ request, id });
   };
 
-  const reachable = await reach(deps, report, saw);
+  const gets = new Gets(deps, report);
+  const reachable = await reach(deps, report, saw, gets);
   if (reachable) {
     report.clockSkewMs = client.clockSkewMs();
     add(clockSkewFinding(report.clockSkewMs, deps.clockSkewThresholdMs));
     for (const w of deps.wallets) {
       const path = `/rewards/wallet/${encodeURIComponent(w.address)}`;
       try {
-        const answer = await client.probe(path, { auth: true });
+        const answer = await gets.get(path, true);
+        if (answer === undefined) break;
         saw(`GET ${path}`, answer.headers);
         const { wallet, findings } = summaryFindings(w.name, w.address, answer);
         report.wallets.push(wallet);
@@ -105,7 +174,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
 }
 
 /** DNS, then GET /health; false when the service cannot be reached at all. */
-async function reach(deps: DoctorDeps, report: DoctorReport, saw: (request: string, headers: Headers) => void): Promise<boolean> {
+async function reach(deps: DoctorDeps, report: DoctorReport, saw: (request: string, headers: Headers) => void, gets: Gets): Promise<boolean> {
   const { client, clock } = deps;
   const url = new URL(client.baseUrl);
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -119,7 +188,8 @@ async function reach(deps: DoctorDeps, report: DoctorReport, saw: (request: stri
   }
   const started = clock.monotonic();
   try {
-    const health = await client.probe('/health', { auth: false });
+    const health = await gets.get('/health', false);
+    if (health === undefined) return false;
     saw('GET /health', health.headers);
     report.findings.push(healthFinding(health.status, health.rawText, clock.monotonic() - started, url.protocol === 'https:'));
     return true;
@@ -155,7 +225,12 @@ function signing(deps: DoctorDeps, report: DoctorReport): void {
   if (chosen !== first) {
     report.findings.push({ area: 'signing', level: 'note', text: `signed requests shown for wallet ${chosen.name}: wallet ${first.name}'s key does not load` });
   }
-  const nowMs = deps.clock.now();
+  const nowMs = SAMPLE_TS_MS;
+  report.findings.push({
+    area: 'signing',
+    level: 'note',
+    text: `the signed requests below carry ts ${nowMs / 1000} (${new Date(nowMs).toISOString()}), far outside the service's freshness window: they show exactly what autoclaim signs, and the service refuses them if replayed`,
+  });
   const epoch = report.wallets.find((w) => w.address === chosen.address)?.epoch;
   const { requests, findings } = previewRequests({
     api: deps.api,
@@ -165,6 +240,7 @@ function signing(deps: DoctorDeps, report: DoctorReport): void {
     apiKeyPresent: deps.apiKey.kind === 'present' || deps.apiKey.kind === 'sandbox',
     epoch,
     nowMs,
+    todayMs: deps.clock.now(),
   });
   report.sample = sampleOf(chosen, nowMs);
   report.requests = requests;

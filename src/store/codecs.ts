@@ -167,6 +167,8 @@ export function planFromRaw(r: RawPlan): PlanRow {
     claimedLamports: lamportsOrNull(r.claimed_lamports),
     reason: r.reason,
     manualId: r.manual_id,
+    cancelledAt: r.cancelled_at ?? null,
+    cancelledBy: r.cancelled_by ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

@@ -90,6 +90,14 @@ export interface SyncStore {
   resolve(stepId: number, applied: boolean, note: string, now?: number): StepRow;
   setStepAmount(stepId: number, lamports: Lamports, now?: number): StepRow;
   skipRemaining(planId: number, reason: string, now?: number): number;
+  /**
+   * `send --cancel`: every still-planned step of the plan becomes skipped with a note of `by` and
+   * `now`, and the plan records both; at most once. Throws STATE_TRANSITION (saying why) when
+   * anything of the plan may be on the wire or applied (a step sending or unknown), when nothing is
+   * left to send, or when it was already cancelled (plan-status.ts cancelRefusal). Serialised with
+   * markSending: whichever commits first wins.
+   */
+  cancelPlan(planId: number, by: string, now?: number): PlanWithSteps;
   finishPlan(planId: number, now?: number): PlanStatus;
 
   /**

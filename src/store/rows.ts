@@ -38,6 +38,10 @@ export interface PlanRow {
   reason: string;
   /** The id of a one-off `autoclaim send`; null for a rule's plan. */
   manualId: string | null;
+  /** When `send --cancel` stopped this plan before anything of it was sent; null otherwise. */
+  cancelledAt: number | null;
+  /** Who did: the command, user, host and process. */
+  cancelledBy: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -143,6 +147,8 @@ export interface RawPlan {
   claimed_lamports: string | null;
   reason: string;
   manual_id: string | null;
+  cancelled_at: number | null;
+  cancelled_by: string | null;
   created_at: number;
   updated_at: number;
 }

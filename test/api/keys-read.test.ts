@@ -14,7 +14,7 @@ function readAs(text: string, size: number): string {
   writeFileSync(file, text, { mode: 0o600 });
   const fd = openSync(file, 'r');
   try {
-    return readWhole(fd, size);
+    return readWhole(fd, size) ?? "(over the limit)";
   } finally {
     closeSync(fd);
   }

@@ -39,7 +39,7 @@ describe('send on shared state', () => {
     const first = await send('top-up-1');
     expect(first.stderr).toBe('');
     expect(first.stdout).toContain('recorded; the daemon holding wallet w0 sends it at its next poll');
-    expect(first.stdout).toMatch(/claim is acknowledged/);
+    expect(first.stdout).toMatch(/claim for wallet \w+ is acknowledged: applied/);
     expect(first.code).toBe(0);
     expect(claims()).toEqual([w.wallets[0]!.address]);
     // The daemon sent it, under its lease.
@@ -57,7 +57,8 @@ describe('send on shared state', () => {
   it('with no daemon holding the wallet: says so after --wait, and the plan is sent once by the next that does', async () => {
     const waited = await send('top-up-2', ['--wait', '1s']);
     expect(waited.code).toBe(1);
-    expect(waited.stdout).toContain('not sent within the wait: plan');
+    expect(waited.stdout).toMatch(/not sent within the wait \(1s\):\nplan \d+: claim for wallet w0 is QUEUED, not sent\.\n/);
+    expect(waited.stdout).toMatch(/the daemon holding wallet w0 WILL send it, once, at its next poll.*\n.*To stop it: autoclaim send --cancel --id top-up-2/);
     expect(claims()).toEqual([]);
 
     const once = await runCli(['once', '--config', w.config], { cwd: w.dir, env: w.env });
@@ -68,6 +69,6 @@ describe('send on shared state', () => {
     expect(claims()).toHaveLength(1);
 
     const report = await send('top-up-2');
-    expect(report.stdout).toMatch(/id top-up-2 was already used \(plan \d+\); nothing was sent now\. claim is acknowledged/);
+    expect(report.stdout).toMatch(/id top-up-2 was already used \(plan \d+\); nothing was sent now\. claim for wallet \w+ is acknowledged/);
   });
 });

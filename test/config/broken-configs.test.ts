@@ -338,7 +338,7 @@ metrics:
   it('refuses a file above 1 MiB before parsing it', () => {
     dir.write('config.yaml', `${BASE}# ${'x'.repeat(2 * 1024 * 1024)}\n`);
     expect(formatted(dir.load('config.yaml')).errors).toEqual([
-      'config.yaml: the file is 2.0 MiB; a config file above 1.0 MiB is refused',
+      'config.yaml: the file is 2.0 MiB; a config file above 1.0 MiB is refused before it is read',
     ]);
   });
 

@@ -220,7 +220,7 @@ describe('wallets_file: the wallets of a large fleet in a JSON Lines side file',
     // Sparse: the size is refused from stat, before anything is read.
     truncateSync(dir.write('big.jsonl', ''), MAX_WALLETS_FILE_BYTES + 1024 * 1024);
     expect(formatted(dir.load('config.yaml')).errors).toEqual([
-      'config.yaml:3:1 wallets_file: big.jsonl: the file is 65.0 MiB; a wallets file above 64.0 MiB is refused',
+      'config.yaml:3:1 wallets_file: big.jsonl: the file is 65.0 MiB; a wallets file above 64.0 MiB is refused before it is read',
     ]);
     dir.write('config.yaml', edit(FILE_ONLY, 'fleet.jsonl', 'latin1.jsonl'));
     dir.write('latin1.jsonl', Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x7d, 0x0a]));

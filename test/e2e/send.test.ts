@@ -39,7 +39,7 @@ describe('autoclaim send', () => {
   it('sends a deposit once; the same id again reports the outcome and sends nothing', async () => {
     const first = await send(['deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '1.5', '--id', 'topup-1', '--yes']);
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/deposit is acknowledged/);
+    expect(first.stdout).toMatch(/deposit 1.5 SOL of SOL2X for wallet treasury is acknowledged: applied/);
     expect(sandbox.ledger().map((e) => [e.op, e.symbol, e.amountLamports])).toEqual([['deposit', 'SOL2X', 1_500_000_000n]]);
 
     const again = await send(['deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '1.5', '--id', 'topup-1', '--yes']);
@@ -52,6 +52,22 @@ describe('autoclaim send', () => {
     expect(plans.filter((p) => p.manualId === 'topup-1').map((p) => [p.rule, p.status])).toEqual([['@send:topup-1', 'done']]);
   });
 
+  it.each([
+    [['deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '2.5'], /differs in --amount \(1\.5 SOL recorded, 2\.5 SOL now\)/],
+    [['deposit', '--wallet', 'treasury', '--symbol', 'SOL5X', '--amount', '1.5'], /differs in --symbol \(SOL2X recorded, SOL5X now\)/],
+    [['mint', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '1.5'], /differs in OP \(deposit recorded, mint now\)/],
+    [['claim', '--wallet', 'treasury'], /differs in OP \(deposit recorded, claim now\), --symbol \(SOL2X recorded, none now\), --amount \(1\.5 SOL recorded, none now\)/],
+  ])('a reused --id with other parameters is a usage error naming the difference, and sends nothing: %j', async (args, message) => {
+    // topup-1 was applied above: answering its outcome (exit 0) would say this other action was.
+    const before = sandbox.ledger().length;
+    const r = await send([...args, '--id', 'topup-1', '--yes']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--id topup-1 was already used for another action \(plan \d+: deposit 1\.5 SOL of SOL2X for wallet treasury\)/);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).not.toMatch(/acknowledged/);
+    expect(sandbox.ledger()).toHaveLength(before);
+  });
+
   it('claims what is pending', async () => {
     const r = await send(['claim', '--wallet', 'treasury', '--id', 'claim-1', '--yes']);
     expect(r.code).toBe(0);
@@ -62,7 +78,7 @@ describe('autoclaim send', () => {
     const before = sandbox.ledger().length;
     const r = await send(['mint', '--wallet', 'treasury', '--symbol', 'SOL5X', '--amount', '6', '--id', 'too-much', '--yes']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/mint is rejected \(mint refused before signing: 6 SOL exceeds max_sol_per_action 5\)/);
+    expect(r.stdout).toMatch(/mint 6 SOL of SOL5X for wallet treasury is rejected \(mint refused before signing: 6 SOL exceeds max_sol_per_action 5\)/);
     expect(sandbox.ledger()).toHaveLength(before);
   });
 

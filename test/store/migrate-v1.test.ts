@@ -48,7 +48,7 @@ describe.each([
 
   it('to the current schema, whole, with foreign keys back on, and says so once', () => {
     expect(store.pragmas()).toMatchObject({ userVersion: SCHEMA_VERSION, foreignKeys: true, journalMode: 'wal' });
-    expect(SCHEMA_VERSION).toBe(2);
+    expect(SCHEMA_VERSION).toBe(3);
     expect(store.integrityCheck()).toBe('ok');
     expect(log.events('state.migrated')).toEqual([
       expect.objectContaining({ from: 1, to: SCHEMA_VERSION }),
@@ -75,6 +75,9 @@ describe.each([
       seq: MOVED_SEQ[p.id] ?? p.seq,
       status: p.status === 'failed' ? 'rejected' : p.status,
       manual_id: null,
+      // Schema 3: who cancelled a queued `send` (none here).
+      cancelled_at: null,
+      cancelled_by: null,
     }));
     expect(after.plans).toEqual(expected);
     // What moved, and that no two plans of one address now share a key.

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { StateFiles } from '../../src/store/sqlite/identity.js';
-import type { SyncStore } from '../../src/store/index.js';
+import { acquireLock, type Lock, type SyncStore } from '../../src/store/index.js';
 import { captureLog, type LogLine } from '../support/log.js';
 import { draft, freshTempDir, open, request, stateError, T0 } from './fixtures.js';
 
@@ -159,5 +159,53 @@ describe('the record of a send never lives only in the -wal', () => {
     expect(restarted.getStep(steps[0]!)?.state).toBe('unknown');
     // The plan is there: the same (wallet, rule, epoch) cannot plan, and send, a second time.
     expect(restarted.insertPlan(draft({ seq: 0 }), { dry: false, now: T0, reason: 'r' })).toBeUndefined();
+  });
+});
+
+describe('markSending refuses once the state lock is not the one this process holds (issue 24, finding 7)', () => {
+  /** A store opened as `run` opens it: under the state lock, which it watches. */
+  function lockedStore(): Opened & { lock: Lock } {
+    const lock = acquireLock(tmp.dbPath);
+    const { logger, events } = captureLog('info');
+    const store = open(tmp.dbPath, { logger, lock });
+    stores.push(store);
+    const steps = [0, 1].map((seq) => store.insertPlan(draft({ seq }), { dry: false, now: T0, reason: 'r' })!.steps[0]!.id);
+    return { store, events, steps, lock };
+  }
+
+  it.each([
+    ['deleted', (p: string) => fs.rmSync(p)],
+    ['replaced', (p: string) => {
+      fs.rmSync(p);
+      fs.writeFileSync(p, '');
+    }],
+  ] as const)('the lock file %s: STATE_REPLACED naming it, logged once, nothing more recorded as sending', (how, change) => {
+    const { store, events, steps, lock } = lockedStore();
+    try {
+      store.markSending(steps[0]!, request(), T0); // all well so far
+      change(lock.path);
+      const err = stateError(() => store.markSending(steps[1]!, request(), T0));
+      expect(err.code).toBe('STATE_REPLACED');
+      expect(err.message).toContain(`the lock file ${lock.path} of state database ${tmp.dbPath} ${how === 'deleted' ? 'was deleted' : 'was replaced by another file'}`);
+      expect(err.message).toMatch(/another autoclaim may now be running on this state/);
+      expect(stateError(() => store.markSending(steps[1]!, request(), T0)).code).toBe('STATE_REPLACED');
+      expect(events('state.replaced')).toMatchObject([{ level: 'error', role: 'lock', how }]);
+      expect(store.getStep(steps[1]!)!.state).toBe('planned');
+    } finally {
+      lock.release();
+    }
+  });
+
+  it('a store opened without the lock (status, actions) does not watch it', () => {
+    const lock = acquireLock(tmp.dbPath);
+    try {
+      const store = open(tmp.dbPath);
+      stores.push(store);
+      const step = store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' })!.steps[0]!.id;
+      fs.rmSync(lock.path);
+      expect(store.markSending(step, request(), T0).state).toBe('sending');
+    } finally {
+      lock.release();
+    }
   });
 });

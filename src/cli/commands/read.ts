@@ -7,6 +7,7 @@ import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 import { table } from '../table.js';
+import { terminalText } from '../terminal-text.js';
 
 async function withApi<T>(ctx: CommandContext, fn: (api: Awaited<ReturnType<typeof openApi>>) => Promise<T>): Promise<T> {
   const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
@@ -46,12 +47,12 @@ export async function walletCommand(ctx: CommandContext, address: string, opts: 
       return EXIT.OK;
     }
     const lines = [
-      `address       ${s.address}`,
-      `epoch         ${s.epoch}`,
+      `address       ${terminalText(s.address)}`,
+      `epoch         ${terminalText(s.epoch)}`,
       `pending SOL   ${formatSol(s.pendingLamports)}`,
       `lifetime SOL  ${s.lifetimeLamports === null ? '-' : formatSol(s.lifetimeLamports)}`,
       `rank          ${s.rank ?? '-'}`,
-      `tier          ${s.tier ?? '-'}`,
+      `tier          ${terminalText(s.tier ?? '-')}`,
     ];
     writeLine(ctx.io.stdout, lines.join('\n'));
     if (s.breakdown.length > 0) {

@@ -15,6 +15,8 @@ import { failpointsFromEnv } from '../../worker/failpoints.js';
 import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
+import { cancelSend } from './send-cancel.js';
+import { actionText, heldReason, reportPlan } from './send-report.js';
 
 export interface SendOptions {
   wallet?: string;
@@ -25,6 +27,8 @@ export interface SendOptions {
   dryRun?: boolean;
   /** With shared state: how long to wait for the wallet's lease holder to send it (e.g. 2m). */
   wait?: string;
+  /** `send --cancel --id ID`: stop a queued one-off plan before it is sent. */
+  cancel?: boolean;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;
@@ -40,7 +44,8 @@ interface Request {
 }
 
 /** Checks the arguments before anything is opened: a usage error sends nothing and records nothing. */
-function parseSendArgs(op: string, opts: SendOptions): Request {
+function parseSendArgs(op: string | undefined, opts: SendOptions): Request {
+  if (op === undefined) throw new UsageError(`OP is required: one of ${SIGNED_OPS.join(', ')} (or --cancel --id ID)`);
   if (!(SIGNED_OPS as readonly string[]).includes(op)) throw new UsageError(`OP must be one of ${SIGNED_OPS.join(', ')}, got "${op}"`);
   const kind = op as SignedOp;
   if (opts.wallet === undefined) throw new UsageError('--wallet NAME is required');
@@ -73,22 +78,44 @@ function stepOf(r: Request): StepSpec {
   return { kind: r.op, symbol: r.symbol ?? '', amount: { kind: 'fixed', lamports: r.lamports ?? 0n } };
 }
 
-/** The outcome of a recorded one-off plan, as lines and an exit code (0 only when applied). */
-function report(ctx: CommandContext, plan: PlanWithSteps, again: boolean): ExitCode {
-  const step = plan.steps[0];
-  const state = step?.state ?? 'missing';
-  const head = again ? `id ${plan.manualId ?? '?'} was already used (plan ${plan.id}); nothing was sent now.` : `plan ${plan.id}:`;
-  writeLine(ctx.io.stdout, `${head} ${step?.kind ?? '?'} is ${state}${step?.error ? ` (${step.error})` : ''}${step?.requestId ? `, x-request-id ${step.requestId}` : ''}`);
-  if (state === 'unknown') {
-    writeLine(ctx.io.stdout, `its outcome is unknown: check it on chain, then \`autoclaim actions resolve ${step?.id ?? '?'} --applied|--not-applied\``);
+/**
+ * The id was used before. With other parameters it is another action: reporting the recorded one's
+ * outcome (exit 0 when it was applied) would read as "your action was applied" (issue 24, finding
+ * 5), so it is a usage error naming the difference. With the same, the recorded outcome and its exit.
+ */
+function reportAgain(ctx: CommandContext, existing: PlanWithSteps, request: Request, wallet: WalletConfig, shared: boolean): ExitCode {
+  const diff = differences(existing, request, wallet);
+  if (diff.length > 0) {
+    throw new UsageError(
+      `--id ${request.id} was already used for another action (plan ${existing.id}: ${actionText(existing)} for wallet ${existing.wallet}); ` +
+        `it differs in ${diff.join(', ')}. Nothing was sent: give this action an id of its own`,
+    );
   }
-  return state === 'acknowledged' ? EXIT.OK : EXIT.FAILURE;
+  return reportPlan(ctx, existing, { again: true, shared });
+}
+
+/** How a recorded one-off plan differs from this request: op, wallet (its address), symbol, amount. */
+function differences(plan: PlanWithSteps, r: Request, wallet: WalletConfig): string[] {
+  const step = plan.steps[0];
+  const out: string[] = [];
+  if (step?.kind !== r.op) out.push(`OP (${step?.kind ?? '?'} recorded, ${r.op} now)`);
+  if (plan.address !== wallet.address) out.push(`wallet (${plan.wallet} ${plan.address} recorded, ${wallet.name} ${wallet.address} now)`);
+  const symbol = step?.symbol ?? undefined;
+  if (symbol !== r.symbol) out.push(`--symbol (${symbol ?? 'none'} recorded, ${r.symbol ?? 'none'} now)`);
+  const amount = step?.amountLamports ?? undefined;
+  if (amount !== r.lamports) {
+    const text = (l: Lamports | undefined) => (l === undefined ? 'none' : `${formatSol(l)} SOL`);
+    out.push(`--amount (${text(amount)} recorded, ${text(r.lamports)} now)`);
+  }
+  return out;
 }
 
 async function confirm(ctx: CommandContext, question: string): Promise<boolean> {
   const stdin = ctx.io.stdin;
   if (stdin?.isTTY !== true) return false;
-  const rl = createInterface({ input: stdin, output: ctx.io.stdout });
+  // terminal: false: the prompt is plain text, with none of readline's cursor escapes, which the
+  // output's control-character guard (terminal-text.ts) would print as text.
+  const rl = createInterface({ input: stdin, output: ctx.io.stdout, terminal: false });
   try {
     const answer = await rl.question(`${question} [y/N] `);
     return /^y(es)?$/i.test(answer.trim());
@@ -97,7 +124,8 @@ async function confirm(ctx: CommandContext, question: string): Promise<boolean> 
   }
 }
 
-export async function sendCommand(ctx: CommandContext, op: string, opts: SendOptions): Promise<ExitCode> {
+export async function sendCommand(ctx: CommandContext, op: string | undefined, opts: SendOptions): Promise<ExitCode> {
+  if (opts.cancel === true) return cancelSend(ctx, op, opts);
   const request = parseSendArgs(op, opts);
   if (opts.yes !== true && opts.dryRun !== true && ctx.io.stdin?.isTTY !== true) {
     throw new UsageError('refusing to send without --yes: standard input is not a terminal, so nobody can confirm');
@@ -114,7 +142,8 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
       throw new UsageError(`no wallet named "${opts.wallet ?? ''}" in the config (wallets: ${runtime.config.wallets.map((w) => w.name).join(', ')})`);
     }
     const existing = await runtime.store.planByManualId(request.id);
-    if (existing !== undefined) return report(ctx, existing, true);
+    const shared = runtime.config.state.url !== undefined;
+    if (existing !== undefined) return reportAgain(ctx, existing, request, wallet, shared);
 
     const text = describe(request, wallet);
     if (opts.dryRun === true) {
@@ -141,14 +170,17 @@ export async function sendCommand(ctx: CommandContext, op: string, opts: SendOpt
     // A concurrent `send` with the same id got there first: report what it recorded.
     if (plan === undefined) {
       const raced = await runtime.store.planByManualId(request.id);
-      return raced === undefined ? EXIT.FAILURE : report(ctx, raced, true);
+      return raced === undefined ? EXIT.FAILURE : reportAgain(ctx, raced, request, wallet, shared);
     }
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
-    if (runtime.config.state.url !== undefined) return await awaitHolder(ctx, runtime, plan, wallet, waitMs);
+    if (runtime.config.state.url !== undefined) return await awaitHolder(ctx, runtime, plan, wallet, { waitMs, waitText: opts.wait ?? '2m' });
     const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events });
     await daemon.recover();
     await daemon.runPlan(plan.id);
-    return report(ctx, (await runtime.store.getPlan(plan.id)) ?? plan, false);
+    const after = (await runtime.store.getPlan(plan.id)) ?? plan;
+    const pauses = daemon.signingPauses();
+    const paused = (pauses.all ?? pauses.wallets.get(wallet.address))?.reason;
+    return reportPlan(ctx, after, { again: false, shared: false, held: await heldReason(runtime.store, after, paused) });
   } finally {
     await runtime.close();
   }
@@ -168,19 +200,22 @@ const WAIT_POLL_MS = 500;
  * of the wallet. Waits for the step to leave `planned`/`sending` and reports it; past `waitMs` the
  * plan stays recorded (it is sent once, when a daemon holds the wallet) and the exit is 1.
  */
-async function awaitHolder(ctx: CommandContext, runtime: Runtime, plan: PlanWithSteps, wallet: WalletConfig, waitMs: number): Promise<ExitCode> {
+async function awaitHolder(
+  ctx: CommandContext,
+  runtime: Runtime,
+  plan: PlanWithSteps,
+  wallet: WalletConfig,
+  opts: { waitMs: number; waitText: string },
+): Promise<ExitCode> {
   writeLine(ctx.io.stdout, `plan ${plan.id} recorded; the daemon holding wallet ${wallet.name} sends it at its next poll`);
-  const deadline = performance.now() + waitMs;
+  const deadline = performance.now() + opts.waitMs;
   for (;;) {
     const now = (await runtime.store.getPlan(plan.id)) ?? plan;
     const state = now.steps[0]?.state;
-    if (state !== 'planned' && state !== 'sending') return report(ctx, now, false);
+    if ((state !== 'planned' && state !== 'sending') || now.cancelledAt !== null) return reportPlan(ctx, now, { again: false, shared: true });
     if (performance.now() >= deadline) {
-      writeLine(
-        ctx.io.stdout,
-        `not sent within the wait: plan ${plan.id} stays recorded and is sent once, by the daemon that holds wallet ${wallet.name} (\`autoclaim status\` shows who; \`autoclaim actions\` shows the outcome)`,
-      );
-      return EXIT.FAILURE;
+      writeLine(ctx.io.stdout, `not sent within the wait (${opts.waitText}):`);
+      return reportPlan(ctx, now, { again: false, shared: true });
     }
     await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }

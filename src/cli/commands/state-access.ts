@@ -10,8 +10,11 @@ import { openStore, type Store } from '../../store/index.js';
 import type { AppConfig } from '../../domain.js';
 import type { CommandContext } from '../context.js';
 
-/** What `status` and `actions` may do with the state file: read it, and resolve an unknown step. */
-type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'resolve' | 'close'>;
+/**
+ * What `status` and `actions` may do with the state file: read it, resolve an unknown step, and
+ * (`send --cancel`) cancel a queued one-off plan.
+ */
+type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'resolve' | 'planByManualId' | 'cancelPlan' | 'close'>;
 
 export async function openStateForCli(ctx: CommandContext, opts: { write: boolean }): Promise<{ config: AppConfig; store: CliStore }> {
   const { config, store } = await openStateIfAny(ctx, opts);
@@ -38,8 +41,9 @@ export async function openStateIfAny(ctx: CommandContext, opts: { write: boolean
  * The shared database, undefined while no daemon has created autoclaim's tables in it. Always
  * opened read-only first: that open refuses a missing, older or newer schema instead of migrating
  * it, so even `actions resolve` never creates or migrates the schema under running daemons; a
- * command that writes then opens it again writable. The writes are not fenced by a lease: the
- * only one is an operator's resolution of an unknown step, which no daemon makes.
+ * command that writes then opens it again writable. The writes are not fenced by a lease: they are
+ * an operator's resolution of an unknown step, which no daemon makes, and a cancel, which locks
+ * the plan's row as the daemon's `sending` commit does, so one of the two wins.
  */
 async function openPostgresIfAny(ctx: CommandContext, config: AppConfig, url: string, opts: { write: boolean }): Promise<CliStore | undefined> {
   const password = statePassword(ctx, config);

@@ -136,6 +136,11 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE daemons ADD COLUMN config text NULL;
   ALTER TABLE daemons ADD COLUMN addresses text[] NULL;
   `,
+  // `autoclaim send --cancel --id ID` records who cancelled a queued one-off plan, and when (issue 24).
+  `
+  ALTER TABLE plans ADD COLUMN cancelled_at bigint NULL;
+  ALTER TABLE plans ADD COLUMN cancelled_by text NULL;
+  `,
 ];
 
 /** The version a fully migrated database has. */

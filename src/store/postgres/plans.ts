@@ -131,6 +131,12 @@ export async function skipPlanned(c: Sql, planId: number, reason: string, now: n
   return r.rowCount ?? 0;
 }
 
+/** Records who cancelled the plan; false when it already was. */
+export async function setCancelled(c: Sql, planId: number, by: string, now: number): Promise<boolean> {
+  const r = await c.query('UPDATE plans SET cancelled_at = $1, cancelled_by = $2, updated_at = $1 WHERE id = $3 AND cancelled_at IS NULL', [now, by, planId]);
+  return r.rowCount === 1;
+}
+
 export async function setClaimed(c: Sql, planId: number, lamports: Lamports, now: number): Promise<void> {
   await c.query('UPDATE plans SET claimed_lamports = $1, updated_at = $2 WHERE id = $3', [lamportsText(lamports, 'claimed'), now, planId]);
 }

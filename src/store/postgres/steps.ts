@@ -8,10 +8,11 @@ import type { Lamports } from '../../amount.js';
 import type { StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../codecs.js';
+import { cancelNote, cancelRefusal } from '../plan-status.js';
 import type { ResponseRecord } from '../port.js';
-import type { AttemptRow, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
+import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 import type { Sql } from './db.js';
-import { finishPlan, planRow, setClaimed, skipPlanned } from './plans.js';
+import { finishPlan, getPlan, planRow, setCancelled, setClaimed, skipPlanned } from './plans.js';
 
 type Outcome = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent';
 export type Scrub = (text: string) => string;
@@ -175,6 +176,21 @@ export class StepWrites {
     const n = await skipPlanned(this.c, planId, this.scrub(reason), now);
     await finishPlan(this.c, planId, now);
     return n;
+  }
+
+  /** `send --cancel` (port.ts); the caller holds the plan's row lock, which markSending also takes. */
+  async cancelPlan(planId: number, by: string, now: number): Promise<PlanWithSteps> {
+    const plan = await getPlan(this.c, planId);
+    if (plan === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
+    const refusal = cancelRefusal(plan);
+    if (refusal !== undefined) throw new StateError('STATE_TRANSITION', refusal);
+    const who = this.scrub(by);
+    if (!(await setCancelled(this.c, planId, who, now))) throw new StateError('STATE_TRANSITION', `plan ${planId} changed concurrently`);
+    await skipPlanned(this.c, planId, cancelNote(who, now), now);
+    await finishPlan(this.c, planId, now);
+    const after = await getPlan(this.c, planId);
+    if (after === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
+    return after;
   }
 
   /** sending → unknown: whatever was in flight may or may not have reached the server. */

@@ -267,6 +267,9 @@ class PostgresStore implements Store {
   skipRemaining(planId: number, reason: string, now = this.clock.now()): Promise<number> {
     return this.planWrite('skipRemaining', planId, (c) => new StepWrites(c, this.scrub).skipRemaining(planId, reason, now));
   }
+  cancelPlan(planId: number, by: string, now = this.clock.now()): Promise<PlanWithSteps> {
+    return this.planWrite('cancelPlan', planId, (c) => new StepWrites(c, this.scrub).cancelPlan(planId, by, now));
+  }
   finishPlan(planId: number, now = this.clock.now()): Promise<PlanStatus> {
     return this.planWrite('finishPlan', planId, (c) => plans.finishPlan(c, planId, now));
   }

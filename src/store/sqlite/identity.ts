@@ -3,7 +3,11 @@
 // deleted, under a running daemon, every later commit goes to a file nobody will ever read again,
 // and after a restart the history of what was sent is gone, so it is sent again (issue 11, item 9).
 //
-// So before and after each `sending` commit the database and its WAL are looked up by name and
+// The same holds for the state lock (lock.ts): its lock lives on the inode that was opened, so a
+// lock file deleted or replaced under a running daemon lets a second `run` lock a new one and sign
+// from the same journal (issue 24, finding 7). It is watched with the files.
+//
+// So before and after each `sending` commit the database, its WAL and the lock are looked up by name and
 // compared (device, inode) with what was opened; on any difference the step is not sent and, from
 // then on, nothing is (the latch). And right after each `sending` commit the WAL is checkpointed
 // into the database file, so that the record of a send never lives only in the `-wal`: deleting
@@ -22,7 +26,7 @@ interface FileId {
 }
 
 interface Watched {
-  role: 'database' | 'WAL';
+  role: 'database' | 'WAL' | 'lock';
   path: string;
   id: FileId;
 }
@@ -37,6 +41,11 @@ interface StateFilesOptions {
   logger: Logger;
   /** A read-only connection records nothing, so there is nothing to guard. */
   readonly: boolean;
+  /**
+   * The state lock this process holds (lock.ts), checked like the files: deleted or replaced, it
+   * no longer keeps a second `run` out, and two daemons signing from one journal send twice.
+   */
+  lock?: { path: string; file: FileId } | undefined;
 }
 
 export class StateFiles {
@@ -60,6 +69,7 @@ export class StateFiles {
     this.watched = [
       { role: 'database', path: file, id: this.mustIdentify(file) },
       { role: 'WAL', path: wal, id: this.mustIdentify(wal) },
+      ...(opts.lock === undefined ? [] : [{ role: 'lock' as const, path: opts.lock.path, id: opts.lock.file }]),
     ];
   }
 
@@ -82,11 +92,14 @@ export class StateFiles {
     for (const w of this.watched) {
       const now = identify(w.path);
       if (now !== undefined && now.dev === w.id.dev && now.ino === w.id.ino) continue;
-      const what = w.role === 'database' ? `state database ${w.path}` : `the WAL ${w.path} of state database ${this.file}`;
+      const what =
+        w.role === 'database' ? `state database ${w.path}` : w.role === 'WAL' ? `the WAL ${w.path} of state database ${this.file}` : `the lock file ${w.path} of state database ${this.file}`;
       const how = now === undefined ? 'was deleted' : 'was replaced by another file';
+      // Without its lock file a second autoclaim may be running on this state: both would send.
+      const lockHint = w.role === 'lock' ? ' (another autoclaim may now be running on this state: stop every one of them)' : '';
       this.replaced = new StateError(
         'STATE_REPLACED',
-        `${what} ${how} while autoclaim had it open; nothing more will be sent: stop autoclaim, check the state file ` +
+        `${what} ${how} while autoclaim had it open; nothing more will be sent${lockHint}: stop autoclaim, check the state file ` +
           '(`autoclaim actions`), then start it again',
       );
       this.opts.logger.error(

@@ -25,6 +25,12 @@ interface LockHolder {
 export interface Lock {
   /** The lock file (`<db>.lock`). */
   readonly path: string;
+  /**
+   * The lock file's (device, inode) when it was taken. The kernel's lock is on that inode: if the
+   * name comes to point elsewhere (deleted, replaced), a second autoclaim can take "the" lock while
+   * this one still runs, so the store compares it before each `sending` commit (identity.ts).
+   */
+  readonly file: { dev: bigint; ino: bigint };
   readonly holder: LockHolder;
   /** Gives the lock up; idempotent. Dying does the same. */
   release(): void;
@@ -57,6 +63,7 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
     db: real,
   };
   let conn: Database.Database | undefined;
+  let file: Lock['file'];
   try {
     ensureFile(paths.lock);
     // timeout 0: a held lock is an answer, not something to wait for.
@@ -69,6 +76,8 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
     conn.prepare('INSERT INTO holder (pid, host, started_at) VALUES (?, ?, ?)').run(holder.pid, holder.host, holder.startedAt);
     conn.exec('COMMIT');
     writeFileAtomic(paths.info, `${JSON.stringify(holder)}\n`);
+    const st = fs.statSync(paths.lock, { bigint: true });
+    file = { dev: st.dev, ino: st.ino };
   } catch (err) {
     conn?.close();
     if (isBusy(err)) {
@@ -86,6 +95,7 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
   let released = false;
   return {
     path: paths.lock,
+    file,
     holder,
     release() {
       if (released) return;

@@ -11,7 +11,8 @@
 //                 name it was last polled under, a label only
 //   epochs_seen   every (address, epoch) ever observed, to tell when a new epoch starts
 //   plans         one row per rule firing; UNIQUE(address, rule, epoch, seq, dry) is the
-//                 exactly-once key of SPEC §2 (`wallet`, the configured name, is a label)
+//                 exactly-once key of SPEC §2 (`wallet`, the configured name, is a label);
+//                 cancelled_at/cancelled_by: who stopped a queued plan (`send --cancel`), and when
 //   steps         the actions of a plan; `state` walks planned → sending → acknowledged |
 //                 rejected | unknown (or skipped). `request` is the JSON of what was signed and
 //                 sent, never the Authorization header; for a claim it also holds the summary it
@@ -234,6 +235,12 @@ export const MIGRATIONS: readonly string[] = [
   WHERE rn = 1;
   DROP TABLE wallet_state;
   ALTER TABLE wallet_state_v2 RENAME TO wallet_state;
+  `,
+  // 3: `autoclaim send --cancel --id ID` records who cancelled a queued one-off plan, and when (issue
+  // 24). Columns added in place: no table is rebuilt, so nothing another migration added is lost.
+  `
+  ALTER TABLE plans ADD COLUMN cancelled_at INTEGER;
+  ALTER TABLE plans ADD COLUMN cancelled_by TEXT;
   `,
 ];
 

@@ -25,6 +25,7 @@ export class PlanRepo {
   private readonly updateClaimed;
   private readonly skipPlanned;
   private readonly insertTx;
+  private readonly markCancelled;
   /** The addresses with any plan: a wallet without one is answered without a query. */
   private readonly addresses: AddressIndex;
 
@@ -65,6 +66,9 @@ export class PlanRepo {
     );
     this.skipPlanned = db.prepare<[string, number, number]>(
       "UPDATE steps SET state = 'skipped', resolution = ?, updated_at = ? WHERE plan_id = ? AND state = 'planned'",
+    );
+    this.markCancelled = db.prepare<[number, string, number, number]>(
+      'UPDATE plans SET cancelled_at = ?, cancelled_by = ?, updated_at = ? WHERE id = ? AND cancelled_at IS NULL',
     );
     this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
     this.addresses = new AddressIndex(db, 'plans');
@@ -159,6 +163,11 @@ export class PlanRepo {
   /** Skips every still-planned step of the plan; returns how many. */
   skipRemaining(planId: number, reason: string, now: number): number {
     return this.skipPlanned.run(reason, now, planId).changes;
+  }
+
+  /** Records who cancelled the plan; false when it already was (the caller's transaction decides). */
+  setCancelled(planId: number, by: string, now: number): boolean {
+    return this.markCancelled.run(now, by, now, planId).changes === 1;
   }
 
   setClaimed(planId: number, lamports: Lamports, now: number): void {

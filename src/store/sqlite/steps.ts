@@ -13,10 +13,10 @@ import type { StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../codecs.js';
 import type { Db } from './db.js';
-import { IN_FLIGHT_ERROR } from '../plan-status.js';
+import { cancelNote, cancelRefusal, IN_FLIGHT_ERROR } from '../plan-status.js';
 import type { PlanRepo } from './plans.js';
 import type { ResponseRecord } from '../port.js';
-import type { AttemptRow, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
+import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 
 
 
@@ -252,6 +252,23 @@ export class StepRepo {
       const n = this.plans.skipRemaining(planId, this.scrub(reason), now);
       this.plans.finish(planId, now);
       return n;
+    });
+  }
+
+  /** `send --cancel` (port.ts): in the write lock markSending also takes, so one of the two wins. */
+  cancelPlan(planId: number, by: string, now: number): PlanWithSteps {
+    return this.tx(() => {
+      const plan = this.plans.get(planId);
+      if (plan === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
+      const refusal = cancelRefusal(plan);
+      if (refusal !== undefined) throw new StateError('STATE_TRANSITION', refusal);
+      const who = this.scrub(by);
+      if (!this.plans.setCancelled(planId, who, now)) throw new StateError('STATE_TRANSITION', `plan ${planId} changed concurrently`);
+      this.plans.skipRemaining(planId, cancelNote(who, now), now);
+      this.plans.finish(planId, now);
+      const after = this.plans.get(planId);
+      if (after === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
+      return after;
     });
   }
 

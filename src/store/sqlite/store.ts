@@ -7,6 +7,7 @@ import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { openDatabase, toStateError, type Db } from './db.js';
 import { StateFiles } from './identity.js';
+import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
 import { PollWrites, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
@@ -29,6 +30,8 @@ export interface StoreOptions {
   redactor?: { redact(text: string): string };
   /** When buffered poll records are written (poll-writes.ts); the defaults suit the daemon. */
   pollWrites?: Omit<PollWriteOptions, 'onTimerError'>;
+  /** The state lock this process holds: re-checked before each `sending` commit (identity.ts). */
+  lock?: Pick<Lock, 'path' | 'file'>;
 }
 
 export function openStore(path: string, opts: StoreOptions): SyncStore {
@@ -70,7 +73,7 @@ class SqliteStore implements SyncStore {
     this.plans = new PlanRepo(db);
     this.steps = new StepRepo(db, this.plans, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
-    this.files = new StateFiles(db, path, { logger: opts.logger, readonly: opts.readonly ?? false });
+    this.files = new StateFiles(db, path, { logger: opts.logger, readonly: opts.readonly ?? false, lock: opts.lock });
   }
 
   /** Runs `fn`, turning any failure that is not already ours into STATE_IO. */
@@ -168,6 +171,9 @@ class SqliteStore implements SyncStore {
   }
   skipRemaining(planId: number, reason: string, now = this.clock.now()): number {
     return this.afterPolls('skipRemaining', () => this.steps.skipRemaining(planId, reason, now));
+  }
+  cancelPlan(planId: number, by: string, now = this.clock.now()): PlanWithSteps {
+    return this.afterPolls('cancelPlan', () => this.steps.cancelPlan(planId, by, now));
   }
   finishPlan(planId: number, now = this.clock.now()): PlanStatus {
     return this.afterPolls('finishPlan', () => this.plans.finish(planId, now));
