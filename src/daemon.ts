@@ -12,6 +12,7 @@ import { ClockSkewWatch } from './worker/clock-skew.js';
 import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './worker/wallet-cycle.js';
+import { epochsExempt } from './worker/epoch-check.js';
 import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
 import { recoverInFlight } from './worker/recovery.js';
@@ -112,6 +113,7 @@ export class Daemon {
       clockSkew: this.clockSkew,
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
+      epochsExempt: () => epochsExempt(this.config, opts.env),
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger });

@@ -150,7 +150,7 @@ interface AlertsConfig {
 }
 
 /** The kinds of webhook notification an operator can choose (alerts.webhook.events). */
-export const WEBHOOK_CATEGORIES = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'acknowledged'] as const;
+export const WEBHOOK_CATEGORIES = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused', 'acknowledged'] as const;
 export type WebhookCategory = (typeof WEBHOOK_CATEGORIES)[number];
 
 /** Options for the in-process simulator when api.base_url is "sandbox". */

@@ -257,7 +257,7 @@ export const ConfigSchema = z
                 .min(1)
                 .default(['failures'])
                 .describe(
-                  'what is posted: failures (= rejected, failed, unknown, anomaly, config_invalid, stale, unknown_step), all (failures and acknowledged), or any of those names',
+                  'what is posted: failures (= rejected, failed, unknown, anomaly, config_invalid, stale, unknown_step, epoch_refused), all (failures and acknowledged), or any of those names',
                 ),
             })
             .prefault({})

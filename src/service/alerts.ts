@@ -1,5 +1,5 @@
 // Staleness alerts, raised once per episode: a wallet without a successful poll for N intervals,
-// or an `unknown` step left open past a threshold, is logged at error level when the episode opens
+// an `unknown` step left open past a threshold, or a wallet whose polled epoch is refused (SPEC §2), is logged at error level when the episode opens
 // and at info when it closes, never on every tick. The tracker and the evaluation are pure; the
 // daemon feeds them what it knows and logs (and notifies) the transitions.
 import type { LogFields, Logger } from '../log/logger.js';
@@ -39,7 +39,7 @@ export function createAlertTracker(): AlertTracker {
   };
 }
 
-type AlertKind = 'wallet_stale' | 'unknown_step';
+type AlertKind = 'wallet_stale' | 'unknown_step' | 'epoch_refused';
 
 export interface AlertInputs {
   now: number;
@@ -51,6 +51,11 @@ export interface AlertInputs {
   wallets: Array<{ name: string; lastOkAt: number | undefined; since: number }>;
   /** Every step currently in state unknown. */
   unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number }>;
+  /**
+   * Wallets whose last poll was refused for its epoch (INVALID_EPOCH), with why; a wallet leaves
+   * the list at its next good poll. Absent: none.
+   */
+  epochRefused?: Array<{ name: string; detail: string }>;
 }
 
 interface AlertTransition {
@@ -100,6 +105,15 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     out.push({ key, kind: 'unknown_step', change, wallet: s.wallet, step: s.id, plan: s.plan, text });
   }
 
+  for (const w of inputs.epochRefused ?? []) {
+    const key = `epoch_refused:${w.name}`;
+    seen.add(key);
+    const change = tracker.observe(key, true, inputs.now);
+    if (change === undefined) continue;
+    const text = `wallet ${w.name}: the API's epoch is not believed, so nothing is decided for it: ${w.detail}`;
+    out.push({ key, kind: 'epoch_refused', change, wallet: w.name, text });
+  }
+
   for (const { key } of tracker.open()) {
     if (seen.has(key)) continue;
     tracker.observe(key, false, inputs.now);
@@ -108,6 +122,8 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
       out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
     } else if (kind === 'wallet_stale') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });
+    } else if (kind === 'epoch_refused') {
+      out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest}: its epoch is believed again` });
     }
   }
   return out;

@@ -9,6 +9,7 @@
 // With shared state (state.url) it also hears the lease manager (cluster-signals.ts): the leases
 // held and the live daemons (metrics, readiness), lease losses, and the wallets this daemon answers
 // for (the fleet's scope), so no daemon reports another's wallets as stale.
+import { AutoclaimError } from '../errors.js';
 import type { Clock } from '../domain.js';
 import type { AutoclaimEventMap, AutoclaimEvents } from '../events.js';
 import type { Logger } from '../log/logger.js';
@@ -54,6 +55,8 @@ export class Supervisor {
   private health: HealthServer | undefined;
   private stopWatchdog: () => void = () => {};
   private configValid = true;
+  /** Wallets (by name) whose last poll was refused for its epoch, with why: the epoch_refused alert. */
+  private readonly epochRefused = new Map<string, string>();
 
   /**
    * Built once the runtime is open and the daemon made, before the daemon starts: it subscribes to
@@ -90,6 +93,11 @@ export class Supervisor {
       // Step outcomes are counted (instrument) and announced when they matter to a human.
       ...(webhook === undefined ? [] : [events.on('step:outcome', (e) => webhook.onStep(e))]),
       events.on('cycle:done', ({ at }) => void this.cycleDone(at)),
+      // Open from a refused epoch until the wallet's next good poll (another failure leaves it open).
+      events.on('poll:failed', ({ wallet, error }) => {
+        if (error instanceof AutoclaimError && error.code === 'INVALID_EPOCH') this.epochRefused.set(wallet.name, error.message);
+      }),
+      events.on('poll:ok', ({ wallet }) => this.epochRefused.delete(wallet.name)),
       events.on('config:reloading', () => this.notifier.reloading()),
       events.on('config:reloaded', (r) => this.reloaded(r)),
       ...(manager === undefined ? [] : watchLeases(manager, { metrics: this.metrics, store: runtime.store, logger: opts.logger })),
@@ -119,6 +127,7 @@ export class Supervisor {
         // autoclaim_wallets_stale, and no query per wallet per cycle.
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
         unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
+        epochRefused: [...this.epochRefused].map(([name, detail]) => ({ name, detail })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {

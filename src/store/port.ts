@@ -60,6 +60,11 @@ export interface SyncStore {
   flushPolls(): void;
   walletStates(): WalletStateRow[];
   walletState(address: string): WalletStateRow | undefined;
+  /**
+   * The newest epoch a good poll recorded for this address (buffered ones included), without
+   * writing the poll buffer: what a polled epoch must not go back before (SPEC §2).
+   */
+  lastEpoch(address: string): string | undefined;
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;
   planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];

@@ -10,7 +10,7 @@ import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type Pl
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import { storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
+import { laterEpoch, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from '../port.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
@@ -158,6 +158,11 @@ class PostgresStore implements Store {
   async walletState(address: string): Promise<WalletStateRow | undefined> {
     await this.flushPolls();
     return this.io('walletState', (c) => this.wallets.get(c, address));
+  }
+  async lastEpoch(address: string): Promise<string | undefined> {
+    // Shared state: another daemon may have recorded a newer epoch since; the later of the two.
+    const row = await this.io('lastEpoch', (c) => this.wallets.get(c, address));
+    return laterEpoch(this.polls.lastEpoch(address), row?.epoch);
   }
 
   async insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): Promise<PlanWithSteps | undefined> {
