@@ -144,7 +144,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   }
 
   for (const draft of plans) {
-    const reason = decisions.find((d) => d.rule === draft.rule)?.detail ?? '';
+    const reason = decisions.find((d) => d.ruleId === draft.rule)?.detail ?? '';
     const recorded = await store.insertPlan(draft, { dry: deps.dry, now, reason });
     if (recorded === undefined) {
       // The UNIQUE key did its job: this decision was already recorded (a race, or a clock step).

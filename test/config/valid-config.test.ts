@@ -135,6 +135,7 @@ describe('a valid config', () => {
       rules: [
         {
           name: 'compound',
+          id: 'compound',
           when: [
             { field: 'pending_sol', op: 'gte', value: 123_456_789n },
             { field: 'pending_sol', op: 'lt', value: 1_000_000_000_000n },
@@ -158,6 +159,7 @@ describe('a valid config', () => {
         },
         {
           name: 'sweep',
+          id: 'sweep',
           when: [{ field: 'tier', op: 'eq', value: 'diamond' }],
           do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'all' } }],
           limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },

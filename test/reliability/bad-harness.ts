@@ -30,6 +30,7 @@ export const API_CONFIG: ApiConfig = apiConfig({
 /** Fires on any summary with something to claim, every time (no once-per-epoch): a slip shows. */
 const GREEDY_RULE: Rule = {
   name: 'greedy',
+  id: 'greedy',
   when: [{ field: 'pending_sol', op: 'gte', value: 1n }],
   do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
   limits: { oncePerEpoch: false, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },
