@@ -184,6 +184,9 @@ class PostgresStore implements Store {
   activePlans(address: string): Promise<PlanWithSteps[]> {
     return this.io('activePlans', (c) => plans.activePlans(c, address));
   }
+  latestRulePlans(): Promise<PlanWithSteps[]> {
+    return this.io('latestRulePlans', (c) => plans.latestRulePlans(c));
+  }
   planByManualId(id: string): Promise<PlanWithSteps | undefined> {
     return this.io('planByManualId', (c) => plans.planByManualId(c, id));
   }

@@ -119,6 +119,9 @@ class SqliteStore implements SyncStore {
   activePlans(address: string): PlanWithSteps[] {
     return this.io('activePlans', () => this.plans.active(address));
   }
+  latestRulePlans(): PlanWithSteps[] {
+    return this.io('latestRulePlans', () => this.plans.latestPerRule());
+  }
   planByManualId(id: string): PlanWithSteps | undefined {
     return this.io('planByManualId', () => this.plans.byManualId(id));
   }
