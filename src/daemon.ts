@@ -13,6 +13,8 @@ import { ClaimDoubtWatch, type DoubtEpisode } from './worker/claim-doubt.js';
 import type { Failpoint } from './worker/failpoints.js';
 import type { Signer } from './worker/ports.js';
 import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './worker/wallet-cycle.js';
+import { epochsExempt } from './worker/epoch-check.js';
+import { carryRuleIds } from './rules/rule-ids.js';
 import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
 import { recoverInFlight } from './worker/recovery.js';
@@ -83,6 +85,8 @@ export class Daemon {
   /** With shared state (state.url): the wallets this daemon holds leases on are the ones it works. */
   private readonly cluster: ClusterWork | undefined;
   lastCycleAt: number | undefined;
+  /** Rule ids settled against the journal (rules/rule-ids.ts): every turn waits for it before deciding. */
+  private ruleIdsSettled: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: DaemonOptions) {
     const { runtime, clock, logger, failpoint } = opts;
@@ -117,6 +121,7 @@ export class Daemon {
       claimDoubt: this.claimDoubt,
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
+      epochsExempt: () => epochsExempt(this.config, opts.env),
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight() });
@@ -149,6 +154,8 @@ export class Daemon {
    * recovered when its lease is taken (cluster/work.ts).
    */
   async recover(): Promise<void> {
+    this.settleRuleIds();
+    await this.ruleIdsSettled;
     if (this.cluster !== undefined) return;
     const { runtime, clock, logger } = this.opts;
     await recoverInFlight({ store: runtime.store, clock, logger });
@@ -168,6 +175,7 @@ export class Daemon {
   async runWallet(name: string): Promise<WalletCycleResult | undefined> {
     const wallet = this.walletsByName.get(name);
     if (wallet === undefined) return undefined;
+    await this.ruleIdsSettled;
     if (this.cluster === undefined) return runWalletCycle(this.cycle, wallet);
     if (!this.cluster.holds(wallet.address)) return undefined;
     return this.cluster.run(wallet.address, () => runWalletCycle(this.cycle, wallet));
@@ -286,6 +294,7 @@ export class Daemon {
     const keyChanged = client.useApiKey(apiKey);
     const api = { ...this.config.api, headerPrefix: next.api.headerPrefix, endpoints: next.api.endpoints, signatureEncoding: next.api.signatureEncoding, authReads: next.api.authReads, claimSettleMs: next.api.claimSettleMs };
     this.config = { ...next, api, state: this.config.state, cluster: this.config.cluster };
+    this.settleRuleIds();
     if (signingChanged || keyChanged) {
       const lifted = this.executor.liftPauses();
       logger.info(
@@ -306,6 +315,38 @@ export class Daemon {
     logger.info({ event: 'config.reloaded', wallets: next.wallets.length, rules: next.rules.length }, 'config reloaded');
     this.events.emit('config:reloaded', { ok: true });
     return true;
+  }
+
+  /**
+   * A rule replaced by one with the same steps (gone from the config, the new one without plans of
+   * its own) takes the old rule's id and with it its history and limits (SPEC §2; rules/rule-ids.ts).
+   * Asked of the journal at every start and reload, so a restart carries as the reload did; the
+   * turns wait for it. A newer reload settles its own config.
+   */
+  private settleRuleIds(): void {
+    const config = this.config;
+    const { logger } = this.opts;
+    this.ruleIdsSettled = (async () => {
+      const plans = await this.opts.runtime.store.latestRulePlans();
+      if (this.config !== config) return;
+      const outcome = carryRuleIds(config.rules, plans);
+      for (const c of outcome.carried) {
+        const was = plans.find((p) => p.rule === c.id);
+        logger.warn(
+          { event: 'rule.renamed', rule: c.name, id: c.id },
+          `rule ${c.name} has the steps of rule ${c.id}, which is gone from the config: it keeps that rule's history and limits (id ${c.id}${was ? `, last planned for ${was.wallet} in epoch ${was.epoch}` : ''}); give it \`id: ${c.id}\` to say so`,
+        );
+      }
+      for (const a of outcome.ambiguous) {
+        logger.warn(
+          { event: 'rule.rename_ambiguous', rules: a.names, ids: a.ids },
+          `rule(s) ${a.names.join(', ')} have the steps of gone rule(s) ${a.ids.join(', ')}; which replaced which is not guessed, so none carries a history: give the rule meant \`id: <old id>\``,
+        );
+      }
+      if (outcome.carried.length > 0) this.config = { ...config, rules: outcome.rules };
+    })().catch((err: unknown) => {
+      logger.error({ event: 'rule.ids_failed', err }, 'could not read which rules planned before; renamed rules are not matched with their history');
+    });
   }
 
   /**

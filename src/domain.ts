@@ -106,7 +106,14 @@ export interface RuleLimits {
 }
 
 export interface Rule {
+  /** A label for logs and `actions`. */
   name: string;
+  /**
+   * What the rule's plans and every limit of it are keyed by (SPEC §2: a rule's limits survive its
+   * renaming): `id:` in the config, else its name, or the id of the rule it replaced with the same
+   * steps (config/rule-ids.ts). Always set once resolved.
+   */
+  id: string;
   when: Condition[];
   do: StepSpec[];
   limits: RuleLimits;
@@ -115,6 +122,11 @@ export interface Rule {
 export interface SafetyConfig {
   /** A step moving more than this is refused and logged. */
   maxLamportsPerAction: Lamports;
+  /**
+   * safety.max_sol_per_wallet_per_day: what one address's plans, every rule together, may count for
+   * in any 24 h (each plan as a rule's max_sol_per_day counts it); none when undefined.
+   */
+  maxLamportsPerWalletPerDay?: Lamports | undefined;
 }
 
 export interface AppConfig {
@@ -155,7 +167,7 @@ interface AlertsConfig {
 }
 
 /** The kinds of webhook notification an operator can choose (alerts.webhook.events). */
-export const WEBHOOK_CATEGORIES = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'acknowledged'] as const;
+export const WEBHOOK_CATEGORIES = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused', 'acknowledged'] as const;
 export type WebhookCategory = (typeof WEBHOOK_CATEGORIES)[number];
 
 /** Options for the in-process simulator when api.base_url is "sandbox". */
@@ -249,7 +261,10 @@ export interface PlanHistoryEntry {
 
 /** Why a rule fired or did not; becomes a rule.fired / rule.skipped log event. */
 export interface Decision {
+  /** The rule's name (a label). */
   rule: string;
+  /** The rule's id, what its plan is keyed by; absent for a name no rule has (unknown_rule). */
+  ruleId?: string;
   fired: boolean;
   /** Machine-readable: "condition", "once_per_epoch", "cooldown", "max_plans_per_day", "max_sol_per_day", "max_sol_per_action", "fired". */
   reason: string;

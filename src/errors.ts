@@ -18,7 +18,8 @@ export type ApiErrorCode =
   | 'REFUSED' // another 4xx
   | 'SERVER_ERROR' // 5xx
   | 'UNEXPECTED_STATUS' // 1xx/3xx
-  | 'BAD_RESPONSE'; // a 2xx whose body fails the schema
+  | 'BAD_RESPONSE' // a 2xx whose body fails the schema
+  | 'INVALID_EPOCH'; // a summary's epoch is not a real date, lies more than a day from our UTC date, or went backward (SPEC §2)
 
 /** Key and credential loading (KeyError). */
 type KeyErrorCode =

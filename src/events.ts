@@ -142,6 +142,10 @@ export const LOG_EVENTS = [
   'poll.overlap',
   'epoch.new',
   'amount.rounded',
+  // a rule replaced by one with the same steps takes its id, or not when more than one could be meant (rules/rule-ids.ts)
+  'rule.renamed',
+  'rule.rename_ambiguous',
+  'rule.ids_failed',
   'rule.fired',
   'rule.skipped',
   'plan.recorded',

@@ -122,9 +122,9 @@ function formatIssues(error: z.ZodError): string[] {
   return error.issues.map((i) => `${formatPath(i.path) || 'body'}: ${i.message}`);
 }
 
-export function badResponse(ctx: ResponseContext, issues: string[], cause?: unknown): ApiError {
+export function badResponse(ctx: ResponseContext, issues: string[], cause?: unknown, code: 'BAD_RESPONSE' | 'INVALID_EPOCH' = 'BAD_RESPONSE'): ApiError {
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-  return new ApiError('BAD_RESPONSE', `${ctx.method} ${ctx.url} : invalid response: ${issues[0] ?? 'unreadable'}${more}`, {
+  return new ApiError(code, `${ctx.method} ${ctx.url} : invalid response: ${issues[0] ?? 'unreadable'}${more}`, {
     method: ctx.method,
     url: ctx.url,
     disposition: 'invalid_response',
@@ -142,9 +142,13 @@ function check<S extends z.ZodType>(schema: S, value: unknown, ctx: ResponseCont
   return result.data;
 }
 
-/** A wallet summary; `expectedAddress` must be the address that was asked for. */
+/**
+ * A wallet summary; `expectedAddress` must be the address that was asked for. A summary whose only
+ * fault is its epoch (not a real date: "2025-02-30", 20250601) is INVALID_EPOCH, the code the wallet
+ * cycle gives an epoch it refuses for the calendar (SPEC §2): one code for "the epoch is not believed".
+ */
 export function parseWalletSummary(value: unknown, expectedAddress: string, ctx: ResponseContext): WalletSummary {
-  const s = plainSummary(value) ?? check(walletSummarySchema, value, ctx);
+  const s = plainSummary(value) ?? checkSummary(value, ctx);
   if (s.address !== expectedAddress) {
     throw badResponse(ctx, [`address: expected ${expectedAddress} (the wallet asked for), got ${s.address}`]);
   }
@@ -159,6 +163,13 @@ export function parseWalletSummary(value: unknown, expectedAddress: string, ctx:
     breakdown,
     raw: value,
   };
+}
+
+function checkSummary(value: unknown, ctx: ResponseContext): z.output<typeof walletSummarySchema> {
+  const result = walletSummarySchema.safeParse(value);
+  if (result.success) return result.data;
+  const onlyEpoch = result.error.issues.every((i) => i.path.length === 1 && i.path[0] === 'epoch');
+  throw badResponse(ctx, formatIssues(result.error), undefined, onlyEpoch ? 'INVALID_EPOCH' : 'BAD_RESPONSE');
 }
 
 type SummaryFields = Pick<z.output<typeof walletSummarySchema>, 'address' | 'epoch' | 'pending_sol' | 'lifetime_sol' | 'rank' | 'tier' | 'breakdown'>;

@@ -31,12 +31,9 @@ import { createHash } from 'node:crypto';
 import type { Rule, SafetyConfig } from '../domain.js';
 import { assignShares } from './share.js';
 
-/**
- * A rule's identity across hosts: its `id` once rules carry one (defaulting to the name), its name
- * until then. The one place to change when they do.
- */
+/** A rule's identity across hosts: its `id` (the name unless one is given), as plans key it. */
 export function ruleIdentity(rule: Rule): string {
-  return rule.name;
+  return rule.id;
 }
 
 /** Everything daemons must agree on to share wallets. */

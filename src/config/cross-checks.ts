@@ -87,6 +87,17 @@ function uniqueNames(config: AppConfig, ctx: ResolveContext): void {
   dup('wallet name', config.wallets.map((w) => w.name), 'wallets', 'name');
   dup('wallet address', config.wallets.map((w) => w.address), 'wallets', 'address');
   dup('rule name', config.rules.map((r) => r.name), 'rules', 'name');
+  // Plans and limits are keyed by id (its name unless set): two rules must not share one.
+  const firstId = new Map<string, number>();
+  config.rules.forEach((r, i) => {
+    if (isSetAside(ctx.setAside, ['rules', i])) return;
+    const earlier = firstId.get(r.id);
+    if (earlier === undefined) firstId.set(r.id, i);
+    else if (config.rules[earlier]?.name !== r.name) {
+      const field = ctx.source.has(['rules', i, 'id']) ? 'id' : 'name';
+      ctx.issues.error(['rules', i, field], `duplicate rule id "${r.id}" (also rules[${earlier}]): plans and limits are keyed by it`);
+    }
+  });
 }
 
 function walletRuleReferences(config: AppConfig, ctx: ResolveContext): void {

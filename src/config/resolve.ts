@@ -61,7 +61,13 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
     },
     wallets: (raw.wallets ?? []).map((w, i) => resolveWallet(w, i, raw.rules, ctx)),
     rules: raw.rules.map((r, i) => resolveRule(r, i, ctx)),
-    safety: { maxLamportsPerAction: positiveAmount(raw.safety.max_sol_per_action, ['safety', 'max_sol_per_action'], ctx) },
+    safety: {
+      maxLamportsPerAction: positiveAmount(raw.safety.max_sol_per_action, ['safety', 'max_sol_per_action'], ctx),
+      maxLamportsPerWalletPerDay:
+        raw.safety.max_sol_per_wallet_per_day === undefined
+          ? undefined
+          : positiveAmount(raw.safety.max_sol_per_wallet_per_day, ['safety', 'max_sol_per_wallet_per_day'], ctx),
+    },
     sandbox: {
       epochMs: positiveDuration(raw.sandbox.epoch, ['sandbox', 'epoch'], ctx),
       // The simulator accrues per second; a per-minute rate that does not divide evenly loses
@@ -241,6 +247,7 @@ function resolveRule(r: RawRule, i: number, ctx: ResolveContext): Rule {
   const limits = r.limits;
   return {
     name: r.name,
+    id: r.id ?? r.name,
     when: conditions(r.when ?? {}, [...base, 'when'], ctx),
     do: r.do.map((s, j) => step(s, [...base, 'do', j], ctx)),
     limits: {

@@ -87,12 +87,15 @@ const Limits = z
     once_per_epoch: z.boolean().default(true).describe('at most one plan per wallet and epoch'),
     cooldown: Duration.optional().describe('least time between two plans of this rule for a wallet'),
     max_plans_per_day: posInt().optional().describe('plans of this rule per wallet in any 24 hours'),
-    max_sol_per_day: SolAmount.optional().describe('SOL claimed by this rule per wallet in any 24 hours'),
+    max_sol_per_day: SolAmount.optional().describe('SOL claimed by this rule per wallet in any 24 hours (a plan without a claim: its fixed amounts)'),
   })
   .prefault({});
 
 export const Rule = z.strictObject({
   name: name('rule').describe('unique rule name'),
+  id: name('rule id')
+    .optional()
+    .describe("what the rule's plans and limits are keyed by (default: its name); keep it when renaming the rule"),
   when: When.optional()
     .describe('conditions, all of which must hold; none means every epoch'),
   do: z.array(Step).min(1, { error: 'a rule needs at least one step' }).describe('steps, in order'),

@@ -216,6 +216,12 @@ export const ConfigSchema = z
                     : SOL_MESSAGE,
               })
               .describe('a step moving more SOL than this is refused and logged; required'),
+            max_sol_per_wallet_per_day: z
+              .union(SolAmount.options, { error: whenPresent(SOL_MESSAGE) })
+              .optional()
+              .describe(
+                "SOL one wallet address's plans may count for in any 24 hours, all rules together (as a rule's max_sol_per_day counts); no wallet-level cap when absent",
+              ),
           },
           {
             error: whenMissing(
@@ -268,7 +274,7 @@ export const ConfigSchema = z
                 .min(1)
                 .default(['failures'])
                 .describe(
-                  'what is posted: failures (= rejected, failed, unknown, anomaly, config_invalid, stale, unknown_step), all (failures and acknowledged), or any of those names',
+                  'what is posted: failures (= rejected, failed, unknown, anomaly, config_invalid, stale, unknown_step, epoch_refused), all (failures and acknowledged), or any of those names',
                 ),
             })
             .prefault({})

@@ -10,6 +10,9 @@
  * `fired` or skipped with a machine `reason` and a human `detail` (amounts in SOL). A name in
  * `wallet.rules` that no rule has yields `unknown_rule`.
  *
+ * A rule's plans and history are keyed by its id (default: its name), never its name alone: a rule
+ * renamed with the same id, or one that took over a replaced rule's id, keeps its limits.
+ *
  * Which history: plans whose status is `failed` (the server refused the *request* as invalid:
  * signature, timestamp, headers, auth) count for nothing, so a fixed setup fires the rule again in
  * the same epoch. Of the rest, only plans with the same dry-ness as this run — a dry run never spends a real
@@ -33,6 +36,9 @@
  *  5. max_plans_per_day      — plans of this rule in the last 24h ≥ the limit.
  *  6. max_sol_per_day        — lamports of this rule's plans in the last 24h + this plan's estimate
  *                              > the limit (equal is allowed).
+ *  6b. max_sol_per_wallet_per_day — safety's wallet-level cap: the same sum over every plan of the
+ *                              address (all rules, one-off sends, and plans fired earlier in this
+ *                              decide) + this plan's estimate > the cap. No cap when unset.
  *                              "The last 24h" is createdAt in (now − 24h, now], plus any plan dated
  *                              after now (clock stepped back: counting it is the safe side).
  *  7. nothing_to_claim       — the rule claims and pending is 0; an empty claim is never sent.
@@ -59,7 +65,7 @@ import type { Decision, PlanDraft, PlanHistoryEntry, Rule, SafetyConfig, WalletC
 import { estimatePlanLamports, firstOverActionLimit, planStepProblem } from './amounts.js';
 import { evaluateConditions } from './conditions.js';
 import { describeStep, sol } from './format.js';
-import { firstLimitBreach, type LimitReason } from './limits.js';
+import { firstLimitBreach, walletDayBreach, type LimitReason } from './limits.js';
 
 export interface DecideInput {
   wallet: WalletConfig;
@@ -91,6 +97,7 @@ type DecisionReason =
   | 'invalid_steps'
   | 'condition'
   | LimitReason
+  | 'max_sol_per_wallet_per_day'
   | 'nothing_to_claim'
   | 'max_sol_per_action'
   | 'blocked_unknown_step'
@@ -111,7 +118,7 @@ function nextSeq(plans: readonly PlanHistoryEntry[], epoch: string): number {
   return plans.filter((p) => p.epoch === epoch).reduce((next, p) => Math.max(next, p.seq + 1), 0);
 }
 
-function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined): Verdict {
+function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined, drafted: readonly PlanDraft[]): Verdict {
   const { summary, safety, now, dry } = input;
   const stepProblem = planStepProblem(rule.do);
   if (stepProblem !== undefined) return { reason: 'invalid_steps', detail: stepProblem };
@@ -120,12 +127,24 @@ function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined)
   if (!cond.holds) return { reason: 'condition', detail: cond.detail };
 
   // A failed plan (the request was refused as invalid: the setup, not the action) spends nothing.
-  const ofRule = input.history.filter((p) => p.rule === rule.name && p.dry === dry);
+  // Keyed by the rule's id: a renamed rule (same id) keeps its history (SPEC §2).
+  const ofRule = input.history.filter((p) => p.rule === rule.id && p.dry === dry);
   const plans = ofRule.filter((p) => p.status !== 'failed');
   const claims = hasClaim(rule);
   const estimateLamports = estimatePlanLamports(rule.do, summary.pendingLamports);
   const breach = firstLimitBreach({ limits: rule.limits, plans, epoch: summary.epoch, now, estimateLamports });
   if (breach) return breach;
+  // The wallet-level cap: every rule's plans of this address, and those fired earlier in this decide.
+  const walletBreach = walletDayBreach({
+    maxLamports: safety.maxLamportsPerWalletPerDay,
+    plans: [
+      ...input.history.filter((p) => p.dry === dry && p.status !== 'failed'),
+      ...drafted.map((d) => ({ rule: d.rule, epoch: d.epoch, seq: d.seq, createdAt: now, dry, status: 'open' as const, lamports: d.estimateLamports })),
+    ],
+    now,
+    estimateLamports,
+  });
+  if (walletBreach) return walletBreach;
 
   if (claims && summary.pendingLamports <= 0n) {
     return { reason: 'nothing_to_claim', detail: 'pending_sol is 0: nothing to claim' };
@@ -156,7 +175,7 @@ function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined)
   const plan: PlanDraft = {
     wallet: input.wallet.name,
     address: input.wallet.address,
-    rule: rule.name,
+    rule: rule.id,
     epoch: summary.epoch,
     // Failed plans keep their seqs, so a plan after one takes the next free seq even under
     // once_per_epoch (which, had a plan that counts existed, would have stopped this one).
@@ -176,13 +195,13 @@ export function decide(input: DecideInput): DecideOutput {
 
   for (const rule of input.rules) {
     if (!applicable.has(rule.name)) continue;
-    const verdict = judge(rule, input, claimTakenBy);
+    const verdict = judge(rule, input, claimTakenBy, plans);
     if ('plan' in verdict) {
       plans.push(verdict.plan);
       if (hasClaim(rule)) claimTakenBy = rule.name;
-      decisions.push({ rule: rule.name, fired: true, reason: 'fired', detail: verdict.detail });
+      decisions.push({ rule: rule.name, ruleId: rule.id, fired: true, reason: 'fired', detail: verdict.detail });
     } else {
-      decisions.push({ rule: rule.name, fired: false, reason: verdict.reason, detail: verdict.detail });
+      decisions.push({ rule: rule.name, ruleId: rule.id, fired: false, reason: verdict.reason, detail: verdict.detail });
     }
   }
 

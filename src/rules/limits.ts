@@ -7,6 +7,32 @@ export const DAY_MS = 86_400_000;
 
 export type LimitReason = 'once_per_epoch' | 'cooldown' | 'max_plans_per_day' | 'max_sol_per_day';
 
+/**
+ * safety.max_sol_per_wallet_per_day (SPEC §2: a wallet-level daily cap backs every rule). `plans`
+ * are every plan of the address that counts (all rules, one-off sends too, same dry-ness, not
+ * failed, the plan judged left out), each counted as a rule's max_sol_per_day counts it: what it
+ * claimed, or while open expects to claim; a plan with no claim, its fixed amounts. Over the same
+ * 24 h as the rule caps. Undefined when within the cap or there is none.
+ */
+export function walletDayBreach(input: {
+  maxLamports: Lamports | undefined;
+  plans: readonly PlanHistoryEntry[];
+  now: number;
+  estimateLamports: Lamports;
+}): { reason: 'max_sol_per_wallet_per_day'; detail: string } | undefined {
+  const { maxLamports, now, estimateLamports } = input;
+  if (maxLamports === undefined) return undefined;
+  const spent = input.plans.filter((p) => inLastDay(p, now)).reduce((sum, p) => sum + p.lamports, 0n);
+  const total = spent + estimateLamports;
+  if (total <= maxLamports) return undefined;
+  return {
+    reason: 'max_sol_per_wallet_per_day',
+    detail:
+      `safety.max_sol_per_wallet_per_day ${sol(maxLamports)}: ${sol(spent)} SOL by this wallet's plans in the last 24h ` +
+      `+ ${sol(estimateLamports)} SOL now = ${sol(total)} SOL`,
+  };
+}
+
 interface LimitBreach {
   reason: LimitReason;
   detail: string;

@@ -7,7 +7,7 @@ import type { Lamports } from '../amount.js';
 import type { PlanHistoryEntry, Rule, SafetyConfig, SignedOp, WalletSummary } from '../domain.js';
 import { checkActionLimit } from './amounts.js';
 import { evaluateConditions } from './conditions.js';
-import { firstLimitBreach, type LimitReason } from './limits.js';
+import { firstLimitBreach, walletDayBreach, type LimitReason } from './limits.js';
 
 export interface RecheckInput {
   /** The rule as configured now (a reload may have tightened it). */
@@ -33,7 +33,7 @@ export interface RecheckInput {
   now: number;
 }
 
-type RecheckReason = 'epoch' | 'condition' | LimitReason | 'max_sol_per_action';
+type RecheckReason = 'epoch' | 'condition' | LimitReason | 'max_sol_per_wallet_per_day' | 'max_sol_per_action';
 
 type RecheckResult =
   | { ok: true }
@@ -53,9 +53,13 @@ export function recheckBeforeSigning(input: RecheckInput): RecheckResult {
     if (!cond.holds) return { ok: false, reason: 'condition', detail: `rule no longer holds: ${cond.detail}`, refuse: false };
   }
   // The plan's own row must not count against itself; only real plans count for a real one.
-  const others = input.history.filter((p) => p.rule === rule.name && !p.dry && p.id !== plan.id && p.status !== 'failed');
+  // Keyed by the rule's id, as decide keys them.
+  const counting = input.history.filter((p) => !p.dry && p.id !== plan.id && p.status !== 'failed');
+  const others = counting.filter((p) => p.rule === rule.id);
   const breach = firstLimitBreach({ limits: rule.limits, plans: others, epoch: plan.epoch, now: input.now, estimateLamports: input.planLamports });
   if (breach !== undefined) return { ok: false, reason: breach.reason, detail: breach.detail, refuse: false };
+  const wallet = walletDayBreach({ maxLamports: input.safety.maxLamportsPerWalletPerDay, plans: counting, now: input.now, estimateLamports: input.planLamports });
+  if (wallet !== undefined) return { ok: false, reason: wallet.reason, detail: wallet.detail, refuse: false };
   const cap = checkActionLimit(input.stepLamports, input.safety);
   if (!cap.ok) return { ok: false, reason: 'max_sol_per_action', detail: cap.detail, refuse: true };
   return { ok: true };

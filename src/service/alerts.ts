@@ -1,8 +1,9 @@
 // Staleness alerts, raised once per episode: a wallet without a successful poll for N intervals,
 // an `unknown` step left open past a threshold, a wallet whose claims are held as "claim in doubt"
-// past the same threshold, and — with shared state — this machine's clock out of bounds of the
-// database's (`clock_skew`) or live daemons running another config (`config_differs`), is logged
-// at error level when the episode opens and at info when it closes, never on every tick. The tracker and the evaluation are pure; the
+// past the same threshold, a wallet whose polled epoch is refused (SPEC §2), and — with shared
+// state — this machine's clock out of bounds of the database's (`clock_skew`) or live daemons
+// running another config (`config_differs`), is logged at error level when the episode opens and
+// at info when it closes, never on every tick. The tracker and the evaluation are pure; the
 // daemon feeds them what it knows and logs (and notifies) the transitions.
 import type { LogFields, Logger } from '../log/logger.js';
 import type { WebhookNotifier } from './webhook.js';
@@ -41,7 +42,7 @@ export function createAlertTracker(): AlertTracker {
   };
 }
 
-type AlertKind = 'wallet_stale' | 'unknown_step' | 'state_unreachable' | 'claim_in_doubt' | ClusterAlertKind;
+type AlertKind = 'wallet_stale' | 'unknown_step' | 'state_unreachable' | 'claim_in_doubt' | 'epoch_refused' | ClusterAlertKind;
 
 /** Conditions of the whole daemon in a cluster (state.url): each is one episode while it lasts. */
 export type ClusterAlertKind = 'clock_skew' | 'config_differs';
@@ -62,6 +63,11 @@ export interface AlertInputs {
   claimsInDoubt?: Array<{ wallet: string; since: number }>;
   /** With shared state: whether each cluster condition holds now, and what to say when it opens. */
   cluster?: Array<{ kind: ClusterAlertKind; bad: boolean; text: string }>;
+  /**
+   * Wallets whose last poll was refused for its epoch (INVALID_EPOCH), with why; a wallet leaves
+   * the list at its next good poll. Absent: none.
+   */
+  epochRefused?: Array<{ name: string; detail: string }>;
 }
 
 interface AlertTransition {
@@ -145,6 +151,15 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     out.push({ key: c.kind, kind: c.kind, change, wallet: '', text: change === 'opened' ? c.text : `${c.kind.replace('_', ' ')}: over` });
   }
 
+  for (const w of inputs.epochRefused ?? []) {
+    const key = `epoch_refused:${w.name}`;
+    seen.add(key);
+    const change = tracker.observe(key, true, inputs.now);
+    if (change === undefined) continue;
+    const text = `wallet ${w.name}: the API's epoch is not believed, so nothing is decided for it: ${w.detail}`;
+    out.push({ key, kind: 'epoch_refused', change, wallet: w.name, text });
+  }
+
   for (const { key } of tracker.open()) {
     if (seen.has(key)) continue;
     tracker.observe(key, false, inputs.now);
@@ -153,6 +168,8 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
       out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
     } else if (kind === 'wallet_stale' || kind === 'claim_in_doubt') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });
+    } else if (kind === 'epoch_refused') {
+      out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest}: its epoch is believed again` });
     }
   }
   return out;

@@ -9,6 +9,7 @@
 // With shared state (state.url) it also hears the lease manager (cluster-signals.ts): the leases
 // held and the live daemons (metrics, readiness), lease losses, and the wallets this daemon answers
 // for (the fleet's scope), so no daemon reports another's wallets as stale.
+import { AutoclaimError } from '../errors.js';
 import type { Clock } from '../domain.js';
 import type { AutoclaimEventMap, AutoclaimEvents } from '../events.js';
 import type { Logger } from '../log/logger.js';
@@ -58,6 +59,8 @@ export class Supervisor {
   private lastUnknown: Array<{ step: StepRow; plan: PlanWithSteps | undefined }> = [];
   /** Alerts are evaluated on this timer too, so a wallet goes stale even when no cycle completes. */
   private alertTimer: NodeJS.Timeout | undefined;
+  /** Wallets (by name) whose last poll was refused for its epoch, with why: the epoch_refused alert. */
+  private readonly epochRefused = new Map<string, string>();
 
   /**
    * Built once the runtime is open and the daemon made, before the daemon starts: it subscribes to
@@ -94,6 +97,11 @@ export class Supervisor {
       // Step outcomes are counted (instrument) and announced when they matter to a human.
       ...(webhook === undefined ? [] : [events.on('step:outcome', (e) => webhook.onStep(e))]),
       events.on('cycle:done', ({ at }) => void this.evaluate(at, true)),
+      // Open from a refused epoch until the wallet's next good poll (another failure leaves it open).
+      events.on('poll:failed', ({ wallet, error }) => {
+        if (error instanceof AutoclaimError && error.code === 'INVALID_EPOCH') this.epochRefused.set(wallet.name, error.message);
+      }),
+      events.on('poll:ok', ({ wallet }) => this.epochRefused.delete(wallet.name)),
       events.on('config:reloading', () => this.notifier.reloading()),
       events.on('config:reloaded', (r) => this.reloaded(r)),
       ...(manager === undefined ? [] : watchLeases(manager, { metrics: this.metrics, store: runtime.store, logger: opts.logger })),
@@ -145,6 +153,7 @@ export class Supervisor {
         stateUnreachable: reach === undefined || reach.reachable ? undefined : { since: reach.since, error: this.opts.redactor.redact(reach.error) },
         claimsInDoubt: daemon.claimsInDoubt(),
         cluster: runtime.cluster === undefined ? undefined : clusterConditions(runtime.cluster.manager),
+        epochRefused: [...this.epochRefused].map(([name, detail]) => ({ name, detail })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {

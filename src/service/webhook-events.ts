@@ -1,8 +1,8 @@
 // What the webhook is told, and in which words: the events that need a human (a step rejected or
 // refused, a request refused as invalid so signing paused, an outcome unknown, an answer claiming
 // more than was pending, a reload refused as invalid, a wallet gone stale, an unknown step left
-// open) and, if the operator asks for them, acknowledgements. alerts.webhook.events chooses; the
-// notifier (webhook.ts) queues failures ahead of acknowledgements and signs what it sends.
+// open, a wallet whose polled epoch is refused) and, if the operator asks for them,
+// acknowledgements. alerts.webhook.events chooses; the notifier (webhook.ts) queues failures ahead of acknowledgements and signs what it sends.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import type { NotificationOutcome } from './metrics.js';
 import { createWebhookNotifier, type WebhookEvent, type WebhookNotifier } from './webhook.js';
 
 /** alerts.webhook.events when the config has not been read yet: failures only. */
-export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookCategory[] = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step'];
+export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookCategory[] = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused'];
 
 /** How many issues of an invalid reload the post lists; the log has them all. */
 const MAX_LISTED_ISSUES = 10;
@@ -105,6 +105,7 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
         if (alert === 'wallet_stale' || alert === 'clock_skew' || alert === 'state_unreachable') post('stale', e);
         else if (alert === 'unknown_step' || alert === 'claim_in_doubt') post('unknown_step', e);
         else if (alert === 'config_differs') post('config_invalid', e);
+        else if (alert === 'epoch_refused') post('epoch_refused', e);
       },
       close: () => Promise.resolve(),
     },

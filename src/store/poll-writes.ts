@@ -120,6 +120,8 @@ export class PollWrites {
   private epochs = new Map<string, EpochRow>();
   /** The last epoch of each address known to be in epochs_seen or buffered for it. */
   private readonly knownEpoch = new Map<string, string>();
+  /** The epoch of each address's latest good poll recorded by this process (buffered or written). */
+  private readonly lastOk = new Map<string, string>();
   private cancelTimer: (() => void) | undefined;
   private readonly maxBatch: number;
   private readonly afterMs: number;
@@ -148,6 +150,7 @@ export class PollWrites {
       newEpoch = this.isNewEpoch(address, row.epoch, at);
       entry.ok = row;
       entry.failed = undefined;
+      this.lastOk.set(address, row.epoch);
     } else {
       entry.failed = this.table.failedRow(wallet, address, at, result.error);
     }
@@ -155,6 +158,11 @@ export class PollWrites {
     if (this.pending.size >= this.maxBatch) this.flush();
     else this.cancelTimer ??= this.timer(() => this.onTimer(), this.afterMs);
     return { newEpoch };
+  }
+
+  /** The epoch of this address's latest good poll recorded by this process, written or not. */
+  lastEpoch(address: string): string | undefined {
+    return this.lastOk.get(address);
   }
 
   /** Writes every buffered record in one transaction. On failure they stay buffered and it throws. */
@@ -174,6 +182,7 @@ export class PollWrites {
     this.pending = new Map();
     this.epochs = new Map();
     this.knownEpoch.clear();
+    this.lastOk.clear();
   }
 
   private onTimer(): void {
@@ -195,4 +204,11 @@ export class PollWrites {
     this.epochs.set(key, { address, epoch, at });
     return true;
   }
+}
+
+/** The later of two epochs ("YYYY-MM-DD" sorts as text); undefined when neither is known. */
+export function laterEpoch(a: string | null | undefined, b: string | null | undefined): string | undefined {
+  if (a == null) return b ?? undefined;
+  if (b == null) return a;
+  return a > b ? a : b;
 }

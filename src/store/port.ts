@@ -60,6 +60,11 @@ export interface SyncStore {
   flushPolls(): void;
   walletStates(): WalletStateRow[];
   walletState(address: string): WalletStateRow | undefined;
+  /**
+   * The newest epoch a good poll recorded for this address (buffered ones included), without
+   * writing the poll buffer: what a polled epoch must not go back before (SPEC §2).
+   */
+  lastEpoch(address: string): string | undefined;
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;
   planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];
@@ -70,6 +75,11 @@ export interface SyncStore {
   getPlan(id: number): PlanWithSteps | undefined;
   /** The plan of a one-off `send --id ID`, if that id was ever used. */
   planByManualId(id: string): PlanWithSteps | undefined;
+  /**
+   * For every rule id that ever planned (one-off sends left out), its newest plan, steps included:
+   * what a rule replaced by one with the same steps carries its history from (rules/rule-ids.ts).
+   */
+  latestRulePlans(): PlanWithSteps[];
   listPlans(q?: ListPlansQuery): PlanWithSteps[];
   getStep(id: number): StepRow | undefined;
   stepAttempts(stepId: number): AttemptRow[];

@@ -248,7 +248,8 @@ export class PlanExecutor {
       return cap.ok ? undefined : await this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
     }
     const config = this.deps.config();
-    const rule = config.rules.find((r) => r.name === plan.rule);
+    // Plans are keyed by the rule's id (its name unless set): a renamed rule keeps its plans.
+    const rule = config.rules.find((r) => r.id === plan.rule);
     if (rule === undefined) return await this.skip(plan, `rule ${plan.rule} is no longer configured`);
     const now = (this.deps.elapsedClock ?? clock).now();
     const firstStep = !plan.steps.some((s) => s.idx < step.idx && s.state === 'acknowledged');

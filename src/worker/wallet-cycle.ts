@@ -17,13 +17,14 @@ import type { ApiPort } from './ports.js';
 import type { Store } from '../store/port.js';
 import type { ClaimDoubtWatch } from './claim-doubt.js';
 import { recoverInFlight } from './recovery.js';
+import { EpochError, judgeEpoch } from './epoch-check.js';
 
 const DAY_MS = 86_400_000;
 /** alerts.unknown_step_after's default: how long a wallet may hold its claims in doubt before it is news. */
 const DEFAULT_DOUBT_AFTER_MS = 15 * 60_000;
 
 /** The store operations a cycle needs beyond what the executor uses: a view of the one store port. */
-type CycleStore = Pick<Store, 'recordPoll' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt' | 'recoverInFlight'>;
+type CycleStore = Pick<Store, 'recordPoll' | 'lastEpoch' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt' | 'recoverInFlight'>;
 
 /** Built once per process (the daemon's constructor): what changes with a reload is read through `config()`. */
 export interface CycleDeps {
@@ -51,6 +52,8 @@ export interface CycleDeps {
   events?: EventSink;
   /** `poll.ok` is logged at this level (default info); the daemon says debug for a large fleet. */
   pollOkLevel?: 'info' | 'debug';
+  /** The sandbox's fast demo epochs are exempt from the calendar checks (epochsExempt); none when absent. */
+  epochsExempt?: () => boolean;
 }
 
 export interface WalletCycleResult {
@@ -73,11 +76,13 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   let summary: WalletSummary;
   try {
     summary = await api.walletSummary(wallet.address);
+    await believeEpoch(deps, wallet.address, summary.epoch);
   } catch (err) {
     const at = clock.now();
     await store.recordPoll(wallet.name, wallet.address, at, { ok: false, error: errorSummary(err) });
     const { issues, requestId } = err as Partial<ApiError>;
-    log().warn({ event: 'poll.failed', err: errorSummary(err), issues: issues?.length ? issues : undefined, request_id: requestId }, 'poll failed');
+    const epoch = err instanceof EpochError ? { epoch: err.epoch, why: err.why } : {};
+    log().warn({ event: 'poll.failed', err: errorSummary(err), ...epoch, issues: issues?.length ? issues : undefined, request_id: requestId }, 'poll failed');
     deps.events?.emit('poll:failed', { wallet, error: err, at });
     return result;
   }
@@ -158,7 +163,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   }
 
   for (const draft of plans) {
-    const reason = decisions.find((d) => d.rule === draft.rule)?.detail ?? '';
+    const reason = decisions.find((d) => d.ruleId === draft.rule)?.detail ?? '';
     const recorded = await store.insertPlan(draft, { dry: deps.dry, now, reason });
     if (recorded === undefined) {
       // The UNIQUE key did its job: this decision was already recorded (a race, or a clock step).
@@ -179,6 +184,16 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     deps.events?.emit('plan:settled', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, status });
   }
   return result;
+}
+
+/**
+ * Throws EpochError for an epoch SPEC §2 does not believe: not a real date, more than a day from
+ * this machine's UTC date (the wall clock, injected), or before the last one recorded for the address.
+ */
+async function believeEpoch(deps: CycleDeps, address: string, epoch: string): Promise<void> {
+  const last = await deps.store.lastEpoch(address);
+  const verdict = judgeEpoch({ epoch, nowMs: deps.clock.now(), last, exempt: deps.epochsExempt?.() ?? false });
+  if (!verdict.ok) throw new EpochError(epoch, verdict.why, verdict.detail);
 }
 
 function checkClockSkew(deps: CycleDeps): void {

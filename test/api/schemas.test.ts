@@ -93,7 +93,8 @@ describe('wallet summary', () => {
     it(`rejects ${name}, naming the field`, () => {
       const text = JSON.stringify({ ...good, ...patch });
       const err = errorOf(() => summary(text));
-      expect(err.code).toBe('BAD_RESPONSE');
+      // An epoch that is no date is the one fault with a code of its own (SPEC §2): INVALID_EPOCH.
+      expect(err.code).toBe(issue.startsWith('epoch:') ? 'INVALID_EPOCH' : 'BAD_RESPONSE');
       expect(err.disposition).toBe('invalid_response');
       expect(err.rawBody).toBe(text);
       expect(err.issues.some((i) => i.startsWith(issue)), err.issues.join('\n')).toBe(true);

@@ -10,6 +10,7 @@ import type { Rule } from '../../src/domain.js';
 const SOL = 1_000_000_000n;
 const rule = (name: string, threshold = SOL): Rule => ({
   name,
+  id: name,
   when: [{ field: 'pending_sol', op: 'gte', value: threshold }],
   do: [{ kind: 'claim' }],
   limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },
@@ -26,7 +27,7 @@ describe('configDigest', () => {
   it('is the same whatever the order of rules or of object keys, and differs for every setting that matters', () => {
     const d = configDigest(base);
     expect(configDigest({ ...base, rules: [...base.rules].reverse() })).toBe(d);
-    const reordered = base.rules.map((r) => ({ limits: r.limits, do: r.do, when: r.when, name: r.name }));
+    const reordered = base.rules.map((r) => ({ limits: r.limits, do: r.do, when: r.when, id: r.id, name: r.name }));
     expect(configDigest({ ...base, rules: reordered })).toBe(d);
     const variants: ClusterConfig[] = [
       { ...base, rules: [rule('a'), rule('b-renamed')] },

@@ -96,7 +96,8 @@ describe('failover under kill -9 and SIGSTOP', () => {
     const stateUrl = await createDatabase();
     const config = join(dir, 'autoclaim.yaml');
     writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets, rules: RULE, maxSolPerAction: '1000' }).replace('state:\n', `state:\n  lease: ${LEASE_MS / 1000}s\n`));
-    fleet = new DaemonFleet({ config, cwd: dir, env: {}, stateUrl });
+    // 3 s epochs are a calendar day each: the loopback sandbox's fast epochs, exempt from SPEC §2's calendar check.
+    fleet = new DaemonFleet({ config, cwd: dir, env: { AUTOCLAIM_SANDBOX_EPOCHS: 'fast' }, stateUrl });
     const f = fleet;
     const random = prng(SEED);
     const between = (lo: number, hi: number) => lo + random() * (hi - lo);

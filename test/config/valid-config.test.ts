@@ -135,6 +135,7 @@ describe('a valid config', () => {
       rules: [
         {
           name: 'compound',
+          id: 'compound',
           when: [
             { field: 'pending_sol', op: 'gte', value: 123_456_789n },
             { field: 'pending_sol', op: 'lt', value: 1_000_000_000_000n },
@@ -158,12 +159,13 @@ describe('a valid config', () => {
         },
         {
           name: 'sweep',
+          id: 'sweep',
           when: [{ field: 'tier', op: 'eq', value: 'diamond' }],
           do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'all' } }],
           limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },
         },
       ],
-      safety: { maxLamportsPerAction: 100_500_000_000n },
+      safety: { maxLamportsPerAction: 100_500_000_000n, maxLamportsPerWalletPerDay: undefined },
       sandbox: { epochMs: 60_000, accrualLamportsPerSec: 833_333n },
       metrics: { listen: '127.0.0.1:9464', perWallet: 'auto' },
       cluster: { maxClockSkewMs: 5_000 },
@@ -171,7 +173,7 @@ describe('a valid config', () => {
         staleAfterIntervals: 5,
         unknownStepAfterMs: 3_600_000,
         clockSkewMs: 30_000,
-        webhookEvents: ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'acknowledged'],
+        webhookEvents: ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused', 'acknowledged'],
       },
       log: { level: 'debug' },
     };
@@ -203,7 +205,7 @@ describe('a valid config', () => {
       claimSettleMs: 60_000,
     });
     expect(config?.schedule).toStrictEqual({ poll: '*/1 * * * *', jitterMs: 10_000, timezone: undefined });
-    expect(config?.alerts.webhookEvents).toEqual(['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step']);
+    expect(config?.alerts.webhookEvents).toEqual(['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused']);
     expect(config?.rules[0]?.limits).toStrictEqual({
       oncePerEpoch: true,
       cooldownMs: undefined,

@@ -82,7 +82,7 @@ describe('doctor prints nothing a third party could replay', () => {
       expect(headers['x-svc-ts']).toBe('1000000000');
       let refused: unknown;
       try {
-        verify(headers, r.body, r.op);
+        verify(headers, r.body, r.op as keyof typeof DEFAULT_ENDPOINTS);
       } catch (err) {
         refused = err;
       }
@@ -90,7 +90,7 @@ describe('doctor prints nothing a third party could replay', () => {
       expect((refused as HttpError).message, r.op).toMatch(/ts|timestamp|window|stale/i);
       // The same request with a fresh timestamp: the signature does not cover it.
       const fresh = { ...headers, 'x-svc-ts': String(Math.floor(clock.now() / 1000)) };
-      expect(() => verify(fresh, r.body, r.op), r.op).toThrow(/signature/i);
+      expect(() => verify(fresh, r.body, r.op as keyof typeof DEFAULT_ENDPOINTS), r.op).toThrow(/signature/i);
     }
   });
 });

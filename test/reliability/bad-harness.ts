@@ -30,6 +30,7 @@ export const API_CONFIG: ApiConfig = apiConfig({
 /** Fires on any summary with something to claim, every time (no once-per-epoch): a slip shows. */
 const GREEDY_RULE: Rule = {
   name: 'greedy',
+  id: 'greedy',
   when: [{ field: 'pending_sol', op: 'gte', value: 1n }],
   do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
   limits: { oncePerEpoch: false, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },
@@ -112,7 +113,13 @@ export async function openBadHarness(): Promise<BadHarness> {
       counts.gets = counts.posts = counts.signs = 0;
     },
     cycle: () =>
-      runWalletCycle({ api: client, store, executor, config: settings, clock: systemClock, logger, failpoint: noFailpoints, dry: false }, wallet),
+      // This file's subject is the shape of an answer; its valid summaries carry any date from 2020
+      // to 2035. The calendar (SPEC §2: a day from ours, never backward) has its own tests
+      // (test/worker/epoch-check.test.ts, the hostile suite), so only the real-date check runs here.
+      runWalletCycle(
+        { api: client, store, executor, config: settings, clock: systemClock, logger, failpoint: noFailpoints, dry: false, epochsExempt: () => true },
+        wallet,
+      ),
     close: async () => {
       store.close();
       await agent.close();

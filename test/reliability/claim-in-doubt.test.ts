@@ -16,6 +16,7 @@ afterEach(async () => {
 
 const sweep: Rule = {
   name: 'sweep',
+  id: 'sweep',
   when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
   do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'all' } }],
   limits: { oncePerEpoch: false, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },
@@ -29,7 +30,7 @@ it.each([
     name: 'a second claiming rule (once_per_epoch on)',
     rules: [
       { ...sweep, name: 'a', limits: { ...sweep.limits, oncePerEpoch: true } },
-      { name: 'b', when: sweep.when, do: [{ kind: 'claim' }], limits: { ...sweep.limits, oncePerEpoch: true } } satisfies Rule,
+      { name: 'b', id: 'b', when: sweep.when, do: [{ kind: 'claim' }], limits: { ...sweep.limits, oncePerEpoch: true } } satisfies Rule,
     ],
   },
 ])('an unknown claim is never credited with another claim: $name', async ({ rules }) => {

@@ -72,7 +72,8 @@ it.concurrent.for(LOOPS)(`SIGKILLs at random moments of a running daemon, loop %
       w.sandbox.addFault({ match: { op }, kind: 'latency', ms: between(lo, hi), times: between(1, 4) });
     }
 
-    child = spawnCli(['run', '--config', w.config], { cwd: w.dir });
+    // The epoch moves a day at most kills: the loopback sandbox's fast epochs (SPEC §2's exemption).
+    child = spawnCli(['run', '--config', w.config], { cwd: w.dir, env: { AUTOCLAIM_SANDBOX_EPOCHS: 'fast' } });
     // Most kills land while the daemon works (timed from its start, so a slow machine does not
     // turn them all into start-up kills); some land during start-up itself.
     const duringStartUp = random() < 0.2;

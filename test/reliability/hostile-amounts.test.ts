@@ -17,6 +17,7 @@ hostileSuite({
     jumpSmall: 8,
     jumpBig: 6,
     epochBump: 4,
+    epochLie: 2,
     broken: 1,
     slowShare: 0,
     echo: 0,

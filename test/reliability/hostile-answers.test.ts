@@ -17,6 +17,7 @@ hostileSuite({
     jumpSmall: 4,
     jumpBig: 1,
     epochBump: 1,
+    epochLie: 2,
     broken: 2,
     slowShare: 0,
     echo: 1,

@@ -17,6 +17,7 @@ hostileSuite({
     jumpSmall: 3,
     jumpBig: 1,
     epochBump: 1,
+    epochLie: 1,
     broken: 2,
     slowShare: 0,
     echo: 30,

@@ -13,6 +13,7 @@ import {
   type ClaimedLie,
   type Echo,
   type EchoWhat,
+  type EpochSays,
   type ReadBody,
   type ReadSay,
   type Turn,
@@ -82,6 +83,8 @@ export interface Profile {
   jumpSmall: number;
   jumpBig: number;
   epochBump: number;
+  /** Epochs that jump days either way, and answers whose epoch is far ahead or no date (SPEC §2). */
+  epochLie: number;
   broken: number;
   /** Drips and slow headers cost real time: at most one per sequence, in this share of sequences (0..1). */
   slowShare: number;
@@ -143,6 +146,8 @@ const turn = (p: Profile): fc.Arbitrary<Turn> =>
   fc.record({
     jump: weighted<bigint>([20, fc.constant(0n)], [p.jumpSmall, fc.bigInt(1n, SOL / 2n)], [p.jumpBig, fc.bigInt(5n * SOL, 80n * SOL)]),
     epochBump: weighted([30, fc.constant(false)], [p.epochBump, fc.constant(true)]),
+    epochJump: weighted([30, fc.constant(0)], [p.epochLie, fc.constantFrom(-400, -3, -2, -1, 2, 3, 30, 400)]),
+    epochSays: weighted<EpochSays>([30, fc.constant('true')], [p.epochLie, fc.constantFrom<EpochSays>('far_future', 'not_a_date')]),
     read: readSay(p),
     does: weighted([10, fc.constant<'apply' | 'skip'>('apply')], [p.skip, fc.constant<'apply' | 'skip'>('skip')]),
     say: actionSay(p),
@@ -252,7 +257,7 @@ const sol = (l: bigint | undefined): string => (l === undefined ? '-' : `${Numbe
 function describeTurn(t: Turn): string {
   const r = t.read;
   const a = t.say;
-  const read = `${t.jump > 0n ? `+${sol(t.jump)} ` : ''}${t.epochBump ? 'epoch+1 ' : ''}GET→${r.status}/${r.body}/${r.wire}${r.echo ? `/echo:${r.echo.what}` : ''}`;
+  const read = `${t.jump > 0n ? `+${sol(t.jump)} ` : ''}${t.epochBump ? 'epoch+1 ' : ''}${t.epochJump !== 0 ? `epoch${t.epochJump > 0 ? '+' : ''}${t.epochJump} ` : ''}${t.epochSays !== 'true' ? `epoch:${t.epochSays} ` : ''}GET→${r.status}/${r.body}/${r.wire}${r.echo ? `/echo:${r.echo.what}` : ''}`;
   const act = `${t.does} ${a.status}/${a.body}${a.claimed === 'true' ? '' : `/claimed:${a.claimed}`}/${a.wire}${a.echo ? `/echo:${a.echo.what}:${a.echo.form}@${a.echo.pad}` : ''}`;
   return `{${read} | POST→${act}}`;
 }

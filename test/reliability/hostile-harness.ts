@@ -85,6 +85,7 @@ export function ruleOf(seq: Sequence): Rule {
             : [{ kind: 'mint', symbol: 'SOL5X', amount: { kind: 'fixed', lamports: r.lamports } }];
   return {
     name: 'r',
+    id: 'r',
     when: [{ field: 'pending_sol', op: 'gte', value: c.threshold }],
     do: steps,
     limits: { oncePerEpoch: c.oncePerEpoch, cooldownMs: c.cooldownMs, maxPlansPerDay: c.maxPlansPerDay, maxLamportsPerDay: c.maxPerDay },

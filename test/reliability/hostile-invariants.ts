@@ -7,7 +7,7 @@ import { describeSequence } from './hostile-grammar.js';
 import type { Outcome, WalletOutcome } from './hostile-harness.js';
 import { DAY_MS, formatSol, type Applied } from './hostile-types.js';
 
-export type InvariantId = 0 | 1 | 2 | 3 | 4;
+export type InvariantId = 0 | 1 | 2 | 3 | 4 | 5;
 
 export const INVARIANTS: ReadonlyArray<{ id: InvariantId; text: string }> = [
   { id: 0, text: 'no cycle throws, and the server never sees a malformed, unsigned or replayed request' },
@@ -15,6 +15,7 @@ export const INVARIANTS: ReadonlyArray<{ id: InvariantId; text: string }> = [
   { id: 2, text: 'the SOL moved never exceeds what the rules and caps allow given the pending actually seen' },
   { id: 3, text: 'no step is recorded acknowledged that the server did not apply' },
   { id: 4, text: 'no 10-character piece of a secret in any log line or in the rows of the state file' },
+  { id: 5, text: 'no action for an epoch SPEC §2 refuses: not a real date, more than a day from the UTC date, or before an earlier plan of the address' },
 ];
 
 export interface Violation {
@@ -156,6 +157,23 @@ function checkWallet(o: Outcome, w: WalletOutcome, out: Violation[]): void {
         add(3, `plan ${plan.id} (epoch ${plan.epoch}) step ${step.idx} ${step.kind} is acknowledged (response ${step.responseStatus ?? '-'} ${JSON.stringify((step.responseRaw ?? '').slice(0, 120))}) but the server applied none of its ${attempts.length} request(s)`);
       }
     }
+  }
+  // 5: every applied action's plan stands on an epoch the calendar check believes: a real date,
+  // within a day of the (fake) UTC date when the plan was made, not before any earlier plan's.
+  const isDate = (t: string): boolean => /^\d{4}-\d{2}-\d{2}$/.test(t) && new Date(`${t}T00:00:00Z`).toISOString().slice(0, 10) === t;
+  const judged = new Set<number>();
+  for (const e of w.ledger) {
+    const plan = index.get(e.signature)?.plan;
+    if (plan === undefined || judged.has(plan.id)) continue;
+    judged.add(plan.id);
+    if (!isDate(plan.epoch)) {
+      add(5, `${entry(e)} was applied for plan ${plan.id}, whose epoch ${JSON.stringify(plan.epoch)} is not a real date`);
+      continue;
+    }
+    const days = Date.parse(`${plan.epoch}T00:00:00Z`) / DAY_MS - Math.floor(plan.createdAt / DAY_MS);
+    if (Math.abs(days) > 1) add(5, `${entry(e)} was applied for plan ${plan.id}, whose epoch ${plan.epoch} is ${days} days from its UTC date ${new Date(plan.createdAt).toISOString().slice(0, 10)}`);
+    const later = w.plans.find((p) => p.id < plan.id && p.epoch > plan.epoch);
+    if (later !== undefined) add(5, `${entry(e)} was applied for plan ${plan.id} in epoch ${plan.epoch}, after plan ${later.id} in epoch ${later.epoch}: the epoch went backward`);
   }
   void seq;
 }

@@ -17,6 +17,7 @@ import {
   parseSolText,
   SOL,
   DAY_MS,
+  EPOCH_LIES,
   TRUSTED_REFUSAL_STATUSES,
   type ActionBody,
   type Applied,
@@ -136,9 +137,11 @@ export async function startHostileServer(): Promise<HostileServer> {
     const turn = w.next();
     w.pending += turn.jump;
     if (turn.epochBump) w.bumps += 1;
+    w.bumps += turn.epochJump;
     const say = turn.read;
     const pending = w.pending;
-    const truth: Record<string, unknown> = { address, epoch: w.epoch(), pending_sol: 'PENDING', lifetime_sol: 'LIFETIME', rank: 7, tier: 'Gold' };
+    const epoch = turn.epochSays === 'true' ? w.epoch() : EPOCH_LIES[turn.epochSays];
+    const truth: Record<string, unknown> = { address, epoch, pending_sol: 'PENDING', lifetime_sol: 'LIFETIME', rank: 7, tier: 'Gold' };
     if (say.body === 'no_lifetime') delete truth['lifetime_sol'];
     if (say.echo !== undefined) truth['notice'] = echoText(say.echo, w.setup.secrets, undefined);
     truth['breakdown'] = [{ vault: 'SOL2X', volume: 12.5, score: 3 }];
@@ -155,7 +158,7 @@ export async function startHostileServer(): Promise<HostileServer> {
     };
     const shows = (say.body === 'truth' || say.body === 'no_lifetime') && is2xx(say.status) && (say.wire === 'whole' || say.wire === 'drip');
     w.note(
-      `GET summary${turn.jump > 0n ? ` (pending +${formatSol(turn.jump)})` : ''}${turn.epochBump ? ` (epoch → ${w.epoch()})` : ''}` +
+      `GET summary${turn.jump > 0n ? ` (pending +${formatSol(turn.jump)})` : ''}${turn.epochBump || turn.epochJump !== 0 || turn.epochSays !== 'true' ? ` (epoch → ${epoch})` : ''}` +
         ` → ${say.status} ${say.body} ${say.wire}${say.echo ? ` echo ${say.echo.what}/${say.echo.form}@${say.echo.pad}` : ''}: pending ${formatSol(pending)}`,
     );
     send(res, say.status, bodies[say.body], say.wire, w.setup.timeoutMs, () => {

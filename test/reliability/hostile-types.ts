@@ -38,6 +38,9 @@ export interface ActionSay {
   wire: Wire;
   echo: Echo | undefined;
 }
+export type EpochSays = 'true' | 'far_future' | 'not_a_date';
+/** What a summary says instead of its epoch (SPEC §2 refuses both). */
+export const EPOCH_LIES: Readonly<Record<Exclude<EpochSays, 'true'>, string>> = { far_future: '2099-01-01', not_a_date: '2025-02-30' };
 export type ReadBody = 'truth' | 'no_lifetime' | 'empty' | 'unreadable' | 'error_object' | 'text';
 export interface ReadSay {
   status: number;
@@ -51,6 +54,10 @@ export interface Turn {
   jump: bigint;
   /** The wallet's epoch moves one day on before the read is answered. */
   epochBump: boolean;
+  /** Days the wallet's epoch moves by (either way) before the read is answered: a server's calendar that jumps. */
+  epochJump: number;
+  /** What this one answer says the epoch is: the truth, a date far ahead, or a date that does not exist. */
+  epochSays: EpochSays;
   read: ReadSay;
   does: 'apply' | 'skip';
   say: ActionSay;
@@ -70,6 +77,8 @@ export const TRUSTED_REFUSAL_STATUSES: readonly number[] = [401, 403, 429];
 export const HONEST_TURN: Turn = {
   jump: 0n,
   epochBump: false,
+  epochJump: 0,
+  epochSays: 'true',
   read: { status: 200, body: 'truth', wire: 'whole', echo: undefined },
   does: 'apply',
   say: { status: 200, body: 'honest', claimed: 'true', wire: 'whole', echo: undefined },

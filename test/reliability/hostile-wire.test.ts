@@ -19,6 +19,7 @@ hostileSuite({
     jumpSmall: 4,
     jumpBig: 1,
     epochBump: 1,
+    epochLie: 1,
     broken: 12,
     slowShare: 0.05,
     echo: 1,

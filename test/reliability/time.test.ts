@@ -26,6 +26,7 @@ import { DAY, HOUR, Lines, MIN, SOL, Timeline } from './trust-rig.js';
 function cooldownRule(limits: Partial<Rule['limits']>): Rule {
   return {
     name: 'compound',
+    id: 'compound',
     when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
     do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
     limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined, ...limits },

@@ -8,6 +8,7 @@ import { DAY, HOUR, MIN, openRig, SOL, type Rig } from './trust-rig.js';
 
 const CLAIM_THEN_DEPOSIT_ALL: Rule = {
   name: 'sweep',
+  id: 'sweep',
   when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
   do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'all' } }],
   limits: { oncePerEpoch: false, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },

@@ -41,9 +41,9 @@ export const mint = (amount: AmountSpec, symbol = 'JLP2X'): StepSpec => ({ kind:
 
 export function rule(
   name: string,
-  over: { when?: Condition[]; do?: StepSpec[]; limits?: Partial<RuleLimits> } = {},
+  over: { id?: string; when?: Condition[]; do?: StepSpec[]; limits?: Partial<RuleLimits> } = {},
 ): Rule {
-  return { name, when: over.when ?? [], do: over.do ?? [claim], limits: { ...NO_LIMITS, ...over.limits } };
+  return { name, id: over.id ?? name, when: over.when ?? [], do: over.do ?? [claim], limits: { ...NO_LIMITS, ...over.limits } };
 }
 
 export function planned(over: Partial<PlanHistoryEntry> = {}): PlanHistoryEntry {

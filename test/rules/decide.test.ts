@@ -24,7 +24,7 @@ describe('a rule that fires', () => {
       },
     ]);
     expect(out.decisions).toEqual([
-      { rule: 'compound', fired: true, reason: 'fired', detail: 'pending_sol 0.6 is gte 0.5; plan claim → deposit 50% of the claim into SOL2X, estimate 0.6 SOL' },
+      { rule: 'compound', ruleId: 'compound', fired: true, reason: 'fired', detail: 'pending_sol 0.6 is gte 0.5; plan claim → deposit 50% of the claim into SOL2X, estimate 0.6 SOL' },
     ]);
   });
 
@@ -38,7 +38,7 @@ describe('a rule that fires', () => {
   it('a condition that fails names itself', () => {
     const out = decide(input([rule('r', { when: pendingGte('0.05') })], { summary: summary({ pendingLamports: SOL('0.049999999') }) }));
     expect(out.plans).toEqual([]);
-    expect(out.decisions).toEqual([{ rule: 'r', fired: false, reason: 'condition', detail: 'pending_sol 0.049999999 is not gte 0.05' }]);
+    expect(out.decisions).toEqual([{ rule: 'r', ruleId: 'r', fired: false, reason: 'condition', detail: 'pending_sol 0.049999999 is not gte 0.05' }]);
   });
 });
 

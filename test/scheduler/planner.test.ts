@@ -6,6 +6,7 @@ const SOL = 1_000_000_000n;
 const wallet = (name: string, rules: string[] = ['r']): WalletConfig => ({ name, address: name, key: { env: 'X' }, rules });
 const rule = (name: string, when: Condition[]): Rule => ({
   name,
+  id: name,
   when,
   do: [{ kind: 'claim' }],
   limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },

@@ -28,6 +28,38 @@ describe('createAlertTracker', () => {
   });
 });
 
+describe('evaluateAlerts: epoch_refused (SPEC §2)', () => {
+  const inputs = (now: number, refused: Array<{ name: string; detail: string }>): AlertInputs => ({
+    now,
+    intervalMs: MIN,
+    staleAfterIntervals: 3,
+    unknownStepAfterMs: 15 * MIN,
+    wallets: [],
+    unknownSteps: [],
+    epochRefused: refused,
+  });
+  it("opens while a wallet's epochs are refused, once, and closes when it is no longer listed (a good poll)", () => {
+    const t = createAlertTracker();
+    const refused = [{ name: 'W1', detail: 'epoch 2099-01-01 is 26700 days ahead' }];
+    expect(evaluateAlerts(t, inputs(0, refused))).toEqual([
+      { key: 'epoch_refused:W1', kind: 'epoch_refused', change: 'opened', wallet: 'W1', text: "wallet W1: the API's epoch is not believed, so nothing is decided for it: epoch 2099-01-01 is 26700 days ahead" },
+    ]);
+    expect(evaluateAlerts(t, inputs(MIN, refused))).toEqual([]);
+    expect(evaluateAlerts(t, inputs(2 * MIN, []))).toEqual([
+      { key: 'epoch_refused:W1', kind: 'epoch_refused', change: 'closed', wallet: 'W1', text: 'wallet W1: its epoch is believed again' },
+    ]);
+  });
+  it('is logged at error when it opens and handed to the webhook', () => {
+    const t = createAlertTracker();
+    const log = captureLog();
+    const sent: WebhookEvent[] = [];
+    const webhook: WebhookNotifier = { notify: (e) => void sent.push(e), close: () => Promise.resolve() };
+    reportAlerts(evaluateAlerts(t, inputs(0, [{ name: 'W1', detail: 'why' }])), { logger: log.logger, webhook });
+    expect(log.events('alert.opened')).toMatchObject([{ level: 'error', alert: 'epoch_refused', wallet: 'W1' }]);
+    expect(sent).toMatchObject([{ key: 'epoch_refused:W1:opened', details: { alert: 'epoch_refused', wallet: 'W1' } }]);
+  });
+});
+
 describe('evaluateAlerts', () => {
   const base = (over: Partial<AlertInputs>): AlertInputs => ({
     now: 0,

@@ -207,7 +207,8 @@ describe('docker-compose.yml', () => {
     const plain = Object.entries(compose.services).filter(([, s]) => s['profiles'] === undefined);
     expect(plain.map(([name]) => name).sort()).toEqual(['autoclaim', 'sandbox']);
     expect(sandbox['image']).toBe(autoclaim['image']);
-    expect(sandbox['command']).toEqual(['sandbox', '--host', '0.0.0.0', '--port', '8787']);
+    // Day-long epochs: the daemon is not on the sandbox's loopback, so its fast epochs would be refused (SPEC §2).
+    expect(sandbox['command']).toEqual(['sandbox', '--host', '0.0.0.0', '--port', '8787', '--epoch-seconds', '86400']);
     expect(autoclaim['command']).toEqual(['run']);
     expect(autoclaim['depends_on']).toEqual({ sandbox: { condition: 'service_healthy' } });
   });

@@ -57,6 +57,7 @@ function everyOutcome(h: FailureWebhook): void {
   h.configInvalid(['config.yaml:4:3 schedule.poll: "*/70" in the minute field: …', 'config.yaml:8:5 wallets[0].key: wallet alpha: key file … does not exist']);
   h.alerts.notify({ key: 'wallet_stale:W1:opened', event: 'alert.opened', text: 'wallet W1: no successful poll for 5m', details: { alert: 'wallet_stale', wallet: 'W1' } });
   h.alerts.notify({ key: 'unknown_step:4:opened', event: 'alert.opened', text: 'wallet W1: claim step 4 unknown for 20m', details: { alert: 'unknown_step', step: 4 } });
+  h.alerts.notify({ key: 'epoch_refused:W1:opened', event: 'alert.opened', text: "wallet W1: the API's epoch is not believed", details: { alert: 'epoch_refused', wallet: 'W1' } });
 }
 
 describe('the failure webhook', () => {
@@ -74,7 +75,7 @@ describe('the failure webhook', () => {
     expect(hook).toBeDefined();
     if (hook === undefined) return;
     everyOutcome(hook);
-    await r.settle(7);
+    await r.settle(8);
     await hook.close(1000);
     const events = r.posts.flatMap((p) => p.body.events);
     expect(events.map((e) => [e.event, e.details['category']])).toEqual([
@@ -85,6 +86,7 @@ describe('the failure webhook', () => {
       ['config.invalid', 'config_invalid'],
       ['alert.opened', 'stale'],
       ['alert.opened', 'unknown_step'],
+      ['alert.opened', 'epoch_refused'],
     ]);
     expect(events[1]?.text).toMatch(/signing is paused until the config changes or the daemon restarts/);
     expect(events[4]?.text).toMatch(/previous one keeps running[\s\S]*schedule\.poll[\s\S]*wallets\[0\]\.key/);

@@ -19,6 +19,22 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
     await store.close();
   });
 
+  describe('latestRulePlans (what a renamed rule carries its history from)', () => {
+    it("each rule id's newest plan with its steps; one-off sends left out", async () => {
+      expect(await store.latestRulePlans()).toEqual([]);
+      await store.insertPlan(draft({ rule: 'topup', epoch: '2025-06-01' }), opts());
+      const newer = (await store.insertPlan(draft({ rule: 'topup', epoch: '2025-06-02', steps: [{ kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'fixed', lamports: 1n } }] }), opts()))!;
+      const other = (await store.insertPlan(draft({ rule: 'sweep', address: ADDR2 }), opts()))!;
+      await store.insertPlan(draft({ rule: 'send', manualId: 'op-9' }), opts());
+      const latest = await store.latestRulePlans();
+      expect(latest.map((p) => [p.id, p.rule])).toEqual([
+        [newer.id, 'topup'],
+        [other.id, 'sweep'],
+      ]);
+      expect(latest[0]?.steps.map((s) => [s.kind, s.symbol, s.amountSpec])).toEqual([['deposit', 'SOL2X', { kind: 'fixed', lamports: 1n }]]);
+    });
+  });
+
   describe('insertPlan', () => {
     it('records the plan and every step as planned, in order', async () => {
       const plan = await store.insertPlan(draft(), { dry: false, now: T0, reason: 'pending_sol 1.5 >= 0.5' });

@@ -38,6 +38,20 @@ describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
     await store.close();
   });
 
+  describe('lastEpoch (what a polled epoch must not go back before)', () => {
+    it('the newest good poll of the address, buffered or written, across a reopen; failed polls change nothing', async () => {
+      expect(await store.lastEpoch('Addr1')).toBeUndefined();
+      await store.recordPoll('treasury', 'Addr1', T0, ok({ epoch: '2025-06-01' }));
+      expect(await store.lastEpoch('Addr1')).toBe('2025-06-01'); // still buffered
+      await store.recordPoll('treasury', 'Addr1', T0 + 1, ok({ epoch: '2025-06-02' }));
+      await store.recordPoll('treasury', 'Addr1', T0 + 2, { ok: false, error: 'INVALID_EPOCH: epoch refused' });
+      expect(await store.lastEpoch('Addr1')).toBe('2025-06-02');
+      expect(await store.lastEpoch('Addr2')).toBeUndefined();
+      await reopen();
+      expect(await store.lastEpoch('Addr1')).toBe('2025-06-02');
+    });
+  });
+
   describe('recordPoll', () => {
     it('stores a good summary, lamports exact', async () => {
       await store.recordPoll('treasury', 'Addr1', T0, { ok: true, summary: summary({ lifetimeLamports: MAX_LAMPORTS }) });

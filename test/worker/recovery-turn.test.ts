@@ -25,6 +25,7 @@ const SOL = 1_000_000_000n;
 const realClock = { now: () => Date.now(), monotonic: () => performance.now() };
 const rule: Rule = {
   name: 'claim',
+  id: 'claim',
   when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
   do: [{ kind: 'claim' }],
   limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },

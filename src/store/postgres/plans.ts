@@ -62,6 +62,12 @@ export async function getPlan(c: Sql, id: number): Promise<PlanWithSteps | undef
 }
 
 /** The plan of a one-off `send --id ID`, if that id was ever used. */
+/** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
+export async function latestRulePlans(c: Sql): Promise<PlanWithSteps[]> {
+  const r = await c.query<RawPlan>('SELECT * FROM plans WHERE id IN (SELECT MAX(id) FROM plans WHERE manual_id IS NULL GROUP BY rule) ORDER BY id');
+  return withSteps(c, r.rows);
+}
+
 export async function planByManualId(c: Sql, id: string): Promise<PlanWithSteps | undefined> {
   const r = await c.query<RawPlan>('SELECT * FROM plans WHERE manual_id = $1', [id]);
   return (await withSteps(c, r.rows))[0];

@@ -32,6 +32,8 @@ export class AsyncPollWrites {
   private pending = new Map<string, PendingPoll>();
   private epochs = new Map<string, EpochRow>();
   private readonly knownEpoch = new Map<string, string>();
+  /** The epoch of each address's latest good poll recorded by this process (buffered, in flight or written). */
+  private readonly lastOk = new Map<string, string>();
   private cancelTimer: (() => void) | undefined;
   private chain: Promise<void> = Promise.resolve();
   private readonly maxBatch: number;
@@ -55,6 +57,7 @@ export class AsyncPollWrites {
       const row = this.table.okRow(wallet, address, at, result.summary);
       newEpoch = await this.isNewEpoch(address, row.epoch, at);
       this.pending.set(address, { ok: row });
+      this.lastOk.set(address, row.epoch);
     } else {
       const entry = this.pending.get(address) ?? {};
       entry.failed = this.table.failedRow(wallet, address, at, result.error);
@@ -63,6 +66,11 @@ export class AsyncPollWrites {
     if (this.pending.size >= this.maxBatch) await this.flush();
     else this.cancelTimer ??= (this.opts.timer ?? unrefTimer)(() => this.onTimer(), this.afterMs);
     return { newEpoch };
+  }
+
+  /** The epoch of this address's latest good poll recorded by this process, written or not. */
+  lastEpoch(address: string): string | undefined {
+    return this.lastOk.get(address);
   }
 
   /** Writes every record buffered so far, after any write in flight. */
@@ -78,6 +86,7 @@ export class AsyncPollWrites {
     this.pending = new Map();
     this.epochs = new Map();
     this.knownEpoch.clear();
+    this.lastOk.clear();
   }
 
   private async writeNow(): Promise<void> {

@@ -10,7 +10,7 @@ import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type Pl
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import { storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
+import { laterEpoch, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from '../port.js';
 import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
@@ -198,6 +198,11 @@ class PostgresStore implements Store {
     await this.flushPolls();
     return this.io('walletState', (c) => this.wallets.get(c, address));
   }
+  async lastEpoch(address: string): Promise<string | undefined> {
+    // Shared state: another daemon may have recorded a newer epoch since; the later of the two.
+    const row = await this.io('lastEpoch', (c) => this.wallets.get(c, address));
+    return laterEpoch(this.polls.lastEpoch(address), row?.epoch);
+  }
 
   async insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): Promise<PlanWithSteps | undefined> {
     const now = opts.now ?? this.clock.now();
@@ -217,6 +222,9 @@ class PostgresStore implements Store {
   }
   activePlans(address: string): Promise<PlanWithSteps[]> {
     return this.io('activePlans', (c) => plans.activePlans(c, address));
+  }
+  latestRulePlans(): Promise<PlanWithSteps[]> {
+    return this.io('latestRulePlans', (c) => plans.latestRulePlans(c));
   }
   planByManualId(id: string): Promise<PlanWithSteps | undefined> {
     return this.io('planByManualId', (c) => plans.planByManualId(c, id));

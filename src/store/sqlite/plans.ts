@@ -29,7 +29,7 @@ export class PlanRepo {
   /** The addresses with any plan: a wallet without one is answered without a query. */
   private readonly addresses: AddressIndex;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.insertPlanStmt = db.prepare<Record<string, unknown>, RawPlan>(`
       INSERT INTO plans (wallet, address, rule, epoch, seq, dry, status, estimate_lamports, reason, manual_id, created_at, updated_at)
       VALUES (@wallet, @address, @rule, @epoch, @seq, @dry, @status, @estimate, @reason, @manualId, @now, @now)
@@ -117,6 +117,14 @@ export class PlanRepo {
   get(id: number): PlanWithSteps | undefined {
     const r = this.selectPlan.get(id);
     return r === undefined ? undefined : this.withSteps(r);
+  }
+
+  /** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
+  latestPerRule(): PlanWithSteps[] {
+    return this.db
+      .prepare<[], RawPlan>('SELECT * FROM plans WHERE id IN (SELECT MAX(id) FROM plans WHERE manual_id IS NULL GROUP BY rule) ORDER BY id')
+      .all()
+      .map((r) => this.withSteps(r));
   }
 
   /** The plan of a one-off `send --id ID`, if that id was ever used. */

@@ -103,6 +103,11 @@ class SqliteStore implements SyncStore {
   walletState(address: string): WalletStateRow | undefined {
     return this.afterPolls('walletState', () => this.wallets.get(address));
   }
+  lastEpoch(address: string): string | undefined {
+    // One daemon per state file: what this process recorded is the newest there is; the table
+    // answers for what an earlier process recorded.
+    return this.polls.lastEpoch(address) ?? this.io('lastEpoch', () => this.wallets.get(address)?.epoch ?? undefined);
+  }
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined {
     const now = opts.now ?? this.clock.now();
@@ -116,6 +121,9 @@ class SqliteStore implements SyncStore {
   }
   activePlans(address: string): PlanWithSteps[] {
     return this.io('activePlans', () => this.plans.active(address));
+  }
+  latestRulePlans(): PlanWithSteps[] {
+    return this.io('latestRulePlans', () => this.plans.latestPerRule());
   }
   planByManualId(id: string): PlanWithSteps | undefined {
     return this.io('planByManualId', () => this.plans.byManualId(id));
