@@ -18,7 +18,8 @@ export type ApiErrorCode =
   | 'REFUSED' // another 4xx
   | 'SERVER_ERROR' // 5xx
   | 'UNEXPECTED_STATUS' // 1xx/3xx
-  | 'BAD_RESPONSE'; // a 2xx whose body fails the schema
+  | 'BAD_RESPONSE' // a 2xx whose body fails the schema
+  | 'WITHHELD'; // not_sent: after a wait, the sender's gate held a signed request back (client.ts SendGate)
 
 /** Key and credential loading (KeyError). */
 type KeyErrorCode =

@@ -25,6 +25,7 @@ import { createMetrics, type ClusterCounts, type Metrics, type SigningPauseCount
 import type { HealthReport } from './readiness.js';
 import { createNotifier } from './notify.js';
 import { createFailureWebhook, type FailureWebhook } from './webhook-events.js';
+import { heldForOperator } from '../store/plan-status.js';
 
 export { webhookUrl } from './webhook-events.js';
 
@@ -118,7 +119,7 @@ export class Supervisor {
         // The fleet view (the state file at start, then every poll): the same last successes as
         // autoclaim_wallets_stale, and no query per wallet per cycle.
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
-        unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
+        unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt, held: heldForOperator(s) })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {

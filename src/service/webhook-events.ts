@@ -99,7 +99,8 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
       notify(e) {
         const alert = e.details?.['alert'];
         if (alert === 'wallet_stale') post('stale', e);
-        else if (alert === 'unknown_step') post('unknown_step', e);
+        // An undetermined claim is an unknown step that needs the operator now: the same category.
+        else if (alert === 'unknown_step' || alert === 'claim_undetermined') post('unknown_step', e);
       },
       close: () => Promise.resolve(),
     },

@@ -12,3 +12,14 @@ export function deriveStatus(states: readonly StepState[]): Exclude<PlanStatus, 
   if (states.every((s) => s === 'acknowledged' || s === 'skipped')) return 'done';
   return 'open';
 }
+
+/**
+ * The prefix of an unknown claim's resolution once the daemon has given up reconciling it
+ * (store.holdForOperator): the reason code of plan.skipped and of the plan's skipped steps too.
+ */
+export const CLAIM_UNDETERMINED = 'claim_undetermined';
+
+/** An unknown claim held for an operator: no daemon reconciles it again, nothing sized from it runs. */
+export function heldForOperator(step: { state: StepState; resolution: string | null }): boolean {
+  return step.state === 'unknown' && step.resolution?.startsWith(`${CLAIM_UNDETERMINED}:`) === true;
+}
