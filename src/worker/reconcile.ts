@@ -26,18 +26,19 @@ type Before = { pendingLamports: string; lifetimeLamports: string | null; epoch?
 type After = Pick<WalletSummary, 'pendingLamports' | 'lifetimeLamports'> & { epoch?: string };
 
 /**
- * "About" (the tolerance). An honest service keeps two things true of a claim applied between the
- * two reads: `rise = pending_before + a1` (the claim took what was pending, plus a1 accrued between
- * the read and the claim) and `pending_after = a2` (accrued since the claim). So
- *   - the rise covers the drop: `rise >= drop - slack` (rise − drop = a1 + a2 ≥ 0), and
- *   - the rise is no more than what was pending: `rise <= pending_before + slack`, that is
- *     `rise <= drop + pending_after + slack` — the accrual since the claim is all of what is
- *     pending now, however long ago the claim was, so a late look is not refused.
- * `slack` is accrualSlack(pending_before) (1 %, at least 0.001 SOL, as for a claim that says it took
- * more than was seen: outcome.ts), for the accrual a1 in the moment between read and claim and for
- * rounding. A lifetime that did not rise, or rose by less than pending dropped, or by more than was
- * pending, is not a claim's; a pending drop with no lifetime to match it is not evidence at all:
- * a server that lies, resets, or rolls over an epoch drops pending too.
+ * "About" (the tolerance). An honest service keeps this true of a claim applied between the two
+ * reads: the claim took what was pending at the first read plus a1, accrued before the server
+ * applied it, and pending is now a2, accrued since. So `rise − drop = a1 + a2`, the accrual between
+ * the reads: never below 0, and with no bound the summaries could show (a server that holds a claim
+ * a while, a look long after). Hence:
+ *   - the rise must cover the drop, less `slack` for rounding: `rise >= drop − slack`, where slack is
+ *     accrualSlack(pending_before) (1 %, at least 0.001 SOL: outcome.ts);
+ *   - a rise above the drop is accrual and is accepted; what the claim counts as, and what any step
+ *     sized from it uses, is `min(rise, pending_before)` all the same (SPEC §2), so a lifetime that
+ *     rose by more cannot size more.
+ * A lifetime that did not rise, or rose by less than pending dropped, is not a claim's; a pending
+ * drop with no lifetime to match it is not evidence at all: a server that lies, resets, or rolls
+ * over an epoch drops pending too.
  */
 export function claimLooksApplied(before: Before, after: After): ClaimVerdict {
   const pendingBefore = BigInt(before.pendingLamports);
@@ -55,7 +56,7 @@ export function claimLooksApplied(before: Before, after: After): ClaimVerdict {
   if (rolledOver && moved) {
     return undetermined(true, `the epoch rolled over (${before.epoch} → ${after.epoch}) between the two summaries: what moved may be the rollover's, not the claim's`);
   }
-  if (rise !== null && rise > 0n && drop > 0n && rise + slack >= drop && rise <= pendingBefore + slack) {
+  if (rise !== null && rise > 0n && drop > 0n && rise + slack >= drop) {
     return {
       outcome: 'applied',
       applied: true,
@@ -66,7 +67,7 @@ export function claimLooksApplied(before: Before, after: After): ClaimVerdict {
     };
   }
   if (rise !== null && rise !== 0n) {
-    return undetermined(true, rise < 0n ? 'lifetime went down' : drop > 0n ? `lifetime rose by ${rise} lamports, not about the ${drop} pending dropped` : `lifetime rose by ${rise} lamports but pending did not drop`);
+    return undetermined(true, rise < 0n ? 'lifetime went down' : drop > 0n ? `lifetime rose by ${rise} lamports, less than the ${drop} pending dropped` : `lifetime rose by ${rise} lamports but pending did not drop`);
   }
   if (drop > 0n) {
     return undetermined(true, rise === null ? 'pending dropped but lifetime_sol is missing: a drop alone is no proof of a claim' : 'pending dropped but lifetime did not rise: a drop alone is no proof of a claim');

@@ -24,7 +24,7 @@ describe('claimLooksApplied', () => {
     ['the finding with an epoch rollover: pending dropped, lifetime flat', before(SOL / 2n, SOL), 0n, SOL, '2026-11-27', 'held', undefined],
     ['an epoch rollover even when lifetime matches the drop', before(SOL / 2n, SOL), 0n, SOL + SOL / 2n, '2026-11-27', 'held', undefined],
     ['lifetime rose by far less than pending dropped', before(SOL, 0n), 0n, SOL / 10n, undefined, 'held', undefined],
-    ['lifetime rose by far more than was pending', before(SOL / 10n, 0n), 0n, 5n * SOL, undefined, 'held', undefined],
+    ['a server that held the claim while rewards accrued: lifetime rose by more than was pending (claimed capped at pending)', before(SOL / 10n, 0n), SOL / 100n, SOL / 5n, undefined, 'applied', SOL / 10n],
     ['lifetime rose, pending did not drop', before(SOL, 0n), 2n * SOL, SOL, undefined, 'held', undefined],
     ['lifetime went down', before(500n, 1000n), 500n, 900n, undefined, 'held', undefined],
     ['nothing changed', before(500n, 1000n), 500n, 1000n, undefined, 'not_applied', undefined],
@@ -43,13 +43,12 @@ describe('claimLooksApplied', () => {
     expect(v.note).not.toBe('');
   });
 
-  it('the tolerance, at its edges: the rise covers the drop less the slack, and is at most pending plus the slack', () => {
-    const b = before(SOL, 0n); // slack: 1% = 0.01 SOL
+  it('the tolerance, at its edge: the rise covers the drop less the slack (1 %, at least 0.001 SOL)', () => {
+    const at = (b: ReturnType<typeof before>, pending: bigint, lifetime: bigint) => claimLooksApplied(b, { pendingLamports: pending, lifetimeLamports: lifetime, epoch: b.epoch }).outcome;
     const slack = SOL / 100n;
-    const at = (pending: bigint, lifetime: bigint) => claimLooksApplied(b, { pendingLamports: pending, lifetimeLamports: lifetime, epoch: b.epoch }).outcome;
-    expect(at(0n, SOL - slack)).toBe('applied');
-    expect(at(0n, SOL - slack - 1n)).toBe('undetermined');
-    expect(at(0n, SOL + slack)).toBe('applied');
-    expect(at(0n, SOL + slack + 1n)).toBe('undetermined');
+    expect(at(before(SOL, 0n), 0n, SOL - slack)).toBe('applied');
+    expect(at(before(SOL, 0n), 0n, SOL - slack - 1n)).toBe('undetermined');
+    expect(at(before(SOL / 100n, 0n), 0n, SOL / 100n - 1_000_000n)).toBe('applied');
+    expect(at(before(SOL / 100n, 0n), 0n, SOL / 100n - 1_000_001n)).toBe('undetermined');
   });
 });
