@@ -7,14 +7,21 @@
 /**
  * Added to api.ts_window before a request counts as unable to land: the service's clock may be
  * behind the clock that judges (the database's, with shared state), and a request accepted at the
- * window's last second may take a moment to be applied. A minute is twice alerts.clock_skew's
- * default warning (30 s) and twelve times cluster.max_clock_skew's (5 s).
+ * window's last second may take a moment to be applied. At most a minute — twice alerts.clock_skew's
+ * default warning (30 s), twelve times cluster.max_clock_skew's (5 s) — and at most the window
+ * itself: a service whose clock is further from ours than its window refuses every request we sign
+ * as stale or from the future, so a service that accepts our requests at all is within it.
  */
 export const TS_WINDOW_MARGIN_MS = 60_000;
 
+/** The margin for this window: TS_WINDOW_MARGIN_MS, or the window when it is shorter. */
+export function windowMarginMs(tsWindowMs: number): number {
+  return Math.min(TS_WINDOW_MARGIN_MS, tsWindowMs);
+}
+
 /** How old a request's timestamp must be before the request can no longer be accepted. */
 export function settleAfterMs(tsWindowMs: number): number {
-  return tsWindowMs + TS_WINDOW_MARGIN_MS;
+  return tsWindowMs + windowMarginMs(tsWindowMs);
 }
 
 /**

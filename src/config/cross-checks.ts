@@ -8,7 +8,7 @@ import { formatSol } from '../amount.js';
 import { TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
 import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
 import { formatPath } from '../json.js';
-import { settleAfterMs, TS_WINDOW_MARGIN_MS } from '../api/ts-window.js';
+import { settleAfterMs, windowMarginMs } from '../api/ts-window.js';
 import { formatDuration } from '../rules/format.js';
 import { nextCronTimes } from './cron.js';
 import type { IssueList, Path } from './positions.js';
@@ -43,7 +43,7 @@ const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
 function claimSettle(config: AppConfig, ctx: ResolveContext): void {
   const needed = settleAfterMs(config.api.tsWindowMs);
   if (config.api.claimSettleMs >= needed) return;
-  const text = `api.claim_settle (${formatDuration(config.api.claimSettleMs)}) is shorter than api.ts_window + ${formatDuration(TS_WINDOW_MARGIN_MS)} (${formatDuration(needed)}): a claim judged not applied before its first request can no longer be accepted may be applied twice; leave claim_settle unset (it is then ${formatDuration(needed)})`;
+  const text = `api.claim_settle (${formatDuration(config.api.claimSettleMs)}) is shorter than api.ts_window + ${formatDuration(windowMarginMs(config.api.tsWindowMs))} (${formatDuration(needed)}): a claim judged not applied before its first request can no longer be accepted may be applied twice; leave claim_settle unset (it is then ${formatDuration(needed)})`;
   if (config.state.url !== undefined) ctx.issues.error(['api', 'claim_settle'], `with shared state (state.url), ${text}`);
   else ctx.issues.warn(['api', 'claim_settle'], text);
 }

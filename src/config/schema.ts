@@ -107,7 +107,7 @@ const Api = z
       "how far from the service's clock a signed timestamp is still accepted (the service's replay window); when unsure, longer is safer",
     ),
     claim_settle: Duration.optional().describe(
-      "a claim whose answer was lost counts as not applied (and is sent again) only once its signed timestamp is this old by the state store's clock; default ts_window + 1m, after which no copy of it can be accepted. With state.url, shorter is refused",
+      "a claim whose answer was lost counts as not applied (and is sent again) only once its signed timestamp is this old by the state store's clock; default ts_window + 1m (+ ts_window when shorter than 1m), after which no copy of it can be accepted. With state.url, shorter is refused",
     ),
   })
   .describe('the rewards-and-vaults API');

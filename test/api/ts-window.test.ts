@@ -14,6 +14,9 @@ describe('beyondWindow', () => {
     expect(TS_WINDOW_MARGIN_MS).toBe(60_000);
     expect(SETTLE).toBe(360_000);
     expect(maxSendAgeMs(WINDOW)).toBe(75_000);
+    // A window under a minute is its own margin.
+    expect(settleAfterMs(5_000)).toBe(10_000);
+    expect(settleAfterMs(60_000)).toBe(120_000);
   });
 
   it.each([
