@@ -32,10 +32,19 @@ export class OutcomeRecorder {
       log.warn({ event: 'lease.fenced' }, `${step.kind} not sent: this daemon lost the wallet's lease after recording it; the new owner reconciles it`);
       return 'retry_later';
     }
-    log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
+    // Logged once the gate lets it go (after the rate limiter's wait), so `action.sent` means sent.
+    let announced = false;
+    const gate = (): string | undefined => {
+      const reason = this.holdBack(plan, prepared);
+      if (reason === undefined && !announced) {
+        announced = true;
+        log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
+      }
+      return reason;
+    };
     let result;
     try {
-      result = await api.send(prepared, () => this.holdBack(plan, prepared));
+      result = await api.send(prepared, gate);
     } catch (err) {
       if (err instanceof ApiError && err.code === 'WITHHELD') return await this.withheld(plan, step, err, log);
       this.deps.failpoint('after_answer_before_record');
