@@ -292,7 +292,7 @@ export class Daemon {
     const signingChanged = client.reconfigure(next.api);
     if (apiKey !== undefined) redactor.add(apiKey);
     const keyChanged = client.useApiKey(apiKey);
-    const api = { ...this.config.api, headerPrefix: next.api.headerPrefix, endpoints: next.api.endpoints, signatureEncoding: next.api.signatureEncoding, authReads: next.api.authReads, claimSettleMs: next.api.claimSettleMs };
+    const api = { ...this.config.api, headerPrefix: next.api.headerPrefix, endpoints: next.api.endpoints, signatureEncoding: next.api.signatureEncoding, authReads: next.api.authReads, tsWindowMs: next.api.tsWindowMs, claimSettleMs: next.api.claimSettleMs };
     this.config = { ...next, api, state: this.config.state, cluster: this.config.cluster };
     this.settleRuleIds();
     if (signingChanged || keyChanged) {

@@ -59,9 +59,12 @@ export interface ApiConfig {
   authReads: boolean;
   /** How many times a GET is tried in all (1 = no retry). */
   readAttempts: number;
+  /** api.ts_window: how far from the service's clock a signed timestamp is still accepted. */
+  tsWindowMs: number;
   /**
-   * A lost claim answer is judged "not applied" only once the claim is this old: until then the
-   * server may still be holding it, and re-sending would claim twice.
+   * A lost claim answer is judged "not applied" only once the claim's signed timestamp is this old
+   * by the store's clock: until then a copy of it may still be applied, and re-sending would claim
+   * twice. Default (api.claim_settle unset): ts_window + TS_WINDOW_MARGIN_MS (api/ts-window.ts).
    */
   claimSettleMs: number;
 }

@@ -19,7 +19,8 @@ export type ApiErrorCode =
   | 'SERVER_ERROR' // 5xx
   | 'UNEXPECTED_STATUS' // 1xx/3xx
   | 'BAD_RESPONSE' // a 2xx whose body fails the schema
-  | 'INVALID_EPOCH'; // a summary's epoch is not a real date, lies more than a day from our UTC date, or went backward (SPEC §2)
+  | 'INVALID_EPOCH' // a summary's epoch is not a real date, lies more than a day from our UTC date, or went backward (SPEC §2)
+  | 'WITHHELD'; // not_sent: after a wait, the sender's gate held a signed request back (client.ts SendGate)
 
 /** Key and credential loading (KeyError). */
 type KeyErrorCode =

@@ -166,6 +166,7 @@ export const LOG_EVENTS = [
   'action.blocked',
   'action.reconciled',
   'action.reconcile_deferred',
+  'action.claim_undetermined',
   'action.claim_accrued',
   'action.anomaly',
   'action.resolved',

@@ -66,6 +66,14 @@ interface LeaderboardResult {
 
 const USER_AGENT = 'autoclaim';
 
+/**
+ * Asked right before a signed request's first byte goes out, after every wait on the way (the rate
+ * limiter's queue, a 429's pause, the backoff between tries): a reason not to send it after all
+ * (the wallet's lease was lost meanwhile, its signed timestamp grew too old), or undefined to send.
+ * A reason fails the send as WITHHELD, disposition not_sent: nothing left this machine.
+ */
+export type SendGate = () => string | undefined;
+
 export class ApiClient {
   readonly baseUrl: string;
   /** The server's Date header on the last response (ms), for clock-skew warnings. */
@@ -180,15 +188,15 @@ export class ApiClient {
    * Sends a prepared request. A 2xx with a body that fits the schema is an ActionResult; anything
    * else is an ApiError. Re-sent only while the failure is provably `not_sent`.
    */
-  async send(prepared: PreparedRequest): Promise<ActionResult> {
+  async send(prepared: PreparedRequest, gate?: SendGate): Promise<ActionResult> {
     const headers: Record<string, string> = { ...prepared.headers, 'user-agent': USER_AGENT };
     if (this.apiKey !== undefined) headers['authorization'] = `Bearer ${this.apiKey}`;
     for (let attempt = 1; ; attempt += 1) {
       let res: RawResponse;
       try {
-        res = await this.exchange(prepared.method, prepared.url, headers, prepared.body);
+        res = await this.exchange(prepared.method, prepared.url, headers, prepared.body, gate);
       } catch (err) {
-        if (err instanceof ApiError && err.disposition === 'not_sent' && attempt < this.attempts) {
+        if (err instanceof ApiError && err.disposition === 'not_sent' && err.code !== 'WITHHELD' && attempt < this.attempts) {
           await this.backoff(err, attempt);
           continue;
         }
@@ -242,8 +250,13 @@ export class ApiClient {
     url: string,
     headers: Record<string, string>,
     body: string | undefined,
+    gate?: SendGate,
   ): Promise<RawResponse> {
     await this.limiter.acquire();
+    const withheld = gate?.();
+    if (withheld !== undefined) {
+      throw new ApiError('WITHHELD', `${method} ${this.scrub(url)} not sent: ${withheld}`, { method, url: this.scrub(url), disposition: 'not_sent' });
+    }
     this.stats.requests += 1;
     const started = this.clock.monotonic();
     let status: number | undefined;

@@ -8,6 +8,7 @@ import { formatSol } from '../amount.js';
 import { TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
 import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
 import { formatPath } from '../json.js';
+import { settleAfterMs, windowMarginMs } from '../api/ts-window.js';
 import { formatDuration } from '../rules/format.js';
 import { nextCronTimes } from './cron.js';
 import type { IssueList, Path } from './positions.js';
@@ -28,23 +29,23 @@ const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
   { name: 'schedule against jitter and rate limit', check: scheduleLoad },
   { name: 'some rule', check: noRules },
   { name: 'sandbox settings used', check: sandboxIgnored },
-  { name: 'claim settle in a cluster', check: clusterClaimSettle },
+  { name: 'claim settle against the timestamp window', check: claimSettle },
 ];
 
 /**
- * With shared state, a daemon paused (GC, SIGSTOP, a frozen VM) after recording a claim may send
- * it when it wakes, after the wallet's new owner has judged it; that request is refused only once
- * its timestamp is older than the service accepts. A new owner calls such a claim "not applied"
- * after api.claim_settle, so claim_settle shorter than that window leaves room for two claims.
+ * A daemon paused (GC, SIGSTOP, a frozen VM) after recording a claim may send it when it wakes,
+ * after the claim was judged; the service refuses that request only once its timestamp is older
+ * than api.ts_window. A claim is judged "not applied" (and signed again) after api.claim_settle, so
+ * a claim_settle shorter than the window plus its margin leaves room for two claims. With shared
+ * state another daemon takes the wallet over while this one is paused, so it is refused; alone, a
+ * pause holds the daemon's own reconciliation too, and it is a warning.
  */
-const CLUSTER_MIN_CLAIM_SETTLE_MS = 5 * 60_000;
-
-function clusterClaimSettle(config: AppConfig, ctx: ResolveContext): void {
-  if (config.state.url === undefined || config.api.claimSettleMs >= CLUSTER_MIN_CLAIM_SETTLE_MS) return;
-  ctx.issues.warn(
-    ['api', 'claim_settle'],
-    'with shared state (state.url), set api.claim_settle at least as long as the service accepts a signed timestamp (5m or more): a daemon paused after recording a claim may still send it when it wakes',
-  );
+function claimSettle(config: AppConfig, ctx: ResolveContext): void {
+  const needed = settleAfterMs(config.api.tsWindowMs);
+  if (config.api.claimSettleMs >= needed) return;
+  const text = `api.claim_settle (${formatDuration(config.api.claimSettleMs)}) is shorter than api.ts_window + ${formatDuration(windowMarginMs(config.api.tsWindowMs))} (${formatDuration(needed)}): a claim judged not applied before its first request can no longer be accepted may be applied twice; leave claim_settle unset (it is then ${formatDuration(needed)})`;
+  if (config.state.url !== undefined) ctx.issues.error(['api', 'claim_settle'], `with shared state (state.url), ${text}`);
+  else ctx.issues.warn(['api', 'claim_settle'], text);
 }
 
 export function crossCheck(config: AppConfig, ctx: ResolveContext): void {

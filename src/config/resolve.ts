@@ -6,6 +6,7 @@ import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { AmountError, parseSol, type Lamports } from '../amount.js';
 import { decodeBase58 } from '../api/base58.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
+import { settleAfterMs } from '../api/ts-window.js';
 import type {
   AmountSpec,
   ApiConfig,
@@ -93,6 +94,7 @@ function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
   for (const op of SIGNED_OPS) {
     endpoints[op] = { ...DEFAULT_ENDPOINTS[op], ...definedOnly(api.endpoints?.[op] ?? {}) };
   }
+  const tsWindowMs = positiveDuration(api.ts_window, ['api', 'ts_window'], ctx);
   return {
     baseUrl: baseUrl(api.base_url, api.allow_insecure_http, ctx),
     headerPrefix: api.header_prefix.toLowerCase(),
@@ -106,7 +108,8 @@ function resolveApi(api: RawConfig['api'], ctx: ResolveContext): ApiConfig {
     apiKeyFile: api.api_key_file === undefined ? undefined : fromConfigDir(api.api_key_file, ctx),
     authReads: api.auth_reads,
     readAttempts: api.read_attempts,
-    claimSettleMs: duration(api.claim_settle, ['api', 'claim_settle'], ctx),
+    tsWindowMs,
+    claimSettleMs: api.claim_settle === undefined ? settleAfterMs(tsWindowMs) : duration(api.claim_settle, ['api', 'claim_settle'], ctx),
   };
 }
 

@@ -103,8 +103,11 @@ const Api = z
       .describe('file holding the API key (mode 0600); used when $AUTOCLAIM_API_KEY is not set'),
     auth_reads: z.boolean().default(true).describe('send the API key on reads too, when one is set'),
     read_attempts: posInt().max(10).default(3).describe('tries per read request in all (1 = no retry)'),
-    claim_settle: Duration.default('60s').describe(
-      'a claim whose answer was lost counts as not applied (and is sent again) only if the summary still shows no trace of it this long after it was sent: a slow server may still be holding it',
+    ts_window: Duration.default('5m').describe(
+      "how far from the service's clock a signed timestamp is still accepted (the service's replay window); when unsure, longer is safer",
+    ),
+    claim_settle: Duration.optional().describe(
+      "a claim whose answer was lost counts as not applied (and is sent again) only once its signed timestamp is this old by the state store's clock; default ts_window + 1m (+ ts_window when shorter than 1m), after which no copy of it can be accepted. With state.url, shorter is refused",
     ),
   })
   .describe('the rewards-and-vaults API');

@@ -42,7 +42,7 @@ export function createAlertTracker(): AlertTracker {
   };
 }
 
-type AlertKind = 'wallet_stale' | 'unknown_step' | 'state_unreachable' | 'claim_in_doubt' | 'epoch_refused' | ClusterAlertKind;
+type AlertKind = 'wallet_stale' | 'unknown_step' | 'claim_undetermined' | 'state_unreachable' | 'claim_in_doubt' | 'epoch_refused' | ClusterAlertKind;
 
 /** Conditions of the whole daemon in a cluster (state.url): each is one episode while it lasts. */
 export type ClusterAlertKind = 'clock_skew' | 'config_differs';
@@ -55,8 +55,11 @@ export interface AlertInputs {
   unknownStepAfterMs: number;
   /** `lastOkAt` undefined: never polled successfully; `since` is when we started watching it. */
   wallets: Array<{ name: string; lastOkAt: number | undefined; since: number }>;
-  /** Every step currently in state unknown. */
-  unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number }>;
+  /**
+   * Every step currently in state unknown. `held`: a claim the daemon gave up reconciling because
+   * the summary moved without proving it (claim_undetermined): alerted at once, not after a delay.
+   */
+  unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number; held?: boolean }>;
   /** With shared state: the database unreachable since then (nothing signed meanwhile); undefined when it answers. */
   stateUnreachable?: { since: number; error: string };
   /** Wallets whose claims are held as "claim in doubt", since when (alerted past unknownStepAfterMs). */
@@ -104,6 +107,16 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
   }
 
   for (const s of inputs.unknownSteps) {
+    if (s.held === true) {
+      const key = `claim_undetermined:${s.id}`;
+      seen.add(key);
+      if (tracker.observe(key, true, inputs.now) !== 'opened') continue;
+      const text =
+        `wallet ${s.wallet}: claim step ${s.id} (plan ${s.plan}) is undetermined: the summary moved without proving the claim (a pending drop alone, or an epoch rollover); ` +
+        `it is not sent again and nothing sized from it runs. Check it on chain, then \`autoclaim actions resolve ${s.id} --applied|--not-applied\``;
+      out.push({ key, kind: 'claim_undetermined', change: 'opened', wallet: s.wallet, step: s.id, plan: s.plan, text });
+      continue;
+    }
     const key = `unknown_step:${s.id}`;
     seen.add(key);
     const ageMs = inputs.now - s.since;
@@ -164,7 +177,7 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     if (seen.has(key)) continue;
     tracker.observe(key, false, inputs.now);
     const [kind, rest = ''] = splitKey(key);
-    if (kind === 'unknown_step') {
+    if (kind === 'unknown_step' || kind === 'claim_undetermined') {
       out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
     } else if (kind === 'wallet_stale' || kind === 'claim_in_doubt') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });

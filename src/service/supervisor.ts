@@ -26,6 +26,7 @@ import { createMetrics, type ClusterCounts, type Metrics, type SigningPauseCount
 import type { HealthReport } from './readiness.js';
 import { createNotifier } from './notify.js';
 import { createFailureWebhook, type FailureWebhook } from './webhook-events.js';
+import { heldForOperator } from '../store/plan-status.js';
 
 export { webhookUrl } from './webhook-events.js';
 
@@ -149,7 +150,7 @@ export class Supervisor {
         // The fleet view (the state file at start, then every poll): the same last successes as
         // autoclaim_wallets_stale, and no query per wallet per cycle.
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
-        unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt })),
+        unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt, held: heldForOperator(s) })),
         stateUnreachable: reach === undefined || reach.reachable ? undefined : { since: reach.since, error: this.opts.redactor.redact(reach.error) },
         claimsInDoubt: daemon.claimsInDoubt(),
         cluster: runtime.cluster === undefined ? undefined : clusterConditions(runtime.cluster.manager),

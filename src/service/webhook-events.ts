@@ -99,11 +99,12 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
       notify(e) {
         const alert = e.details?.['alert'];
         // The cluster's alerts ride on the nearest category an operator already subscribes to: a
-        // claim held in doubt is an unknown step's consequence, daemons running other configs a
-        // config problem; a clock out of bounds, or the state database unreachable, stops the
-        // wallets' work: told with the stale wallets it causes.
+        // claim held in doubt, or an undetermined claim that needs the operator now, is an unknown
+        // step's consequence; daemons running other configs a config problem; a clock out of
+        // bounds, or the state database unreachable, stops the wallets' work: told with the stale
+        // wallets it causes.
         if (alert === 'wallet_stale' || alert === 'clock_skew' || alert === 'state_unreachable') post('stale', e);
-        else if (alert === 'unknown_step' || alert === 'claim_in_doubt') post('unknown_step', e);
+        else if (alert === 'unknown_step' || alert === 'claim_in_doubt' || alert === 'claim_undetermined') post('unknown_step', e);
         else if (alert === 'config_differs') post('config_invalid', e);
         else if (alert === 'epoch_refused') post('epoch_refused', e);
       },

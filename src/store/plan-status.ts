@@ -46,3 +46,14 @@ export function cancelRefusal(plan: PlanWithSteps): string | undefined {
 export function cancelNote(by: string, now: number): string {
   return `cancelled by ${by} at ${new Date(now).toISOString()}`;
 }
+
+/**
+ * The prefix of an unknown claim's resolution once the daemon has given up reconciling it
+ * (store.holdForOperator): the reason code of plan.skipped and of the plan's skipped steps too.
+ */
+export const CLAIM_UNDETERMINED = 'claim_undetermined';
+
+/** An unknown claim held for an operator: no daemon reconciles it again, nothing sized from it runs. */
+export function heldForOperator(step: { state: StepState; resolution: string | null }): boolean {
+  return step.state === 'unknown' && step.resolution?.startsWith(`${CLAIM_UNDETERMINED}:`) === true;
+}

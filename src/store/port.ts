@@ -96,6 +96,12 @@ export interface SyncStore {
   /** planned → rejected without sending: refused by our own safety limits. */
   markRefused(stepId: number, error: string, now?: number): StepRow;
   reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now?: number): StepRow;
+  /**
+   * An unknown claim whose summary moved without proving it (claimLooksApplied's `moved`): its
+   * resolution says so (HELD_FOR_OPERATOR, plan-status.ts) and it stays `unknown`, reconciled no
+   * more by any daemon, until an operator resolves it. The state does not change.
+   */
+  holdForOperator(stepId: number, note: string, now?: number): StepRow;
   /** An operator's verdict on an unknown step (`actions resolve`). */
   resolve(stepId: number, applied: boolean, note: string, now?: number): StepRow;
   setStepAmount(stepId: number, lamports: Lamports, now?: number): StepRow;
@@ -133,6 +139,12 @@ export interface SyncStore {
    */
   requestTsFrom(address: string, fromTs: number, limit: number): number[];
   unknownSteps(): StepRow[];
+  /**
+   * The store's clock now, Unix ms: what judges whether a signed request can still be accepted by
+   * the service. PostgreSQL's clock_timestamp(), the one clock all daemons of a cluster share;
+   * SQLite's is this machine's (the store's clock), since one machine has the state file.
+   */
+  clockNow(): number;
 
   /** The connection's settings, for diagnostics (and to prove they were applied). */
   pragmas(): StorePragmas;

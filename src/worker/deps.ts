@@ -13,7 +13,7 @@ export interface WorkerDeps {
   signers: ReadonlyMap<string, Signer>;
   /** The current config (rules, safety, how answers read), read at each use. */
   config: () => WorkerConfig;
-  /** Measures a claim's age for claim_settle; the daemon's decision clock, so an NTP step cannot fake it. Default: clock. */
+  /** The daemon's decision clock (limits' windows), so an NTP step cannot fake them. Default: clock. */
   elapsedClock?: Clock;
   clock: Clock;
   logger: Logger;
@@ -50,8 +50,10 @@ export interface WorkerConfig {
   api?: {
     /** How each signed operation's answers read (applied / refused statuses). Default: SPEC §2's sets. */
     endpoints?: Readonly<Record<SignedOp, Pick<SignedEndpoint, 'applied' | 'refused'>>>;
-    /** See ApiConfig.claimSettleMs. Absent: 0 (judge at once). */
+    /** See ApiConfig.claimSettleMs: judged by the store's clock (store.clockNow). Absent: 0 (judge at once). */
     claimSettleMs?: number;
+    /** See ApiConfig.tsWindowMs: bounds how long a signed request may wait to go out. Absent: no bound. */
+    tsWindowMs?: number;
   };
   /** alerts.clock_skew: |server − ours| above this is logged as `clock.skew` (default 30 s). */
   alerts?: { clockSkewMs?: number; unknownStepAfterMs?: number };

@@ -16,6 +16,8 @@ import { checkActionLimit, resolveStepAmount } from '../rules/amounts.js';
 import { DAY_MS } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { ApiPort, PlanWithSteps, Signer, StepRow, StoredRequest } from './ports.js';
+import { beyondWindow } from '../api/ts-window.js';
+import { CLAIM_UNDETERMINED, heldForOperator } from '../store/plan-status.js';
 import { claimLooksApplied } from './reconcile.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
 import { errorSummary, OutcomeRecorder } from './outcome.js';
@@ -152,6 +154,8 @@ export class PlanExecutor {
   private async reconcileClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
     const { store, clock } = this.deps;
     const log = this.stepLogger(plan, step);
+    // Held for an operator: no later summary may settle it, since the one that moved could not.
+    if (heldForOperator(step)) return 'unknown';
     const before = step.request?.before;
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'unknown';
@@ -162,9 +166,10 @@ export class PlanExecutor {
       return 'unknown';
     }
     const verdict = claimLooksApplied(before, fresh);
+    if (verdict.outcome === 'undetermined' && verdict.moved) return await this.holdUndetermined(plan, step, verdict.note, log);
     if (verdict.outcome === 'undetermined') {
-      // Never guess "not applied": a new claim could then be applied twice. It waits for a
-      // summary that can tell, or for an operator.
+      // Never guess "not applied": a new claim could then be applied twice. Nothing moved, so it
+      // waits for a summary that can tell, or for an operator.
       log.warn(
         { event: 'action.reconcile_deferred', note: verdict.note },
         before.lifetimeLamports === null
@@ -173,23 +178,56 @@ export class PlanExecutor {
       );
       return 'unknown';
     }
-    const ageMs = (this.deps.elapsedClock ?? clock).now() - (step.request?.ts ?? 0) * 1000;
-    const settleMs = this.deps.config().api?.claimSettleMs ?? 0;
-    if (!verdict.applied && ageMs < settleMs) {
-      // A slow server may still be holding the claim: judging it "not applied" now and signing a
-      // new one could let both land. Stay unknown and look again at the next poll.
-      log.info(
-        { event: 'action.reconcile_deferred', age_ms: ageMs, settle_ms: settleMs },
-        'claim not visible in the summary yet; waiting for api.claim_settle before calling it not applied',
-      );
-      return 'unknown';
-    }
+    if (!verdict.applied && !(await this.beyondWindow(step, log))) return 'unknown';
     await store.reconcile(step.id, verdict.applied, { claimedLamports: verdict.claimedLamports, note: verdict.note }, clock.now());
     log.info(
       { event: 'action.reconciled', applied: verdict.applied, note: verdict.note, claimed_sol: verdict.claimedLamports === undefined ? undefined : formatSol(verdict.claimedLamports) },
       verdict.applied ? 'claim reconciled as applied' : 'claim reconciled as not applied; it will be signed and sent again',
     );
     return verdict.applied ? 'acknowledged' : 'retry_later';
+  }
+
+  /**
+   * Whether no copy of the step's signed request can be accepted any more (SPEC §2): its timestamp
+   * older than api.claim_settle (default ts_window + margin), by the store's clock — the database's
+   * with shared state, so a new owner does not judge an old owner's timestamp on a clock of its own.
+   * Until then a paused daemon, or a slow server, may still land it, and a new claim could land too.
+   */
+  private async beyondWindow(step: StepRow, log: Logger): Promise<boolean> {
+    const settleMs = this.deps.config().api?.claimSettleMs ?? 0;
+    let nowMs: number;
+    try {
+      nowMs = await this.deps.store.clockNow();
+    } catch (err) {
+      log.warn({ event: 'action.reconcile_deferred', err: errorSummary(err) }, "claim not visible in the summary, and the state store's clock could not be read; looking again at the next poll");
+      return false;
+    }
+    const { ageMs, beyond } = beyondWindow(step.request?.ts ?? 0, nowMs, settleMs);
+    if (!beyond) {
+      log.info(
+        { event: 'action.reconcile_deferred', age_ms: ageMs, settle_ms: settleMs },
+        "claim not visible in the summary yet; waiting until its signed timestamp is older than api.claim_settle by the state store's clock (no copy of it can be accepted then) before calling it not applied",
+      );
+    }
+    return beyond;
+  }
+
+  /**
+   * The summary moved, but not as only a claim moves it (a pending drop alone, an epoch rollover):
+   * the claim is neither re-sent nor believed. It stays unknown, held for an operator (so it keeps
+   * holding this wallet's other claims: claim_in_doubt), the rest of its plan is skipped — above
+   * all any step sized from it — and the supervisor raises the claim_undetermined alert.
+   */
+  private async holdUndetermined(plan: PlanWithSteps, step: StepRow, note: string, log: Logger): Promise<StepResult> {
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    await store.holdForOperator(step.id, `${CLAIM_UNDETERMINED}: ${note}`, now);
+    log.error(
+      { event: 'action.claim_undetermined', reason: CLAIM_UNDETERMINED, note },
+      `claim outcome undetermined: ${note}. It will not be sent again and nothing sized from it runs; check it on chain, then run \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
+    );
+    await this.skip(plan, `${CLAIM_UNDETERMINED}: the claim's outcome cannot be told from the summary (step ${step.id} is held for an operator)`, CLAIM_UNDETERMINED);
+    return 'unknown';
   }
 
   // ------------------------------------------------------------------------------------------

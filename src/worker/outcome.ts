@@ -5,6 +5,7 @@ import { ApiError, AutoclaimError } from '../errors.js';
 import type { Lamports } from '../domain.js';
 import { formatSol } from '../amount.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
+import { maxSendAgeMs } from '../api/ts-window.js';
 import type { Logger } from '../log/logger.js';
 import { classifyAnswer, requestRefusalScope } from './answer.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
@@ -31,11 +32,21 @@ export class OutcomeRecorder {
       log.warn({ event: 'lease.fenced' }, `${step.kind} not sent: this daemon lost the wallet's lease after recording it; the new owner reconciles it`);
       return 'retry_later';
     }
-    log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
+    // Logged once the gate lets it go (after the rate limiter's wait), so `action.sent` means sent.
+    let announced = false;
+    const gate = (): string | undefined => {
+      const reason = this.holdBack(plan, prepared);
+      if (reason === undefined && !announced) {
+        announced = true;
+        log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
+      }
+      return reason;
+    };
     let result;
     try {
-      result = await api.send(prepared);
+      result = await api.send(prepared, gate);
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'WITHHELD') return await this.withheld(plan, step, err, log);
       this.deps.failpoint('after_answer_before_record');
       return await this.classifyFailure(plan, step, err, log);
     }
@@ -61,6 +72,44 @@ export class OutcomeRecorder {
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
     log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
+  }
+
+  /**
+   * Asked by the client after every wait a signed request makes on its way out (the rate limiter,
+   * a 429's pause, a backoff), right before its first byte: a reason to hold it back. A daemon
+   * paused or queued there may have lost the wallet meanwhile, and its new owner may judge the step
+   * at any moment; and a request whose timestamp aged past maxSendAgeMs (a quarter of api.ts_window)
+   * is better signed again than sent to be refused as stale.
+   */
+  private holdBack(plan: PlanWithSteps, prepared: ReturnType<ApiPort['prepare']>): string | undefined {
+    if (this.deps.stillHolds?.(plan.address) === false) return "this daemon lost the wallet's lease while the request waited to go out";
+    const windowMs = this.deps.config().api?.tsWindowMs;
+    if (windowMs === undefined) return undefined;
+    const ageMs = this.deps.clock.now() - prepared.ts * 1000;
+    const maxMs = maxSendAgeMs(windowMs);
+    return ageMs > maxMs ? `its signed timestamp is ${Math.round(ageMs / 1000)} s old after waiting to go out, more than ${Math.round(maxMs / 1000)} s (a quarter of api.ts_window)` : undefined;
+  }
+
+  /**
+   * Held back before any byte went out: back to planned, signed afresh (a new timestamp) when it is
+   * tried again. With shared state that write is fenced: a daemon whose lease is gone cannot make
+   * it, and leaves the step `sending` for the wallet's new owner, which recovers it as unknown and
+   * judges it only once its timestamp is beyond the window.
+   */
+  private async withheld(plan: PlanWithSteps, step: StepRow, err: ApiError, log: Logger): Promise<StepResult> {
+    const message = errorSummary(err);
+    try {
+      await this.deps.store.markNotSent(step.id, message, this.deps.clock.now());
+    } catch (writeErr) {
+      log.warn(
+        { event: 'lease.fenced', err: errorSummary(writeErr), reason: message },
+        `${step.kind} not sent, and not put back to planned either (${errorSummary(writeErr)}); it stays in flight for the wallet's owner to recover`,
+      );
+      return 'retry_later';
+    }
+    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
+    log.warn({ event: 'action.deferred', err: message }, `${step.kind} not sent after waiting to go out; it will be signed again`);
+    return 'retry_later';
   }
 
   /**

@@ -27,7 +27,8 @@ export interface ApiPort {
     signer: Signer,
     nowMs: number,
   ): PreparedRequest;
-  send(prepared: PreparedRequest): Promise<ActionResult>;
+  /** `gate`: asked after every wait, right before the first byte (api/client.ts SendGate). */
+  send(prepared: PreparedRequest, gate?: () => string | undefined): Promise<ActionResult>;
 }
 
 /**
@@ -51,6 +52,8 @@ export type WorkerStore = Pick<
   | 'markNotSent'
   | 'markRefused'
   | 'reconcile'
+  | 'holdForOperator'
+  | 'clockNow'
   | 'skipRemaining'
   | 'finishPlan'
 >;

@@ -1,64 +1,79 @@
 // Deciding whether a claim whose answer was lost was applied (SPEC §2): read the summary again and
 // compare it with the one recorded just before the claim was signed. Pure, so it is table-tested.
 import type { Lamports, WalletSummary } from '../domain.js';
+import { accrualSlack } from './outcome.js';
 
-interface ClaimVerdict {
-  /**
-   * `undetermined`: the summary cannot tell. "Not applied" lets a new claim be signed, so it needs
-   * proof: lifetime known before and after and unchanged, and pending not dropped. Without
-   * lifetime, pending alone cannot prove it — rewards that accrue (or jump) by more than the claim
-   * hide a claim that was applied.
-   */
+/**
+ * `applied`: lifetime rose by about what pending dropped, in the same epoch — evidence only a claim
+ * leaves. `not_applied`: lifetime known on both sides and unchanged, pending not dropped: a new
+ * claim may be signed (once the first can no longer land: executor.ts). `undetermined`: the
+ * summary cannot tell. `moved` says whether it moved anyway (pending dropped, lifetime changed
+ * without the pending drop to match, or an epoch rollover with either): evidence that something
+ * happened that is not the proof of a claim. Such a claim is held for an operator and nothing
+ * sized from it runs; an undetermined claim that nothing moved is looked at again later.
+ */
+export interface ClaimVerdict {
   outcome: 'applied' | 'not_applied' | 'undetermined';
   applied: boolean;
+  /** Only for `undetermined`: the summary moved, but not as only a claim moves it. */
+  moved: boolean;
   /** A lower bound of what was claimed, when applied: deposits of "N%" are computed from it. */
   claimedLamports: Lamports | undefined;
   note: string;
 }
 
+type Before = { pendingLamports: string; lifetimeLamports: string | null; epoch?: string };
+type After = Pick<WalletSummary, 'pendingLamports' | 'lifetimeLamports'> & { epoch?: string };
+
 /**
- * Applied when lifetime rose or pending dropped; not applied only when lifetime is known on both
- * sides and did not rise (and pending did not drop); otherwise undetermined. Both are checked and either suffices: if the
- * service counts accrual in lifetime, "rose" errs towards "applied", and a claim wrongly believed
- * applied only waits for the next epoch, whereas one wrongly believed not applied would be sent
- * twice. Pending accrues between the two reads, so "dropped" is strict.
+ * "About" (the tolerance). An honest service keeps this true of a claim applied between the two
+ * reads: the claim took what was pending at the first read plus a1, accrued before the server
+ * applied it, and pending is now a2, accrued since. So `rise − drop = a1 + a2`, the accrual between
+ * the reads: never below 0, and with no bound the summaries could show (a server that holds a claim
+ * a while, a look long after). Hence:
+ *   - the rise must cover the drop, less `slack` for rounding: `rise >= drop − slack`, where slack is
+ *     accrualSlack(pending_before) (1 %, at least 0.001 SOL: outcome.ts);
+ *   - a rise above the drop is accrual and is accepted; what the claim counts as, and what any step
+ *     sized from it uses, is `min(rise, pending_before)` all the same (SPEC §2), so a lifetime that
+ *     rose by more cannot size more.
+ * A lifetime that did not rise, or rose by less than pending dropped, is not a claim's; a pending
+ * drop with no lifetime to match it is not evidence at all: a server that lies, resets, or rolls
+ * over an epoch drops pending too.
  */
-export function claimLooksApplied(
-  before: { pendingLamports: string; lifetimeLamports: string | null },
-  after: Pick<WalletSummary, 'pendingLamports' | 'lifetimeLamports'>,
-): ClaimVerdict {
+export function claimLooksApplied(before: Before, after: After): ClaimVerdict {
   const pendingBefore = BigInt(before.pendingLamports);
+  const pendingAfter = after.pendingLamports;
   const lifetimeBefore = before.lifetimeLamports === null ? null : BigInt(before.lifetimeLamports);
   const lifetimeAfter = after.lifetimeLamports;
-  if (lifetimeBefore !== null && lifetimeAfter !== null && lifetimeAfter > lifetimeBefore) {
-    const delta = lifetimeAfter - lifetimeBefore;
+  const drop = pendingBefore - pendingAfter;
+  const rise = lifetimeBefore !== null && lifetimeAfter !== null ? lifetimeAfter - lifetimeBefore : null;
+  const slack = accrualSlack(pendingBefore);
+  const rolledOver = before.epoch !== undefined && after.epoch !== undefined && before.epoch !== after.epoch;
+  const seen = `pending ${pendingBefore} → ${pendingAfter}, lifetime ${lifetimeBefore ?? 'missing'} → ${lifetimeAfter ?? 'missing'} lamports`;
+  const undetermined = (moved: boolean, why: string): ClaimVerdict => ({ outcome: 'undetermined', applied: false, moved, claimedLamports: undefined, note: `${why} (${seen})` });
+
+  const moved = drop > 0n || (rise !== null && rise !== 0n);
+  if (rolledOver && moved) {
+    return undetermined(true, `the epoch rolled over (${before.epoch} → ${after.epoch}) between the two summaries: what moved may be the rollover's, not the claim's`);
+  }
+  if (rise !== null && rise > 0n && drop > 0n && rise + slack >= drop) {
     return {
       outcome: 'applied',
       applied: true,
-      claimedLamports: delta < pendingBefore ? delta : pendingBefore,
-      note: `lifetime rose by ${delta} lamports`,
+      moved: true,
+      // Never more than was seen pending before the claim was signed.
+      claimedLamports: rise < pendingBefore ? rise : pendingBefore,
+      note: `lifetime rose by ${rise} lamports as pending dropped by ${drop} (${seen})`,
     };
   }
-  if (after.pendingLamports < pendingBefore) {
-    return {
-      outcome: 'applied',
-      applied: true,
-      claimedLamports: pendingBefore - after.pendingLamports,
-      note: `pending dropped from ${pendingBefore} to ${after.pendingLamports} lamports`,
-    };
+  if (rise !== null && rise !== 0n) {
+    return undetermined(true, rise < 0n ? 'lifetime went down' : drop > 0n ? `lifetime rose by ${rise} lamports, less than the ${drop} pending dropped` : `lifetime rose by ${rise} lamports but pending did not drop`);
   }
-  if (lifetimeBefore === null || lifetimeAfter === null) {
-    return {
-      outcome: 'undetermined',
-      applied: false,
-      claimedLamports: undefined,
-      note: `pending did not drop (${pendingBefore} → ${after.pendingLamports} lamports) and lifetime_sol is missing ${lifetimeBefore === null ? 'from the summary the claim was signed against' : 'now'}: the summary cannot tell whether the claim was applied`,
-    };
+  if (drop > 0n) {
+    return undetermined(true, rise === null ? 'pending dropped but lifetime_sol is missing: a drop alone is no proof of a claim' : 'pending dropped but lifetime did not rise: a drop alone is no proof of a claim');
   }
-  return {
-    outcome: 'not_applied',
-    applied: false,
-    claimedLamports: undefined,
-    note: `pending did not drop (${pendingBefore} → ${after.pendingLamports} lamports) and lifetime did not rise`,
-  };
+  if (rise === null) {
+    return undetermined(false, `pending did not drop and lifetime_sol is missing ${lifetimeBefore === null ? 'from the summary the claim was signed against' : 'now'}: the summary cannot tell whether the claim was applied`);
+  }
+  return { outcome: 'not_applied', applied: false, moved: false, claimedLamports: undefined, note: `pending did not drop and lifetime did not rise (${seen})` };
 }

@@ -12,6 +12,7 @@ export function apiConfig(over: Partial<ApiConfig> = {}): ApiConfig {
     connectTimeoutMs: 1_000,
     maxResponseBytes: 1 << 20,
     connections: 4,
+    tsWindowMs: 300_000,
     claimSettleMs: 0,
     rateLimit: { perMinute: 0, burst: 100 },
     endpoints: { ...DEFAULT_ENDPOINTS },

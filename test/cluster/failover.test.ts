@@ -95,7 +95,7 @@ describe('failover under kill -9 and SIGSTOP', () => {
   it(`claims every wallet once per epoch through ${DISRUPTIONS} disruptions (seed ${SEED})`, { timeout: 180_000 }, async () => {
     const stateUrl = await createDatabase();
     const config = join(dir, 'autoclaim.yaml');
-    writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets, rules: RULE, maxSolPerAction: '1000' }).replace('state:\n', `state:\n  lease: ${LEASE_MS / 1000}s\n`));
+    writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets, rules: RULE, maxSolPerAction: '1000', apiExtra: `  ts_window: ${TS_WINDOW_SEC}s\n` }).replace('state:\n', `state:\n  lease: ${LEASE_MS / 1000}s\n`));
     // 3 s epochs are a calendar day each: the loopback sandbox's fast epochs, exempt from SPEC §2's calendar check.
     fleet = new DaemonFleet({ config, cwd: dir, env: { AUTOCLAIM_SANDBOX_EPOCHS: 'fast' }, stateUrl });
     const f = fleet;

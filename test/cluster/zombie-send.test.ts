@@ -5,11 +5,17 @@
 // window, so it would be applied too: two claims for one plan). The fence stops a lapsed daemon from
 // *recording* `sending`; the lease is asked once more right before the send (WorkerDeps.stillHolds)
 // so it does not send what it recorded before it lapsed. Found by the failover test's author as a
-// reproduction (it failed with two claims before stillHolds); claim_settle is 5 s here to be quick.
+// reproduction (it failed with two claims before stillHolds).
+// Issue 25 finding 1: the new owner judges the claim "not applied" only once A's signed timestamp is
+// older than api.ts_window + margin by the database's clock, when the service can no longer accept
+// A's request whatever A does on waking. ts_window is 5 s here (the sandbox's window too) to be
+// quick: the claim settles after 10 s (a window under a minute is its own margin).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
 
@@ -46,14 +52,16 @@ describe('a daemon paused between `sending` and the send', () => {
     const wallets = makeWallets(t.dir, ['w0']);
     sandbox = await startSandbox({
       apiKey: CANARY_API_KEY,
+      tsWindowSec: 5,
       defaultAccrualLamportsPerSec: 0n,
       wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: SOL / 10n, balanceLamports: 0n })),
     });
     const sb = sandbox;
     const rule = `  - name: claim\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
     const config = join(t.dir, 'autoclaim.yaml');
-    writeFileSync(config, configYaml({ baseUrl: sb.url, wallets, rules: rule, apiExtra: '  claim_settle: 5s\n' }).replace('state:\n', 'state:\n  lease: 3s\n'));
-    const env = { AUTOCLAIM_STATE_URL: await createDatabase() };
+    writeFileSync(config, configYaml({ baseUrl: sb.url, wallets, rules: rule, apiExtra: '  ts_window: 5s\n' }).replace('state:\n', 'state:\n  lease: 3s\n'));
+    const stateUrl = await createDatabase();
+    const env = { AUTOCLAIM_STATE_URL: stateUrl };
 
     // A stops itself right after its claim's `sending` is committed.
     const preload = join(import.meta.dirname, 'stop-at-failpoint.mjs');
@@ -68,6 +76,24 @@ describe('a daemon paused between `sending` and the send', () => {
     await until('B to claim', () => sb.ledger().length > 0).catch((err: unknown) => {
       throw new Error(`${String(err)}\nB:\n${b.events().filter((e) => e.event !== 'poll.ok').map((e) => JSON.stringify(e)).join('\n').slice(-6000)}`);
     });
+
+    // B's claim went out only once A's signed timestamp was beyond ts_window + margin (10 s) by the
+    // database's clock (the sandbox's ledger is stamped by this machine's, the database's host).
+    const store = await openPostgresStore(stateUrl, { logger: silentLogger(), readonly: true });
+    try {
+      const claim = (await store.listPlans({})).flatMap((p) => p.steps).find((st) => st.kind === 'claim');
+      const attempts = claim === undefined ? [] : await store.stepAttempts(claim.id);
+      const aTs = attempts[0]?.request?.ts;
+      expect(aTs, 'A recorded its signed claim').toBeTypeOf('number');
+      const dbNow = await store.clockNow();
+      expect(Math.abs(dbNow - Date.now())).toBeLessThan(2_000);
+      const first = sb.ledger().find((e) => e.op === 'claim');
+      expect(first?.ts ?? 0).toBeGreaterThanOrEqual((aTs ?? 0) * 1000 + 10_000 - 1_000);
+      expect(attempts).toHaveLength(2); // A's, never sent, and B's, signed afresh
+      expect(attempts[1]?.request?.ts).toBeGreaterThan(aTs ?? 0);
+    } finally {
+      await store.close();
+    }
 
     a.proc.kill('SIGCONT');
     await sleep(3_000);

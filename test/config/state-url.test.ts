@@ -75,14 +75,26 @@ describe('state.url', () => {
     ]);
   });
 
-  it('warns when claim_settle is shorter than a service ts window could be: a paused daemon may still send', () => {
-    dir.write('short.yaml', withState('  url: postgres://a@h/db\n'));
-    expect(formatted(dir.load('short.yaml')).warnings).toEqual([
-      expect.stringMatching(/^short\.yaml:\d+:\d+ api\.claim_settle: with shared state \(state\.url\), set api\.claim_settle at least as long as the service accepts a signed timestamp/),
+  // issue 25 finding 1: a claim judged not applied before its first request can no longer be
+  // accepted may be applied twice; with shared state a paused daemon's request is that request.
+  it('claim_settle: derived from ts_window when unset; shorter than ts_window + 1m is an error with state.url, a warning without', () => {
+    dir.write('default.yaml', withState('  url: postgres://a@h/db\n'));
+    const d = dir.load('default.yaml');
+    expect(formatted(d)).toEqual({ errors: [], warnings: [] });
+    expect(d.config?.api).toMatchObject({ tsWindowMs: 300_000, claimSettleMs: 360_000 });
+    dir.write('window.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  ts_window: 30s\n'));
+    // A window under a minute is its own margin: a service that far off our clock refuses everything.
+    expect(dir.load('window.yaml').config?.api).toMatchObject({ tsWindowMs: 30_000, claimSettleMs: 60_000 });
+
+    dir.write('short.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  claim_settle: 60s\n'));
+    expect(formatted(dir.load('short.yaml')).errors).toEqual([
+      expect.stringMatching(/^short\.yaml:\d+:\d+ api\.claim_settle: with shared state \(state\.url\), api\.claim_settle \(1m\) is shorter than api\.ts_window \+ 1m \(6m\)/),
     ]);
-    dir.write('long.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  claim_settle: 10m\n'));
-    expect(formatted(dir.load('long.yaml')).warnings).toEqual([]);
-    dir.write('sqlite.yaml', BASE);
-    expect(formatted(dir.load('sqlite.yaml')).warnings).toEqual([]);
+    dir.write('long.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  claim_settle: 6m\n'));
+    expect(formatted(dir.load('long.yaml'))).toEqual({ errors: [], warnings: [] });
+    dir.write('sqlite.yaml', edit(BASE, 'v1\n', 'v1\n  claim_settle: 60s\n'));
+    const alone = formatted(dir.load('sqlite.yaml'));
+    expect(alone.errors).toEqual([]);
+    expect(alone.warnings).toEqual([expect.stringMatching(/^sqlite\.yaml:\d+:\d+ api\.claim_settle: api\.claim_settle \(1m\) is shorter than/)]);
   });
 });

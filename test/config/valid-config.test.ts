@@ -108,7 +108,8 @@ describe('a valid config', () => {
         apiKeyFile: join(dir.path, 'etc/secrets/api_key'),
         authReads: false,
         readAttempts: 1,
-        claimSettleMs: 60_000,
+        tsWindowMs: 300_000,
+        claimSettleMs: 360_000,
       },
       state: { path: join(dir.path, 'state/ac.db'), url: undefined, passwordFile: undefined, leaseMs: 15_000, queryTimeoutMs: 10_000 },
       schedule: { poll: '0 */5 * * * *', jitterMs: 90_000, timezone: 'Europe/Paris' },
@@ -202,7 +203,8 @@ describe('a valid config', () => {
       apiKeyFile: undefined,
       authReads: true,
       readAttempts: 3,
-      claimSettleMs: 60_000,
+      tsWindowMs: 300_000,
+      claimSettleMs: 360_000,
     });
     expect(config?.schedule).toStrictEqual({ poll: '*/1 * * * *', jitterMs: 10_000, timezone: undefined });
     expect(config?.alerts.webhookEvents).toEqual(['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused']);

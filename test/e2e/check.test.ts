@@ -55,6 +55,28 @@ describe('check', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
+  // Issue 25 finding 1: with shared state, a claim judged not applied before its first request
+  // can no longer be accepted may be claimed twice; check and start refuse that claim_settle.
+  it('refuses api.claim_settle shorter than ts_window + 1m with state.url (exit 78, at check and at start); alone, warns', async () => {
+    const shared = configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets, apiExtra: '  claim_settle: 60s\n' }).replace(
+      '  path: ./state/autoclaim.db\n',
+      '  url: postgres://autoclaim@127.0.0.1:9/autoclaim\n',
+    );
+    expect(shared).toContain('url: postgres://');
+    writeFileSync(`${dir}/shared.yaml`, shared);
+    const line = shared.split('\n').findIndex((l) => l.includes('claim_settle: 60s')) + 1;
+    for (const command of ['check', 'once']) {
+      const r = await runCli([command, '--config', `${dir}/shared.yaml`], { cwd: dir });
+      expect(r.code, `${command}: ${r.stderr}`).toBe(78);
+      expect(r.stderr).toMatch(new RegExp(`shared\\.yaml:${line}:\\d+ api\\.claim_settle: with shared state \\(state\\.url\\), api\\.claim_settle \\(1m\\) is shorter than api\\.ts_window \\+ 1m \\(6m\\)`));
+    }
+
+    const alone = writeConfig(dir, { baseUrl: 'http://127.0.0.1:9/v1', wallets, apiExtra: '  claim_settle: 60s\n' });
+    const r = await runCli(['check', '--config', alone], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(`${r.stdout}${r.stderr}`).toMatch(/api\.claim_settle: api\.claim_settle \(1m\) is shorter than api\.ts_window \+ 1m/);
+  });
+
   it('exits 78 for a missing config file', async () => {
     const r = await runCli(['check', '--config', `${dir}/nope.yaml`], { cwd: dir });
     expect(r.code).toBe(78);

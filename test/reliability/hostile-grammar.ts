@@ -8,6 +8,7 @@ import { prng } from '../support/prng.js';
 import {
   DAY_MS,
   SOL,
+  SUMMARY_LIES,
   type ActionBody,
   type ActionSay,
   type ClaimedLie,
@@ -86,6 +87,8 @@ export interface Profile {
   /** Epochs that jump days either way, and answers whose epoch is far ahead or no date (SPEC §2). */
   epochLie: number;
   broken: number;
+  /** Summaries whose pending and lifetime disagree (hostile-types.ts SummaryLie); default 0. */
+  inconsistent?: number;
   /** Drips and slow headers cost real time: at most one per sequence, in this share of sequences (0..1). */
   slowShare: number;
   echo: number;
@@ -123,6 +126,7 @@ const readSay = (p: Profile): fc.Arbitrary<ReadSay> =>
   weighted<ReadSay>(
     [p.readHonest, fc.record({ status: fc.constant(200), body: fc.constantFrom<ReadBody>('truth', 'truth', 'no_lifetime'), wire: fc.constant<Wire>('whole'), echo: echo(p) })],
     [p.readLie, fc.record({ status: fc.constantFrom(...READ_STATUSES), body: fc.constantFrom(...READ_BODIES), wire: wire(p), echo: echo(p) })],
+    [p.inconsistent ?? 0, fc.record({ status: fc.constant(200), body: fc.constantFrom<ReadBody>(...SUMMARY_LIES), wire: fc.constant<Wire>('whole'), echo: fc.constant(undefined) })],
   );
 
 const claimed = (p: Profile): fc.Arbitrary<ClaimedLie> => weighted<ClaimedLie>([10, fc.constant('true')], [p.claimedLie, fc.constantFrom(...CLAIMED_LIES)]);

@@ -7,7 +7,7 @@ import { describeSequence } from './hostile-grammar.js';
 import type { Outcome, WalletOutcome } from './hostile-harness.js';
 import { DAY_MS, formatSol, type Applied } from './hostile-types.js';
 
-export type InvariantId = 0 | 1 | 2 | 3 | 4 | 5;
+export type InvariantId = 0 | 1 | 2 | 3 | 4 | 5 | 6;
 
 export const INVARIANTS: ReadonlyArray<{ id: InvariantId; text: string }> = [
   { id: 0, text: 'no cycle throws, and the server never sees a malformed, unsigned or replayed request' },
@@ -16,6 +16,7 @@ export const INVARIANTS: ReadonlyArray<{ id: InvariantId; text: string }> = [
   { id: 3, text: 'no step is recorded acknowledged that the server did not apply' },
   { id: 4, text: 'no 10-character piece of a secret in any log line or in the rows of the state file' },
   { id: 5, text: 'no action for an epoch SPEC §2 refuses: not a real date, more than a day from the UTC date, or before an earlier plan of the address' },
+  { id: 6, text: 'no step sized from a claim (N%, all) is applied unless the ledger shows that claim applied before it' },
 ];
 
 export interface Violation {
@@ -144,6 +145,16 @@ function checkWallet(o: Outcome, w: WalletOutcome, out: Violation[]): void {
       }
     }
   }
+
+  // 6: a step sized from a claim runs only on the ledger's evidence of that claim, not on what a
+  // summary seemed to show (issue 24 finding 2: a pending drop alone funded a deposit).
+  w.ledger.forEach((e, i) => {
+    const spec = rule.do.find((s) => s.kind === e.op);
+    if (spec === undefined || spec.kind === 'claim' || spec.amount.kind === 'fixed') return;
+    const a = index.get(e.signature);
+    const claimFirst = a !== undefined && w.ledger.slice(0, i).some((c) => c.op === 'claim' && index.get(c.signature)?.plan.id === a.plan.id);
+    if (!claimFirst) add(6, `${entry(e)} is sized from its plan's claim, but the ledger shows no claim of plan ${a?.plan.id ?? '?'} applied before it`);
+  });
 
   // 3: acknowledged means applied.
   const applied = new Set(w.ledger.map((e) => e.signature));

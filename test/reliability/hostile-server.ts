@@ -141,12 +141,21 @@ export async function startHostileServer(): Promise<HostileServer> {
     const say = turn.read;
     const pending = w.pending;
     const epoch = turn.epochSays === 'true' ? w.epoch() : EPOCH_LIES[turn.epochSays];
+    // What this read shows: the truth, or one of the inconsistent summaries (hostile-types.ts).
+    let shownPending = pending;
+    let shownLifetime: bigint | undefined = w.lifetime;
+    if (say.body === 'rollover_drop') w.bumps += 1;
+    if (say.body === 'drop_flat' || say.body === 'drop_short' || say.body === 'drop_no_lifetime' || say.body === 'rollover_drop') shownPending = 0n;
+    if (say.body === 'drop_short') shownLifetime = w.lifetime + pending / 4n;
+    if (say.body === 'rollover_drop') shownLifetime = w.lifetime + pending;
+    if (say.body === 'lifetime_fell') shownLifetime = w.lifetime / 2n;
+    if (say.body === 'no_lifetime' || say.body === 'drop_no_lifetime') shownLifetime = undefined;
     const truth: Record<string, unknown> = { address, epoch, pending_sol: 'PENDING', lifetime_sol: 'LIFETIME', rank: 7, tier: 'Gold' };
-    if (say.body === 'no_lifetime') delete truth['lifetime_sol'];
+    if (shownLifetime === undefined) delete truth['lifetime_sol'];
     if (say.echo !== undefined) truth['notice'] = echoText(say.echo, w.setup.secrets, undefined);
     truth['breakdown'] = [{ vault: 'SOL2X', volume: 12.5, score: 3 }];
     // Amounts as JSON numbers with their exact text.
-    const truthText = JSON.stringify(truth).replace('"PENDING"', formatSol(pending)).replace('"LIFETIME"', formatSol(w.lifetime));
+    const truthText = JSON.stringify(truth).replace('"PENDING"', formatSol(shownPending)).replace('"LIFETIME"', formatSol(shownLifetime ?? 0n));
     const echo = say.echo === undefined ? 'service unavailable' : echoText(say.echo, w.setup.secrets, undefined);
     const bodies: Record<ReadBody, string> = {
       truth: truthText,
@@ -155,14 +164,21 @@ export async function startHostileServer(): Promise<HostileServer> {
       unreadable: truthText.slice(0, Math.floor(truthText.length * 0.6)),
       error_object: JSON.stringify({ error: { code: 'UNAVAILABLE', message: echo } }),
       text: `<html><body>502 Bad Gateway: ${echo}</body></html>`,
+      drop_flat: truthText,
+      drop_short: truthText,
+      drop_no_lifetime: truthText,
+      lifetime_fell: truthText,
+      rollover_drop: truthText,
     };
-    const shows = (say.body === 'truth' || say.body === 'no_lifetime') && is2xx(say.status) && (say.wire === 'whole' || say.wire === 'drip');
+    const readable = say.body !== 'empty' && say.body !== 'unreadable' && say.body !== 'error_object' && say.body !== 'text';
+    const shows = readable && is2xx(say.status) && (say.wire === 'whole' || say.wire === 'drip');
     w.note(
       `GET summary${turn.jump > 0n ? ` (pending +${formatSol(turn.jump)})` : ''}${turn.epochBump || turn.epochJump !== 0 || turn.epochSays !== 'true' ? ` (epoch → ${epoch})` : ''}` +
-        ` → ${say.status} ${say.body} ${say.wire}${say.echo ? ` echo ${say.echo.what}/${say.echo.form}@${say.echo.pad}` : ''}: pending ${formatSol(pending)}`,
+        ` → ${say.status} ${say.body} ${say.wire}${say.echo ? ` echo ${say.echo.what}/${say.echo.form}@${say.echo.pad}` : ''}: pending ${formatSol(pending)}` +
+        (shownPending !== pending || shownLifetime !== w.lifetime ? ` (shown: pending ${formatSol(shownPending)}, lifetime ${shownLifetime === undefined ? 'missing' : formatSol(shownLifetime)}; lifetime is ${formatSol(w.lifetime)})` : ''),
     );
     send(res, say.status, bodies[say.body], say.wire, w.setup.timeoutMs, () => {
-      if (shows) w.shown = pending;
+      if (shows) w.shown = shownPending;
     });
   };
 

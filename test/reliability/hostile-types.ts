@@ -41,7 +41,17 @@ export interface ActionSay {
 export type EpochSays = 'true' | 'far_future' | 'not_a_date';
 /** What a summary says instead of its epoch (SPEC §2 refuses both). */
 export const EPOCH_LIES: Readonly<Record<Exclude<EpochSays, 'true'>, string>> = { far_future: '2099-01-01', not_a_date: '2025-02-30' };
-export type ReadBody = 'truth' | 'no_lifetime' | 'empty' | 'unreadable' | 'error_object' | 'text';
+export type ReadBody = 'truth' | 'no_lifetime' | 'empty' | 'unreadable' | 'error_object' | 'text' | SummaryLie;
+/**
+ * A summary whose pending and lifetime disagree (issue 24 finding 2), told for one read only (the
+ * server's world is unchanged, but for the rollover): pending shown 0 with lifetime flat
+ * (`drop_flat`), risen by only a quarter of what pending dropped (`drop_short`) or missing
+ * (`drop_no_lifetime`); lifetime shown at half (`lifetime_fell`); the epoch really moved on and
+ * pending shown moved into lifetime at the same read (`rollover_drop`). None is a consistent
+ * claim: a lie no client can detect (pending into lifetime exactly, in one epoch) is never told.
+ */
+export type SummaryLie = 'drop_flat' | 'drop_short' | 'drop_no_lifetime' | 'lifetime_fell' | 'rollover_drop';
+export const SUMMARY_LIES: readonly SummaryLie[] = ['drop_flat', 'drop_short', 'drop_no_lifetime', 'lifetime_fell', 'rollover_drop'];
 export interface ReadSay {
   status: number;
   body: ReadBody;

@@ -11,6 +11,7 @@ import { RateLimiter } from '../../src/api/rate-limit.js';
 import { generateKeypair } from '../../src/api/signer.js';
 import { signerFromSeed } from '../../src/api/signer.js';
 import type { Clock, Rule, SafetyConfig, WalletConfig } from '../../src/domain.js';
+import { StateError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { startSandbox, type FaultSpec, type LedgerEntry, type Sandbox } from '../../src/sandbox/server.js';
@@ -34,7 +35,10 @@ export class Timeline {
   private readonly t0 = this.t;
   ourOffset = 0;
   serverOffset = 0;
+  /** The state store's clock (the database's, with shared state) against true time. */
+  storeOffset = 0;
   readonly ours: Clock = { now: () => this.t + this.ourOffset, monotonic: () => this.t - this.t0 + 1_000 };
+  readonly store: Clock = { now: () => this.t + this.storeOffset, monotonic: () => this.t - this.t0 + 1_000 };
   readonly server: Clock = { now: () => this.t + this.serverOffset, monotonic: () => this.t - this.t0 + 1_000 };
   advance(ms: number): void {
     this.t += ms;
@@ -65,6 +69,13 @@ export interface RigOptions {
   tsWindowSec?: number;
   /** api.claim_settle (default 0: an unseen claim is judged not applied at once). */
   claimSettleMs?: number;
+  /** api.ts_window as the worker reads it (default: none, no bound on a request's wait to go out). */
+  tsWindowMs?: number;
+  lifetimeLamports?: bigint;
+  /** With shared state: whether this daemon still holds the wallet's lease (WorkerDeps.stillHolds). */
+  stillHolds?: (address: string) => boolean;
+  /** The store's markNotSent fails (as a fenced write does once the lease is gone). */
+  markNotSentFails?: boolean;
 }
 
 export interface Rig {
@@ -74,6 +85,10 @@ export interface Rig {
   wallet: WalletConfig;
   /** Called right before the n-th summary read (1-based, counted over the rig's life). */
   beforeRead: ((n: number) => void) | undefined;
+  /** Called right before the n-th signed request (1-based) is handed to the client. */
+  beforeSend: ((n: number) => void) | undefined;
+  /** The one rate limiter; its waits move the timeline (a sleep of n ms is n ms of true time). */
+  limiter: RateLimiter;
   /** Every signed request handed to the client, in order. */
   sent: PreparedRequest[];
   steps: StepEvent[];
@@ -97,22 +112,31 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
     clock: time.server,
     tsWindowSec: opts.tsWindowSec ?? 300,
     defaultAccrualLamportsPerSec: 0n,
-    wallets: [{ address, pendingLamports: opts.pendingLamports, accrualLamportsPerSec: 0n, balanceLamports: opts.balanceLamports ?? 0n }],
+    wallets: [{ address, pendingLamports: opts.pendingLamports, accrualLamportsPerSec: 0n, balanceLamports: opts.balanceLamports ?? 0n, lifetimeLamports: opts.lifetimeLamports ?? 0n }],
   });
   const out = new Lines();
   const redactor = new Redactor().add(CANARY_API_KEY);
   const logger = createLogger({ level: 'debug', redactor, destination: out });
   const config = apiConfig({ baseUrl: sandbox.url, readAttempts: 1, claimSettleMs: opts.claimSettleMs ?? 0 });
   const dispatcher = createDispatcher(config);
+  const limiter = new RateLimiter({
+    perMinute: 0,
+    burst: 100,
+    clock: time.ours,
+    sleep: (ms) => {
+      time.advance(ms);
+      return Promise.resolve();
+    },
+  });
   const client = new ApiClient({
     config,
     apiKey: CANARY_API_KEY,
     dispatcher,
-    limiter: new RateLimiter({ perMinute: 0, burst: 100, clock: time.ours }),
+    limiter,
     clock: time.ours,
     logger,
   });
-  const store = openStore(join(dir, 'autoclaim.db'), { logger, clock: time.ours, redactor });
+  const store = openStore(join(dir, 'autoclaim.db'), { logger, clock: time.store, redactor });
   const rules = Array.isArray(opts.rule) ? opts.rule : [opts.rule];
   const wallet: WalletConfig = { name: 'w', address, key: { file: 'unused.json' }, rules: rules.map((r) => r.name) };
   const safety: SafetyConfig = { maxLamportsPerAction: opts.maxLamportsPerAction ?? 100n * SOL };
@@ -124,6 +148,8 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
     store,
     wallet,
     beforeRead: undefined,
+    beforeSend: undefined,
+    limiter,
     sent: [],
     steps: [],
     cycle: async () => cycle(),
@@ -148,19 +174,31 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
       return client.walletSummary(a);
     },
     prepare: (input, s, nowMs) => client.prepare(input, s, nowMs),
-    send: async (prepared) => {
+    send: async (prepared, gate) => {
       rig.sent.push(prepared);
-      return client.send(prepared);
+      rig.beforeSend?.(rig.sent.length);
+      return client.send(prepared, gate);
     },
   };
+  const workerStore: SyncStore = opts.markNotSentFails === true
+    ? new Proxy(store, {
+        get: (target, prop, receiver) =>
+          prop === 'markNotSent'
+            ? () => {
+                throw new StateError('STATE_LEASE_LOST', 'lease on the wallet lost: not held by this daemon');
+              }
+            : (Reflect.get(target, prop, receiver) as unknown),
+      })
+    : store;
   let executor: PlanExecutor;
   let decisionClock: Clock;
-  const settings = () => ({ rules, safety, api: { claimSettleMs: opts.claimSettleMs ?? 0 } });
+  const settings = () => ({ rules, safety, api: { claimSettleMs: opts.claimSettleMs ?? 0, tsWindowMs: opts.tsWindowMs } });
   const events = createEvents({ logger });
   events.on('step:outcome', (e) => void rig.steps.push(e));
   const restart = () => {
     executor = new PlanExecutor({
-      store,
+      store: workerStore,
+      stillHolds: opts.stillHolds,
       api,
       signers: new Map([[address, signer]]),
       config: settings,

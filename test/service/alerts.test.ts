@@ -115,6 +115,17 @@ describe('evaluateAlerts', () => {
     expect(t.open()).toEqual([]);
   });
 
+  it('opens a claim_undetermined episode at once for a claim held for an operator, and closes it when resolved', () => {
+    const t = createAlertTracker();
+    const step = { id: 9, plan: 4, wallet: 'treasury', kind: 'claim', since: 0, held: true };
+    const opened = evaluateAlerts(t, base({ now: 1, unknownSteps: [step] }));
+    expect(opened).toMatchObject([{ key: 'claim_undetermined:9', kind: 'claim_undetermined', change: 'opened', wallet: 'treasury', step: 9, plan: 4 }]);
+    expect(opened[0]?.text).toContain('autoclaim actions resolve 9 --applied|--not-applied');
+    // Once per episode, and no second unknown_step episode for the same step past the threshold.
+    expect(evaluateAlerts(t, base({ now: 30 * MIN, unknownSteps: [step] }))).toEqual([]);
+    expect(evaluateAlerts(t, base({ now: 31 * MIN, unknownSteps: [] }))).toMatchObject([{ key: 'claim_undetermined:9', kind: 'claim_undetermined', change: 'closed', step: 9 }]);
+  });
+
   it('closes the episode of a wallet taken out of the config', () => {
     const t = createAlertTracker();
     evaluateAlerts(t, base({ now: 10 * MIN, wallets: [{ name: 'old', lastOkAt: undefined, since: 0 }] }));

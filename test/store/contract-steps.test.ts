@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Redactor } from '../../src/log/redact.js';
 import { IN_FLIGHT_ERROR, type PlanWithSteps } from '../../src/store/index.js';
+import { heldForOperator } from '../../src/store/plan-status.js';
 import type { Store } from '../../src/store/port.js';
 import { call, code, useAdapter } from './contract-adapters.js';
 import { ADDR, ADDR2, draft, request, T0 } from './fixtures.js';
@@ -259,6 +260,21 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       expect(await code(() => store.resolve(claimId, true, 'n', T0))).toBe('STATE_TRANSITION');
       expect(await code(() => store.resolve(4242, true, 'n', T0))).toBe('STATE_NOT_FOUND');
     });
+
+    it('holdForOperator: an unknown claim keeps its state, says why in its resolution, holds the wallet\'s claims, and an operator still resolves it', async () => {
+      await store.markSending(claimId, request(), T0);
+      await store.markUnknown(claimId, { error: 'HTTP 500' }, T0);
+      const held = await store.holdForOperator(claimId, 'claim_undetermined: pending dropped but lifetime did not rise', T0 + 5);
+      expect(held).toMatchObject({ state: 'unknown', resolution: 'claim_undetermined: pending dropped but lifetime did not rise', updatedAt: T0 + 5 });
+      expect(heldForOperator(held)).toBe(true);
+      expect(await store.claimInDoubt(ADDR)).toBe(true);
+      expect(await status()).toBe('blocked');
+      expect(await store.resolve(claimId, false, 'operator: not applied', T0)).toMatchObject({ state: 'rejected', resolution: 'operator: not applied' });
+      expect(await store.claimInDoubt(ADDR)).toBe(false);
+      // Only an unknown claim is held: not a planned step, not a deposit.
+      expect(await code(() => store.holdForOperator(claimId, 'claim_undetermined: x', T0))).toBe('STATE_TRANSITION');
+      expect(await code(() => store.holdForOperator(depositId, 'claim_undetermined: x', T0))).toBe('STATE_TRANSITION');
+    });
   });
 
   describe('amounts, skipping and finishing', () => {
@@ -372,5 +388,29 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
     await store.reconcile(claimId, true, { note: `seen ${canary}` }, T0);
     expect((await store.getStep(claimId))!.resolution).toBe('seen [REDACTED]');
     expect(await code(() => store.markSending(depositId, request({ headers: { authorization: canary } }), T0))).toBe('STATE_SECRET');
+  });
+});
+
+// The store's clock judges whether a signed request can still be accepted (executor.ts): with
+// PostgreSQL it is the database's, the one every daemon shares, whatever the daemon's own clock
+// says; with SQLite, the store's (this machine's: one machine has the state file).
+describe.each(['sqlite', 'postgres'] as const)('clockNow (%s)', (name) => {
+  const adapter = useAdapter(name);
+  it(name === 'sqlite' ? "is the store's clock" : "is the database's clock, not the daemon's", async () => {
+    const store = await adapter.open(); // its clock option says T0, years ago
+    try {
+      const before = Date.now();
+      const now = await store.clockNow();
+      if (name === 'sqlite') expect(now).toBe(T0);
+      else {
+        expect(Number.isInteger(now)).toBe(true);
+        expect(Math.abs(now - before)).toBeLessThan(60_000);
+        // clock_timestamp(), not the transaction's start: it moves within one connection's life.
+        await new Promise((r) => setTimeout(r, 20));
+        expect(await store.clockNow()).toBeGreaterThan(now);
+      }
+    } finally {
+      await store.close();
+    }
   });
 });

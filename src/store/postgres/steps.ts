@@ -158,6 +158,15 @@ export class StepWrites {
     return this.afterChange(stepId, now);
   }
 
+  async holdForOperator(stepId: number, note: string, now: number): Promise<StepRow> {
+    const r = await this.c.query<RawStep>(
+      "UPDATE steps SET resolution = $2, updated_at = $3 WHERE id = $1 AND state = 'unknown' AND kind = 'claim' RETURNING *",
+      [stepId, this.scrub(note), now],
+    );
+    if (r.rows[0] === undefined) throw await this.whyNot(stepId, 'unknown', 'hold', true);
+    return this.mustGet(stepId);
+  }
+
   async resolve(stepId: number, applied: boolean, note: string, now: number): Promise<StepRow> {
     const r = await this.settleUnknown(stepId, applied ? 'acknowledged' : 'rejected', note, false, now);
     if (r === undefined) throw await this.whyNot(stepId, 'unknown', 'resolve');

@@ -266,6 +266,9 @@ class PostgresStore implements Store {
   reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now = this.clock.now()): Promise<StepRow> {
     return this.stepWrite('reconcile', stepId, (w) => w.reconcile(stepId, applied, opts, now));
   }
+  holdForOperator(stepId: number, note: string, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('holdForOperator', stepId, (w) => w.holdForOperator(stepId, note, now));
+  }
   resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): Promise<StepRow> {
     return this.stepWrite('resolve', stepId, (w) => w.resolve(stepId, applied, note, now));
   }
@@ -327,6 +330,13 @@ class PostgresStore implements Store {
   }
   hasUnknownSignedStep(address: string): Promise<boolean> {
     return this.io('hasUnknownSignedStep', (c) => steps.hasUnknownSigned(c, address));
+  }
+  /** The database's clock: every daemon of the cluster reads the same one (clock_timestamp(), not the transaction's now()). */
+  clockNow(): Promise<number> {
+    return this.io('clockNow', async (c) => {
+      const r = await c.query<{ ms: string }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text AS ms');
+      return Number(r.rows[0]?.ms);
+    });
   }
   unknownSteps(): Promise<StepRow[]> {
     return this.io('unknownSteps', (c) => steps.stepsInState(c, 'unknown'));

@@ -37,6 +37,7 @@ export class StepRepo {
   private readonly fromSending;
   private readonly refuse;
   private readonly settleUnknown;
+  private readonly holdUnknown;
   private readonly setAmount;
   private readonly insertAttempt;
   private readonly closeAttempt;
@@ -97,6 +98,9 @@ export class StepRepo {
       UPDATE steps SET state = @to, resolution = @note, updated_at = @now
       WHERE id = @id AND state = 'unknown' AND (@claimOnly = 0 OR kind = 'claim')
       RETURNING *`);
+    this.holdUnknown = db.prepare<[string, number, number], RawStep>(
+      "UPDATE steps SET resolution = ?, updated_at = ? WHERE id = ? AND state = 'unknown' AND kind = 'claim' RETURNING *",
+    );
     this.setAmount = db.prepare<[string, number, number]>(
       "UPDATE steps SET amount_lamports = ?, updated_at = ? WHERE id = ? AND state = 'planned'",
     );
@@ -220,6 +224,15 @@ export class StepRepo {
       if (r === undefined) throw this.whyNot(stepId, 'unknown', 'reconcile', true);
       if (applied && opts.claimedLamports !== undefined) this.plans.setClaimed(r.plan_id, opts.claimedLamports, now);
       return this.afterChange(stepId, now);
+    });
+  }
+
+  /** An unknown claim held for an operator: only its resolution changes (see the store port). */
+  holdForOperator(stepId: number, note: string, now: number): StepRow {
+    return this.tx(() => {
+      const r = this.holdUnknown.get(this.scrub(note), now, stepId);
+      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'hold', true);
+      return this.mustGet(stepId);
     });
   }
 

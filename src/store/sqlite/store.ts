@@ -171,6 +171,9 @@ class SqliteStore implements SyncStore {
   ): StepRow {
     return this.afterPolls('reconcile', () => this.steps.reconcile(stepId, applied, opts, now));
   }
+  holdForOperator(stepId: number, note: string, now = this.clock.now()): StepRow {
+    return this.afterPolls('holdForOperator', () => this.steps.holdForOperator(stepId, note, now));
+  }
   resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): StepRow {
     return this.afterPolls('resolve', () => this.steps.resolve(stepId, applied, note, now));
   }
@@ -194,6 +197,11 @@ class SqliteStore implements SyncStore {
   }
   lastRequestTs(address: string): number | undefined {
     return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));
+  }
+
+  /** One machine holds the state file: its clock is the store's. */
+  clockNow(): number {
+    return this.clock.now();
   }
 
   requestTsFrom(address: string, fromTs: number, limit: number): number[] {
