@@ -12,7 +12,8 @@ import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
 import { storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from '../port.js';
-import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import * as outbox from './outbox.js';
 import { openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
 import { checkLease, tokenOrThrow, type Fence } from './fence.js';
 import { currentVersion, migrate, PG_SCHEMA_VERSION } from './migrations.js';
@@ -278,6 +279,22 @@ class PostgresStore implements Store {
     return this.io('unknownSteps', (c) => steps.stepsInState(c, 'unknown'));
   }
 
+  outboxAdd(draft: OutboxDraft, now = this.clock.now()): Promise<boolean> {
+    return this.io('outboxAdd', (c) => outbox.outboxAdd(c, { ...draft, body: this.scrub(draft.body) }, now));
+  }
+  outboxClaim(channel: string, now: number, limit: number, claimUntil: number): Promise<OutboxRow[]> {
+    return this.io('outboxClaim', (c) => outbox.outboxClaim(c, channel, now, limit, claimUntil));
+  }
+  outboxDelivered(ids: readonly number[]): Promise<void> {
+    return this.io('outboxDelivered', (c) => outbox.outboxDelivered(c, ids));
+  }
+  outboxRetry(ids: readonly number[], nextAt: number, error: string): Promise<void> {
+    return this.io('outboxRetry', (c) => outbox.outboxRetry(c, ids, nextAt, this.scrub(error)));
+  }
+  outboxExpire(channel: string, now: number): Promise<OutboxRow[]> {
+    return this.io('outboxExpire', (c) => outbox.outboxExpire(c, channel, now));
+  }
+
   /**
    * SQLite's names, PostgreSQL's nearest equivalents: journalMode is wal_level (PostgreSQL always
    * logs ahead), synchronous 2 when synchronous_commit is on (a commit waits for its WAL flush,
@@ -309,7 +326,7 @@ class PostgresStore implements Store {
   integrityCheck(): Promise<string> {
     return this.io('integrityCheck', async (c) => {
       const problems: string[] = [];
-      for (const t of ['wallet_state', 'epochs_seen', 'plans', 'steps', 'attempts', 'daemons', 'leases']) {
+      for (const t of ['wallet_state', 'epochs_seen', 'plans', 'steps', 'attempts', 'daemons', 'leases', 'outbox']) {
         const r = await c.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [t]);
         if (r.rows[0]?.t == null) problems.push(`table ${t} is missing`);
         else await c.query(`SELECT 1 FROM ${t} LIMIT 1`);
