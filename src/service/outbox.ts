@@ -23,6 +23,7 @@ import type { Logger } from '../log/logger.js';
 import { toJson } from '../json.js';
 import type { Store } from '../store/port.js';
 import type { OutboxDraft, OutboxRow } from '../store/rows.js';
+import { memoryOutbox, type MemoryOutbox } from './memory-outbox.js';
 import type { NotificationOutcome } from './metrics.js';
 
 export type NoticePriority = 'failure' | 'info';
@@ -384,53 +385,6 @@ function readKept(row: OutboxRow, redactor: { redact(text: string): string }): K
   } catch {
     return { key: row.key, event: 'notice', text: '(a notice that could not be read back from the outbox)', details: {}, at: row.createdAt };
   }
-}
-
-// ------------------------------------------------------------------------------------------------
-// the memory outbox: the store's outbox methods over an array, for acknowledgements (and for
-// failures when there is no store), so one delivery loop serves both
-
-interface MemoryOutbox extends OutboxStore {
-  readonly size: number;
-}
-
-function memoryOutbox(bound: number): MemoryOutbox {
-  const rows: Array<OutboxRow & { claimedUntil: number | undefined }> = [];
-  let nextId = 1;
-  const box = {
-    get size() {
-      return rows.length;
-    },
-    outboxAdd(d: OutboxDraft, now = 0): boolean {
-      if (rows.some((r) => r.channel === d.channel && r.key === d.key)) return false;
-      if (rows.length >= bound) return false;
-      rows.push({ ...d, id: nextId++, attempts: 0, nextAt: now, lastError: undefined, createdAt: now, claimedUntil: undefined });
-      return true;
-    },
-    outboxClaim(channel: string, now: number, limit: number, until: number): OutboxRow[] {
-      const due = rows.filter((r) => r.channel === channel && r.nextAt <= now && r.expiresAt > now && (r.claimedUntil === undefined || r.claimedUntil <= now)).slice(0, limit);
-      for (const r of due) r.claimedUntil = until;
-      return due.map(({ claimedUntil: _c, ...r }) => ({ ...r }));
-    },
-    outboxDelivered(ids: readonly number[]): void {
-      for (let i = rows.length - 1; i >= 0; i--) if (ids.includes(rows[i]?.id ?? -1)) rows.splice(i, 1);
-    },
-    outboxRetry(ids: readonly number[], nextAt: number, error: string): void {
-      for (const r of rows) {
-        if (!ids.includes(r.id)) continue;
-        r.attempts++;
-        r.nextAt = nextAt;
-        r.lastError = error;
-        r.claimedUntil = undefined;
-      }
-    },
-    outboxExpire(channel: string, now: number): OutboxRow[] {
-      const gone = rows.filter((r) => r.channel === channel && r.expiresAt <= now);
-      for (const g of gone) rows.splice(rows.indexOf(g), 1);
-      return gone;
-    },
-  };
-  return box;
 }
 
 function realSleep(ms: number): Promise<void> {
