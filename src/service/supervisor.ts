@@ -153,6 +153,7 @@ export class Supervisor {
         listen,
         metrics: this.metrics,
         logger: this.opts.logger,
+        redact: (text) => this.opts.redactor.redact(text),
         health: () => this.healthReport(runtime, daemon),
       });
     }
