@@ -153,6 +153,8 @@ export function createOutboxNotifier(opts: NotifierOptions): Notifier {
   let retryHint: number | undefined;
   /** A notice came since the last claim: do not idle. */
   let dirty = false;
+  /** close() ran out of time: no new POST starts. */
+  let halted = false;
 
   const outcome = (o: NotificationOutcome, n = 1): void => {
     try {
@@ -281,13 +283,16 @@ export function createOutboxNotifier(opts: NotifierOptions): Notifier {
 
   const run = async (): Promise<void> => {
     for (;;) {
+      if (halted) return;
       try {
+        // Cleared before the notices are written: one that comes during this round makes idle() return at once.
+        dirty = false;
         await writeUnwritten();
         await expire();
-        dirty = false;
         const batch = await claim();
         if (batch.length === 0) {
-          retryHint = undefined;
+          // A retry not yet due keeps the wait short; one that was due and found nothing is spent.
+          if (retryHint !== undefined && retryHint <= clock.now()) retryHint = undefined;
           if (closed) return;
           await idle();
           continue;
@@ -318,6 +323,9 @@ export function createOutboxNotifier(opts: NotifierOptions): Notifier {
       loop = undefined;
     });
   };
+
+  // Notices kept by an earlier run (or another daemon) are due now: the loop starts with the notifier.
+  if (kept) start();
 
   return {
     notify(n) {
@@ -352,6 +360,7 @@ export function createOutboxNotifier(opts: NotifierOptions): Notifier {
         const how = await Promise.race([running.then(() => 'done' as const), deadline]);
         clearTimeout(timer);
         if (how === 'timeout') {
+          halted = true;
           inFlight?.abort(new Error('the daemon is stopping'));
           await running.catch(() => undefined);
         }

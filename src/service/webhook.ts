@@ -97,6 +97,7 @@ export function retryAfterMs(header: string | string[] | undefined, now: number)
   const v = (Array.isArray(header) ? header[0] : header)?.trim();
   if (v === undefined || v === '') return undefined;
   if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!/[A-Za-z]/.test(v)) return undefined;
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
