@@ -34,6 +34,8 @@ export function resolveWebhookUrl(env: NodeJS.ProcessEnv): WebhookUrlSource | un
   }
 }
 
+/** fd00:ec2::254, EC2's IMDS over IPv6. */
+const AWS_METADATA_V6 = [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254];
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata', 'metadata.azure.internal', 'instance-data', 'instance-data.ec2.internal']);
 
 /**
@@ -64,7 +66,7 @@ export function webhookUrlProblem(url: string, allowLinkLocal: boolean): string 
     (four !== undefined && four[0] === 169 && four[1] === 254) ||
     (four !== undefined && four[0] === 100 && four[1] === 100 && four[2] === 100 && four[3] === 200) || // Alibaba Cloud metadata
     (v6 !== undefined && mapped === undefined && ((v6[0] ?? 0) & 0xffc0) === 0xfe80) ||
-    (v6 !== undefined && v6.join(':') === 'fd00:ec2:0:0:0:0:0:254') ||
+    (v6 !== undefined && v6.every((g, i) => g === AWS_METADATA_V6[i])) ||
     METADATA_HOSTS.has(host);
   if (linkLocal && !allowLinkLocal) {
     return 'points at a link-local or cloud metadata address; refused unless alerts.webhook.allow_link_local is true';
