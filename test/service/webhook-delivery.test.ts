@@ -72,6 +72,31 @@ function notifier(opts: Omit<Parameters<typeof createWebhookNotifier>[0], 'redac
 
 const keysDelivered = (hits: Hit[], ok: (n: number) => boolean): string[] => hits.filter((h) => ok(h.n)).flatMap((h) => h.keys);
 
+describe('webhook redaction', () => {
+  it('scrubs text, details and key with the redactor, on entry and again right before sending', async () => {
+    const r = await receiver((_n, res) => res.writeHead(204).end());
+    const redactor = new Redactor().add('registered-before-9Xq2Lm7Pz4');
+    const clock = new FakeClock(1_800_000_000_000);
+    const s = store();
+    const n = createWebhookNotifier({ url: r.url, redactor, logger: captureLog().logger, store: s, clock, minIntervalMs: 0, retryBaseMs: 1_000_000 });
+    notifiers.push(n);
+    // A secret registered only after the notice was accepted (a reload's new key) is scrubbed too.
+    const later = 'registered-after-3Vb8Nc1Kd6';
+    n.notify({
+      key: 'k:registered-before-9Xq2Lm7Pz4',
+      event: 'config.invalid',
+      text: `pasted registered-before-9Xq2Lm7Pz4 and ${later}`,
+      details: { issues: [`key file ./keys/${later}.json`], nested: { v: 'registered-before-9Xq2Lm7Pz4' } },
+    });
+    redactor.add(later);
+    await r.until(() => r.hits.length >= 1);
+    const raw = r.hits[0]?.raw ?? '';
+    expect(raw).not.toContain('registered-before-9Xq2Lm7Pz4');
+    expect(raw).not.toContain(later);
+    expect(raw).toContain('[REDACTED]');
+  });
+});
+
 describe('webhook delivery', () => {
   it('a 500 then a 200: the notice is retried and delivered once, kept in the outbox meanwhile', async () => {
     const r = await receiver((n, res) => res.writeHead(n === 1 ? 500 : 204).end());
