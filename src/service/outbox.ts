@@ -396,6 +396,4 @@ function readKept(row: OutboxRow, redactor: { redact(text: string): string }): K
   }
 }
 
-function realSleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
