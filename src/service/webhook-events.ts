@@ -2,7 +2,8 @@
 // refused, a request refused as invalid so signing paused, an outcome unknown, an answer claiming
 // more than was pending, a reload refused as invalid, a wallet gone stale, an unknown step left
 // open) and, if the operator asks for them, acknowledgements. alerts.webhook.events chooses; the
-// notifier (webhook.ts) queues failures ahead of acknowledgements and signs what it sends.
+// notifier (outbox.ts, with the webhook channel of webhook.ts) keeps failures in the state
+// database until delivered, sends them ahead of acknowledgements, redacts and signs what it sends.
 import { createHash } from 'node:crypto';
 import { formatSol } from '../amount.js';
 import { resolveWebhookSecret } from '../config/secrets.js';
