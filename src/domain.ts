@@ -167,6 +167,12 @@ interface AlertsConfig {
   clockSkewMs: number;
   /** What the webhook (if one is set up) is sent: alerts.webhook.events, shorthands expanded. */
   webhookEvents: WebhookCategory[];
+  /** alerts.webhook.expire_after: an undelivered failure notice is dropped after this. */
+  webhookExpireMs: number;
+  /** alerts.webhook.timeout: one POST's overall deadline. */
+  webhookTimeoutMs: number;
+  /** alerts.webhook.allow_link_local: a link-local (metadata) webhook address is accepted. */
+  webhookAllowLinkLocal: boolean;
 }
 
 /** The kinds of webhook notification an operator can choose (alerts.webhook.events). */

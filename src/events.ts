@@ -231,6 +231,7 @@ export const LOG_EVENTS = [
   'notify.transport',
   'notify.unsupported',
   'notify.webhook_dropped',
+  'notify.webhook_expired',
   'notify.webhook_failed',
   'notify.webhook_sent',
   // the built-in simulator (sandbox/)

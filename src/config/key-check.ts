@@ -13,6 +13,7 @@ import type { IssueList, Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import { isSetAside } from './salvage.js';
 import { apiKeySource, resolveApiKey, resolveWebhookSecret } from './secrets.js';
+import { resolveWebhookUrl, webhookUrlProblem } from './webhook-url.js';
 
 export interface KeyCheckOptions {
   /** Every secret is registered with it as it is read, before anything can go wrong. */
@@ -67,6 +68,7 @@ export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheck
     if (!(err instanceof KeyError)) throw err;
     fileIssue(issues, err.message);
   }
+  checkWebhookUrl(config, ctx, opts);
   return { signers, apiKey, webhookSecret };
 }
 
@@ -94,6 +96,18 @@ function checkApiKey(config: AppConfig, ctx: ResolveContext, opts: KeyCheckOptio
     issues.error(['api'], 'no API key: set $AUTOCLAIM_API_KEY, api.api_key_file, or the systemd credential api_key (signed requests need it)');
   }
   return key;
+}
+
+/**
+ * The webhook URL (a secret: registered before anything else is done with it) against the rules of
+ * webhook-url.ts. The message names where it came from, never the URL.
+ */
+function checkWebhookUrl(config: AppConfig, ctx: ResolveContext, opts: KeyCheckOptions): void {
+  const source = resolveWebhookUrl(ctx.env);
+  if (source === undefined) return;
+  opts.redactor.add(source.url);
+  const problem = webhookUrlProblem(source.url, config.alerts.webhookAllowLinkLocal);
+  if (problem !== undefined) fileIssue(ctx.issues, `the webhook URL from ${source.what} ${problem}`);
 }
 
 /** A problem with something the file does not hold (an environment variable, a credential). */

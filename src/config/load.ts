@@ -20,6 +20,7 @@ import { checkKeys, type KeyCheckOptions, type LoadedSecrets } from './key-check
 import { emptySetAside, salvageConfig, standInWallet, type SetAside } from './salvage.js';
 import { ConfigSchema, type RawConfig } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
+import { HIDDEN_KEY, keyShown } from './shown-key.js';
 import { walletsFromFile, type WalletsFromFile } from './wallets-file.js';
 import { yamlLib } from './yaml-lib.js';
 import { errorMap, reportSchemaProblems } from './zod-issues.js';
@@ -216,11 +217,11 @@ function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueLi
       firstAlias ??= at;
       const target = source.resolveAlias(node);
       if (target === undefined) {
-        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `no anchor &${node.source} before this alias`);
+        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `no anchor &${shownName(node.source)} before this alias`);
       } else if (ancestors.includes(target)) {
         // `a: &a [ *a ]` or `r: &r { <<: *r }` makes the data contain itself: an endless structure
         // no check could finish walking, so it is refused here with its place.
-        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `alias *${node.source} is inside its own anchor &${node.source}: a loop; write the values out`);
+        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `alias *${shownName(node.source)} is inside its own anchor: a loop; write the values out`);
       }
     },
     Pair(_key, pair) {
@@ -245,6 +246,11 @@ function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueLi
   }
 }
 
+/** An anchor or alias name as an issue may quote it (shown-key.ts). */
+function shownName(name: string): string {
+  return keyShown(name) ? name : HIDDEN_KEY;
+}
+
 /**
  * Keys are compared as the JS object they become will see them: `1:` and `"1":` are one key. Each
  * later copy is reported at its place, naming the line of the first.
@@ -264,7 +270,8 @@ function duplicateKeys(doc: Document.Parsed, source: ConfigSource, issues: Issue
           first.set(name, here);
           continue;
         }
-        const message = earlier.line !== here.line ? `duplicate key "${name}" (first at line ${earlier.line})` : `duplicate key "${name}"`;
+        const quoted = keyShown(name) ? `"${name}"` : HIDDEN_KEY;
+        const message = earlier.line !== here.line ? `duplicate key ${quoted} (first at line ${earlier.line})` : `duplicate key ${quoted}`;
         issues.errorAt(here, () => source.pathAtOffset(at), message);
       }
     },

@@ -4,7 +4,7 @@
 // Wallets brought in by wallets_file are placed in that file instead (see SideFile).
 import type { Alias, Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
 import type { ConfigIssue } from '../errors.js';
-import { formatPath } from '../json.js';
+import { issuePath } from './shown-key.js';
 import { yamlLib } from './yaml-lib.js';
 
 export type PathSegment = string | number;
@@ -280,7 +280,7 @@ export class IssueList {
    * be given as a function: it is then only worked out for an issue that will be listed.
    */
   errorAt(position: Position, path: Path | (() => Path), message: string): void {
-    this.push('errors', () => ({ file: this.source.file, ...position, path: formatPath(typeof path === 'function' ? path() : path), message }));
+    this.push('errors', () => ({ file: this.source.file, ...position, path: issuePath(typeof path === 'function' ? path() : path), message }));
   }
 
   /** True once further errors would only be counted. */
@@ -297,7 +297,7 @@ export class IssueList {
   }
 
   warnAt(position: Position, path: Path | (() => Path), message: string): void {
-    this.push('warnings', () => ({ file: this.source.file, ...position, path: formatPath(typeof path === 'function' ? path() : path), message }));
+    this.push('warnings', () => ({ file: this.source.file, ...position, path: issuePath(typeof path === 'function' ? path() : path), message }));
   }
 
   /** In file order, so the operator can fix them top to bottom: the config's, then wallets_file's. */
@@ -331,7 +331,7 @@ export class IssueList {
   }
 
   private make(path: Path, message: string): ConfigIssue {
-    return { file: this.source.file, ...this.source.position(path), path: formatPath(path), message };
+    return { file: this.source.file, ...this.source.position(path), path: issuePath(path), message };
   }
 }
 

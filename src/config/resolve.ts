@@ -81,6 +81,9 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
       unknownStepAfterMs: positiveDuration(raw.alerts.unknown_step_after, ['alerts', 'unknown_step_after'], ctx),
       clockSkewMs: positiveDuration(raw.alerts.clock_skew, ['alerts', 'clock_skew'], ctx),
       webhookEvents: webhookEvents(raw.alerts.webhook.events),
+      webhookExpireMs: positiveDuration(raw.alerts.webhook.expire_after, ['alerts', 'webhook', 'expire_after'], ctx),
+      webhookTimeoutMs: positiveDuration(raw.alerts.webhook.timeout, ['alerts', 'webhook', 'timeout'], ctx),
+      webhookAllowLinkLocal: raw.alerts.webhook.allow_link_local,
     },
     log: { level: raw.log.level },
   };

@@ -279,6 +279,12 @@ export const ConfigSchema = z
                 .describe(
                   'what is posted: failures (= rejected, failed, unknown, anomaly, config_invalid, stale, unknown_step, epoch_refused), all (failures and acknowledged), or any of those names',
                 ),
+              expire_after: Duration.default('24h').describe('a failure notice not delivered by then is dropped (it waits in the state database until delivered, retried with backoff)'),
+              timeout: Duration.default('10s').describe('one POST, answer headers and body included, must finish within this; it is cut there and retried later'),
+              allow_link_local: z
+                .boolean()
+                .default(false)
+                .describe('accept a webhook URL on a link-local address (169.254.0.0/16, fe80::/10), cloud metadata endpoints included; refused by default'),
             })
             .prefault({})
             .describe('the webhook; its URL and signing secret are secrets: $AUTOCLAIM_WEBHOOK_URL / $AUTOCLAIM_WEBHOOK_SECRET or the systemd credentials webhook_url / webhook_secret'),

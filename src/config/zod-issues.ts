@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import { allowedKeysAt, configJsonSchema, type JsonSchema } from './json-schema.js';
 import { pathStartsWith, type IssueList, type Path, type PathSegment } from './positions.js';
+import { keyShown } from './shown-key.js';
 
 type Issue = z.core.$ZodIssue;
 type RawIssue = z.core.$ZodRawIssue;
@@ -139,6 +140,7 @@ function valueAt(data: unknown, path: Path): unknown {
 }
 
 function unknownKeyMessage(key: string, allowed: string[]): string {
+  if (!keyShown(key)) return 'unknown key, not shown because it looks like a secret: if it is one, remove it and rotate it (secrets never live in the YAML)';
   const near = closest(key, allowed);
   if (near) return `unknown key "${key}" (did you mean "${near}"?)`;
   if (allowed.length > 0 && allowed.length <= 12) return `unknown key "${key}"; expected one of ${allowed.join(', ')}`;

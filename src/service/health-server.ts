@@ -41,6 +41,11 @@ interface HealthServerOptions {
   metrics: Metrics;
   health: () => HealthReport | Promise<HealthReport>;
   logger: Logger;
+  /**
+   * Scrubs every answer before it leaves (the logger's Redactor): metric labels come from config
+   * and server strings (wallet and rule names, tiers), and a readiness detail may quote an error.
+   */
+  redact: (text: string) => string;
   /** /healthz fails when the event loop runs timers later than this; default 1000 ms. */
   maxLoopLagMs?: number;
   /** Where the loop lag comes from; default a monitor started with the server (tests inject one). */
@@ -88,11 +93,11 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
           send(res, 503, { ready: false, error: 'readiness report failed' });
           return;
         }
-        send(res, readiness.ready ? 200 : 503, readiness);
+        send(res, readiness.ready ? 200 : 503, readiness, {}, opts.redact);
         return;
       }
       case '/metrics': {
-        const text = await opts.metrics.render();
+        const text = opts.redact(await opts.metrics.render());
         res.writeHead(200, { 'Content-Type': opts.metrics.contentType, 'Cache-Control': 'no-store' });
         res.end(text);
         return;
@@ -145,8 +150,8 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   };
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = `${JSON.stringify(body)}\n`;
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, redact: (t: string) => string = (t) => t): void {
+  const text = redact(`${JSON.stringify(body)}\n`);
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),

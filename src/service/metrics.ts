@@ -22,7 +22,7 @@ export type PlanOutcome = (typeof PLAN_OUTCOMES)[number];
 export const STEP_OUTCOMES = ['acknowledged', 'rejected', 'failed', 'unknown', 'skipped', 'deferred'] as const;
 export type StepOutcome = (typeof STEP_OUTCOMES)[number];
 type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none';
-const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'dropped'] as const;
+const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'expired', 'dropped'] as const;
 export type NotificationOutcome = (typeof NOTIFICATION_OUTCOMES)[number];
 /** `metrics.per_wallet`. */
 type PerWalletSetting = 'auto' | boolean;
@@ -292,7 +292,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
   const notifications = new Counter({
     name: `${PREFIX}notifications_total`,
-    help: 'Webhook notifications by outcome (sent | failed | dropped by the queue bound).',
+    help: 'Webhook notifications by outcome: sent (delivered), failed (an attempt failed; retried), expired (undelivered at alerts.webhook.expire_after), dropped (a memory queue bound, or unsent at shutdown).',
     labelNames: ['outcome'] as const,
     registers,
   });

@@ -85,10 +85,14 @@ export class Supervisor {
     // Requests are labelled by the endpoints the client was opened with.
     this.instruments = instrument(this.metrics, events, { endpoints: () => runtime.config.api.endpoints });
     this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
+    const alerts = daemon.currentConfig.alerts;
     this.webhook = createFailureWebhook({
       env: opts.env,
       logger: opts.logger,
       redactor: opts.redactor,
+      // Failure notices wait in the state database until delivered (shared with other daemons on PostgreSQL).
+      store: runtime.store,
+      settings: { expireMs: alerts.webhookExpireMs, timeoutMs: alerts.webhookTimeoutMs, allowLinkLocal: alerts.webhookAllowLinkLocal },
       clock: opts.clock,
       events: () => daemon.currentConfig.alerts.webhookEvents,
       onOutcome: (o) => this.metrics.notification(o),
@@ -185,6 +189,7 @@ export class Supervisor {
         listen,
         metrics: this.metrics,
         logger: this.opts.logger,
+        redact: (text) => this.opts.redactor.redact(text),
         health: () => this.healthReport(runtime, daemon),
       });
     }

@@ -2,17 +2,20 @@
 // refused, a request refused as invalid so signing paused, an outcome unknown, an answer claiming
 // more than was pending, a reload refused as invalid, a wallet gone stale, an unknown step left
 // open, a wallet whose polled epoch is refused) and, if the operator asks for them,
-// acknowledgements. alerts.webhook.events chooses; the notifier (webhook.ts) queues failures ahead of acknowledgements and signs what it sends.
+// acknowledgements. alerts.webhook.events chooses; the notifier (outbox.ts, with the webhook
+// channel of webhook.ts) keeps failures in the state database until delivered, sends them ahead of
+// acknowledgements, redacts and signs what it sends.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { formatSol } from '../amount.js';
 import { resolveWebhookSecret } from '../config/secrets.js';
+import { resolveWebhookUrl, webhookUrlProblem } from '../config/webhook-url.js';
+import { ConfigError } from '../errors.js';
 import type { Clock, WebhookCategory } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import type { StepEvent } from '../events.js';
 import type { NotificationOutcome } from './metrics.js';
+import type { OutboxStore } from './outbox.js';
 import { createWebhookNotifier, type WebhookEvent, type WebhookNotifier } from './webhook.js';
 
 /** alerts.webhook.events when the config has not been read yet: failures only. */
@@ -37,42 +40,49 @@ interface FailureWebhookOptions {
   redactor: Redactor;
   /** The categories to post, read at each event: a reload that changes them applies at once. */
   events: () => readonly WebhookCategory[];
+  /** Where failure notices wait until delivered: the state store (its outbox); memory when absent. */
+  store?: OutboxStore | undefined;
+  /** alerts.webhook (expire_after, timeout, allow_link_local), as the running config has them at start. */
+  settings?: { expireMs: number; timeoutMs: number; allowLinkLocal: boolean };
   clock?: Clock;
   onOutcome?: (o: NotificationOutcome) => void;
   /** For tests; the notifier's own defaults otherwise. */
   minIntervalMs?: number;
+  retryBaseMs?: number;
 }
 
 /** The webhook URL is a secret (Slack and Discord URLs are bearer tokens): env or systemd credential. */
 export function webhookUrl(env: NodeJS.ProcessEnv): string | undefined {
-  const fromEnv = env.AUTOCLAIM_WEBHOOK_URL?.trim();
-  if (fromEnv) return fromEnv;
-  if (env.CREDENTIALS_DIRECTORY === undefined) return undefined;
-  try {
-    return readFileSync(join(env.CREDENTIALS_DIRECTORY, 'webhook_url'), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  return resolveWebhookUrl(env)?.url;
 }
 
 /**
  * The webhook, when a URL is configured; undefined otherwise. Throws KeyError for a signing secret
- * that is set but too short (`check` reports the same, in its list). URL and secret are registered
- * with the redactor before anything is sent.
+ * that is set but too short, ConfigError for a URL webhook-url.ts refuses (`check` reports both, in
+ * its list). URL and secret are registered with the redactor before anything is sent, and every
+ * notice is scrubbed by it (outbox.ts) whoever makes it.
  */
 export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhook | undefined {
-  const url = webhookUrl(opts.env);
+  const source = resolveWebhookUrl(opts.env);
   const secret = resolveWebhookSecret(opts.env, { credentialsDir: opts.env.CREDENTIALS_DIRECTORY });
-  if (url === undefined) return undefined;
+  if (source === undefined) return undefined;
+  const { url } = source;
   opts.redactor.add(url);
   if (secret !== undefined) opts.redactor.add(secret);
+  // The config check refused such a URL already; this is the same rule where the URL is used.
+  const problem = webhookUrlProblem(url, opts.settings?.allowLinkLocal ?? false);
+  if (problem !== undefined) throw new ConfigError([{ file: source.what, line: 0, col: 0, path: '', message: `the webhook URL from ${source.what} ${problem}` }]);
   const notifier = createWebhookNotifier({
     url,
     secret,
+    redactor: opts.redactor,
+    store: opts.store,
     logger: opts.logger,
     clock: opts.clock,
     onOutcome: opts.onOutcome,
+    ...(opts.settings === undefined ? {} : { expireMs: opts.settings.expireMs, timeoutMs: opts.settings.timeoutMs }),
     ...(opts.minIntervalMs === undefined ? {} : { minIntervalMs: opts.minIntervalMs }),
+    ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
   });
   const post = (category: WebhookCategory, e: WebhookEvent): void => {
     if (!opts.events().includes(category)) return;

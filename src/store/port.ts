@@ -10,7 +10,7 @@
 // a Pick<Store, ...> (the worker's ports.ts, the wallet cycle, the CLI's state access).
 import type { Lamports } from '../amount.js';
 import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState, WalletSummary } from '../domain.js';
-import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
+import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
 
 export type PollResult = { ok: true; summary: WalletSummary } | { ok: false; error: string };
 
@@ -145,6 +145,25 @@ export interface SyncStore {
    * SQLite's is this machine's (the store's clock), since one machine has the state file.
    */
   clockNow(): number;
+
+  /**
+   * The outbox (service/outbox.ts): notices kept until delivered or expired. A notice whose
+   * (channel, key) is already waiting is not added twice (false).
+   */
+  outboxAdd(draft: OutboxDraft, now?: number): boolean;
+  /**
+   * Takes up to `limit` notices of `channel` due at `now` (next_at reached, not expired, not claimed
+   * by anyone until after `now`), oldest first, and claims them until `claimUntil`: another daemon
+   * on the same PostgreSQL skips them (FOR UPDATE SKIP LOCKED), and a claim left by a daemon that
+   * died lapses at `claimUntil`, so its notices are delivered by whoever comes next.
+   */
+  outboxClaim(channel: string, now: number, limit: number, claimUntil: number): OutboxRow[];
+  /** Delivered: the notice is gone. */
+  outboxDelivered(ids: readonly number[]): void;
+  /** Not delivered: tried again at `nextAt` (the claim released), with the reason kept. */
+  outboxRetry(ids: readonly number[], nextAt: number, error: string): void;
+  /** Removes the notices of `channel` that expired at or before `now`; returns them (for the log and metrics). */
+  outboxExpire(channel: string, now: number): OutboxRow[];
 
   /** The connection's settings, for diagnostics (and to prove they were applied). */
   pragmas(): StorePragmas;

@@ -198,3 +198,51 @@ export interface RawHistory {
   estimate_lamports: string;
   claimed_lamports: string | null;
 }
+
+/** A notice waiting in the outbox (service/outbox.ts): one row per notice, until delivered or expired. */
+export interface OutboxDraft {
+  /** Which transport delivers it, e.g. "webhook". */
+  channel: string;
+  /** The notice's dedupe key, e.g. "rejected:step:42": one row per (channel, key) at a time. */
+  key: string;
+  /** The notice itself as JSON text, already redacted. */
+  body: string;
+  /** Wall-clock Unix ms: dropped, undelivered, at this time. */
+  expiresAt: number;
+}
+
+export interface OutboxRow extends OutboxDraft {
+  id: number;
+  /** Delivery attempts made so far. */
+  attempts: number;
+  nextAt: number;
+  lastError: string | undefined;
+  createdAt: number;
+}
+
+/** An outbox row as both adapters read it (snake_case, bigint columns as numbers). */
+export interface RawOutboxRow {
+  id: number;
+  channel: string;
+  key: string;
+  body: string;
+  attempts: number;
+  next_at: number;
+  expires_at: number;
+  last_error: string | null;
+  created_at: number;
+}
+
+export function outboxRowFromRaw(r: RawOutboxRow): OutboxRow {
+  return {
+    id: Number(r.id),
+    channel: r.channel,
+    key: r.key,
+    body: r.body,
+    attempts: Number(r.attempts),
+    nextAt: Number(r.next_at),
+    expiresAt: Number(r.expires_at),
+    lastError: r.last_error ?? undefined,
+    createdAt: Number(r.created_at),
+  };
+}

@@ -175,6 +175,9 @@ describe('a valid config', () => {
         unknownStepAfterMs: 3_600_000,
         clockSkewMs: 30_000,
         webhookEvents: ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused', 'acknowledged'],
+        webhookExpireMs: 86_400_000,
+        webhookTimeoutMs: 10_000,
+        webhookAllowLinkLocal: false,
       },
       log: { level: 'debug' },
     };

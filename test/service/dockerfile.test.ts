@@ -143,6 +143,7 @@ describe('Dockerfile', () => {
     const server = await startHealthServer({
       listen: '127.0.0.1:0',
       metrics: createMetrics({ processMetrics: false }),
+      redact: (t) => t,
       health: () => ({
         now: 0,
         lastSuccessAt: 0,

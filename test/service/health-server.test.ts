@@ -1,3 +1,4 @@
+import { Redactor } from '../../src/log/redact.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { parseListen, startHealthServer, type HealthReport, type HealthServer } from '../../src/service/health-server.js';
@@ -42,6 +43,7 @@ describe('startHealthServer', () => {
     server = undefined;
   });
 
+  const redactor = new Redactor();
   const start = async (over: { report?: () => HealthReport; lag?: number } = {}) => {
     const metrics = createMetrics({ processMetrics: false });
     let lag = over.lag ?? 3;
@@ -50,10 +52,21 @@ describe('startHealthServer', () => {
       metrics,
       health: over.report ?? (() => healthy),
       logger: silentLogger(),
+      redact: (text) => redactor.redact(text),
       loopLagMs: () => lag,
     });
     return { metrics, url: server.url, setLag: (ms: number) => (lag = ms) };
   };
+
+  it('scrubs /metrics with the redactor: a label value that is a registered secret never leaves', async () => {
+    const secret = 'metrics-label-canary-9f8e7d6c5b';
+    redactor.add(secret);
+    const { metrics, url } = await start();
+    metrics.configure({ wallets: [{ name: secret, address: 'Addr1111111111111111111111111111111111111111' }], rules: [secret], perWallet: true, staleAfterMs: 60_000 });
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(text).not.toContain(secret);
+    expect(text).toContain('[REDACTED]');
+  });
 
   it('answers /healthz by the event loop lag', async () => {
     const { url, setLag } = await start();
@@ -90,6 +103,7 @@ describe('startHealthServer', () => {
         throw new Error('store gone');
       },
       logger: log.logger,
+      redact: (t) => t,
       loopLagMs: () => 0,
     });
     const res = await fetch(`${server.url}/readyz`);
@@ -132,7 +146,7 @@ describe('startHealthServer', () => {
     const log = captureLog();
     // 192.0.2.1 (TEST-NET-1) is on no interface here, so the bind fails without any traffic.
     await expect(
-      startHealthServer({ listen: '192.0.2.1:0', metrics: createMetrics({ processMetrics: false }), health: () => healthy, logger: log.logger }),
+      startHealthServer({ listen: '192.0.2.1:0', metrics: createMetrics({ processMetrics: false }), health: () => healthy, logger: log.logger, redact: (t) => t }),
     ).rejects.toThrow(/metrics\.listen 192\.0\.2\.1:0/);
     expect(log.events('metrics.exposed')).toMatchObject([{ level: 'warn', host: '192.0.2.1' }]);
   });

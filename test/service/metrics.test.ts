@@ -60,7 +60,7 @@ describe('createMetrics', () => {
     expect(samples(text, 'autoclaim_rate_limit_waits_total')).toEqual(['autoclaim_rate_limit_waits_total 0']);
     expect(samples(text, 'autoclaim_config_reloads_total')).toHaveLength(2);
     expect(samples(text, 'autoclaim_config_last_reload_successful')).toEqual(['autoclaim_config_last_reload_successful 1']);
-    expect(samples(text, 'autoclaim_notifications_total')).toHaveLength(3);
+    expect(samples(text, 'autoclaim_notifications_total')).toHaveLength(4); // sent, failed, expired, dropped
     expect(samples(text, 'autoclaim_request_duration_seconds_count')).toEqual(['autoclaim_request_duration_seconds_count{op="summary",status_class="2xx"} 0']);
     expect(samples(text, 'autoclaim_wallets')).toEqual(['autoclaim_wallets 2']);
     expect(samples(text, 'autoclaim_stale_after_seconds')).toEqual(['autoclaim_stale_after_seconds 180']);

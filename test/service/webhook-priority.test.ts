@@ -1,6 +1,7 @@
 // Failures reach a human first (issue 13): failures and acknowledgements wait in separate bounded
 // queues, each POST takes failures first and carries a batch, and a configured secret signs every
 // POST with an HMAC the receiver can check against the exact bytes it got.
+import { Redactor } from '../../src/log/redact.js';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
@@ -63,7 +64,7 @@ describe('webhook priorities and batches', () => {
     const r = await receiver();
     agent = new Agent();
     const t = gatedTime();
-    notifier = createWebhookNotifier({ url: r.url, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, maxBatch: 4 });
+    notifier = createWebhookNotifier({ url: r.url, redactor: new Redactor(), dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep, maxBatch: 4 });
     notifier.notify({ key: 'f0', event: 'action.rejected', text: 'first failure' }); // goes out at once
     await r.next(1);
     for (const n of [1, 2, 3]) notifier.notify({ key: `a${n}`, event: 'action.acknowledged', text: `ack ${n}`, priority: 'info' });
@@ -81,7 +82,7 @@ describe('webhook priorities and batches', () => {
     const t = gatedTime();
     const outcomes: NotificationOutcome[] = [];
     const log = captureLog();
-    notifier = createWebhookNotifier({
+    notifier = createWebhookNotifier({ redactor: new Redactor(),
       url: r.url,
       dispatcher: agent,
       logger: log.logger,
@@ -117,7 +118,7 @@ describe('webhook signatures', () => {
     const r = await receiver();
     agent = new Agent();
     const t = gatedTime();
-    notifier = createWebhookNotifier({ url: r.url, secret: SECRET, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep });
+    notifier = createWebhookNotifier({ url: r.url, redactor: new Redactor(), secret: SECRET, dispatcher: agent, logger: captureLog().logger, clock: t.clock, sleep: t.sleep });
     notifier.notify({ key: 'f1', event: 'action.failed', text: 'signing paused for treasury' });
     await r.next(1);
     const got = r.received[0];

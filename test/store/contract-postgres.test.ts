@@ -39,7 +39,7 @@ describe('migrations', () => {
       await c.end();
       // Each migration applied once, in order.
       expect(v.rows.map((r) => r.version)).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1));
-      expect(t.rows[0]?.n).toBe(8); // five state tables, daemons, leases, autoclaim_schema
+      expect(t.rows[0]?.n).toBe(9); // five state tables, daemons, leases, outbox, autoclaim_schema
       for (const s of stores) expect(await s.integrityCheck()).toBe('ok');
     } finally {
       for (const s of stores) await s.close();

@@ -82,7 +82,8 @@ export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean 
       }
       report.findings.push(...found.map((f) => ({ ...f, text: ctx.redactor.redact(f.text) })));
     }
-    writeLine(io.stdout, opts.json === true ? formatJson(report) : formatText(report));
+    // Everything that leaves the process passes the redactor (the API key and every key loaded above are registered).
+    writeLine(io.stdout, ctx.redactor.redact(opts.json === true ? formatJson(report) : formatText(report)));
     return isAllWell(report) ? EXIT.OK : EXIT.FAILURE;
   } finally {
     await api.close();

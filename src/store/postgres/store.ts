@@ -12,10 +12,12 @@ import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
 import { laterEpoch, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from '../port.js';
-import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import * as outbox from './outbox.js';
 import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
 import { checkLease, tokenOrThrow, type Fence } from './fence.js';
 import { settleStepInDoubt } from './in-doubt.js';
+import * as diagnostics from './diagnostics.js';
 import { currentVersion, migrate, PG_SCHEMA_VERSION } from './migrations.js';
 import * as plans from './plans.js';
 import { AsyncPollWrites } from './poll-writes.js';
@@ -342,63 +344,32 @@ class PostgresStore implements Store {
     return this.io('unknownSteps', (c) => steps.stepsInState(c, 'unknown'));
   }
 
-  /**
-   * SQLite's names, PostgreSQL's nearest equivalents: journalMode is wal_level (PostgreSQL always
-   * logs ahead), synchronous 2 when synchronous_commit is on (a commit waits for its WAL flush,
-   * SQLite's FULL) and 1 otherwise, foreign keys are always enforced, busyTimeoutMs is lock_timeout,
-   * userVersion the schema version.
-   */
+  outboxAdd(draft: OutboxDraft, now = this.clock.now()): Promise<boolean> {
+    return this.io('outboxAdd', (c) => outbox.outboxAdd(c, { ...draft, body: this.scrub(draft.body) }, now));
+  }
+  outboxClaim(channel: string, now: number, limit: number, claimUntil: number): Promise<OutboxRow[]> {
+    return this.io('outboxClaim', (c) => outbox.outboxClaim(c, channel, now, limit, claimUntil));
+  }
+  outboxDelivered(ids: readonly number[]): Promise<void> {
+    return this.io('outboxDelivered', (c) => outbox.outboxDelivered(c, ids));
+  }
+  outboxRetry(ids: readonly number[], nextAt: number, error: string): Promise<void> {
+    return this.io('outboxRetry', (c) => outbox.outboxRetry(c, ids, nextAt, this.scrub(error)));
+  }
+  outboxExpire(channel: string, now: number): Promise<OutboxRow[]> {
+    return this.io('outboxExpire', (c) => outbox.outboxExpire(c, channel, now));
+  }
+
   pragmas(): Promise<StorePragmas> {
-    return this.io('pragmas', async (c) => {
-      const r = await c.query<{ wal: string; sync: string; lock: string; version: number | null }>(
-        `SELECT current_setting('wal_level') AS wal, current_setting('synchronous_commit') AS sync,
-                (SELECT setting FROM pg_settings WHERE name = 'lock_timeout') AS lock,
-                (SELECT max(version) FROM autoclaim_schema) AS version`,
-      );
-      const row = r.rows[0];
-      return {
-        journalMode: row?.wal ?? 'unknown',
-        synchronous: row?.sync === 'off' || row?.sync === 'local' ? 1 : 2,
-        foreignKeys: true,
-        busyTimeoutMs: Number(row?.lock ?? 0),
-        userVersion: row?.version ?? 0,
-      };
-    });
+    return this.io('pragmas', (c) => diagnostics.pragmas(c));
   }
 
-  /**
-   * PostgreSQL has no integrity_check; the nearest cheap question is whether every table of the
-   * schema is there and readable and the schema version is the one this build knows: 'ok' or why not.
-   */
   integrityCheck(): Promise<string> {
-    return this.io('integrityCheck', async (c) => {
-      const problems: string[] = [];
-      for (const t of ['wallet_state', 'epochs_seen', 'plans', 'steps', 'attempts', 'daemons', 'leases']) {
-        const r = await c.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [t]);
-        if (r.rows[0]?.t == null) problems.push(`table ${t} is missing`);
-        else await c.query(`SELECT 1 FROM ${t} LIMIT 1`);
-      }
-      const v = await currentVersion(c);
-      if (v !== PG_SCHEMA_VERSION) problems.push(`schema version is ${v}, not ${PG_SCHEMA_VERSION}`);
-      return problems.length === 0 ? 'ok' : problems.join('\n');
-    });
+    return this.io('integrityCheck', (c) => diagnostics.integrityCheck(c));
   }
 
-  /** A write that goes through now: a row written in a transaction that is rolled back. */
   probeWrite(): Promise<void> {
-    return this.io('probeWrite', async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
-        try {
-          await client.query("INSERT INTO epochs_seen (address, epoch, first_seen_at) VALUES ('', '', 0) ON CONFLICT DO NOTHING");
-        } finally {
-          await client.query('ROLLBACK');
-        }
-      } finally {
-        client.release();
-      }
-    });
+    return this.io('probeWrite', () => diagnostics.probeWrite(this.pool));
   }
 
   async close(): Promise<void> {

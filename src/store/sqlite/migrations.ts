@@ -18,6 +18,7 @@
 //                 sent, never the Authorization header; for a claim it also holds the summary it
 //                 was sent against (`before`), so an unknown claim can be reconciled after a restart.
 //   attempts      an audit row for every send of a step, with its outcome
+//   outbox        notices (webhook, later other channels) kept until delivered or expired
 
 const LAMPORTS = (col: string): string => `(${col} IS NULL OR (${col} <> '' AND ${col} NOT GLOB '*[^0-9]*'))`;
 
@@ -241,6 +242,26 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE plans ADD COLUMN cancelled_at INTEGER;
   ALTER TABLE plans ADD COLUMN cancelled_by TEXT;
+  `,
+  // 4: the outbox. A failure notice is kept here until its receiver took it or it expired, so a
+  // receiver down for a while, or a restart, loses nothing (service/outbox.ts). The body is the
+  // notice's JSON, redacted before it is written. claimed_until is a delivery in progress: another
+  // reader skips the row until then, and a crash's claim lapses by itself.
+  `
+  CREATE TABLE outbox (
+    id            INTEGER PRIMARY KEY,
+    channel       TEXT    NOT NULL,
+    key           TEXT    NOT NULL,
+    body          TEXT    NOT NULL,
+    attempts      INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    next_at       INTEGER NOT NULL,
+    claimed_until INTEGER,
+    expires_at    INTEGER NOT NULL,
+    last_error    TEXT,
+    created_at    INTEGER NOT NULL,
+    UNIQUE (channel, key)
+  ) STRICT;
+  CREATE INDEX outbox_due ON outbox (channel, next_at);
   `,
 ];
 

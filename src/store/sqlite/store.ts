@@ -12,7 +12,8 @@ import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
 import { PollWrites, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, StorePragmas, SyncStore } from '../port.js';
-import type { AttemptRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import { OutboxRepo } from './outbox.js';
 import { StepRepo } from './steps.js';
 import { WalletRepo } from './wallets.js';
 
@@ -58,6 +59,7 @@ class SqliteStore implements SyncStore {
   private readonly steps: StepRepo;
   private readonly integrity;
   private readonly files: StateFiles;
+  private readonly outbox: OutboxRepo;
 
   constructor(
     private readonly db: Db,
@@ -73,6 +75,7 @@ class SqliteStore implements SyncStore {
     this.plans = new PlanRepo(db);
     this.steps = new StepRepo(db, this.plans, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
+    this.outbox = new OutboxRepo(db, scrub);
     this.files = new StateFiles(db, path, { logger: opts.logger, readonly: opts.readonly ?? false, lock: opts.lock });
   }
 
@@ -216,6 +219,22 @@ class SqliteStore implements SyncStore {
   }
   unknownSteps(): StepRow[] {
     return this.io('unknownSteps', () => this.steps.inState('unknown'));
+  }
+
+  outboxAdd(draft: OutboxDraft, now = this.clock.now()): boolean {
+    return this.io('outboxAdd', () => this.outbox.add(draft, now));
+  }
+  outboxClaim(channel: string, now: number, limit: number, claimUntil: number): OutboxRow[] {
+    return this.io('outboxClaim', () => this.outbox.claim(channel, now, limit, claimUntil));
+  }
+  outboxDelivered(ids: readonly number[]): void {
+    this.io('outboxDelivered', () => this.outbox.markDelivered(ids));
+  }
+  outboxRetry(ids: readonly number[], nextAt: number, error: string): void {
+    this.io('outboxRetry', () => this.outbox.markRetry(ids, nextAt, error));
+  }
+  outboxExpire(channel: string, now: number): OutboxRow[] {
+    return this.io('outboxExpire', () => this.outbox.expired(channel, now));
   }
 
   pragmas(): StorePragmas {
