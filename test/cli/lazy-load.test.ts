@@ -1,24 +1,19 @@
 // What a command loads is what it needs: `--help` must not pull in the config pipeline, the HTTP
 // client, SQLite or the logger (each command's module is imported inside its action). Checked on
-// the built CLI (the bundle) in a child process, with a module hook listing every file it loads;
-// a file of the bundle counts as the modules esbuild put in it.
+// the built CLI in a child process, with a module hook listing every file it loads.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { V8_FLAGS, applyV8Flags } from '../../src/cli/v8-flags.js';
 import { buildOnce } from '../e2e/build.js';
-import { CANARY_API_KEY, CLI, REPO, configYaml, makeWallets, tempDir } from '../e2e/helpers.js';
+import { CANARY_API_KEY, CLI, configYaml, makeWallets, tempDir } from '../e2e/helpers.js';
 
 let dir: string;
 let hook: string;
-let bundle: Record<string, string[]>;
 
 beforeAll(() => {
   buildOnce();
-  bundle = JSON.parse(readFileSync(join(REPO, 'dist/cli/bundle.json'), 'utf8')) as Record<string, string[]>;
   dir = mkdtempSync(join(tmpdir(), 'autoclaim-lazy-'));
   hook = join(dir, 'list-modules.mjs');
   // A loader hook (it runs on its own thread) posts every module URL back; written out at exit.
@@ -50,22 +45,12 @@ function loaded(argv: string[], cwd?: string): { packages: string[]; dist: strin
   const urls = [...new Set(JSON.parse(readFileSync(out, 'utf8')) as string[])];
   const packages = new Set<string>();
   const dist = new Set<string>();
-  for (const url of urls.flatMap(bundleInputs)) {
+  for (const url of urls) {
     const pkg = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
     if (pkg !== undefined) packages.add(pkg);
     else if (url.includes('/dist/')) dist.add(url.slice(url.lastIndexOf('/dist/') + '/dist/'.length));
   }
   return { packages: [...packages].sort(), dist: [...dist].sort(), files: urls, stdout };
-}
-
-/**
- * A file of the CLI's bundle stands for the modules it holds (dist/cli/bundle.json, written by
- * scripts/bundle-cli.mjs): loading it loads them, whether from dist/ or a bundled package.
- */
-function bundleInputs(url: string): string[] {
-  const file = url.startsWith('file://') ? fileURLToPath(url) : url;
-  const held = bundle[relative(REPO, file)];
-  return held === undefined ? [url] : held.map((input) => `/${input}`);
 }
 
 describe('lazy command modules', () => {
@@ -107,31 +92,5 @@ describe('lazy command modules', () => {
     } finally {
       cleanup();
     }
-  });
-});
-
-describe('the bundle', () => {
-  it('is what the CLI runs: no module of dist/ outside it, and zod and commander from it, not node_modules', () => {
-    const { files, packages, stdout } = loaded(['schema']);
-    expect(JSON.parse(stdout)).toHaveProperty('$schema');
-    const fromDist = files.filter((url) => url.startsWith('file://')).map((url) => relative(REPO, fileURLToPath(url))).filter((file) => file.startsWith('dist/'));
-    expect(fromDist).toContain('dist/cli/main.js');
-    expect(fromDist.filter((file) => bundle[file] === undefined)).toEqual([]);
-    expect(files.filter((url) => /\/node_modules\/(zod|commander)\//.test(url))).toEqual([]);
-    expect(packages).toEqual(expect.arrayContaining(['commander', 'zod']));
-  });
-});
-
-describe('V8 flags', () => {
-  it('are flags this node knows (setFlagsFromString would ignore an unknown one silently)', () => {
-    const r = spawnSync(process.execPath, [...V8_FLAGS, '-e', '0'], { encoding: 'utf8' });
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
-  });
-
-  it('applyV8Flags sets every one of them', () => {
-    const set: string[] = [];
-    applyV8Flags((f) => set.push(f));
-    expect(set).toEqual([...V8_FLAGS]);
   });
 });
