@@ -8,13 +8,11 @@ import { formatPath } from '../json.js';
 import { isLosslessNumber } from './json.js';
 import {
   describe,
-  NOT_PLAIN,
   optionalAmount,
   optionalDecimalText,
   optionalNumberText,
   optionalRank,
   optionalString,
-  plainFields,
   requiredAddress,
   requiredAmount,
   requiredEpoch,
@@ -144,7 +142,7 @@ function check<S extends z.ZodType>(schema: S, value: unknown, ctx: ResponseCont
 
 /** A wallet summary; `expectedAddress` must be the address that was asked for. */
 export function parseWalletSummary(value: unknown, expectedAddress: string, ctx: ResponseContext): WalletSummary {
-  const s = plainSummary(value) ?? check(walletSummarySchema, value, ctx);
+  const s = check(walletSummarySchema, value, ctx);
   if (s.address !== expectedAddress) {
     throw badResponse(ctx, [`address: expected ${expectedAddress} (the wallet asked for), got ${s.address}`]);
   }
@@ -159,42 +157,6 @@ export function parseWalletSummary(value: unknown, expectedAddress: string, ctx:
     breakdown,
     raw: value,
   };
-}
-
-type SummaryFields = Pick<z.output<typeof walletSummarySchema>, 'address' | 'epoch' | 'pending_sol' | 'lifetime_sol' | 'rank' | 'tier' | 'breakdown'>;
-
-/**
- * walletSummarySchema's reading of a summary every field of which it accepts, without zod: a poll
- * spent ~6% of its CPU and a fifth of what it allocates in zod's machinery for an answer that
- * fits. Undefined at the first field the schema could object to; the schema then reads the whole
- * body and names every problem. test/api/schemas.test.ts holds the two to the same output.
- */
-export function plainSummary(value: unknown): SummaryFields | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || isLosslessNumber(value)) return undefined;
-  const v = value as Record<string, unknown>;
-  const address = plainFields.string(v['address']);
-  const epoch = plainFields.epoch(v['epoch']);
-  const pending = plainFields.amount(v['pending_sol']);
-  const lifetime = plainFields.amount(v['lifetime_sol'], true);
-  const rank = plainFields.rank(v['rank']);
-  const tier = plainFields.optionalString(v['tier']);
-  if (address === NOT_PLAIN || epoch === NOT_PLAIN || pending === NOT_PLAIN || pending === null || lifetime === NOT_PLAIN) return undefined;
-  if (rank === NOT_PLAIN || tier === NOT_PLAIN) return undefined;
-  const given = v['breakdown'];
-  const breakdown: SummaryFields['breakdown'] = [];
-  if (given !== undefined && given !== null) {
-    if (!Array.isArray(given)) return undefined;
-    for (const entry of given as unknown[]) {
-      if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || isLosslessNumber(entry)) return undefined;
-      const e = entry as Record<string, unknown>;
-      const vault = plainFields.string(e['vault']);
-      const volume = plainFields.numberText(e['volume']);
-      const score = plainFields.numberText(e['score']);
-      if (vault === NOT_PLAIN || volume === NOT_PLAIN || score === NOT_PLAIN) return undefined;
-      breakdown.push({ vault, volume, score });
-    }
-  }
-  return { address, epoch, pending_sol: pending, lifetime_sol: lifetime, rank, tier, breakdown };
 }
 
 export function parseLeaderboard(value: unknown, ctx: ResponseContext): LeaderboardEntry[] {
