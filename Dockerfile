@@ -16,9 +16,8 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
 COPY src ./src
-# tsc, then the CLI's bundle (scripts/bundle-cli.mjs, esbuild: a dev dependency, pruned below).
+# tsc into dist/; the dev dependencies are pruned after it.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 

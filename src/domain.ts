@@ -206,12 +206,6 @@ export interface WalletSummary {
   breakdown: VaultBreakdown[];
   /** The response as parsed (numbers kept as their exact text), stored for the record. */
   raw: unknown;
-  /**
-   * `raw` as the JSON text it was read from, where that text can stand for it in the record: it
-   * held no registered secret in any spelling and no escape (so no decoded string spells one).
-   * The poll record stores it as is rather than serializing `raw` and scrubbing that again.
-   */
-  rawJson?: string | undefined;
 }
 
 export interface LeaderboardEntry {

@@ -69,27 +69,26 @@ export function loadValidConfig(configPath: string, env: NodeJS.ProcessEnv, cwd:
  */
 export function checkConfig(
   configPath: string,
-  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined; deferDerivation?: boolean },
+  opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
 ): LoadResult {
   const { logger } = opts;
   return loadConfig(configPath, {
     env: opts.env,
     cwd: opts.cwd,
     scheduled: opts.scheduled,
-    keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }), deferDerivation: opts.deferDerivation },
+    keys: { redactor: opts.redactor, prepareSandbox: (config) => prepareDemoWorld(config, { logger }) },
   });
 }
 
 /**
  * checkConfig for `run`, `once`, `send` and a reload: warnings logged, ConfigError with every issue.
- * A 64-byte key is derived at its first signature, not here (src/api/keys.ts, LoadedKey): a fleet's
- * start-up does not pay ~40 µs a wallet for keys it may never sign with.
+ * Every key is derived and checked against its address here, before any request.
  */
 export function loadCheckedConfig(
   configPath: string,
   opts: { env: NodeJS.ProcessEnv; cwd: string; redactor: Redactor; logger: Logger; scheduled?: boolean | undefined },
 ): { config: AppConfig; secrets: LoadedSecrets } {
-  const result = checkConfig(configPath, { ...opts, deferDerivation: true });
+  const result = checkConfig(configPath, opts);
   for (const w of result.warnings) opts.logger.warn({ event: 'config.warning', ...w }, w.message);
   if (result.config === undefined || result.secrets === undefined) throw new ConfigError(result.errors);
   return { config: result.config, secrets: result.secrets };

@@ -174,9 +174,8 @@ export class ApiClient {
     const url = joinUrl(this.baseUrl, `/rewards/wallet/${encodeURIComponent(address)}`);
     const res = await this.read(url, true);
     const ctx = this.context('GET', url, res);
-    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub, res.secretFree), address, ctx);
-    const rawJson = res.secretFree === true && !res.rawText.includes('\\') ? res.rawText : undefined;
-    return { ...summary, rawJson, rawText: res.rawText };
+    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub), address, ctx);
+    return { ...summary, rawText: res.rawText };
   }
 
   /** Signs and builds a request; nothing is sent. Record it (as `sending`) before calling send. */
@@ -300,12 +299,10 @@ export class ApiClient {
       if (err instanceof DeadlineExceeded) throw deadlineError(method, this.scrub(url), err, status);
       throw transportError(method, url, err, status, this.scrub);
     }
-    // Scrubbed before anything else sees it; whether the scrub found anything decides how
-    // much of the parse must be scrubbed again (parseJsonBody).
-    const text = res.body.toString('utf8');
-    const rawText = this.scrub(text);
+    // Scrubbed before anything else sees it.
+    const rawText = this.scrub(res.body.toString('utf8'));
     this.logger.debug({ event: 'api.response', method, url, status: res.status }, `${method} ${url} ${res.status}`);
-    return { status: res.status, headers: res.headers, rawText, secretFree: rawText === text, requestId: requestIdOf(res.headers['x-request-id'], this.scrub) };
+    return { status: res.status, headers: res.headers, rawText, requestId: requestIdOf(res.headers['x-request-id'], this.scrub) };
   }
 
   /** Headers are in: note the server's date and any rate limit before the body is read. */

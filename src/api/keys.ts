@@ -8,7 +8,6 @@ import type { KeySource } from '../domain.js';
 import { FILE_LIMITS, tooBigText } from '../config/read-bounded.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
-import { encodeBase58 } from './base58.js';
 import { deriveSigner, type Signer } from './signer.js';
 
 interface LoadKeyOptions {
@@ -207,7 +206,7 @@ function keyBytes(text: string, label: string): Uint8Array {
 
 /** Registers a seed in every encoding it could be printed in. */
 function redactSeed(redactor: Redactor, seed: Uint8Array): void {
-  redactor.addBytes(seed, encodeBase58);
+  redactor.addBytes(seed, (b) => bs58.encode(b));
 }
 
 /**
@@ -218,76 +217,31 @@ function redactSeed(redactor: Redactor, seed: Uint8Array): void {
  */
 function redactSecretKey(redactor: Redactor, secretKey64: Uint8Array): void {
   const whole = Buffer.from(secretKey64.buffer, secretKey64.byteOffset, secretKey64.byteLength); // a view, not a copy
-  redactor.add(whole.toString('base64')).add(whole.toString('base64url')).add(encodeBase58(secretKey64));
+  redactor.add(whole.toString('base64')).add(whole.toString('base64url')).add(bs58.encode(secretKey64));
 }
 
 /**
- * A loaded wallet key. Deriving an Ed25519 key is most of what loading one costs (~40 µs with
- * OpenSSL; 0.4 s of start-up for 10,000 wallets), and a daemon watching a fleet signs for few of
- * them. So a 64-byte key (seed ‖ public key, what solana-keygen writes) may be loaded *deferred*: its
- * address is its public half as given, which is what the configured address is checked against,
- * and its seed is derived the first time it signs (or is verified), when a seed whose public key is
- * not that half (a corrupt or spliced key) is refused, before anything is signed with it.
- * A bare 32-byte seed is derived at once: its address is known no other way.
+ * A loaded wallet key: derived when it is loaded, at start and at every reload, so a corrupt or
+ * spliced key (a 64-byte key whose public half is not its seed's) stops the start before any
+ * request, instead of waiting for its first signature.
  */
 class LoadedKey implements Signer {
-  /** Until the key is derived: a copy of the seed, zeroed once it is. */
-  #seed: Uint8Array | undefined;
-  #signer: Signer | undefined;
-  #problem: Error | undefined;
+  readonly #signer: Signer;
 
-  private constructor(
-    readonly address: string,
+  constructor(
+    signer: Signer,
     /** Where the key came from (never the key), for messages about it. */
     readonly source: string,
-    signer: Signer | undefined,
-    seed: Uint8Array | undefined,
   ) {
     this.#signer = signer;
-    this.#seed = seed;
   }
 
-  static derived(signer: Signer, source: string): LoadedKey {
-    return new LoadedKey(signer.address, source, signer, undefined);
-  }
-
-  static deferred(seed: Uint8Array, givenPublicKey: Uint8Array, source: string): LoadedKey {
-    return new LoadedKey(encodeBase58(givenPublicKey), source, undefined, seed);
-  }
-
-  /**
-   * Derives the key now if it was deferred; throws KeyError (KEY_INCONSISTENT) for a spliced key.
-   * A key that failed to derive fails every later call with the same error: its seed is zeroed
-   * after the one try.
-   */
-  verify(): void {
-    if (this.#problem !== undefined) throw this.#problem;
-    if (this.#signer !== undefined) return;
-    const seed = this.#seed;
-    if (seed === undefined) throw new Error('a loaded key holds either its signer or its seed');
-    let signer: Signer;
-    try {
-      signer = deriveSigner(seed).signer;
-    } catch (err) {
-      this.#problem = err instanceof Error ? err : new Error(String(err));
-      throw this.#problem;
-    } finally {
-      seed.fill(0);
-      this.#seed = undefined;
-    }
-    if (signer.address !== this.address) {
-      this.#problem = new KeyError(
-        'KEY_INCONSISTENT',
-        `${this.source}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`,
-      );
-      throw this.#problem;
-    }
-    this.#signer = signer;
+  get address(): string {
+    return this.#signer.address;
   }
 
   sign(message: Uint8Array): Uint8Array {
-    this.verify();
-    return (this.#signer as Signer).sign(message);
+    return this.#signer.sign(message);
   }
 
   toJSON(): { address: string; source: string } {
@@ -295,44 +249,32 @@ class LoadedKey implements Signer {
   }
 }
 
-/**
- * A key for key text. Derived now, unless `deferred` and the text is a 64-byte key: then its seed
- * is derived at its first signature (see LoadedKey).
- */
-function keyFromText(raw: string, label: string, redactor: Redactor | undefined, deferred: boolean): LoadedKey {
+/** A key for key text; a 64-byte key whose public half is not its seed's is refused. */
+function keyFromText(raw: string, label: string, redactor: Redactor | undefined): LoadedKey {
   const { seed, givenPublicKey } = parseKeyText(raw, label, redactor);
-  if (givenPublicKey !== undefined) {
-    const key = LoadedKey.deferred(seed, givenPublicKey, label);
-    if (!deferred) key.verify();
-    return key;
-  }
   try {
     const { signer, publicKey } = deriveSigner(seed);
-    // A bare seed: the 64-byte secret key it stands for can be printed too.
-    if (redactor !== undefined) {
+    if (givenPublicKey !== undefined && bs58.encode(givenPublicKey) !== signer.address) {
+      throw new KeyError('KEY_INCONSISTENT', `${label}: the public half of the 64-byte secret key does not match its private half (corrupt or spliced key)`);
+    }
+    if (givenPublicKey === undefined && redactor !== undefined) {
+      // A bare seed: the 64-byte secret key it stands for can be printed too.
       const secretKey64 = new Uint8Array(64);
       secretKey64.set(seed);
       secretKey64.set(publicKey, 32);
       redactSecretKey(redactor, secretKey64);
       secretKey64.fill(0);
     }
-    return LoadedKey.derived(signer, label);
+    return new LoadedKey(signer, label);
   } finally {
     seed.fill(0);
   }
 }
 
-/**
- * Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem.
- * With `deferDerivation`, a 64-byte key's seed is derived at its first signature instead of now
- * (`run` and `once`: see LoadedKey); `verify()` on the signer derives it at any time.
- */
-export function loadKey(
-  source: KeySource,
-  opts: LoadKeyOptions & { deferDerivation?: boolean },
-): Signer & { readonly source: string; verify(): void } {
+/** Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem. */
+export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer & { readonly source: string } {
   const { text, label } = readSource(source, opts);
-  return keyFromText(text, label, opts.redactor, opts.deferDerivation === true);
+  return keyFromText(text, label, opts.redactor);
 }
 
 /**

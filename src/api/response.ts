@@ -17,8 +17,6 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   rawText: string;
-  /** Scrubbing the body changed nothing: it held no registered secret in any spelling. */
-  secretFree?: boolean;
 }
 
 /**
@@ -83,17 +81,11 @@ export function statusError(method: string, url: string, res: RawResponse, nowMs
   });
 }
 
-/**
- * The JSON of a scrubbed body, its decoded strings scrubbed again (an escape can spell a secret).
- * `secretFree`: the body held no secret before it was scrubbed (RawResponse.secretFree). Then a
- * body without a backslash needs no second pass: each decoded string and key is a piece of its
- * text as written, and a text with no secret in it has none in any piece.
- */
-export function parseJsonBody(text: string, ctx: ResponseContext, scrub: Scrub, secretFree = false): unknown {
+/** The JSON of a scrubbed body, its decoded strings scrubbed again (an escape can spell a secret). */
+export function parseJsonBody(text: string, ctx: ResponseContext, scrub: Scrub): unknown {
   if (text.trim() === '') throw badResponse(ctx, ['body: empty (expected JSON)']);
   try {
-    const value = parseJsonLossless(text);
-    return secretFree && !text.includes('\\') ? value : scrubDecoded(value, scrub);
+    return scrubDecoded(parseJsonLossless(text), scrub);
   } catch (err) {
     const why = err instanceof Error ? oneLine(err.message, 80) : 'unreadable';
     throw badResponse(ctx, [`body: not valid JSON (${why})`], err);

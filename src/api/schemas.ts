@@ -8,13 +8,11 @@ import { formatPath } from '../json.js';
 import { isLosslessNumber } from './json.js';
 import {
   describe,
-  NOT_PLAIN,
   optionalAmount,
   optionalDecimalText,
   optionalNumberText,
   optionalRank,
   optionalString,
-  plainFields,
   requiredAddress,
   requiredAmount,
   requiredEpoch,
@@ -148,7 +146,7 @@ function check<S extends z.ZodType>(schema: S, value: unknown, ctx: ResponseCont
  * cycle gives an epoch it refuses for the calendar (SPEC §2): one code for "the epoch is not believed".
  */
 export function parseWalletSummary(value: unknown, expectedAddress: string, ctx: ResponseContext): WalletSummary {
-  const s = plainSummary(value) ?? checkSummary(value, ctx);
+  const s = checkSummary(value, ctx);
   if (s.address !== expectedAddress) {
     throw badResponse(ctx, [`address: expected ${expectedAddress} (the wallet asked for), got ${s.address}`]);
   }
@@ -170,42 +168,6 @@ function checkSummary(value: unknown, ctx: ResponseContext): z.output<typeof wal
   if (result.success) return result.data;
   const onlyEpoch = result.error.issues.every((i) => i.path.length === 1 && i.path[0] === 'epoch');
   throw badResponse(ctx, formatIssues(result.error), undefined, onlyEpoch ? 'INVALID_EPOCH' : 'BAD_RESPONSE');
-}
-
-type SummaryFields = Pick<z.output<typeof walletSummarySchema>, 'address' | 'epoch' | 'pending_sol' | 'lifetime_sol' | 'rank' | 'tier' | 'breakdown'>;
-
-/**
- * walletSummarySchema's reading of a summary every field of which it accepts, without zod: a poll
- * spent ~6% of its CPU and a fifth of what it allocates in zod's machinery for an answer that
- * fits. Undefined at the first field the schema could object to; the schema then reads the whole
- * body and names every problem. test/api/schemas.test.ts holds the two to the same output.
- */
-export function plainSummary(value: unknown): SummaryFields | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || isLosslessNumber(value)) return undefined;
-  const v = value as Record<string, unknown>;
-  const address = plainFields.string(v['address']);
-  const epoch = plainFields.epoch(v['epoch']);
-  const pending = plainFields.amount(v['pending_sol']);
-  const lifetime = plainFields.amount(v['lifetime_sol'], true);
-  const rank = plainFields.rank(v['rank']);
-  const tier = plainFields.optionalString(v['tier']);
-  if (address === NOT_PLAIN || epoch === NOT_PLAIN || pending === NOT_PLAIN || pending === null || lifetime === NOT_PLAIN) return undefined;
-  if (rank === NOT_PLAIN || tier === NOT_PLAIN) return undefined;
-  const given = v['breakdown'];
-  const breakdown: SummaryFields['breakdown'] = [];
-  if (given !== undefined && given !== null) {
-    if (!Array.isArray(given)) return undefined;
-    for (const entry of given as unknown[]) {
-      if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || isLosslessNumber(entry)) return undefined;
-      const e = entry as Record<string, unknown>;
-      const vault = plainFields.string(e['vault']);
-      const volume = plainFields.numberText(e['volume']);
-      const score = plainFields.numberText(e['score']);
-      if (vault === NOT_PLAIN || volume === NOT_PLAIN || score === NOT_PLAIN) return undefined;
-      breakdown.push({ vault, volume, score });
-    }
-  }
-  return { address, epoch, pending_sol: pending, lifetime_sol: lifetime, rank, tier, breakdown };
 }
 
 export function parseLeaderboard(value: unknown, ctx: ResponseContext): LeaderboardEntry[] {

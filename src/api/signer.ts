@@ -4,17 +4,11 @@
 import { createPrivateKey, createPublicKey, randomBytes, sign, type KeyObject } from 'node:crypto';
 import bs58 from 'bs58';
 import type { SignatureEncoding } from '../domain.js';
-import { encodeBase58 } from './base58.js';
 
 export interface Signer {
   /** base58 public key. */
   readonly address: string;
   sign(message: Uint8Array): Uint8Array;
-  /**
-   * For a key loaded with its derivation deferred (src/api/keys.ts): derives it now, and throws a
-   * KeyError if it cannot sign for its address. A signer without it is ready as it is.
-   */
-  verify?(): void;
 }
 
 // DER prefix of a PKCS#8 Ed25519 private key (RFC 8410): SEQ { INT 0, SEQ { OID 1.3.101.112 }, OCTET STRING { OCTET STRING (32) } }
@@ -87,7 +81,7 @@ export function deriveSigner(seed: Uint8Array): { signer: Signer; publicKey: Uin
   const key = privateKeyFromSeed(seed);
   const publicKey = publicKeyBytes(key);
   // The encoder key loading spells a key's given public half with: LoadedKey compares the two.
-  return { signer: new Ed25519Signer(key, encodeBase58(publicKey)), publicKey };
+  return { signer: new Ed25519Signer(key, bs58.encode(publicKey)), publicKey };
 }
 
 /** A fresh keypair in solana-keygen layout (seed ‖ public key), for demo wallets and tests. */

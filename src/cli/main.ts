@@ -4,12 +4,9 @@
 // The cli/ folder: program.ts parses arguments and loads each command's module only when it runs
 // (commands/, one a command: run and once, check, status, actions, send, key, doctor, leaderboard
 // and wallet, sandbox, schema); context.ts builds what every command starts from; errors.ts and
-// exit-codes.ts turn failures into one line and an exit code; v8-flags.ts sets V8's flags first.
+// exit-codes.ts turn failures into one line and an exit code.
 import { systemClock } from '../domain.js';
 import { main } from './program.js';
-import { applyV8Flags } from './v8-flags.js';
-
-applyV8Flags();
 
 const code = await main(process.argv.slice(2), {
   env: process.env,

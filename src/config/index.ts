@@ -1,7 +1,6 @@
 // The config part, as the rest of autoclaim uses it. Inside: load.ts runs the pipeline — env.ts
-// (.env, where the file is) → read-text.ts and nesting.ts (bounded reading) → quick-read.ts
-// (plain data without positions, for most configs; yaml's positioned document otherwise, loaded
-// by yaml-lib.ts) → secrets.ts (no secret in the YAML) → schema.ts with schema-fields.ts and
+// (.env, where the file is) → read-text.ts and nesting.ts (bounded reading) → yaml's positioned
+// document (plain data only: no anchors, aliases, merge keys or tags) → secrets.ts (no secret in the YAML) → schema.ts with schema-fields.ts and
 // schema-rules.ts (one zod schema; zod-issues.ts words its problems, salvage.ts sets refused parts
 // aside so one pass reports everything) → resolve.ts (lamports, milliseconds, paths; cron.ts and
 // durations.ts) → cross-checks.ts → the wallets of wallets-file.ts → key-check.ts (keys and

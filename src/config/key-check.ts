@@ -23,11 +23,6 @@ export interface KeyCheckOptions {
    * aside): writes the public demo keys (src/sandbox/demo.ts). Kept out of config/ on purpose.
    */
   prepareSandbox?: (config: AppConfig) => void;
-  /**
-   * `run` and `once`: a 64-byte key is checked against its address by its public half, and its
-   * seed derived at its first signature (src/api/keys.ts, LoadedKey). `check` derives every key.
-   */
-  deferDerivation?: boolean;
 }
 
 /** What the key check read, for a config without errors. */
@@ -48,7 +43,7 @@ export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheck
     if (isSetAside(ctx.setAside, ['wallets', i])) return;
     const at: Path = ['wallets', i, 'key'];
     try {
-      const signer = loadKey(w.key, { env, credentialsDir, baseDir: ctx.configDir, redactor: opts.redactor, deferDerivation: opts.deferDerivation });
+      const signer = loadKey(w.key, { env, credentialsDir, baseDir: ctx.configDir, redactor: opts.redactor });
       // An address already refused has no key that could match it: one message is enough.
       if (ctx.broken.size === 0 || !ctx.broken.has(formatPath(['wallets', i, 'address']))) checkAddress(signer, w.address, w.name);
       signers.set(w.address, signer);

@@ -1,18 +1,17 @@
 // The config pipeline, the same for `check`, `run` and a SIGHUP reload:
-// read → parse YAML (quickly, without positions, where quick-read.ts takes the text; else with
-// positions kept, and then its YAML problems reported) → literal-secret scan → zod → resolve
-// → cross-field checks → keys (when asked), with the wallets of a wallets_file read and checked line by line and added
-// before resolving. Every problem becomes a ConfigIssue naming file:line:col and key path, and all
+// read → parse YAML once, keeping positions (anchors, aliases, merge keys, tags and directives
+// refused at their place: a config is plain data) → literal-secret scan → zod → resolve →
+// cross-field checks → keys (when asked), with the wallets of a wallets_file read and checked line
+// by line and added before resolving. Every problem becomes a ConfigIssue naming file:line:col and key path, and all
 // of them come in one pass: what the schema refuses is set aside (salvage.ts) and the later steps
 // check the rest. Nothing here throws.
 import { dirname, resolve } from 'node:path';
-import type { Document, LineCounter, YAMLError } from 'yaml';
+import { isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLError } from 'yaml';
 import type { AppConfig } from '../domain.js';
 import type { ConfigIssue } from '../errors.js';
 import { crossCheck } from './cross-checks.js';
 import { tooDeepAt } from './nesting.js';
-import { ConfigSource, IssueList, type Path, type Position, type Positioned } from './positions.js';
-import { QuickSource, quickRead } from './quick-read.js';
+import { ConfigSource, IssueList, type Path, type PathSegment, type Position, type Positioned } from './positions.js';
 import { readTextFile, tooBig, type TextFile } from './read-text.js';
 import { FILE_LIMITS } from './read-bounded.js';
 import { resolveConfig, type ResolveContext } from './resolve.js';
@@ -22,13 +21,10 @@ import { ConfigSchema, type RawConfig } from './schema.js';
 import { findLiteralSecrets } from './secrets.js';
 import { HIDDEN_KEY, keyShown } from './shown-key.js';
 import { walletsFromFile, type WalletsFromFile } from './wallets-file.js';
-import { yamlLib } from './yaml-lib.js';
 import { errorMap, reportSchemaProblems } from './zod-issues.js';
 
 /** A config is a page of YAML; anything near this size is a mistake or an attack. */
 const MAX_CONFIG_BYTES = FILE_LIMITS.configFile;
-/** Anchors are rarely needed in a config; a few dozen alias expansions is plenty (billion laughs). */
-const MAX_ALIAS_COUNT = 50;
 
 interface LoadOptions {
   env: NodeJS.ProcessEnv;
@@ -83,8 +79,6 @@ interface TextOptions {
   cwd: string;
   keys?: KeyCheckOptions | undefined;
   scheduled?: boolean | undefined;
-  /** Always read with positions, never quickly: for the tests that hold the two reads alike. */
-  positioned?: boolean | undefined;
 }
 
 /** The pipeline after reading, for text already in hand. Never throws. */
@@ -107,14 +101,6 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
   if (text.length > MAX_CONFIG_BYTES) return fileIssue(opts.file, 0, tooBig(text.length, CONFIG_FILE));
   if (text.trim() === '') return fileIssue(opts.file, 0, 'the config file is empty');
 
-  // Most configs are read quickly, without positions; what the quick read does not take (anchors,
-  // tags, anything unusual or broken) is read with them, and its YAML problems reported here.
-  const quick = opts.positioned === true ? undefined : quickRead(text);
-  if (quick !== undefined) {
-    const source = new QuickSource(opts.file, quick, () => positioned(text));
-    return checkData(quick.data, new IssueList(source), opts);
-  }
-
   const deepAt = tooDeepAt(text);
   if (deepAt !== undefined) return fileIssue(opts.file, deepAt, 'nested too deeply for a config file; refused');
   const { doc, lines } = positioned(text);
@@ -128,19 +114,19 @@ function runPipeline(text: string, opts: TextOptions): LoadResult {
     issues.errorAt({ line: 0, col: 0 }, [], 'the config file is empty (only comments)');
     return finish(issues);
   }
-  const data = toPlainData(doc, source, issues);
+  plainDataOnly(doc, text, source, issues);
   if (issues.errors.length > 0) return finish(issues);
+  const data: unknown = doc.toJS();
   return checkData(data, issues, opts);
 }
 
 /** yaml's document of the text, every node with its range, and where its lines begin. */
 function positioned(text: string): Positioned {
-  // merge: `<<: *defaults` lets wallets and rules share settings; the alias guard still applies.
+  // merge: false: `<<` is an ordinary key, refused by plainDataOnly with its place.
   // uniqueKeys is checked by duplicateKeys(), in linear time: yaml's own check scans the map for
   // every key.
-  // resolveKnownTags: no setting is binary data, a date object or a set; a `!!binary` value is
-  // text the schema refuses at its place, not a Uint8Array whose bytes pass for map keys.
-  const doc = yamlLib().parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: true, resolveKnownTags: false });
+  // resolveKnownTags: false: a tag stays a tag on its node, for plainDataOnly to refuse.
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, merge: false, resolveKnownTags: false });
   return { doc, lines: lineIndex(text) };
 }
 
@@ -202,48 +188,61 @@ function withSideWallets(raw: RawConfig, side: WalletsFromFile, setAside: SetAsi
  * drift past the end of their line; counting the newlines in the text cannot drift.
  */
 function lineIndex(text: string): LineCounter {
-  const lines = new (yamlLib().LineCounter)();
+  const lines = new LineCounter();
   lines.addNewLine(0);
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines.addNewLine(i + 1);
   return lines;
 }
 
-/** JS values from the document, refusing unresolved aliases and alias bombs with a place. */
-function toPlainData(doc: Document.Parsed, source: ConfigSource, issues: IssueList): unknown {
-  let firstAlias: number | undefined;
-  yamlLib().visit(doc, {
+/**
+ * A config is plain data: maps, lists and scalars. Anchors, aliases and merge keys made values
+ * stand for other values, which put every message about them in the wrong place and let a file
+ * expand itself without bound; tags and directives change what a scalar means. Each is refused at
+ * its place, with the way out ("write the values out").
+ */
+function plainDataOnly(doc: Document.Parsed, text: string, source: ConfigSource, issues: IssueList): void {
+  const at = (offset: number, path: () => Path, message: string): void => issues.errorAt(source.positionOfOffset(offset), path, message);
+  const directive = /^%(YAML|TAG)\b/m.exec(text);
+  if (directive !== null) at(directive.index, () => [], `a %${directive[1]} directive is not supported in a config; remove it`);
+  visit(doc, {
     Alias(_key, node, ancestors) {
-      const at = node.range?.[0] ?? 0;
-      firstAlias ??= at;
-      const target = source.resolveAlias(node);
-      if (target === undefined) {
-        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `no anchor &${shownName(node.source)} before this alias`);
-      } else if (ancestors.includes(target)) {
-        // `a: &a [ *a ]` or `r: &r { <<: *r }` makes the data contain itself: an endless structure
-        // no check could finish walking, so it is refused here with its place.
-        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), `alias *${shownName(node.source)} is inside its own anchor: a loop; write the values out`);
-      }
+      at(node.range?.[0] ?? 0, () => pathOf(ancestors, node), `alias *${shownName(node.source)}: anchors and aliases are not supported in a config; write the values out`);
     },
-    Pair(_key, pair) {
-      // `? [a, b] : c` is valid YAML, but no config key is a list or a map.
-      if (pair.key !== null && !yamlLib().isScalar(pair.key) && !yamlLib().isAlias(pair.key)) {
-        const at = (pair.key as { range?: [number, number, number] }).range?.[0] ?? 0;
-        issues.errorAt(source.positionOfOffset(at), () => source.pathAtOffset(at), 'a key must be a plain name, not a list or a map');
-      }
+    Node(_key, node: Node, ancestors) {
+      // yaml's range starts at the content; the anchor and the tag are written before it.
+      const offset = node.range?.[0] ?? 0;
+      const path = (): Path => pathOf(ancestors, node);
+      if (typeof node.anchor === 'string') at(wordBefore(text, offset, `&${node.anchor}`), path, `anchor &${shownName(node.anchor)}: anchors and aliases are not supported in a config; write the values out`);
+      if (typeof node.tag === 'string') at(wordBefore(text, offset, '!'), path, `tag ${node.tag}: tags are not supported in a config; write the value plainly`);
+    },
+    Pair(_key, pair, ancestors) {
+      const key = pair.key as Node | null;
+      const offset = key?.range?.[0] ?? 0;
+      const path = (): Path => [...pathOf(ancestors, pair), String((key as { value?: unknown } | null)?.value)];
+      if (key !== null && !isScalar(key)) at(offset, () => pathOf(ancestors, pair), 'a key must be a plain name, not a list or a map');
+      else if (isScalar(key) && key.source === '<<' && key.type === 'PLAIN') at(offset, path, 'merge keys (<<) are not supported in a config; write the values out');
     },
   });
-  if (issues.errors.length > 0) return undefined;
-  try {
-    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch (err) {
-    const at = firstAlias ?? 0;
-    const why =
-      err instanceof ReferenceError && /alias count/i.test(err.message)
-        ? `aliases expand beyond ${MAX_ALIAS_COUNT} copies (a resource-exhaustion guard); write the values out`
-        : 'cannot be read as data';
-    issues.errorAt(source.positionOfOffset(at), [], why);
-    return undefined;
-  }
+}
+
+/** The key path of `node` from the visitor's ancestors: a pair gives its key, a list the item's index. */
+function pathOf(ancestors: readonly unknown[], node: unknown): Path {
+  const path: PathSegment[] = [];
+  ancestors.forEach((a, i) => {
+    const child = ancestors[i + 1] ?? node;
+    if (isPair(a) && child === a.value) path.push(String((a.key as { value?: unknown } | null)?.value));
+    else if (isSeq(a)) path.push(a.items.indexOf(child));
+  });
+  return path;
+}
+
+/** Where the last `prefix…` word before `offset` starts (an anchor or a tag written before its node). */
+function wordBefore(text: string, offset: number, prefix: string): number {
+  const i = text.lastIndexOf(prefix, offset);
+  if (i < 0) return offset;
+  let start = i;
+  while (start > 0 && !/\s/.test(text[start - 1] ?? ' ')) start--;
+  return start;
 }
 
 /** An anchor or alias name as an issue may quote it (shown-key.ts). */
@@ -256,13 +255,12 @@ function shownName(name: string): string {
  * later copy is reported at its place, naming the line of the first.
  */
 function duplicateKeys(doc: Document.Parsed, source: ConfigSource, issues: IssueList): void {
-  yamlLib().visit(doc, {
+  visit(doc, {
     Map(_key, map) {
       const first = new Map<string, Position>();
       for (const pair of map.items) {
-        if (!yamlLib().isScalar(pair.key)) continue;
-        const value: unknown = pair.key.value;
-        const name = typeof value === 'symbol' ? '<<' : String(value);
+        if (!isScalar(pair.key)) continue;
+        const name = String(pair.key.value);
         const at = pair.key.range?.[0] ?? 0;
         const here = source.positionOfOffset(at);
         const earlier = first.get(name);

@@ -2,7 +2,7 @@
 // V8 can then die with a fatal out-of-memory error inside a regular expression instead of
 // throwing something catchable. So nesting is measured before composing, with yaml's own lexer,
 // which is an iterative state machine and knows quotes and comments from brackets.
-import { yamlLib } from './yaml-lib.js';
+import { CST, Lexer } from 'yaml';
 
 /** Flow collections ([ and {) open at once. */
 const MAX_FLOW_DEPTH = 64;
@@ -15,7 +15,6 @@ export function tooDeepAt(text: string): number | undefined {
   let flow = 0;
   let block = 0;
   let scalarNext = false;
-  const { CST, Lexer } = yamlLib();
   for (const token of new Lexer().lex(text)) {
     if (scalarNext) {
       // A scalar's text is one token, multi-line or not: count its line breaks, nothing else.

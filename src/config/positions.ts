@@ -1,11 +1,11 @@
 // Maps a key path (as zod and our own checks report it) back to a place in the YAML text, so every
-// issue reads `file:line:col path: message`. The Document is kept from parsing for exactly this;
-// after a quick read (quick-read.ts) it is parsed only when a message is first placed.
-// Wallets brought in by wallets_file are placed in that file instead (see SideFile).
-import type { Alias, Document, LineCounter, Node, Pair, YAMLMap } from 'yaml';
+// issue reads `file:line:col path: message`. The Document is kept from parsing for exactly this.
+// A config has no anchors, aliases or merge keys (load.ts refuses them at their place), so a path
+// is a plain walk of maps and lists. Wallets brought in by wallets_file are placed in that file
+// instead (see SideFile).
+import { isMap, isPair, isScalar, isSeq, type Document, type LineCounter, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { ConfigIssue } from '../errors.js';
 import { issuePath } from './shown-key.js';
-import { yamlLib } from './yaml-lib.js';
 
 export type PathSegment = string | number;
 export type Path = readonly PathSegment[];
@@ -36,11 +36,6 @@ export interface SideFile {
 
 const NOWHERE: Position = { line: 0, col: 0 };
 
-/** With `merge: true`, yaml marks a `<<` key with a symbol value; its source stays "<<". */
-function isMergeKey(pair: Pair): boolean {
-  return yamlLib().isScalar(pair.key) && typeof pair.key.value === 'symbol' && pair.key.source === '<<';
-}
-
 /** yaml's document of the config, with every node's range, and the offsets of its lines. */
 export interface Positioned {
   doc: Document.Parsed;
@@ -50,15 +45,12 @@ export interface Positioned {
 /** Where things are in one parsed config file. */
 export class ConfigSource {
   private readonly pairIndex = new WeakMap<YAMLMap, Map<string, Pair>>();
-  private aliasTargets: Map<Alias, Node> | undefined;
   private walletsFile: SideFile | undefined;
-  private positioned: Positioned | undefined;
 
   constructor(
     /** The file name as the operator gave it: messages repeat what they typed. */
     readonly file: string,
-    /** The document, or how to parse it when a place is first asked for. */
-    private readonly read: Positioned | (() => Positioned) | undefined,
+    private readonly positioned: Positioned | undefined,
   ) {}
 
   /** A source without a document: for problems that have no place (file missing, too big). */
@@ -67,16 +59,11 @@ export class ConfigSource {
   }
 
   private get doc(): Document.Parsed | undefined {
-    return this.document()?.doc;
+    return this.positioned?.doc;
   }
 
   private get lines(): LineCounter | undefined {
-    return this.document()?.lines;
-  }
-
-  private document(): Positioned | undefined {
-    if (this.positioned === undefined && this.read !== undefined) this.positioned = typeof this.read === 'function' ? this.read() : this.read;
-    return this.positioned;
+    return this.positioned?.lines;
   }
 
   /** From here on, `wallets[i]` with i at or past its firstIndex is placed in `side`. */
@@ -108,12 +95,12 @@ export class ConfigSource {
     return this.walk(path).position;
   }
 
-  /** Whether the config has a value at the path, aliases and merge keys followed. */
+  /** Whether the config has a value at the path. */
   has(path: Path): boolean {
     return this.nodeAt(path) !== undefined;
   }
 
-  /** The value node at a path, aliases and merge keys followed; undefined when it does not exist. */
+  /** The value node at a path; undefined when it does not exist. */
   private nodeAt(path: Path): Node | undefined {
     const { node, complete } = this.walk(path);
     return complete ? node : undefined;
@@ -123,17 +110,17 @@ export class ConfigSource {
     if (!this.doc) return { node: undefined, position: NOWHERE, complete: false };
     const root = this.doc.contents;
     let position = root?.range ? this.positionOfOffset(root.range[0]) : { line: 1, col: 1 };
-    let node: Node | undefined = root ? this.deref(root) : undefined;
+    let node: Node | undefined = root ?? undefined;
     for (const seg of path) {
       let at: Node | undefined;
       let next: Node | undefined;
-      if (yamlLib().isMap(node)) {
-        const pair = this.pairFor(node, String(seg), 0);
+      if (isMap(node)) {
+        const pair = this.ownPairs(node).get(String(seg));
         at = pair?.key as Node | undefined;
-        next = pair?.value ? this.deref(pair.value as Node) : undefined;
-      } else if (yamlLib().isSeq(node) && typeof seg === 'number') {
+        next = (pair?.value as Node | null | undefined) ?? undefined;
+      } else if (isSeq(node) && typeof seg === 'number') {
         at = node.items[seg] as Node | undefined;
-        next = at ? this.deref(at) : undefined;
+        next = at;
       }
       if (!at) return { node, position, complete: false };
       if (at.range) position = this.positionOfOffset(at.range[0]);
@@ -142,28 +129,13 @@ export class ConfigSource {
     return { node, position, complete: true };
   }
 
-  /** The entry for `key`: written in the map, else brought in by a `<<` merge key. */
-  private pairFor(map: YAMLMap, key: string, depth: number): Pair | undefined {
-    const own = this.ownPairs(map).get(key);
-    if (own || depth > 8) return own;
-    for (const merge of map.items.filter(isMergeKey)) {
-      const source = merge.value ? this.deref(merge.value as Node) : undefined;
-      const sources = yamlLib().isSeq(source) ? source.items.map((i) => this.deref(i as Node)) : [source];
-      for (const s of sources) {
-        const found = yamlLib().isMap(s) ? this.pairFor(s, key, depth + 1) : undefined;
-        if (found) return found;
-      }
-    }
-    return undefined;
-  }
-
   /**
    * The text a scalar was written as. Amounts are read from this, never from the float YAML
    * made of it: 0.123456789 must stay exactly 123456789 lamports.
    */
   scalarSource(path: Path): string | undefined {
     const node = this.nodeAt(path);
-    return yamlLib().isScalar(node) && typeof node.source === 'string' ? node.source : undefined;
+    return isScalar(node) && typeof node.source === 'string' ? node.source : undefined;
   }
 
   /** The path of the deepest key or item whose text covers `offset` (for YAML syntax errors). */
@@ -172,13 +144,12 @@ export class ConfigSource {
     let node: Node | null | undefined = this.doc?.contents;
     while (node) {
       let next: Node | undefined;
-      if (yamlLib().isMap(node)) {
+      if (isMap(node)) {
         for (const pair of node.items) {
-          if (!yamlLib().isPair(pair) || !yamlLib().isScalar(pair.key)) continue;
+          if (!isPair(pair) || !isScalar(pair.key)) continue;
           const key = pair.key as Node;
           const value = pair.value as Node | null;
-          // A merge key's value is a symbol; the operator wrote "<<".
-          const name = isMergeKey(pair) ? '<<' : String((pair.key as { value: unknown }).value);
+          const name = String((pair.key as { value: unknown }).value);
           if (key.range && offset >= key.range[0] && offset < key.range[2]) {
             out.push(name);
             return out;
@@ -189,7 +160,7 @@ export class ConfigSource {
             break;
           }
         }
-      } else if (yamlLib().isSeq(node)) {
+      } else if (isSeq(node)) {
         node.items.forEach((item, i) => {
           const n = item as Node;
           if (!next && n.range && offset >= n.range[0] && offset < n.range[2]) {
@@ -212,41 +183,13 @@ export class ConfigSource {
     if (index === undefined) {
       index = new Map();
       for (const p of map.items) {
-        if (!yamlLib().isScalar(p.key) || isMergeKey(p)) continue;
+        if (!isScalar(p.key)) continue;
         const k = String(p.key.value);
         if (!index.has(k)) index.set(k, p);
       }
       this.pairIndex.set(map, index);
     }
     return index;
-  }
-
-  /**
-   * What an alias stands for: the last node before it carrying its anchor (yaml's rule). Worked
-   * out for the whole document in one pass: yaml's own Alias.resolve walks the document on every
-   * call, which made a file of 40,000 aliases take minutes to check.
-   */
-  resolveAlias(alias: Alias): Node | undefined {
-    if (this.aliasTargets === undefined) {
-      const targets = new Map<Alias, Node>();
-      const anchors = new Map<string, Node>();
-      if (this.doc) {
-        yamlLib().visit(this.doc, {
-          Node(_key, node) {
-            if (yamlLib().isAlias(node)) {
-              const target = anchors.get(node.source);
-              if (target !== undefined) targets.set(node, target);
-            } else if (typeof node.anchor === 'string') anchors.set(node.anchor, node);
-          },
-        });
-      }
-      this.aliasTargets = targets;
-    }
-    return this.aliasTargets.get(alias);
-  }
-
-  private deref(node: Node): Node | undefined {
-    return yamlLib().isAlias(node) ? this.resolveAlias(node) : node;
   }
 }
 

@@ -4,7 +4,7 @@
 // next problem; `broken` remembers which values are placeholders for the cross-field checks.
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { AmountError, parseSol, type Lamports } from '../amount.js';
-import { decodeBase58 } from '../api/base58.js';
+import bs58 from 'bs58';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import { settleAfterMs } from '../api/ts-window.js';
 import type {
@@ -230,7 +230,7 @@ function resolveWallet(w: RawWallet, i: number, rules: RawRule[], ctx: ResolveCo
 }
 
 function address(text: string, path: Path, ctx: ResolveContext): string {
-  const bytes = decodeBase58(text);
+  const bytes = bs58.decodeUnsafe(text);
   if (bytes?.length !== 32) {
     ctx.issues.error(path, `not a public key: base58 that decodes to 32 bytes${bytes ? ` (this is ${bytes.length})` : ''}`);
     // No key can match it: the key check loads the key but does not compare addresses.

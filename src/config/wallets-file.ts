@@ -6,7 +6,6 @@
 // so resolving and every cross-check see one list. A problem in a line is placed at that line.
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'lossless-json';
-import { parsePlain } from '../api/json.js';
 import { type ConfigSource, type IssueList, type Path, type Position, type SideFile } from './positions.js';
 import { WalletSchema, type RawWallet } from './schema.js';
 import { readTextFile } from './read-text.js';
@@ -217,7 +216,7 @@ function keyIndex(line: string, quoted: string, from: number): number {
  */
 function parseLine(content: string): ParsedLine {
   try {
-    const value = parsePlain(content, Number) ?? parse(content, null, Number);
+    const value = parse(content, null, Number);
     return { value, indent: content.length - content.trimStart().length };
   } catch (err) {
     if (err instanceof RangeError) return { problem: 'nested too deeply for a wallet entry; refused', index: 0 };

@@ -237,7 +237,7 @@ export function okPollRow(wallet: string, address: string, at: number, s: Wallet
     rank: s.rank,
     tier: s.tier,
     // The answer's numbers are LosslessNumbers: written as their exact text, not as objects.
-    raw: s.rawJson ?? (s.raw === undefined ? null : scrub(stringifyLossless(s.raw))),
+    raw: s.raw === undefined ? null : scrub(stringifyLossless(s.raw)),
   };
 }
 

@@ -8,7 +8,7 @@
 // executor with signing-guard.ts, answer.ts (what a 2xx body says), outcome.ts (recording it) and
 // reconcile.ts (a lost claim answer); deps.ts and ports.ts (its edges); clock-skew.ts and
 // decision-clock.ts (time); failpoints.ts (crash tests).
-import { KeyError, type ApiError } from '../errors.js';
+import type { ApiError } from '../errors.js';
 import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
@@ -136,8 +136,6 @@ export class PlanExecutor {
     // What this claim can take is what was just seen: the plan counts for that against its day.
     const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
     if (blocked !== undefined) return blocked;
-    const unusable = await this.refuseUnusableKey(plan, step, log, signer, fresh.pendingLamports);
-    if (unusable !== undefined) return unusable;
 
     const prepared = api.prepare({ op: 'claim', wallet: plan.address, epoch: plan.epoch }, signer, await this.time.next(plan.address, log));
     const request: StoredRequest = {
@@ -260,8 +258,6 @@ export class PlanExecutor {
     if (fresh === undefined) return 'retry_later';
     const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
     if (blocked !== undefined) return blocked;
-    const unusable = await this.refuseUnusableKey(plan, step, log, signer, amount);
-    if (unusable !== undefined) return unusable;
 
     const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, await this.time.next(plan.address, log));
     return this.commitAndSend(plan, step, recordOf(prepared), log, () => this.outcomes.send(plan, step, prepared, log, amount));
@@ -306,21 +302,6 @@ export class PlanExecutor {
     if (verdict.ok) return undefined;
     if (!verdict.refuse) return await this.skip(plan, verdict.detail, verdict.reason);
     return await this.refuse(plan, step, log, verdict.reason, verdict.detail, amounts.stepLamports);
-  }
-
-  /**
-   * A key loaded with its derivation deferred is derived here, at its first signature; one whose
-   * seed is not the key of its address (a spliced or corrupt key file) refuses the step, as a
-   * safety cap does: nothing is signed with it, and the operator is told which file to fix.
-   */
-  private async refuseUnusableKey(plan: PlanWithSteps, step: StepRow, log: Logger, signer: Signer, lamports: Lamports): Promise<StepResult | undefined> {
-    try {
-      signer.verify?.();
-      return undefined;
-    } catch (err) {
-      if (!(err instanceof KeyError)) throw err;
-      return await this.refuse(plan, step, log, err.code, err.message, lamports);
-    }
   }
 
   /** A safety cap refused the step before signing: recorded as rejected, the rest of the plan skipped. */

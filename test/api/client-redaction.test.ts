@@ -144,7 +144,6 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     for (const [name, body] of Object.entries(bodies)) {
       next = body;
       const s = await api.walletSummary(WALLET);
-      expect(s.rawJson, name).toBe(name === 'clean' ? body : undefined);
       stored[name] = okPollRow('w', WALLET, 0, s, (t) => redactor.redact(t)).raw;
     }
     expect(stored['clean']).toBe(bodies.clean);

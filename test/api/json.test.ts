@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parse } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { isLosslessNumber, parseJsonLossless, parsePlain, stringifyLossless } from '../../src/api/json.js';
+import { isLosslessNumber, parseJsonLossless, stringifyLossless } from '../../src/api/json.js';
 
 describe('lossless JSON', () => {
   it('reads every text as lossless-json does: the same value, or an error where it refuses', () => {
@@ -46,10 +46,6 @@ describe('lossless JSON', () => {
           t = what === 'drop' ? t.slice(0, k) + t.slice(k + 1) : what === 'double' ? t.slice(0, k + 1) + t.slice(k) : t.slice(0, k) + what + t.slice(k);
         }
         expect(outcome(t)).toEqual(reference(t));
-        // The plain parser with plain numbers (what a wallets_file line is read with): lossless-json's
-        // value with the same numbers, or nothing (and lossless-json reads it).
-        const plain = parsePlain(t, Number);
-        if (plain !== undefined) expect(plain).toEqual(parse(t, null, Number));
       }),
       { numRuns: 20_000 },
     );

@@ -142,52 +142,17 @@ describe('loadKey from a file', () => {
     expect(imports.mock.calls.length).toBe(oneDerivation);
   });
 
-  it('deferred: derives nothing at load, then once, at the first signature or verify()', () => {
-    const { secretKey64, address } = generateKeypair();
-    const file = join(dir, 'k.json');
-    writeKeyFile(file, secretKey64);
-    const imports = vi.mocked(createPrivateKey);
-    imports.mockClear();
-    const signer = loadKey({ file }, { ...noEnv, redactor: new Redactor(), deferDerivation: true });
-    expect(signer.address).toBe(address);
-    expect(imports).not.toHaveBeenCalled();
-    const message = new TextEncoder().encode('claim:1');
-    expect(verifySignature(message, signer.sign(message), address)).toBe(true);
-    const derivations = imports.mock.calls.length;
-    expect(derivations).toBeGreaterThan(0);
-    signer.verify();
-    expect(verifySignature(message, signer.sign(message), address)).toBe(true);
-    expect(imports.mock.calls.length).toBe(derivations);
-    expect(JSON.stringify(signer)).toBe(JSON.stringify({ address, source: `key file ${file}` }));
-  });
-
-  it('deferred: a spliced key loads under its given address, and refuses every signature with the same error', () => {
+  it('a spliced key (another seed under this public half) is refused at load, naming the file and no secret', () => {
     const { secretKey64 } = generateKeypair();
     const other = generateKeypair();
-    // Another key's seed with this key's public half: the address it claims is not the seed's.
     const spliced = secretKey64.slice();
     spliced.set(other.secretKey64.subarray(0, 32), 0);
     const file = join(dir, 'spliced.json');
     writeKeyFile(file, spliced);
-    const signer = loadKey({ file }, { ...noEnv, deferDerivation: true });
-    expect(signer.address).toBe(bs58.encode(secretKey64.subarray(32)));
-    const first = keyError(() => signer.sign(new Uint8Array([1])));
-    expect(first.code).toBe('KEY_INCONSISTENT');
-    expect(first.message).toContain(file);
-    expectNoSecret(first.message, spliced);
-    expect(keyError(() => signer.verify())).toBe(first);
-    expect(keyError(() => signer.sign(new Uint8Array([2])))).toBe(first);
-    // Without deferring, the same file is refused at load.
-    expect(keyError(() => loadKey({ file }, noEnv)).code).toBe('KEY_INCONSISTENT');
-  });
-
-  it('deferred: a bare seed is derived at load (its address is known no other way)', () => {
-    const { secretKey64, address } = generateKeypair();
-    const imports = vi.mocked(createPrivateKey);
-    imports.mockClear();
-    const signer = loadKey({ env: 'SEED' }, { env: { SEED: bs58.encode(secretKey64.subarray(0, 32)) }, deferDerivation: true });
-    expect(signer.address).toBe(address);
-    expect(imports).toHaveBeenCalled();
+    const err = keyError(() => loadKey({ file }, noEnv));
+    expect(err.code).toBe('KEY_INCONSISTENT');
+    expect(err.message).toContain(file);
+    expectNoSecret(err.message, spliced);
   });
 
   it('writeKeyFile never overwrites an existing file', () => {

@@ -1,4 +1,4 @@
-// Process tests run dist/ (the CLI's bundle, scripts/bundle-cli.mjs). `npm test` builds first
+// Process tests run dist/ (tsc's output). `npm test` builds first
 // (pretest); a lone `npx vitest` run builds here, as `npm run build` does.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -9,5 +9,4 @@ export function buildOnce(): void {
   if (existsSync(CLI) && process.env.npm_lifecycle_event === 'test') return;
   if (existsSync(CLI) && statSync(CLI).mtimeMs > Date.now() - 60_000) return;
   execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(REPO, 'tsconfig.build.json')], { stdio: 'inherit' });
-  execFileSync(process.execPath, [join(REPO, 'scripts/bundle-cli.mjs')], { stdio: 'inherit' });
 }
