@@ -29,6 +29,19 @@ export interface InsertPlanOptions {
   reason: string;
 }
 
+/**
+ * A step, or a step and the attempt a write judges (1-based, as markSending counts them). A write
+ * about one signed request must not land on a later request of the same step, which another daemon
+ * may have signed since the write's judgement began (a paused daemon's late markNotSent or
+ * reconcile: the claim-gap model's STATE_GUARD_ONLY double claim, docs/reliability.md).
+ */
+export type StepRef = number | { readonly id: number; readonly attempt: number };
+
+/** The id, and the attempt to guard on (null: any). */
+export function stepRef(ref: StepRef): { id: number; attempt: number | null } {
+  return typeof ref === 'number' ? { id: ref, attempt: null } : { id: ref.id, attempt: ref.attempt };
+}
+
 /** How many plans listPlans answers when the query says no limit. */
 export const DEFAULT_LIST_LIMIT = 100;
 
@@ -86,22 +99,22 @@ export interface SyncStore {
 
   /** planned → sending, committed before the first byte of the request goes out. */
   markSending(stepId: number, request: StoredRequest, now?: number): StepRow;
-  markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
-  markRejected(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
+  markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
+  markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now?: number): StepRow;
   /** sending → failed: the request itself was refused (signature, timestamp, headers, auth). */
-  markFailed(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
-  markUnknown(stepId: number, res: ResponseRecord & { error: string }, now?: number): StepRow;
+  markFailed(stepId: StepRef, res: ResponseRecord & { error: string }, now?: number): StepRow;
+  markUnknown(stepId: StepRef, res: ResponseRecord & { error: string }, now?: number): StepRow;
   /** sending → planned: provably not applied (not sent, or a 429); tried again later, freshly signed. */
-  markNotSent(stepId: number, error: string, now?: number): StepRow;
+  markNotSent(stepId: StepRef, error: string, now?: number): StepRow;
   /** planned → rejected without sending: refused by our own safety limits. */
   markRefused(stepId: number, error: string, now?: number): StepRow;
-  reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now?: number): StepRow;
+  reconcile(stepId: StepRef, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now?: number): StepRow;
   /**
    * An unknown claim whose summary moved without proving it (claimLooksApplied's `moved`): its
    * resolution says so (HELD_FOR_OPERATOR, plan-status.ts) and it stays `unknown`, reconciled no
    * more by any daemon, until an operator resolves it. The state does not change.
    */
-  holdForOperator(stepId: number, note: string, now?: number): StepRow;
+  holdForOperator(stepId: StepRef, note: string, now?: number): StepRow;
   /** An operator's verdict on an unknown step (`actions resolve`). */
   resolve(stepId: number, applied: boolean, note: string, now?: number): StepRow;
   setStepAmount(stepId: number, lamports: Lamports, now?: number): StepRow;

@@ -155,6 +155,10 @@ export class PlanExecutor {
     // Held for an operator: no later summary may settle it, since the one that moved could not.
     if (heldForOperator(step)) return 'unknown';
     const before = step.request?.before;
+    // The window is judged before the summary is read: judged after, a pause between the two would
+    // let a summary read before a late arrival of the old request pass for one read after the
+    // window (the claim-gap model's SUMMARY_FIRST, docs/reliability.md).
+    const window = await this.windowAge(step, log);
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'unknown';
     this.deps.failpoint('during_reconciliation');
@@ -176,8 +180,16 @@ export class PlanExecutor {
       );
       return 'unknown';
     }
-    if (!verdict.applied && !(await this.beyondWindow(step, log))) return 'unknown';
-    await store.reconcile(step.id, verdict.applied, { claimedLamports: verdict.claimedLamports, note: verdict.note }, clock.now());
+    if (!verdict.applied && window?.beyond !== true) {
+      if (window !== undefined) {
+        log.info(
+          { event: 'action.reconcile_deferred', age_ms: window.ageMs, settle_ms: window.settleMs },
+          "claim not visible in the summary yet; waiting until its signed timestamp is older than api.claim_settle by the state store's clock (no copy of it can be accepted then) before calling it not applied",
+        );
+      }
+      return 'unknown';
+    }
+    await store.reconcile({ id: step.id, attempt: step.attempts }, verdict.applied, { claimedLamports: verdict.claimedLamports, note: verdict.note }, clock.now());
     log.info(
       { event: 'action.reconciled', applied: verdict.applied, note: verdict.note, claimed_sol: verdict.claimedLamports === undefined ? undefined : formatSol(verdict.claimedLamports) },
       verdict.applied ? 'claim reconciled as applied' : 'claim reconciled as not applied; it will be signed and sent again',
@@ -191,23 +203,16 @@ export class PlanExecutor {
    * with shared state, so a new owner does not judge an old owner's timestamp on a clock of its own.
    * Until then a paused daemon, or a slow server, may still land it, and a new claim could land too.
    */
-  private async beyondWindow(step: StepRow, log: Logger): Promise<boolean> {
+  private async windowAge(step: StepRow, log: Logger): Promise<{ ageMs: number; settleMs: number; beyond: boolean } | undefined> {
     const settleMs = this.deps.config().api?.claimSettleMs ?? 0;
     let nowMs: number;
     try {
       nowMs = await this.deps.store.clockNow();
     } catch (err) {
-      log.warn({ event: 'action.reconcile_deferred', err: errorSummary(err) }, "claim not visible in the summary, and the state store's clock could not be read; looking again at the next poll");
-      return false;
+      log.warn({ event: 'action.reconcile_deferred', err: errorSummary(err) }, "the state store's clock could not be read, so a lost claim cannot be judged not applied; looking again at the next poll");
+      return undefined;
     }
-    const { ageMs, beyond } = beyondWindow(step.request?.ts ?? 0, nowMs, settleMs);
-    if (!beyond) {
-      log.info(
-        { event: 'action.reconcile_deferred', age_ms: ageMs, settle_ms: settleMs },
-        "claim not visible in the summary yet; waiting until its signed timestamp is older than api.claim_settle by the state store's clock (no copy of it can be accepted then) before calling it not applied",
-      );
-    }
-    return beyond;
+    return { ...beyondWindow(step.request?.ts ?? 0, nowMs, settleMs), settleMs };
   }
 
   /**
@@ -219,7 +224,7 @@ export class PlanExecutor {
   private async holdUndetermined(plan: PlanWithSteps, step: StepRow, note: string, log: Logger): Promise<StepResult> {
     const { store, clock } = this.deps;
     const now = clock.now();
-    await store.holdForOperator(step.id, `${CLAIM_UNDETERMINED}: ${note}`, now);
+    await store.holdForOperator({ id: step.id, attempt: step.attempts }, `${CLAIM_UNDETERMINED}: ${note}`, now);
     log.error(
       { event: 'action.claim_undetermined', reason: CLAIM_UNDETERMINED, note },
       `claim outcome undetermined: ${note}. It will not be sent again and nothing sized from it runs; check it on chain, then run \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,

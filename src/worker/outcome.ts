@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { classifyAnswer, requestRefusalScope } from './answer.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
 import type { ApiPort, PlanWithSteps, ResponseRecord, StepRow } from './ports.js';
+import type { StepRef } from '../store/port.js';
 import { namesTheClock, type SigningPauses } from './signing-guard.js';
 
 export class OutcomeRecorder {
@@ -58,7 +59,7 @@ export class OutcomeRecorder {
     const request_id = result.requestId;
     const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
     if (verdict.outcome === 'refused') {
-      await store.markRejected(step.id, { ...record, error: `refused: ${verdict.detail}` }, clock.now());
+      await store.markRejected(sent(step), { ...record, error: `refused: ${verdict.detail}` }, clock.now());
       this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode, request_id }, `${step.kind} rejected by the API (${verdict.detail})`);
       return 'rejected';
@@ -68,7 +69,7 @@ export class OutcomeRecorder {
     }
 
     const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
-    await store.markAcknowledged(step.id, { ...record, claimedLamports: claimed }, clock.now());
+    await store.markAcknowledged(sent(step), { ...record, claimedLamports: claimed }, clock.now());
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
     log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
@@ -99,7 +100,7 @@ export class OutcomeRecorder {
   private async withheld(plan: PlanWithSteps, step: StepRow, err: ApiError, log: Logger): Promise<StepResult> {
     const message = errorSummary(err);
     try {
-      await this.deps.store.markNotSent(step.id, message, this.deps.clock.now());
+      await this.deps.store.markNotSent(sent(step), message, this.deps.clock.now());
     } catch (writeErr) {
       log.warn(
         { event: 'lease.fenced', err: errorSummary(writeErr), reason: message },
@@ -134,7 +135,7 @@ export class OutcomeRecorder {
   }
 
   private async markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): Promise<StepResult> {
-    await this.deps.store.markUnknown(step.id, r, this.deps.clock.now());
+    await this.deps.store.markUnknown(sent(step), r, this.deps.clock.now());
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
     if (step.kind === 'claim') {
       log.warn({ event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId }, 'claim outcome unknown; reconciling from the wallet summary');
@@ -154,7 +155,7 @@ export class OutcomeRecorder {
     const message = errorSummary(err);
     if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
       // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
-      await store.markNotSent(step.id, message, now);
+      await store.markNotSent(sent(step), message, now);
       this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
       const level = e.status === 429 ? 'debug' : 'warn';
       log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
@@ -163,7 +164,7 @@ export class OutcomeRecorder {
     const scope = e?.disposition === 'refused' ? requestRefusalScope(e.status, [e.serverCode, e.serverMessage, e.message].join(' ')) : undefined;
     if (e !== undefined && scope !== undefined) return await this.requestRefused(plan, step, e, scope, message, log);
     if (e?.disposition === 'refused') {
-      await store.markRejected(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
+      await store.markRejected(sent(step), { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
       this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
       await store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
       log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
@@ -188,7 +189,7 @@ export class OutcomeRecorder {
    */
   private async requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): Promise<StepResult> {
     const now = this.deps.clock.now();
-    await this.deps.store.markFailed(step.id, { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
+    await this.deps.store.markFailed(sent(step), { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
     const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
     this.pauses.pause(plan.address, pause);
@@ -226,4 +227,13 @@ export function errorSummary(err: unknown): string {
   if (err instanceof AutoclaimError) return `${err.code}: ${err.message}`;
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/**
+ * The step as its request was recorded: markSending counted this attempt, so every write about the
+ * request's outcome is guarded by it (a later request of the step, signed by another daemon since,
+ * is not this one's to settle).
+ */
+function sent(step: StepRow): StepRef {
+  return { id: step.id, attempt: step.attempts + 1 };
 }

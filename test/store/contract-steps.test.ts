@@ -377,6 +377,32 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
     });
   });
 
+  describe('writes about one request are guarded by its attempt (the claim-gap model, STATE_GUARD_ONLY)', () => {
+    it("a late markNotSent of attempt 1 does not touch attempt 2's sending", async () => {
+      await store.markSending(claimId, request(), T0);
+      await store.markUnknown({ id: claimId, attempt: 1 }, { error: 'reset' }, T0 + 1);
+      await store.reconcile({ id: claimId, attempt: 1 }, false, { note: 'not applied, window passed' }, T0 + 2);
+      await store.markSending(claimId, request(), T0 + 3); // another daemon's request: attempt 2
+      expect(await code(() => store.markNotSent({ id: claimId, attempt: 1 }, 'withheld', T0 + 4))).toBe('STATE_TRANSITION');
+      expect(await store.getStep(claimId)).toMatchObject({ state: 'sending', attempts: 2 });
+      await store.markNotSent({ id: claimId, attempt: 2 }, 'withheld', T0 + 5);
+      expect(await state(claimId)).toBe('planned');
+    });
+
+    it("a late reconcile judged on attempt 1 does not settle attempt 2's unknown", async () => {
+      await store.markSending(claimId, request(), T0);
+      await store.markUnknown({ id: claimId, attempt: 1 }, { error: 'reset' }, T0 + 1);
+      await store.reconcile({ id: claimId, attempt: 1 }, false, { note: 'not applied' }, T0 + 2);
+      await store.markSending(claimId, request(), T0 + 3);
+      await store.markUnknown({ id: claimId, attempt: 2 }, { error: 'reset' }, T0 + 4);
+      expect(await code(() => store.reconcile({ id: claimId, attempt: 1 }, false, { note: 'stale' }, T0 + 5))).toBe('STATE_TRANSITION');
+      expect(await code(() => store.holdForOperator({ id: claimId, attempt: 1 }, 'claim_undetermined: stale', T0 + 5))).toBe('STATE_TRANSITION');
+      expect(await store.getStep(claimId)).toMatchObject({ state: 'unknown', attempts: 2 });
+      await store.reconcile({ id: claimId, attempt: 2 }, true, { note: 'applied' }, T0 + 6);
+      expect(await state(claimId)).toBe('acknowledged');
+    });
+  });
+
   it('scrubs registered secrets from answers, errors and notes before they are stored', async () => {
     const canary = 'sk-canary-ffffeeee0000';
     await store.close();

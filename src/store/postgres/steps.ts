@@ -9,7 +9,7 @@ import type { StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../codecs.js';
 import { cancelNote, cancelRefusal } from '../plan-status.js';
-import type { ResponseRecord } from '../port.js';
+import { stepRef, type ResponseRecord, type StepRef } from '../port.js';
 import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 import type { Sql } from './db.js';
 import { finishPlan, getPlan, planRow, setCancelled, setClaimed, skipPlanned } from './plans.js';
@@ -112,31 +112,36 @@ export class StepWrites {
     return this.afterChange(stepId, now);
   }
 
-  async markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): Promise<StepRow> {
-    const r = await this.leaveSending(stepId, 'acknowledged', res, null, now);
+  async markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): Promise<StepRow> {
+    const stepId = stepRef(ref).id;
+    const r = await this.leaveSending(ref, 'acknowledged', res, null, now);
     if (r.kind === 'claim' && res.claimedLamports !== undefined) await setClaimed(this.c, r.plan_id, res.claimedLamports, now);
     return this.afterChange(stepId, now);
   }
 
-  async markRejected(stepId: number, res: ResponseRecord & { error: string }, now: number): Promise<StepRow> {
-    const r = await this.leaveSending(stepId, 'rejected', res, res.error, now);
+  async markRejected(ref: StepRef, res: ResponseRecord & { error: string }, now: number): Promise<StepRow> {
+    const stepId = stepRef(ref).id;
+    const r = await this.leaveSending(ref, 'rejected', res, res.error, now);
     await skipPlanned(this.c, r.plan_id, `step ${r.idx} was rejected`, now);
     return this.afterChange(stepId, now);
   }
 
-  async markFailed(stepId: number, res: ResponseRecord & { error: string }, now: number): Promise<StepRow> {
-    const r = await this.leaveSending(stepId, 'failed', res, res.error, now);
+  async markFailed(ref: StepRef, res: ResponseRecord & { error: string }, now: number): Promise<StepRow> {
+    const stepId = stepRef(ref).id;
+    const r = await this.leaveSending(ref, 'failed', res, res.error, now);
     await skipPlanned(this.c, r.plan_id, `step ${r.idx} failed: the request was refused as invalid`, now);
     return this.afterChange(stepId, now);
   }
 
-  async markUnknown(stepId: number, res: ResponseRecord & { error: string }, now: number): Promise<StepRow> {
-    await this.leaveSending(stepId, 'unknown', res, res.error, now);
+  async markUnknown(ref: StepRef, res: ResponseRecord & { error: string }, now: number): Promise<StepRow> {
+    const stepId = stepRef(ref).id;
+    await this.leaveSending(ref, 'unknown', res, res.error, now);
     return this.afterChange(stepId, now);
   }
 
-  async markNotSent(stepId: number, error: string, now: number): Promise<StepRow> {
-    await this.leaveSending(stepId, 'planned', {}, error, now, 'not_sent');
+  async markNotSent(ref: StepRef, error: string, now: number): Promise<StepRow> {
+    const stepId = stepRef(ref).id;
+    await this.leaveSending(ref, 'planned', {}, error, now, 'not_sent');
     return this.afterChange(stepId, now);
   }
 
@@ -151,19 +156,21 @@ export class StepWrites {
     return this.afterChange(stepId, now);
   }
 
-  async reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now: number): Promise<StepRow> {
-    const r = await this.settleUnknown(stepId, applied ? 'acknowledged' : 'planned', opts.note, true, now);
-    if (r === undefined) throw await this.whyNot(stepId, 'unknown', 'reconcile', true);
+  async reconcile(ref: StepRef, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now: number): Promise<StepRow> {
+    const { id: stepId, attempt } = stepRef(ref);
+    const r = await this.settleUnknown(stepId, applied ? 'acknowledged' : 'planned', opts.note, true, now, attempt);
+    if (r === undefined) throw await this.whyNot(stepId, 'unknown', 'reconcile', true, attempt);
     if (applied && opts.claimedLamports !== undefined) await setClaimed(this.c, r.plan_id, opts.claimedLamports, now);
     return this.afterChange(stepId, now);
   }
 
-  async holdForOperator(stepId: number, note: string, now: number): Promise<StepRow> {
+  async holdForOperator(ref: StepRef, note: string, now: number): Promise<StepRow> {
+    const { id: stepId, attempt } = stepRef(ref);
     const r = await this.c.query<RawStep>(
-      "UPDATE steps SET resolution = $2, updated_at = $3 WHERE id = $1 AND state = 'unknown' AND kind = 'claim' RETURNING *",
-      [stepId, this.scrub(note), now],
+      "UPDATE steps SET resolution = $2, updated_at = $3 WHERE id = $1 AND state = 'unknown' AND kind = 'claim' AND ($4::integer IS NULL OR attempts = $4) RETURNING *",
+      [stepId, this.scrub(note), now, attempt],
     );
-    if (r.rows[0] === undefined) throw await this.whyNot(stepId, 'unknown', 'hold', true);
+    if (r.rows[0] === undefined) throw await this.whyNot(stepId, 'unknown', 'hold', true, attempt);
     return this.mustGet(stepId);
   }
 
@@ -208,34 +215,35 @@ export class StepWrites {
     return this.afterChange(stepId, now);
   }
 
-  private async settleUnknown(stepId: number, to: StepState, note: string, claimOnly: boolean, now: number): Promise<RawStep | undefined> {
+  private async settleUnknown(stepId: number, to: StepState, note: string, claimOnly: boolean, now: number, attempt: number | null = null): Promise<RawStep | undefined> {
     const r = await this.c.query<RawStep>(
       `UPDATE steps SET state = $2, resolution = $3, updated_at = $4
-       WHERE id = $1 AND state = 'unknown' AND ($5 = false OR kind = 'claim')
+       WHERE id = $1 AND state = 'unknown' AND ($5 = false OR kind = 'claim') AND ($6::integer IS NULL OR attempts = $6)
        RETURNING *`,
-      [stepId, to, this.scrub(note), now, claimOnly],
+      [stepId, to, this.scrub(note), now, claimOnly, attempt],
     );
     return r.rows[0];
   }
 
   private async leaveSending(
-    stepId: number,
+    ref: StepRef,
     to: StepState,
     res: ResponseRecord,
     error: string | null,
     now: number,
     outcome: Outcome = to as Outcome,
   ): Promise<RawStep> {
+    const { id: stepId, attempt } = stepRef(ref);
     const scrubbed = error === null ? null : this.scrub(error);
     const requestId = res.requestId === undefined ? null : this.scrub(res.requestId);
     const r = await this.c.query<RawStep>(
       `UPDATE steps SET state = $2, response_status = $3, response_raw = $4, request_id = $5, error = $6, updated_at = $7
-       WHERE id = $1 AND state = 'sending'
+       WHERE id = $1 AND state = 'sending' AND ($8::integer IS NULL OR attempts = $8)
        RETURNING *`,
-      [stepId, to, res.status ?? null, res.responseRaw === undefined ? null : this.scrub(res.responseRaw), requestId, scrubbed, now],
+      [stepId, to, res.status ?? null, res.responseRaw === undefined ? null : this.scrub(res.responseRaw), requestId, scrubbed, now, attempt],
     );
     const row = r.rows[0];
-    if (row === undefined) throw await this.whyNot(stepId, 'sending', `mark ${to}`);
+    if (row === undefined) throw await this.whyNot(stepId, 'sending', `mark ${to}`, false, attempt);
     await this.c.query(
       `UPDATE attempts SET finished_at = $2, outcome = $3, status = $4, request_id = $5, error = $6
        WHERE step_id = $1 AND finished_at IS NULL`,
@@ -257,13 +265,16 @@ export class StepWrites {
   }
 
   /** Why a guarded UPDATE matched no row, as the error to throw (the same words as SQLite's). */
-  private async whyNot(stepId: number, expected: StepState, verb: string, claimOnly = false): Promise<StateError> {
+  private async whyNot(stepId: number, expected: StepState, verb: string, claimOnly = false, attempt: number | null = null): Promise<StateError> {
     const r = await this.c.query<RawStep>('SELECT * FROM steps WHERE id = $1', [stepId]);
     const step = r.rows[0];
     if (step === undefined) return new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
     const cannot = `cannot ${verb} step ${stepId} (${step.kind})`;
     if (step.state !== expected) {
       return new StateError('STATE_TRANSITION', `${cannot}: it is ${step.state}, not ${expected}`);
+    }
+    if (attempt !== null && Number(step.attempts) !== attempt) {
+      return new StateError('STATE_TRANSITION', `${cannot}: it is on attempt ${step.attempts} now, not ${attempt}: another request of it was signed since`);
     }
     if (claimOnly && step.kind !== 'claim') {
       return new StateError('STATE_TRANSITION', `${cannot}: only a claim is reconciled automatically; an operator resolves a ${step.kind}`);

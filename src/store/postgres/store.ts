@@ -11,7 +11,7 @@ import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
 import { laterEpoch, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
-import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, Store, StorePragmas } from '../port.js';
+import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store, type StorePragmas } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import * as outbox from './outbox.js';
 import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
@@ -247,29 +247,29 @@ class PostgresStore implements Store {
   markSending(stepId: number, request: StoredRequest, now = this.clock.now()): Promise<StepRow> {
     return this.stepWrite('markSending', stepId, (w) => w.markSending(stepId, request, now));
   }
-  markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markAcknowledged', stepId, (w) => w.markAcknowledged(stepId, res, now));
+  markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('markAcknowledged', stepRef(stepId).id, (w) => w.markAcknowledged(stepId, res, now));
   }
-  markRejected(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markRejected', stepId, (w) => w.markRejected(stepId, res, now));
+  markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('markRejected', stepRef(stepId).id, (w) => w.markRejected(stepId, res, now));
   }
-  markFailed(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markFailed', stepId, (w) => w.markFailed(stepId, res, now));
+  markFailed(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('markFailed', stepRef(stepId).id, (w) => w.markFailed(stepId, res, now));
   }
-  markUnknown(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markUnknown', stepId, (w) => w.markUnknown(stepId, res, now));
+  markUnknown(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('markUnknown', stepRef(stepId).id, (w) => w.markUnknown(stepId, res, now));
   }
-  markNotSent(stepId: number, error: string, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markNotSent', stepId, (w) => w.markNotSent(stepId, error, now));
+  markNotSent(stepId: StepRef, error: string, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('markNotSent', stepRef(stepId).id, (w) => w.markNotSent(stepId, error, now));
   }
   markRefused(stepId: number, error: string, now = this.clock.now()): Promise<StepRow> {
     return this.stepWrite('markRefused', stepId, (w) => w.markRefused(stepId, error, now));
   }
-  reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('reconcile', stepId, (w) => w.reconcile(stepId, applied, opts, now));
+  reconcile(stepId: StepRef, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('reconcile', stepRef(stepId).id, (w) => w.reconcile(stepId, applied, opts, now));
   }
-  holdForOperator(stepId: number, note: string, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('holdForOperator', stepId, (w) => w.holdForOperator(stepId, note, now));
+  holdForOperator(stepId: StepRef, note: string, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('holdForOperator', stepRef(stepId).id, (w) => w.holdForOperator(stepId, note, now));
   }
   resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): Promise<StepRow> {
     return this.stepWrite('resolve', stepId, (w) => w.resolve(stepId, applied, note, now));

@@ -15,7 +15,7 @@ import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../cod
 import type { Db } from './db.js';
 import { cancelNote, cancelRefusal, IN_FLIGHT_ERROR } from '../plan-status.js';
 import type { PlanRepo } from './plans.js';
-import type { ResponseRecord } from '../port.js';
+import { stepRef, type ResponseRecord, type StepRef } from '../port.js';
 import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 
 
@@ -88,7 +88,7 @@ export class StepRepo {
     );
     this.fromSending = db.prepare<Record<string, unknown>, RawStep>(`
       UPDATE steps SET state = @to, response_status = @status, response_raw = @raw, request_id = @requestId, error = @error, updated_at = @now
-      WHERE id = @id AND state = 'sending'
+      WHERE id = @id AND state = 'sending' AND (@attempt IS NULL OR attempts = @attempt)
       RETURNING *`);
     this.refuse = db.prepare<Record<string, unknown>, RawStep>(`
       UPDATE steps SET state = 'rejected', error = @error, updated_at = @now
@@ -96,10 +96,10 @@ export class StepRepo {
       RETURNING *`);
     this.settleUnknown = db.prepare<Record<string, unknown>, RawStep>(`
       UPDATE steps SET state = @to, resolution = @note, updated_at = @now
-      WHERE id = @id AND state = 'unknown' AND (@claimOnly = 0 OR kind = 'claim')
+      WHERE id = @id AND state = 'unknown' AND (@claimOnly = 0 OR kind = 'claim') AND (@attempt IS NULL OR attempts = @attempt)
       RETURNING *`);
-    this.holdUnknown = db.prepare<[string, number, number], RawStep>(
-      "UPDATE steps SET resolution = ?, updated_at = ? WHERE id = ? AND state = 'unknown' AND kind = 'claim' RETURNING *",
+    this.holdUnknown = db.prepare<[string, number, number, number | null, number | null], RawStep>(
+      "UPDATE steps SET resolution = ?, updated_at = ? WHERE id = ? AND state = 'unknown' AND kind = 'claim' AND (? IS NULL OR attempts = ?) RETURNING *",
     );
     this.setAmount = db.prepare<[string, number, number]>(
       "UPDATE steps SET amount_lamports = ?, updated_at = ? WHERE id = ? AND state = 'planned'",
@@ -157,42 +157,47 @@ export class StepRepo {
     });
   }
 
-  markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): StepRow {
+  markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): StepRow {
     return this.tx(() => {
-      const r = this.leaveSending(stepId, 'acknowledged', res, null, now);
+      const stepId = stepRef(ref).id;
+      const r = this.leaveSending(ref, 'acknowledged', res, null, now);
       if (r.kind === 'claim' && res.claimedLamports !== undefined) this.plans.setClaimed(r.plan_id, res.claimedLamports, now);
       return this.afterChange(stepId, now);
     });
   }
 
-  markRejected(stepId: number, res: ResponseRecord & { error: string }, now: number): StepRow {
+  markRejected(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
     return this.tx(() => {
-      const r = this.leaveSending(stepId, 'rejected', res, res.error, now);
+      const stepId = stepRef(ref).id;
+      const r = this.leaveSending(ref, 'rejected', res, res.error, now);
       this.plans.skipRemaining(r.plan_id, `step ${r.idx} was rejected`, now);
       return this.afterChange(stepId, now);
     });
   }
 
   /** sending → failed: the server refused the request itself (signature, auth, ...); the rest of the plan is skipped. */
-  markFailed(stepId: number, res: ResponseRecord & { error: string }, now: number): StepRow {
+  markFailed(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
     return this.tx(() => {
-      const r = this.leaveSending(stepId, 'failed', res, res.error, now);
+      const stepId = stepRef(ref).id;
+      const r = this.leaveSending(ref, 'failed', res, res.error, now);
       this.plans.skipRemaining(r.plan_id, `step ${r.idx} failed: the request was refused as invalid`, now);
       return this.afterChange(stepId, now);
     });
   }
 
-  markUnknown(stepId: number, res: ResponseRecord & { error: string }, now: number): StepRow {
+  markUnknown(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
     return this.tx(() => {
-      this.leaveSending(stepId, 'unknown', res, res.error, now);
+      const stepId = stepRef(ref).id;
+      this.leaveSending(ref, 'unknown', res, res.error, now);
       return this.afterChange(stepId, now);
     });
   }
 
   /** sending → planned: the request provably never reached the server, so it may be tried again. */
-  markNotSent(stepId: number, error: string, now: number): StepRow {
+  markNotSent(ref: StepRef, error: string, now: number): StepRow {
     return this.tx(() => {
-      this.leaveSending(stepId, 'planned', {}, error, now, 'not_sent');
+      const stepId = stepRef(ref).id;
+      this.leaveSending(ref, 'planned', {}, error, now, 'not_sent');
       return this.afterChange(stepId, now);
     });
   }
@@ -212,26 +217,29 @@ export class StepRepo {
    * planned, to be tried again as a new signed request. Deposits and mints are never reconciled
    * automatically (SPEC §2), so they are refused here.
    */
-  reconcile(stepId: number, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now: number): StepRow {
+  reconcile(ref: StepRef, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now: number): StepRow {
     return this.tx(() => {
+      const { id: stepId, attempt } = stepRef(ref);
       const r = this.settleUnknown.get({
         id: stepId,
+        attempt,
         to: applied ? 'acknowledged' : 'planned',
         note: this.scrub(opts.note),
         claimOnly: 1,
         now,
       });
-      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'reconcile', true);
+      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'reconcile', true, attempt);
       if (applied && opts.claimedLamports !== undefined) this.plans.setClaimed(r.plan_id, opts.claimedLamports, now);
       return this.afterChange(stepId, now);
     });
   }
 
   /** An unknown claim held for an operator: only its resolution changes (see the store port). */
-  holdForOperator(stepId: number, note: string, now: number): StepRow {
+  holdForOperator(ref: StepRef, note: string, now: number): StepRow {
     return this.tx(() => {
-      const r = this.holdUnknown.get(this.scrub(note), now, stepId);
-      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'hold', true);
+      const { id: stepId, attempt } = stepRef(ref);
+      const r = this.holdUnknown.get(this.scrub(note), now, stepId, attempt, attempt);
+      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'hold', true, attempt);
       return this.mustGet(stepId);
     });
   }
@@ -241,6 +249,7 @@ export class StepRepo {
     return this.tx(() => {
       const r = this.settleUnknown.get({
         id: stepId,
+        attempt: null,
         to: applied ? 'acknowledged' : 'rejected',
         note: this.scrub(note),
         claimOnly: 0,
@@ -305,16 +314,18 @@ export class StepRepo {
   }
 
   private leaveSending(
-    stepId: number,
+    ref: StepRef,
     to: StepState,
     res: ResponseRecord,
     error: string | null,
     now: number,
     outcome: Outcome = to as Outcome,
   ): RawStep {
+    const { id: stepId, attempt } = stepRef(ref);
     const scrubbed = error === null ? null : this.scrub(error);
     const r = this.fromSending.get({
       id: stepId,
+      attempt,
       to,
       status: res.status ?? null,
       raw: res.responseRaw === undefined ? null : this.scrub(res.responseRaw),
@@ -322,7 +333,7 @@ export class StepRepo {
       error: scrubbed,
       now,
     });
-    if (r === undefined) throw this.whyNot(stepId, 'sending', `mark ${to}`);
+    if (r === undefined) throw this.whyNot(stepId, 'sending', `mark ${to}`, false, attempt);
     this.closeAttempt.run({ id: stepId, now, outcome, status: res.status ?? null, requestId: res.requestId === undefined ? null : this.scrub(res.requestId), error: scrubbed });
     return r;
   }
@@ -340,12 +351,15 @@ export class StepRepo {
   }
 
   /** Why a guarded UPDATE matched no row, as the error to throw. */
-  private whyNot(stepId: number, expected: StepState, verb: string, claimOnly = false): StateError {
+  private whyNot(stepId: number, expected: StepState, verb: string, claimOnly = false, attempt: number | null = null): StateError {
     const step = this.selectStep.get(stepId);
     if (step === undefined) return new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
     const cannot = `cannot ${verb} step ${stepId} (${step.kind})`;
     if (step.state !== expected) {
       return new StateError('STATE_TRANSITION', `${cannot}: it is ${step.state}, not ${expected}`);
+    }
+    if (attempt !== null && Number(step.attempts) !== attempt) {
+      return new StateError('STATE_TRANSITION', `${cannot}: it is on attempt ${step.attempts} now, not ${attempt}: another request of it was signed since`);
     }
     if (claimOnly && step.kind !== 'claim') {
       return new StateError(

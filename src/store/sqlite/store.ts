@@ -11,7 +11,7 @@ import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
 import { PollWrites, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
-import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, StorePragmas, SyncStore } from '../port.js';
+import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, StorePragmas, SyncStore, StepRef } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { OutboxRepo } from './outbox.js';
 import { StepRepo } from './steps.js';
@@ -148,19 +148,19 @@ class SqliteStore implements SyncStore {
     // Only while the files are the ones opened: a record written to a swapped-out file is no record.
     return this.files.sending(() => this.afterPolls('markSending', () => this.steps.markSending(stepId, request, now)));
   }
-  markAcknowledged(stepId: number, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
+  markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
     return this.afterPolls('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
   }
-  markRejected(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
+  markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
     return this.afterPolls('markRejected', () => this.steps.markRejected(stepId, res, now));
   }
-  markFailed(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
+  markFailed(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
     return this.afterPolls('markFailed', () => this.steps.markFailed(stepId, res, now));
   }
-  markUnknown(stepId: number, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
+  markUnknown(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
     return this.afterPolls('markUnknown', () => this.steps.markUnknown(stepId, res, now));
   }
-  markNotSent(stepId: number, error: string, now = this.clock.now()): StepRow {
+  markNotSent(stepId: StepRef, error: string, now = this.clock.now()): StepRow {
     return this.afterPolls('markNotSent', () => this.steps.markNotSent(stepId, error, now));
   }
   markRefused(stepId: number, error: string, now = this.clock.now()): StepRow {
@@ -174,7 +174,7 @@ class SqliteStore implements SyncStore {
   ): StepRow {
     return this.afterPolls('reconcile', () => this.steps.reconcile(stepId, applied, opts, now));
   }
-  holdForOperator(stepId: number, note: string, now = this.clock.now()): StepRow {
+  holdForOperator(stepId: StepRef, note: string, now = this.clock.now()): StepRow {
     return this.afterPolls('holdForOperator', () => this.steps.holdForOperator(stepId, note, now));
   }
   resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): StepRow {
