@@ -148,7 +148,7 @@ describe('config fuzz', () => {
     const text = `${sandboxYaml}# ${'x'.repeat(2 * 1024 * 1024)}\n`;
     writeFileSync(join(dir, FILE), text);
     const r = loadConfig(FILE, { env: {}, cwd: dir });
-    expect(r.errors.map(formatIssue)).toEqual([`${FILE}: the file is 2.0 MiB; a config file above 1.0 MiB is refused`]);
+    expect(r.errors.map(formatIssue)).toEqual([`${FILE}: the file is 2.0 MiB; a config file above 1.0 MiB is refused before it is read`]);
     await expectRefusedByCli(text);
   });
 
