@@ -209,11 +209,12 @@ function plainDataOnly(doc: Document.Parsed, text: string, source: ConfigSource,
       at(node.range?.[0] ?? 0, () => pathOf(ancestors, node), `alias *${shownName(node.source)}: anchors and aliases are not supported in a config; write the values out`);
     },
     Node(_key, node: Node, ancestors) {
-      // yaml's range starts at the content; the anchor and the tag are written before it.
+      // yaml's range starts at the content; the anchor and the tag are written before it. The tag's
+      // text is not quoted: it may be anything pasted there, a secret too.
       const offset = node.range?.[0] ?? 0;
       const path = (): Path => pathOf(ancestors, node);
       if (typeof node.anchor === 'string') at(wordBefore(text, offset, `&${node.anchor}`), path, `anchor &${shownName(node.anchor)}: anchors and aliases are not supported in a config; write the values out`);
-      if (typeof node.tag === 'string') at(wordBefore(text, offset, '!'), path, `tag ${node.tag}: tags are not supported in a config; write the value plainly`);
+      if (typeof node.tag === 'string') at(wordBefore(text, offset, '!'), path, 'a tag (!…) is not supported in a config; write the value plainly');
     },
     Pair(_key, pair, ancestors) {
       const key = pair.key as Node | null;

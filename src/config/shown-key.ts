@@ -14,6 +14,7 @@ export const HIDDEN_KEY = '(a key that looks like a secret, not shown)';
 
 /** True when `key` may be quoted in an issue. */
 export function keyShown(key: string): boolean {
+  if (key === '<<') return true; // a merge key, refused by name at its place (load.ts)
   if (!NAME_LIKE.test(key)) return false;
   // 20+ characters mixing letters and digits: an API key, a token, an encoded key; no setting looks so.
   return !(key.length >= 20 && /[0-9]/.test(key) && /[A-Za-z]/.test(key));

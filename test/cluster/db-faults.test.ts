@@ -86,11 +86,14 @@ describe('the database fails; the daemons do not', () => {
       wallets,
       rules: RULE,
       maxSolPerAction: '1000',
+      // The sandbox's window (10 s): a claim lost in an outage is judged after 20 s, not 6 min.
+      apiExtra: '  ts_window: 10s\n',
       extra: `metrics:\n  listen: 127.0.0.1:${port}\nalerts:\n  stale_after_intervals: 2\n`,
     }).replace('state:\n  path: ./state/autoclaim.db\n', `state:\n  path: ./state/autoclaim.db\n  lease: 3s\n  query_timeout: ${queryTimeout}\n`);
     const config = join(dir, `${name}.yaml`);
     writeFileSync(config, yaml);
-    const child = spawnCli(['run', '--config', config], { cwd: dir, env: { AUTOCLAIM_STATE_URL: stateUrl } });
+    // 3 s epochs are a calendar day each: the loopback sandbox's fast epochs, exempt from SPEC §2's calendar check.
+    const child = spawnCli(['run', '--config', config], { cwd: dir, env: { AUTOCLAIM_STATE_URL: stateUrl, AUTOCLAIM_SANDBOX_EPOCHS: 'fast' } });
     children.push(child);
     await child.waitFor((e) => e.event === 'daemon.started', 30_000);
     return { child, base: `http://127.0.0.1:${port}` };

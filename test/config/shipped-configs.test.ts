@@ -28,6 +28,7 @@ describe('the shipped configs', () => {
     expect(config?.rules).toEqual([
       {
         name: 'compound',
+        id: 'compound',
         when: [{ field: 'pending_sol', op: 'gte', value: 50_000_000n }],
         do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
         limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },

@@ -5,6 +5,8 @@ import Database from 'better-sqlite3';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSandbox, type LedgerEntry, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
+import { heldForOperator } from '../../src/store/plan-status.js';
+import type { StepState } from '../../src/domain.js';
 import { CANARY_API_KEY, configYaml, makeWallets, runCli, tempDir, type TestWallet } from '../e2e/helpers.js';
 
 export const SOL = 1_000_000_000n;
@@ -97,6 +99,8 @@ export interface StepSnap {
   state: string;
   /** The signature of the request the step last recorded, if any. */
   signature: string | undefined;
+  /** An unknown claim the daemon gave up reconciling (claim_undetermined): an operator's to resolve. */
+  held: boolean;
 }
 export interface AttemptSnap {
   id: number;
@@ -129,11 +133,11 @@ export function readState(statePath: string): StateSnap {
     if (db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'attempts'").get() === undefined) return { integrity, plans: [], steps: [], attempts: [] };
     const plans = db.prepare<[], PlanSnap>('SELECT id, wallet, address, epoch, status FROM plans WHERE dry = 0 ORDER BY id').all();
     const steps = db
-      .prepare<[], { id: number; plan_id: number; idx: number; kind: string; state: string; request: string | null }>(
-        'SELECT id, plan_id, idx, kind, state, request FROM steps ORDER BY id',
+      .prepare<[], { id: number; plan_id: number; idx: number; kind: string; state: string; request: string | null; resolution: string | null }>(
+        'SELECT id, plan_id, idx, kind, state, request, resolution FROM steps ORDER BY id',
       )
       .all()
-      .map((s) => ({ id: s.id, planId: s.plan_id, idx: s.idx, kind: s.kind, state: s.state, signature: signatureOf(s.request) }));
+      .map((s) => ({ id: s.id, planId: s.plan_id, idx: s.idx, kind: s.kind, state: s.state, signature: signatureOf(s.request), held: heldForOperator({ state: s.state as StepState, resolution: s.resolution }) }));
     const attempts = db
       .prepare<[], { id: number; step_id: number; request: string | null; started_at: number }>(
         'SELECT id, step_id, request, started_at FROM attempts ORDER BY id',
@@ -283,8 +287,10 @@ export function unreported(listed: ListedPlan[]): string[] {
 }
 
 /**
- * Resolves every unknown deposit or mint as the operator would after looking the request up on
- * the service: applied when the ledger holds its signature. Returns how many were resolved.
+ * Resolves every unknown deposit or mint, and every claim the daemon held for an operator (an
+ * epoch rollover or a summary that moved without proving it: claim_undetermined), as the operator
+ * would after looking the request up on the service: applied when the ledger holds its signature.
+ * Returns how many were resolved.
  */
 export async function resolveUnknown(
   world: Pick<CrashWorld, 'config' | 'dir' | 'statePath' | 'sandbox'>,
@@ -293,7 +299,7 @@ export async function resolveUnknown(
   const applied = new Set(world.sandbox.ledger().map((e) => e.signature));
   const out = { applied: 0, notApplied: 0 };
   for (const s of readState(world.statePath).steps) {
-    if (s.state !== 'unknown' || s.kind === 'claim' || !mayResolve(s)) continue;
+    if (s.state !== 'unknown' || (s.kind === 'claim' && !s.held) || !mayResolve(s)) continue;
     const wasApplied = s.signature !== undefined && applied.has(s.signature);
     const r = await runCli(['actions', 'resolve', String(s.id), wasApplied ? '--applied' : '--not-applied', '--config', world.config], { cwd: world.dir });
     if (r.code !== 0) throw new Error(`resolve ${s.id} failed (${r.code}): ${r.stderr}`);

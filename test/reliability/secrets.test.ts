@@ -151,11 +151,11 @@ describe('secrets never leave', () => {
     }
     expect(codes).toEqual(new Array<number>(codes.length).fill(78));
 
-    // As a YAML tag it is only a warning (the value stays valid); the warning is scrubbed.
+    // As a YAML tag it is refused at its place (a config has no tags), and the tag is not quoted.
     writeFileSync(bad, base.replace('max_sol_per_action: 100', `max_sol_per_action: !${CANARY_API_KEY} 100`));
     const tagged = await cli('tagged config check', ['check'], { config: bad });
-    expect(tagged.code).toBe(0);
-    expect(tagged.stderr).toMatch(/^warning: .*Unresolved tag: !\[REDACTED\]/m);
+    expect(tagged.code).toBe(78);
+    expect(tagged.stderr).toMatch(/safety\.max_sol_per_action: a tag \(!…\) is not supported/);
   });
 
   it('key errors: a world-readable key file, a corrupt variable, a key for another address', async () => {
