@@ -1,8 +1,8 @@
 // What a command costs before it does anything: `autoclaim --help` (peak RSS, wall time, and the
 // modules it loads) against a bare `node`, for this build and, with `--baseline=DIR`, another one,
 // alternately. `--help` is run as a person runs it: no node flags.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, median, OUT, runProcess } from './lib/common.mjs';
 
@@ -38,11 +38,7 @@ async function modulesOf(cli, argv) {
   const r = await runProcess(['--import', hook, cli, ...argv], { env: { LIST_MODULES_TO: list } });
   if (r.code !== 0) throw new Error(`${argv.join(' ')} exited ${r.code}: ${r.stderr.slice(0, 500)}`);
   const urls = [...new Set(JSON.parse(readFileSync(list, 'utf8')).filter((u) => u.startsWith('file:')))];
-  // A file of the CLI's bundle (scripts/bundle-cli.mjs) holds several modules: its metafile says which.
-  const repo = dirname(dirname(dirname(cli)));
-  const bundleMap = join(dirname(cli), 'bundle.json');
-  const bundle = existsSync(bundleMap) ? JSON.parse(readFileSync(bundleMap, 'utf8')) : {};
-  const modules = urls.flatMap((u) => bundle[relative(repo, fileURLToPath(u))]?.map((input) => join(repo, input)) ?? [fileURLToPath(u)]);
+  const modules = urls.map((u) => fileURLToPath(u));
   const packages = [...new Set(modules.map((m) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(m)?.[1]).filter((p) => p !== undefined))].sort();
   return { files: urls.length, modules: modules.length, packages };
 }

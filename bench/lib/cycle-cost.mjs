@@ -3,7 +3,6 @@
 // `rounds` interleaved rounds after one warm-up round), and the sandbox's own CPU per poll. Each
 // round starts from an empty state database, as `once` in section 1 does.
 //   node cycle-cost.mjs WALLETS ROUNDS
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, DIST, median, NEVER_RULE, openInProcess, REPO, walletFixtures, writeRunConfig } from './common.mjs';
 import { forkSandbox } from './sandbox-client.mjs';
@@ -12,8 +11,6 @@ const [nArg, roundsArg] = process.argv.slice(2);
 const n = Number(nArg ?? 5000);
 const rounds = Number(roundsArg ?? 2);
 const { Semaphore } = await import(join(DIST, 'scheduler/scheduler.js'));
-// As deployed: the V8 flags the CLI sets at its process edge, where the build has them.
-if (existsSync(join(DIST, 'cli/v8-flags.js'))) (await import(join(DIST, 'cli/v8-flags.js'))).applyV8Flags();
 
 const wallets = (await walletFixtures(10_000)).slice(0, n);
 const sandbox = await forkSandbox({ apiKey: API_KEY, wallets: wallets.map((w) => ({ address: w.address, pendingLamports: '0', accrualLamportsPerSec: '1000' })) });

@@ -20,7 +20,7 @@ const signers = new Map();
 const redactor = new Redactor();
 for (const w of result.config.wallets) {
   // As `run` and `once` load them (src/config/key-check.ts): derivation deferred to the first signature.
-  const signer = loadKey(w.key, { env: process.env, baseDir: dirname(result.config.file), redactor, deferDerivation: true });
+  const signer = loadKey(w.key, { env: process.env, baseDir: dirname(result.config.file), redactor });
   checkAddress(signer, w.address, w.name);
   signers.set(w.address, signer);
 }
