@@ -101,7 +101,7 @@ function checkWebhookUrl(config: AppConfig, ctx: ResolveContext, opts: KeyCheckO
   const source = resolveWebhookUrl(ctx.env);
   if (source === undefined) return;
   opts.redactor.add(source.url);
-  const problem = webhookUrlProblem(source.url, config.alerts.webhookAllowLinkLocal);
+  const problem = source.unreadable ?? webhookUrlProblem(source.url, config.alerts.webhookAllowLinkLocal);
   if (problem !== undefined) fileIssue(ctx.issues, `the webhook URL from ${source.what} ${problem}`);
 }
 

@@ -11,13 +11,15 @@
 // alerts.webhook.allow_link_local says so: a webhook there is far likelier a mistake or an attempt to
 // make the daemon talk to its host's credentials service than a receiver. A host name is judged as
 // written; what it resolves to later is not checked here.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FILE_LIMITS, readBounded } from './read-bounded.js';
 
 export interface WebhookUrlSource {
   url: string;
   /** How a message names it: `$AUTOCLAIM_WEBHOOK_URL` or `the systemd credential webhook_url`. */
   what: string;
+  /** Set when the credential is there but cannot be used (too large, not a file): why. */
+  unreadable?: string;
 }
 
 /** The webhook URL and where it came from; undefined when none is set (an empty credential is none). */
@@ -26,12 +28,16 @@ export function resolveWebhookUrl(env: NodeJS.ProcessEnv): WebhookUrlSource | un
   if (fromEnv) return { url: fromEnv, what: '$AUTOCLAIM_WEBHOOK_URL' };
   const dir = env.CREDENTIALS_DIRECTORY;
   if (dir === undefined || dir === '') return undefined;
-  try {
-    const text = readFileSync(join(dir, 'webhook_url'), 'utf8').trim();
-    return text === '' ? undefined : { url: text, what: 'the systemd credential webhook_url' };
-  } catch {
-    return undefined;
+  const what = 'the systemd credential webhook_url';
+  const read = readBounded(join(dir, 'webhook_url'), FILE_LIMITS.secretFile);
+  if (read.ok) {
+    const text = read.bytes.toString('utf8').trim();
+    return text === '' ? undefined : { url: text, what };
   }
+  if (read.reason === 'error' && read.code === 'ENOENT') return undefined;
+  // There, but not usable: refused (exit 78) rather than read whole or taken for "no webhook".
+  const why = read.reason === 'too_big' ? `is ${read.size} bytes, over the ${FILE_LIMITS.secretFile}-byte limit of a secret file; refused before it is read` : read.reason === 'error' ? `cannot be read (${read.code})` : 'is not a regular file';
+  return { url: '', what, unreadable: why };
 }
 
 /** fd00:ec2::254, EC2's IMDS over IPv6. */

@@ -70,7 +70,7 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
   opts.redactor.add(url);
   if (secret !== undefined) opts.redactor.add(secret);
   // The config check refused such a URL already; this is the same rule where the URL is used.
-  const problem = webhookUrlProblem(url, opts.settings?.allowLinkLocal ?? false);
+  const problem = source.unreadable ?? webhookUrlProblem(url, opts.settings?.allowLinkLocal ?? false);
   if (problem !== undefined) throw new ConfigError([{ file: source.what, line: 0, col: 0, path: '', message: `the webhook URL from ${source.what} ${problem}` }]);
   const notifier = createWebhookNotifier({
     url,

@@ -9,6 +9,7 @@ import { loadKey } from '../../src/api/keys.js';
 import { loadEnvFile } from '../../src/config/env.js';
 import { resolveApiKey, resolveStatePassword, resolveWebhookSecret } from '../../src/config/secrets.js';
 import { FILE_LIMITS, readBounded } from '../../src/config/read-bounded.js';
+import { resolveWebhookUrl } from '../../src/config/webhook-url.js';
 import type { AppConfig } from '../../src/domain.js';
 import { ConfigError, KeyError } from '../../src/errors.js';
 import { CANARY_API_KEY, makeWallets, runCli, tempDir, writeConfig } from '../e2e/helpers.js';
@@ -78,6 +79,18 @@ describe('files the config names are refused above their size, before they are r
     const pw = sparse(dir, 'pg-password', MB300);
     const withPw = { ...config, state: { ...config.state, passwordFile: pw } };
     expect(keyError(() => resolveStatePassword(withPw, {})).message).toMatch(/^state\.password_file .*: the file is 300\.0 MiB/);
+  });
+
+  it('the webhook_url credential above 64 KiB: refused before it is read, not taken for "no webhook"', () => {
+    const creds = new TempDir();
+    try {
+      sparse(creds, 'webhook_url', MB300);
+      const source = resolveWebhookUrl({ CREDENTIALS_DIRECTORY: creds.path });
+      expect(source?.unreadable).toMatch(/^is 314572800 bytes, over the 65536-byte limit of a secret file; refused before it is read$/);
+      expect(resolveWebhookUrl({ CREDENTIALS_DIRECTORY: join(creds.path, 'none') })).toBeUndefined();
+    } finally {
+      creds.remove();
+    }
   });
 
   it('an env file above 1 MiB: a config error naming it', () => {
