@@ -36,14 +36,21 @@ const EPOCH_MS = 3_000;
 /** The sandbox's window for a signed request's ts: past it, a request never sent can never be applied. */
 const TS_WINDOW_SEC = 10;
 /**
- * How long after a disruption ends every wallet is worked again, at worst: the dead (or paused)
+ * A claim left in doubt by a disruption (recorded `sending`, its daemon killed or fenced) is judged
+ * not applied only once its signed ts is older than ts_window + its margin (the window again, for
+ * a window under a minute): until then it holds its wallet's claims (claim_in_doubt).
+ */
+const CLAIM_SETTLE_MS = 2 * TS_WINDOW_SEC * 1000;
+/**
+ * How long after a disruption ends every wallet is worked again, at worst: any claim in doubt
+ * settled (CLAIM_SETTLE_MS), and the dead (or paused)
  * daemon's leases run out by the database's clock (one lease after its last renewal); a survivor's
  * next lease round (a third of a lease) sees them free; with a daemon (re)joining, wallets leave
  * their holder one round later (draining) and the joiner takes them at its next round (two more
  * thirds); then the next poll (one interval), plus a second for the cycle itself on a busy 2-core
  * machine.
  */
-const SETTLE_MS = LEASE_MS + 3 * (LEASE_MS / 3) + POLL_MS + 1_000;
+const SETTLE_MS = LEASE_MS + 3 * (LEASE_MS / 3) + POLL_MS + 1_000 + CLAIM_SETTLE_MS;
 /** A quiet stretch that holds at least one whole epoch starting SETTLE_MS after its beginning. */
 const QUIET_MS = SETTLE_MS + 2 * EPOCH_MS + 500;
 /** Before these disruptions (and after the last), the cluster is left alone for QUIET_MS. */
@@ -93,7 +100,7 @@ describe('failover under kill -9 and SIGSTOP', () => {
     cleanup();
   });
 
-  it(`claims every wallet once per epoch through ${DISRUPTIONS} disruptions (seed ${SEED})`, { timeout: 180_000 }, async () => {
+  it(`claims every wallet once per epoch through ${DISRUPTIONS} disruptions (seed ${SEED})`, { timeout: 300_000 }, async () => {
     const stateUrl = await createDatabase();
     const config = join(dir, 'autoclaim.yaml');
     writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets, rules: RULE, maxSolPerAction: '1000', apiExtra: `  ts_window: ${TS_WINDOW_SEC}s\n` }).replace('state:\n', `state:\n  lease: ${LEASE_MS / 1000}s\n`));

@@ -78,6 +78,17 @@ export class StateFiles {
    * it durable in the database file itself and looks again. Throws STATE_REPLACED, now and on
    * every later call, once they are not: the caller treats a throw as "not recorded, not sent".
    */
+  /**
+   * For another process's steps — the recovery of what was left `sending` — the same rule as for
+   * sending: a process whose files (or lock) are no longer the ones it opened is not the state's
+   * owner any more, and turning a step another daemon is sending into `unknown` would lose its
+   * answer (issue 24, finding 7).
+   */
+  owned<T>(write: () => T): T {
+    this.verify();
+    return write();
+  }
+
   sending<T>(commit: () => T): T {
     this.verify();
     const out = commit();

@@ -196,7 +196,7 @@ class SqliteStore implements SyncStore {
   recoverInFlight(now = this.clock.now(), address?: string, except?: ReadonlySet<number>): StepRow[] {
     // Asked at every wallet turn: nothing to recover is one read, and the poll buffer is not flushed.
     if (except !== undefined && this.io('recoverInFlight', () => this.steps.inFlightOf(address, except)).length === 0) return [];
-    return this.afterPolls('recoverInFlight', () => this.steps.recoverInFlight(now, address, except));
+    return this.files.owned(() => this.afterPolls('recoverInFlight', () => this.steps.recoverInFlight(now, address, except)));
   }
   lastRequestTs(address: string): number | undefined {
     return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));
