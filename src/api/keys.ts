@@ -1,11 +1,11 @@
 // Loading wallet keys. Like ssh, a key file anyone else can read is refused. Every message names
 // the source (file, variable, credential) and never the key material; when a Redactor is given,
 // the material is registered with it before anything can go wrong.
-import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import bs58 from 'bs58';
 import type { KeySource } from '../domain.js';
-import { FILE_LIMITS, tooBigText } from '../config/read-bounded.js';
+import { FILE_LIMITS, readBounded, tooBigText } from '../config/read-bounded.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
 import { deriveSigner, type Signer } from './signer.js';
@@ -28,81 +28,27 @@ function errnoCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** Reused by every read (it is synchronous) and zeroed after each: it held a secret. */
-let readSpace = Buffer.alloc(1024);
-
-/**
- * The text of a regular file of `size` bytes (its fstat), read whole; undefined when it holds more
- * than `maxBytes` (it grew since the fstat, which the caller already held to the limit). readFileSync(fd) would stat
- * it again and read once more to see the end: at a fleet's thousands of key files those syscalls
- * were ~3 µs a key. A read that returns less than asked for has reached the end (a regular file);
- * one that fills the buffer (the file grew) is followed by more.
- */
-export function readWhole(fd: number, size: number, maxBytes: number = FILE_LIMITS.keyFile): string | undefined {
-  if (readSpace.length <= size) readSpace = Buffer.alloc(size + 1);
-  let buf = readSpace;
-  let n = 0;
-  try {
-    for (;;) {
-      const want = buf.length - n;
-      const got = readSync(fd, buf, n, want, null);
-      n += got;
-      if (got < want) break;
-      // It grew past its limit since the fstat: refused, as if the fstat had said so.
-      if (n > maxBytes) return undefined;
-      const bigger = Buffer.alloc(Math.min(buf.length * 2, maxBytes + 1));
-      buf.copy(bigger, 0, 0, n);
-      buf.fill(0);
-      buf = bigger;
-    }
-    return buf.toString('utf8', 0, n);
-  } finally {
-    buf.fill(0, 0, n);
-    if (buf !== readSpace) buf.fill(0);
-  }
-}
-
 function readSecretFile(path: string, label: string, checkMode: boolean): string {
-  // One open, then everything on that descriptor: the mode checked is the mode of the file read
-  // (a stat by path then a read by path could see two different files). O_NONBLOCK so that a FIFO
-  // at the path is refused below instead of blocking the open until something writes to it.
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') throw new KeyError('KEY_MISSING', `${label} does not exist`);
-    throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
+  // One open, then everything on that descriptor (read-bounded.ts): the mode checked is the mode of
+  // the file read, and a file over the limit is refused before a byte of it is read.
+  const read = readBounded(path, FILE_LIMITS.keyFile);
+  if (!read.ok) {
+    if (read.reason === 'too_big') throw new KeyError('KEY_TOO_LARGE', `${label}: ${tooBigText('key file', read.size, FILE_LIMITS.keyFile)}`);
+    if (read.reason !== 'error') throw new KeyError('KEY_UNREADABLE', `${label} is not a regular file`);
+    if (read.code === 'ENOENT') throw new KeyError('KEY_MISSING', `${label} does not exist`);
+    throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${read.code})`);
   }
   try {
-    let mode: number;
-    let size: number;
-    try {
-      const st = fstatSync(fd);
-      if (!st.isFile()) throw new KeyError('KEY_UNREADABLE', `${label} is not a regular file`);
-      mode = st.mode;
-      size = st.size;
-      if (size > FILE_LIMITS.keyFile) throw new KeyError('KEY_TOO_LARGE', `${label}: ${tooBigText('key file', size, FILE_LIMITS.keyFile)}`);
-    } catch (err) {
-      if (err instanceof KeyError) throw err;
-      throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
-    }
-    if (checkMode && (mode & 0o077) !== 0) {
-      const octal = (mode & 0o777).toString(8).padStart(4, '0');
+    if (checkMode && (read.mode & 0o077) !== 0) {
+      const octal = (read.mode & 0o777).toString(8).padStart(4, '0');
       throw new KeyError(
         'KEY_PERMISSIONS',
         `${label} is readable by group or others (mode ${octal}); restrict it with: chmod 600 ${path}`,
       );
     }
-    let text: string | undefined;
-    try {
-      text = readWhole(fd, size);
-    } catch (err) {
-      throw new KeyError('KEY_UNREADABLE', `${label} cannot be read (${errnoCode(err) ?? 'error'})`);
-    }
-    if (text === undefined) throw new KeyError('KEY_TOO_LARGE', `${label}: it grew while being read; ${tooBigText('key file', FILE_LIMITS.keyFile + 1, FILE_LIMITS.keyFile)}`);
-    return text;
+    return read.bytes.toString('utf8');
   } finally {
-    closeSync(fd);
+    read.bytes.fill(0); // it held a secret
   }
 }
 
