@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DIST, mean, prng, quantile } from './lib/common.mjs';
 
 const { SandboxWorld } = await import(join(DIST, 'sandbox/world.js'));
-const { generateKeypair } = await import(join(DIST, 'api/signer.js'));
+const { generateKeypair } = await import(join(DIST, 'keys/signer.js'));
 const { spreadOffsets } = await import(join(DIST, 'scheduler/scheduler.js'));
 const { pollBudget, RoundRobinPlanner, lowestPendingThreshold } = await import(join(DIST, 'scheduler/planner.js'));
 const { AccrualPlanner } = await import(join(DIST, 'scheduler/priority.js'));

@@ -1,10 +1,10 @@
-// §6 signing: Ed25519 signatures per second with node:crypto (src/api/signer.ts) against tweetnacl,
+// §6 signing: Ed25519 signatures per second with node:crypto (src/keys/signer.ts) against tweetnacl,
 // on the message a claim signs; and the key set-up that start-up pays once per wallet.
 import { createPrivateKey } from 'node:crypto';
 import { join } from 'node:path';
 import { DIST, median } from './lib/common.mjs';
 
-const { generateKeypair, signerFromSeed } = await import(join(DIST, 'api/signer.js'));
+const { generateKeypair, signerFromSeed } = await import(join(DIST, 'keys/signer.js'));
 const nacl = (await import('tweetnacl')).default;
 
 /** Calls fn in batches until at least `ms` have passed; returns calls per second. */

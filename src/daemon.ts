@@ -6,18 +6,18 @@ import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.
 import { PollScheduler } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
-import { PlanExecutor, type SigningPause } from './worker/executor.js';
-import { createDecisionClock } from './worker/decision-clock.js';
-import { ClockSkewWatch } from './worker/clock-skew.js';
-import { ClaimDoubtWatch, type DoubtEpisode } from './worker/claim-doubt.js';
-import type { Failpoint } from './worker/failpoints.js';
-import type { Signer } from './worker/ports.js';
-import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './worker/wallet-cycle.js';
-import { epochsExempt } from './worker/epoch-check.js';
+import { PlanExecutor, type SigningPause } from './executor/executor.js';
+import { createDecisionClock } from './executor/decision-clock.js';
+import { ClockSkewWatch } from './executor/clock-skew.js';
+import { ClaimDoubtWatch, type DoubtEpisode } from './executor/claim-doubt.js';
+import type { Failpoint } from './executor/failpoints.js';
+import type { Signer } from './executor/ports.js';
+import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './executor/wallet-cycle.js';
+import { epochsExempt } from './executor/epoch-check.js';
 import { carryRuleIds } from './rules/rule-ids.js';
 import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
-import { recoverInFlight } from './worker/recovery.js';
+import { recoverInFlight } from './executor/recovery.js';
 import { nextCronTimes } from './config/index.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */

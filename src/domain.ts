@@ -37,7 +37,7 @@ export interface EndpointConfig {
 
 /** A signed operation's endpoint and how its answers are read (SPEC §2: the body decides). */
 export interface SignedEndpoint extends EndpointConfig {
-  /** 2xx answer statuses meaning "applied" (compared case-insensitively); see worker/answer.ts. */
+  /** 2xx answer statuses meaning "applied" (compared case-insensitively); see executor/answer.ts. */
   applied: readonly string[];
   /** 2xx answer statuses meaning "refused"; a status in neither set is unknown. */
   refused: readonly string[];

@@ -12,7 +12,7 @@
 // needs; events carry the values a subscriber computes with. Where both exist they are emitted at
 // the same point. This file depends only on domain.ts, so every folder can import it.
 //
-// Failpoints (worker/failpoints.ts) are not events: most sit where nothing has happened that a
+// Failpoints (executor/failpoints.ts) are not events: most sit where nothing has happened that a
 // subscriber could use (a step committed `sending`, no byte sent yet), and their one job is to
 // kill the process there, which an emitter that catches what its listeners throw must not hide.
 import type { PlanStatus, SignedOp, StepState, WalletConfig, WalletSummary } from './domain.js';
@@ -136,7 +136,7 @@ export const noEvents: EventSink = { emit: () => {} };
  * the logger's type (log/logger.ts) accepts nothing else.
  */
 export const LOG_EVENTS = [
-  // a wallet's turn (worker/wallet-cycle.ts, scheduler/)
+  // a wallet's turn (executor/wallet-cycle.ts, scheduler/)
   'poll.ok',
   'poll.failed',
   'poll.overlap',
@@ -155,7 +155,7 @@ export const LOG_EVENTS = [
   'plan.cancelled',
   'wallet.failed',
   'cycle.done',
-  // a step (worker/executor.ts, outcome.ts, signing-guard.ts; `actions resolve`)
+  // a step (executor/executor.ts, outcome.ts, signing-guard.ts; `actions resolve`)
   'action.sent',
   'action.acknowledged',
   'action.rejected',

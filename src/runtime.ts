@@ -16,7 +16,7 @@ import type { EventSink } from './events.js';
 import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
 import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
-import type { Signer } from './worker/ports.js';
+import type { Signer } from './executor/ports.js';
 
 export interface RuntimeOptions {
   configPath: string;

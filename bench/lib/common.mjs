@@ -82,8 +82,8 @@ export async function walletFixtures(n) {
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'k'), { recursive: true, mode: 0o700 });
-  const { generateKeypair } = await dist('api/signer.js');
-  const { writeKeyFile } = await dist('api/keys.js');
+  const { generateKeypair } = await dist('keys/signer.js');
+  const { writeKeyFile } = await dist('keys/keys.js');
   const wallets = [];
   for (let i = 0; i < n; i++) {
     const name = `w${i}`;

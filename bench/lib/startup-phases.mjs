@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 const t0 = performance.now();
 const DIST = join(import.meta.dirname, '../../dist');
 const { loadConfig } = await import(join(DIST, 'config/index.js'));
-const { loadKey, checkAddress } = await import(join(DIST, 'api/keys.js'));
+const { loadKey, checkAddress } = await import(join(DIST, 'keys/keys.js'));
 const { Redactor } = await import(join(DIST, 'log/redact.js'));
 // What `once` loads: the CLI shell, the command context and the run/once command's module graph.
 await import(join(DIST, 'cli/program.js'));

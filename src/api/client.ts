@@ -22,7 +22,7 @@ import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './r
 import { parseJsonBody, requestIdOf, statusError, tooLargeError, transportError, type RawResponse } from './response.js';
 import { parseActionResponse, parseLeaderboard, parseWalletSummary, type ActionResponse, type ResponseContext } from './schemas.js';
 import { joinUrl, prepareSigned, type PreparedRequest, type SignedInput } from './signed-request.js';
-import type { Signer } from './signer.js';
+import type { Signer } from '../keys/signer.js';
 
 export { createDispatcher } from './dispatcher.js';
 

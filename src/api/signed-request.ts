@@ -4,7 +4,7 @@ import type { ApiConfig, Lamports, SignedOp } from '../domain.js';
 import { AutoclaimError, KeyError } from '../errors.js';
 import { formatSol } from '../amount.js';
 import { renderTemplate, templateVariables, type TemplateVariable } from './endpoints.js';
-import { encodeSignature, type Signer } from './signer.js';
+import { encodeSignature, type Signer } from '../keys/signer.js';
 
 export interface SignedInput {
   op: SignedOp;

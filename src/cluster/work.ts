@@ -9,7 +9,7 @@ import type { AppConfig, Clock, WalletConfig } from '../domain.js';
 import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/port.js';
-import { recoverInFlight } from '../worker/recovery.js';
+import { recoverInFlight } from '../executor/recovery.js';
 import { configDigest } from './agreement.js';
 import type { Cluster } from './open.js';
 

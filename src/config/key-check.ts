@@ -1,5 +1,5 @@
 // The last step of the config pipeline, for `check`, `run`, `once` and a reload alike: every
-// wallet's key is loaded (by src/api/keys.ts) and compared with its address, and the API key and
+// wallet's key is loaded (by src/keys/keys.ts) and compared with its address, and the API key and
 // the webhook secret are read where they are allowed to be. A problem becomes a ConfigIssue at its
 // place, the wallet's `key:` for a wallet key, in the same list as the schema's and the
 // cross-field checks' problems, so one run of `check` shows everything there is to fix.
@@ -7,8 +7,8 @@ import type { AppConfig } from '../domain.js';
 import { ConfigError, KeyError } from '../errors.js';
 import { formatPath } from '../json.js';
 import type { Redactor } from '../log/redact.js';
-import { checkAddress, loadKey } from '../api/keys.js';
-import type { Signer } from '../api/signer.js';
+import { checkAddress, loadKey } from '../keys/keys.js';
+import type { Signer } from '../keys/signer.js';
 import type { IssueList, Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import { isSetAside } from './salvage.js';

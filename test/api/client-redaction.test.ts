@@ -4,7 +4,7 @@
 // JSON-escaped. No 10-character piece of the key may reach an ApiError (message, rawBody,
 // serverCode, serverMessage) or a log line, whatever offset the key sits at.
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
+import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
 import type { ApiError } from '../../src/errors.js';
 import { Redactor } from '../../src/log/redact.js';
 import { okPollRow } from '../../src/store/codecs.js';

@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient, createDispatcher } from '../../src/api/client.js';
 import { RateLimiter } from '../../src/api/rate-limit.js';
-import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
+import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
 import { systemClock, type ApiConfig } from '../../src/domain.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSandbox, type FaultSpec, type Sandbox } from '../../src/sandbox/server.js';

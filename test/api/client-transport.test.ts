@@ -5,7 +5,7 @@ import net from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../src/api/client.js';
-import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
+import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
 import type { ApiConfig } from '../../src/domain.js';
 import { closedPort } from '../support/net.js';
 import { apiError } from './helpers.js';

@@ -85,7 +85,7 @@ describe('lazy command modules', () => {
       expect(clean.stdout).toContain('alpha');
       expect(clean.packages).toContain('yaml');
       expect(clean.packages).not.toContain('js-yaml');
-      // Signing is node:crypto's; tweetnacl is the tests' independent verifier (src/api/verify.ts).
+      // Signing is node:crypto's; tweetnacl is the tests' independent verifier (src/keys/verify.ts).
       expect(clean.packages).not.toContain('tweetnacl');
     } finally {
       cleanup();

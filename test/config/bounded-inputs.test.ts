@@ -5,7 +5,7 @@
 import { truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadKey } from '../../src/api/keys.js';
+import { loadKey } from '../../src/keys/keys.js';
 import { loadEnvFile } from '../../src/config/env.js';
 import { resolveApiKey, resolveStatePassword, resolveWebhookSecret } from '../../src/config/secrets.js';
 import { FILE_LIMITS, readBounded } from '../../src/config/read-bounded.js';

@@ -4,8 +4,8 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeypair } from '../../src/api/signer.js';
-import { writeKeyFile } from '../../src/api/keys.js';
+import { generateKeypair } from '../../src/keys/signer.js';
+import { writeKeyFile } from '../../src/keys/keys.js';
 import { loadConfig, type LoadResult } from '../../src/config/index.js';
 import { formatIssue } from '../../src/errors.js';
 import { Redactor } from '../../src/log/redact.js';

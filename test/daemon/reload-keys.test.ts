@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Daemon } from '../../src/daemon.js';
 import type { Redactor } from '../../src/log/redact.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { Signer } from '../../src/worker/ports.js';
+import type { Signer } from '../../src/executor/ports.js';
 import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
 import { sandboxYaml, startInProcess, type ConfigWallet, type InProcess } from './in-process.js';
 

@@ -13,7 +13,7 @@ import {
   summaryFindings,
   tiersFinding,
   walletKeyProblem,
-} from '../../src/doctor/checks.js';
+} from '../../src/cli/commands/doctor/checks.js';
 import { ApiError, KeyError } from '../../src/errors.js';
 
 const ADDR = 'FNjvMVGZGVfeDfdTXCuu6bWZe61a4Dqo4CwgmZyWnSDf';

@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { prepareSigned } from '../../src/api/signed-request.js';
-import { generateKeypair, signerFromSeed, type Signer } from '../../src/api/signer.js';
-import { runDoctor, SAMPLE_TS_MS, type DoctorClient, type DoctorDeps } from '../../src/doctor/run.js';
-import type { Headers } from '../../src/doctor/report.js';
+import { generateKeypair, signerFromSeed, type Signer } from '../../src/keys/signer.js';
+import { runDoctor, SAMPLE_TS_MS, type DoctorClient, type DoctorDeps } from '../../src/cli/commands/doctor/run.js';
+import type { Headers } from '../../src/cli/commands/doctor/report.js';
 import { HttpError } from '../../src/sandbox/reply.js';
 import { verifySigned } from '../../src/sandbox/verify.js';
 import { apiConfig } from '../api/helpers.js';

@@ -3,11 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { prepareSigned } from '../../src/api/signed-request.js';
-import { decodeSignature, generateKeypair, signerFromSeed } from '../../src/api/signer.js';
-import { verifySignature } from '../../src/api/verify.js';
-import { formatJson, formatText } from '../../src/doctor/format.js';
-import type { DoctorReport } from '../../src/doctor/report.js';
-import { previewRequests, sampleOf, type PreviewInput } from '../../src/doctor/requests.js';
+import { decodeSignature, generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
+import { verifySignature } from '../../src/keys/verify.js';
+import { formatJson, formatText } from '../../src/cli/commands/doctor/format.js';
+import type { DoctorReport } from '../../src/cli/commands/doctor/report.js';
+import { previewRequests, sampleOf, type PreviewInput } from '../../src/cli/commands/doctor/requests.js';
 import type { ApiConfig } from '../../src/domain.js';
 import { apiConfig } from '../api/helpers.js';
 

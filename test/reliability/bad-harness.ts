@@ -10,15 +10,15 @@ import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import { ApiClient, createDispatcher } from '../../src/api/client.js';
 import { RateLimiter } from '../../src/api/rate-limit.js';
-import { generateKeypair } from '../../src/api/signer.js';
+import { generateKeypair } from '../../src/keys/signer.js';
 import { systemClock, type ApiConfig, type Rule, type WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { openStore, type SyncStore } from '../../src/store/index.js';
-import { PlanExecutor } from '../../src/worker/executor.js';
-import { noFailpoints } from '../../src/worker/failpoints.js';
-import type { Signer } from '../../src/worker/ports.js';
-import { runWalletCycle, type WalletCycleResult } from '../../src/worker/wallet-cycle.js';
+import { PlanExecutor } from '../../src/executor/executor.js';
+import { noFailpoints } from '../../src/executor/failpoints.js';
+import type { Signer } from '../../src/executor/ports.js';
+import { runWalletCycle, type WalletCycleResult } from '../../src/executor/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
 
 // readAttempts stays above one (apiConfig's 3): a bad answer must still be read once, not retried.
@@ -115,7 +115,7 @@ export async function openBadHarness(): Promise<BadHarness> {
     cycle: () =>
       // This file's subject is the shape of an answer; its valid summaries carry any date from 2020
       // to 2035. The calendar (SPEC §2: a day from ours, never backward) has its own tests
-      // (test/worker/epoch-check.test.ts, the hostile suite), so only the real-date check runs here.
+      // (test/executor/epoch-check.test.ts, the hostile suite), so only the real-date check runs here.
       runWalletCycle(
         { api: client, store, executor, config: settings, clock: systemClock, logger, failpoint: noFailpoints, dry: false, epochsExempt: () => true },
         wallet,

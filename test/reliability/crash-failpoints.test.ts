@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { failpointsFromEnv, type RequestWrittenSource } from '../../src/worker/failpoints.js';
+import { failpointsFromEnv, type RequestWrittenSource } from '../../src/executor/failpoints.js';
 
 describe('AUTOCLAIM_FAILPOINT', () => {
   it('refuses a count that is not a positive integer, so a typo cannot disable a crash test', () => {

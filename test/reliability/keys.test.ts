@@ -8,7 +8,7 @@ import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeypair } from '../../src/api/signer.js';
+import { generateKeypair } from '../../src/keys/signer.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { CANARY_API_KEY, configYaml, makeWallets, runCli, tempDir, type TestWallet } from '../e2e/helpers.js';
 

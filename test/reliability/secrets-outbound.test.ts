@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateKeypair } from '../../src/api/signer.js';
+import { generateKeypair } from '../../src/keys/signer.js';
 import { main } from '../../src/cli/program.js';
 import { systemClock } from '../../src/domain.js';
 import { CANARY_API_KEY, makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';

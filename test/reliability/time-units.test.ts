@@ -1,7 +1,7 @@
 // The two pure pieces behind the time guarantees: the decision clock and the skew episode logic.
 import { describe, expect, it } from 'vitest';
-import { ClockSkewWatch, INITIAL_SKEW_STATE, observeSkew, type SkewState } from '../../src/worker/clock-skew.js';
-import { createDecisionClock } from '../../src/worker/decision-clock.js';
+import { ClockSkewWatch, INITIAL_SKEW_STATE, observeSkew, type SkewState } from '../../src/executor/clock-skew.js';
+import { createDecisionClock } from '../../src/executor/decision-clock.js';
 import { FakeClock } from '../support/clock.js';
 
 const fakeClock = (): FakeClock => new FakeClock(1_750_000_000_000, 500.25);

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadKey, checkAddress } from '../../src/api/keys.js';
+import { loadKey, checkAddress } from '../../src/keys/keys.js';
 import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startHealthServer } from '../../src/service/health-server.js';

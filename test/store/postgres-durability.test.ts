@@ -12,7 +12,7 @@ import { judgeDurability, readDurability } from '../../src/store/postgres/durabi
 import { settleStepInDoubt } from '../../src/store/postgres/in-doubt.js';
 import { Reachability } from '../../src/store/postgres/reachability.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
-import { stateFindings } from '../../src/doctor/state.js';
+import { stateFindings } from '../../src/cli/commands/doctor/state.js';
 import { captureLog } from '../support/log.js';
 import { closedPort } from '../support/net.js';
 import { createDatabase } from '../support/postgres.js';

@@ -1,17 +1,17 @@
 // `doctor`: a first contact with the API that moves nothing. GETs only, no state file, no lock;
 // the signed requests are built and printed, never sent. With state.url it reads (never writes)
-// whether the PostgreSQL state commits durably (doctor/state.ts). Exit 0 all well, 1 a problem.
+// whether the PostgreSQL state commits durably (commands/doctor/state.ts). Exit 0 all well, 1 a problem.
 import { lookup } from 'node:dns/promises';
 import { dirname } from 'node:path';
-import { checkAddress, loadKey } from '../../api/keys.js';
-import type { Signer } from '../../api/signer.js';
+import { checkAddress, loadKey } from '../../keys/keys.js';
+import type { Signer } from '../../keys/signer.js';
 import { apiKeySource, describeApiKeySource, resolveApiKey } from '../../config/index.js';
 import { resolveStatePassword } from '../../config/secrets.js';
 import { KeyError } from '../../errors.js';
-import type { ApiKeyState } from '../../doctor/checks.js';
-import { formatJson, formatText } from '../../doctor/format.js';
-import { isAllWell } from '../../doctor/report.js';
-import { runDoctor } from '../../doctor/run.js';
+import type { ApiKeyState } from './doctor/checks.js';
+import { formatJson, formatText } from './doctor/format.js';
+import { isAllWell } from './doctor/report.js';
+import { runDoctor } from './doctor/run.js';
 import { loadValidConfig, openApi } from '../../runtime.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
@@ -71,7 +71,7 @@ export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean 
       lookup: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
     });
     if (config.state.url !== undefined) {
-      const { stateFindings } = await import('../../doctor/state.js');
+      const { stateFindings } = await import('./doctor/state.js');
       let found;
       try {
         const password = resolveStatePassword(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });

@@ -1,7 +1,7 @@
 // `key SOURCE`: prints the wallet address of a key file, `env:NAME` or `credential:NAME`.
 import { resolve } from 'node:path';
 import type { KeySource } from '../../domain.js';
-import { loadKey } from '../../api/keys.js';
+import { loadKey } from '../../keys/keys.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';

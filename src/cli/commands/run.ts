@@ -2,7 +2,7 @@
 import { Daemon } from '../../daemon.js';
 import { createEvents, type AutoclaimEvents } from '../../events.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
-import { failpointsFromEnv } from '../../worker/failpoints.js';
+import { failpointsFromEnv } from '../../executor/failpoints.js';
 import type { CommandContext } from '../context.js';
 import { VERSION } from '../version.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';

@@ -11,7 +11,7 @@ import { SIGNED_OPS, type PlanDraft, type SignedOp, type StepSpec, type WalletCo
 import { createEvents } from '../../events.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
 import type { PlanWithSteps } from '../../store/index.js';
-import { failpointsFromEnv } from '../../worker/failpoints.js';
+import { failpointsFromEnv } from '../../executor/failpoints.js';
 import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';

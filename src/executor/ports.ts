@@ -2,13 +2,13 @@
 // the undici client satisfies ApiPort structurally; tests can hand in anything that does.
 import type { Disposition } from '../errors.js';
 import type { Lamports, SignedOp, WalletSummary } from '../domain.js';
-import type { Signer } from '../api/signer.js';
+import type { Signer } from '../keys/signer.js';
 import type { PreparedRequest } from '../api/signed-request.js';
 import type { Store } from '../store/port.js';
 
 // The data shapes are the store's and the client's own (type-only imports: no runtime coupling);
 // what is narrowed here is the set of operations the worker may call.
-export type { Signer } from '../api/signer.js';
+export type { Signer } from '../keys/signer.js';
 export type { PreparedRequest } from '../api/signed-request.js';
 export type { PlanWithSteps, StepRow, StoredRequest } from '../store/rows.js';
 export type { ResponseRecord } from '../store/port.js';

@@ -4,7 +4,7 @@
 // at any point leaves a record that tells the next start what may have happened. Before that,
 // every limit is judged again on a fresh summary (rules/recheck.ts); after it, the answer is
 // classified and recorded by outcome.ts; when and whether to sign is signing-guard.ts's.
-// The worker/ folder: wallet-cycle.ts (one wallet's turn: poll, decide, plan, execute); this
+// The executor/ folder: wallet-cycle.ts (one wallet's turn: poll, decide, plan, execute); this
 // executor with signing-guard.ts, answer.ts (what a 2xx body says), outcome.ts (recording it) and
 // reconcile.ts (a lost claim answer); deps.ts and ports.ts (its edges); clock-skew.ts and
 // decision-clock.ts (time); failpoints.ts (crash tests).

@@ -1,8 +1,8 @@
-// The timestamp a signed request carries (src/worker/signing-guard.ts, SigningTime): strictly
+// The timestamp a signed request carries (src/executor/signing-guard.ts, SigningTime): strictly
 // rising per wallet across this process and the database, so that no two requests of a wallet
 // share a second (the claim message is `{wallet}|{ts}`: one second, one signature).
 import { describe, expect, it } from 'vitest';
-import { MAX_TS_AHEAD_S, SigningTime } from '../../src/worker/signing-guard.js';
+import { MAX_TS_AHEAD_S, SigningTime } from '../../src/executor/signing-guard.js';
 import { FakeClock } from '../support/clock.js';
 import { captureLog } from '../support/log.js';
 

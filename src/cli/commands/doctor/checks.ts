@@ -1,9 +1,9 @@
 // The checks behind `doctor`, each a small function of what was seen (a status, headers, a body,
 // an error, a skew): no I/O here, so each can be tested with a table of cases.
-import { formatSol, parseServerSol } from '../amount.js';
-import { isLosslessNumber, parseJsonLossless } from '../api/json.js';
-import { parseWalletSummary, roundedAmountFields, walletSummarySchema } from '../api/schemas.js';
-import { ApiError, AutoclaimError } from '../errors.js';
+import { formatSol, parseServerSol } from '../../../amount.js';
+import { isLosslessNumber, parseJsonLossless } from '../../../api/json.js';
+import { parseWalletSummary, roundedAmountFields, walletSummarySchema } from '../../../api/schemas.js';
+import { ApiError, AutoclaimError } from '../../../errors.js';
 import { headerText, printable, type Finding, type Headers, type WalletSeen } from './report.js';
 
 const ok = (area: Finding['area'], text: string): Finding => ({ area, level: 'ok', text });

@@ -1,5 +1,5 @@
 // How `doctor` prints its report: lines for a person, or one JSON object for a script.
-import { terminalText } from '../cli/terminal-text.js';
+import { terminalText } from '../../terminal-text.js';
 import { isAllWell, problems, type DoctorReport, type Finding } from './report.js';
 
 const LEVEL_WORD: Record<Finding['level'], string> = { ok: 'ok', note: 'note', problem: 'PROBLEM' };

@@ -1,11 +1,11 @@
 // The signed requests autoclaim would send, built by the same code that sends them (prepare), for
 // a sample action, and shown instead of sent. The API key never reaches this module: the bearer
 // is shown as `Bearer [REDACTED]`, so no part of the key can be printed from here.
-import { formatSol } from '../amount.js';
-import { templateVariables } from '../api/endpoints.js';
-import type { PreparedRequest, SignedInput } from '../api/signed-request.js';
-import type { Signer } from '../api/signer.js';
-import type { ApiConfig, Lamports, SignedOp } from '../domain.js';
+import { formatSol } from '../../../amount.js';
+import { templateVariables } from '../../../api/endpoints.js';
+import type { PreparedRequest, SignedInput } from '../../../api/signed-request.js';
+import type { Signer } from '../../../keys/signer.js';
+import type { ApiConfig, Lamports, SignedOp } from '../../../domain.js';
 import type { Finding, RequestPreview } from './report.js';
 
 const SAMPLE_SYMBOL = 'SOL2X';

@@ -7,8 +7,8 @@ import type { Finding } from './report.js';
 
 export async function stateFindings(url: string, opts: { password: string | undefined; queryTimeoutMs: number }): Promise<Finding[]> {
   const [{ endPool, openPool, redactUrl }, { judgeDurability, readDurability }] = await Promise.all([
-    import('../store/postgres/db.js'),
-    import('../store/postgres/durability.js'),
+    import('../../../store/postgres/db.js'),
+    import('../../../store/postgres/durability.js'),
   ]);
   const where = redactUrl(url);
   let pool;

@@ -5,9 +5,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { checkAddress, loadKey, writeKeyFile } from '../../src/api/keys.js';
-import { generateKeypair, signerFromSeed } from '../../src/api/signer.js';
-import { verifySignature } from '../../src/api/verify.js';
+import { checkAddress, loadKey, writeKeyFile } from '../../src/keys/keys.js';
+import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
+import { verifySignature } from '../../src/keys/verify.js';
 import { KeyError } from '../../src/errors.js';
 import { REDACTED, Redactor } from '../../src/log/redact.js';
 import { thrown } from '../support/errors.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failpointsFromEnv } from '../../src/worker/failpoints.js';
+import { failpointsFromEnv } from '../../src/executor/failpoints.js';
 
 describe('failpointsFromEnv', () => {
   it('is inert without the variable', () => {

@@ -2,7 +2,7 @@
 // Rewards accrue between the read and the claim (the demo sandbox accrues every millisecond), so a
 // little more is normal; 100 times more is not. The step is bounded by what was seen either way.
 import { describe, expect, it } from 'vitest';
-import { accrualSlack } from '../../src/worker/outcome.js';
+import { accrualSlack } from '../../src/executor/outcome.js';
 
 const SOL = 1_000_000_000n;
 

@@ -3,10 +3,10 @@
 // The doctor/ folder: this order; checks.ts (what each answer means, pure), requests.ts (the
 // signed requests, built and shown), report.ts (the findings as data) and format.ts (as text or JSON).
 import { isIP } from 'node:net';
-import { DEFAULT_HEADER_PREFIX } from '../api/endpoints.js';
-import type { PreparedRequest, SignedInput } from '../api/signed-request.js';
-import type { Signer } from '../api/signer.js';
-import type { ApiConfig, Clock } from '../domain.js';
+import { DEFAULT_HEADER_PREFIX } from '../../../api/endpoints.js';
+import type { PreparedRequest, SignedInput } from '../../../api/signed-request.js';
+import type { Signer } from '../../../keys/signer.js';
+import type { ApiConfig, Clock } from '../../../domain.js';
 import {
   apiKeyFinding,
   clockSkewFinding,

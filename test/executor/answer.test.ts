@@ -3,7 +3,7 @@
 // empty bodies and `error` members that say nothing.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_APPLIED_STATUSES, DEFAULT_REFUSED_STATUSES } from '../../src/api/endpoints.js';
-import { classifyAnswer, requestRefusalScope, type AnswerOutcome } from '../../src/worker/answer.js';
+import { classifyAnswer, requestRefusalScope, type AnswerOutcome } from '../../src/executor/answer.js';
 
 const DEFAULTS = { applied: DEFAULT_APPLIED_STATUSES, refused: DEFAULT_REFUSED_STATUSES };
 

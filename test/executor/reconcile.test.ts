@@ -2,7 +2,7 @@
 // pending dropped, in one epoch); a pending drop alone is undetermined and "moved" (held for an
 // operator); nothing moved and lifetime missing is undetermined and quiet (looked at again).
 import { describe, expect, it } from 'vitest';
-import { claimLooksApplied } from '../../src/worker/reconcile.js';
+import { claimLooksApplied } from '../../src/executor/reconcile.js';
 
 const SOL = 1_000_000_000n;
 const before = (pending: bigint, lifetime: bigint | null, epoch = '2026-11-26') => ({

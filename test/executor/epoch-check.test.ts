@@ -1,7 +1,7 @@
 // SPEC §2: a server's epoch is a claim about the calendar. The table of what judgeEpoch believes,
 // and the one exemption (the sandbox's fast demo epochs).
 import { describe, expect, it } from 'vitest';
-import { epochsExempt, judgeEpoch, type EpochRefusal } from '../../src/worker/epoch-check.js';
+import { epochsExempt, judgeEpoch, type EpochRefusal } from '../../src/executor/epoch-check.js';
 
 const NOW = Date.UTC(2026, 10, 26, 3, 0, 0); // 2026-11-26T03:00Z
 

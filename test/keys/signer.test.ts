@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { inspect } from 'node:util';
 import nacl from 'tweetnacl';
 import { describe, expect, it } from 'vitest';
-import { decodeSignature, deriveSigner, encodeSignature, generateKeypair, publicKeyFromSeed, signerFromSeed } from '../../src/api/signer.js';
-import { verifySignature } from '../../src/api/verify.js';
+import { decodeSignature, deriveSigner, encodeSignature, generateKeypair, publicKeyFromSeed, signerFromSeed } from '../../src/keys/signer.js';
+import { verifySignature } from '../../src/keys/verify.js';
 
 describe('Ed25519 via node:crypto', () => {
   it('produces byte-identical signatures and addresses to tweetnacl over random keys and messages', () => {
