@@ -4,6 +4,7 @@ import { createPrivateKey } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkAddress, loadKey, writeKeyFile } from '../../src/keys/keys.js';
 import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
@@ -239,6 +240,23 @@ describe('what loading a key registers with the redactor', () => {
     const failed = new Redactor();
     expect(keyError(() => loadKey({ file: broken }, { ...noEnv, redactor: failed })).code).toBe('KEY_FORMAT');
     expect(failed.redact(`x ${text} y`)).toBe(`x ${REDACTED} y`);
+  });
+});
+
+describe('a loaded key holds its bytes out of print', () => {
+  // The spellings the redactor does not register (util.inspect's `<Buffer 0a 1b …>`, a
+  // Uint8Array's JSON `{"0":10,…}`) are closed by structure: the key lives in #private fields.
+  it('shows no spelling of its bytes to util.inspect or JSON.stringify', () => {
+    const { secretKey64, address } = generateKeypair();
+    const key = loadKey({ env: 'K' }, { env: { K: bs58.encode(secretKey64) } });
+    expect(key.address).toBe(address);
+    const seen = `${inspect(key, { depth: Infinity, showHidden: true, getters: true })} ${JSON.stringify(key)}`;
+    const seed = Buffer.from(secretKey64.subarray(0, 32));
+    const spaced = [...seed.subarray(0, 8)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
+    for (const form of [spaced, seed.toString('hex').slice(0, 16), seed.toString('base64').slice(0, 12), `"0":${seed[0]},"1":${seed[1]}`, [...seed.subarray(0, 6)].join(',')]) {
+      expect(seen).not.toContain(form);
+    }
+    expectNoSecret(seen, secretKey64);
   });
 });
 

@@ -18,7 +18,7 @@ describe('Ed25519 via node:crypto', () => {
         expect(Buffer.from(sig)).toEqual(Buffer.from(nacl.sign.detached(message, reference.secretKey)));
         expect(verifySignature(message, sig, signer.address)).toBe(true);
       }),
-      { numRuns: 250 },
+      { numRuns: 60 },
     );
   });
 
