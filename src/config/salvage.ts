@@ -2,12 +2,15 @@
 // are set aside — a wallet or rule entry replaced by a stand-in at the same index (so every later
 // message keeps its place), a setting dropped back to its default, a required value given a
 // placeholder — and resolving, the cross-field checks and the key check run over what is left.
+// Entries of `wallets` and `rules` are judged one by one, each by its own schema (renovate's
+// LooseArray): a bad entry never takes another parse of the whole file to set aside.
 // Checks skip whatever was set aside, so a stand-in never causes a message of its own: the operator
 // reads the schema's problems, the cross-field problems and the key problems in one list.
 import type { z } from 'zod';
 import { formatPath } from '../json.js';
 import type { Path, PathSegment } from './positions.js';
 import { ConfigSchema, WalletSchema, type RawConfig, type RawWallet } from './schema.js';
+import { Rule } from './schema-rules.js';
 
 /** What was set aside; cross-checks and the key check consult it. */
 export interface SetAside {
@@ -59,7 +62,8 @@ const PLACEHOLDERS: Record<string, { value: () => unknown; marks: string }> = {
   rules: { value: () => [], marks: 'rules' },
 };
 
-const MAX_ROUNDS = 6;
+/** Settings only: a value dropped can leave its holder without a required key, refused next time. */
+const MAX_ROUNDS = 4;
 
 /**
  * The config with every part the schema refused set aside, as the schema gives it; undefined when
@@ -69,7 +73,9 @@ const MAX_ROUNDS = 6;
 export function salvageConfig(data: unknown, issues: readonly z.core.$ZodIssue[], setAside: SetAside): RawConfig | undefined {
   if (!isObject(data)) return undefined;
   const copy = structuredClone(data);
-  let pending = issues;
+  setAsideEntries(copy, 'wallets', setAside);
+  setAsideEntries(copy, 'rules', setAside);
+  let pending = issues.filter((issue) => !isEntryPath(issue.path as PathSegment[]));
   for (let round = 0; round < MAX_ROUNDS; round++) {
     for (const issue of pending) {
       const unknownKeys = issue.code === 'unrecognized_keys' ? issue.keys : undefined;
@@ -80,6 +86,22 @@ export function salvageConfig(data: unknown, issues: readonly z.core.$ZodIssue[]
     pending = parsed.error.issues;
   }
   return undefined;
+}
+
+/** An issue inside one entry of `wallets` or `rules` (setAsideEntries has judged it already). */
+function isEntryPath(path: readonly PathSegment[]): boolean {
+  const [top, index] = path;
+  return (top === 'wallets' || top === 'rules') && typeof index === 'number';
+}
+
+/** Every entry of the list its own schema refuses, replaced by a stand-in at its index. */
+function setAsideEntries(root: Record<string, unknown>, top: 'wallets' | 'rules', setAside: SetAside): void {
+  const list = root[top];
+  if (!Array.isArray(list)) return;
+  const schema = top === 'wallets' ? WalletSchema : Rule;
+  list.forEach((entry: unknown, index) => {
+    if (!schema.safeParse(entry).success) setAsideAt(root, [top, index], undefined, setAside);
+  });
 }
 
 /** Sets aside the value at `path` (or, with `unknownKeys`, those keys of the map there). */
