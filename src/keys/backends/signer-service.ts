@@ -1,14 +1,16 @@
 // The daemon's `signer` backend (key: { signer: { socket, key } }): a client of `autoclaim signer`
 // over its unix socket (SPEC §7). It trusts the service no more than the network: at open, the
 // service's public key for `key` must be the wallet's address; every answer's message must be the
-// one the daemon builds from its own templates, and its signature must verify locally (tweetnacl)
+// one the daemon builds from its own templates, and its signature must verify locally (OpenSSL,
+// verify-native.ts)
 // — else the action is refused, never sent. A refusal keeps the service's code.
+import type { KeyObject } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import bs58 from 'bs58';
 import { KeyError } from '../../errors.js';
 import { messageFor, type MessageTemplates } from '../message.js';
 import { SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
-import { verifySignature } from '../verify.js';
+import { publicKeyOf, verifyWith } from '../verify-native.js';
 import { requestLine } from '../../signer/protocol.js';
 
 export interface SignerServiceOptions {
@@ -145,17 +147,21 @@ export class SignerServiceBackend implements WalletSigner {
   readonly backend = 'signer' as const;
   readonly address: string;
   readonly #opts: SignerServiceOptions;
+  readonly #publicKey: KeyObject;
   #connection: Connection | undefined;
   #opening: Promise<Connection> | undefined;
 
-  private constructor(opts: SignerServiceOptions) {
+  private constructor(opts: SignerServiceOptions, publicKey: KeyObject) {
     this.#opts = opts;
+    this.#publicKey = publicKey;
     this.address = opts.address;
   }
 
   /** Connects and checks that the service's key `key` is the wallet's address (KeyError if not). */
   static async open(opts: SignerServiceOptions): Promise<SignerServiceBackend> {
-    const backend = new SignerServiceBackend(opts);
+    const publicKey = publicKeyOf(opts.address);
+    if (publicKey === undefined) throw new KeyError('KEY_INVALID', `wallet address ${opts.address} is not an Ed25519 public key`);
+    const backend = new SignerServiceBackend(opts, publicKey);
     const signal = AbortSignal.timeout(opts.openTimeoutMs ?? 5_000);
     let answer: Record<string, unknown>;
     try {
@@ -208,7 +214,7 @@ export class SignerServiceBackend implements WalletSigner {
     } catch {
       signature = new Uint8Array();
     }
-    if (!verifySignature(new TextEncoder().encode(expected), signature, this.address)) {
+    if (!verifyWith(this.#publicKey, new TextEncoder().encode(expected), signature)) {
       throw new SignerRefused('SIGNER_BAD_SIGNATURE', 'the signer returned a signature that does not verify for this wallet; not sent');
     }
     return { message: expected, signature };
