@@ -57,6 +57,11 @@ CREATE INDEX IF NOT EXISTS signatures_wallet_time ON signatures (wallet, signed_
 /** What the service needs of a journal: a PostgreSQL one (shared caps across signers) would stand here too. */
 export interface SignerJournal {
   record(rec: JournalRecord, dayCap: Lamports): JournalVerdict;
+  /**
+   * Runs `fn` (which records) in one transaction: one commit, one fsync, for every request a
+   * client had in flight (group commit). Nothing `fn` returns may leave before this returns.
+   */
+  batch<T>(fn: () => T): T;
   close(): void;
 }
 
@@ -123,7 +128,13 @@ export class SqliteJournal implements SignerJournal {
   }
 
   record(rec: JournalRecord, dayCap: Lamports): JournalVerdict {
+    // Inside batch() the record's transaction is a savepoint of the batch's: its checks see the
+    // records before it in the batch, and a failure undoes it alone.
     return this.#record(rec, dayCap);
+  }
+
+  batch<T>(fn: () => T): T {
+    return this.#db.transaction(fn).immediate();
   }
 
   /** Every record, oldest first (tests and audits). */

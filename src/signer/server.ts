@@ -86,14 +86,15 @@ function serve(socket: Socket, handler: SignerHandler, logger: Logger, connectio
   socket.on('data', (chunk: string) => {
     buffered += chunk;
     let nl = buffered.indexOf('\n');
-    let out = '';
+    const lines: string[] = [];
     while (nl >= 0) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
-      if (line.trim() !== '') out += handler.answer(line.length > MAX_LINE_BYTES ? '' : line);
+      if (line.trim() !== '') lines.push(line.length > MAX_LINE_BYTES ? '' : line);
       nl = buffered.indexOf('\n');
     }
-    if (out !== '') socket.write(out);
+    // Every request that arrived together is journalled in one commit, then all are answered.
+    if (lines.length > 0) socket.write(handler.answerAll(lines));
     if (Buffer.byteLength(buffered) > MAX_LINE_BYTES) {
       // No end of line in sight: answer once and hang up rather than buffer without bound.
       logger.warn({ event: 'signer.refused', code: 'BAD_REQUEST', why: 'line too long' }, 'refused a request line over the size limit; connection closed');

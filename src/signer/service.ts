@@ -31,11 +31,21 @@ export interface SignerCounts {
   refused: Partial<Record<SignerCode, number>>;
 }
 
+function idOf(line: string): string | null {
+  const parsed = parseRequest(line);
+  return parsed.ok ? (parsed.request.id ?? null) : parsed.id;
+}
+
 type Outcome = { ok: true; message: string; signature: Uint8Array; repeat: boolean } | { ok: false; code: SignerCode; why: string };
 
 export interface SignerHandler {
   /** The answer line (with its newline) for one request line (without it). */
   answer(line: string): string;
+  /**
+   * The answers to the lines a client had in flight, journalled in one commit (group commit):
+   * every signature among them is on disk before any of them is returned.
+   */
+  answerAll(lines: readonly string[]): string;
   readonly counts: SignerCounts;
 }
 
@@ -98,7 +108,6 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
     }
     if (verdict === 'already_signed_epoch') return refuse('ALREADY_SIGNED_EPOCH', `a claim for epoch ${action.epoch} was already signed for this wallet`);
     if (verdict === 'day_cap') return refuse('POLICY_DAY_CAP', `${action.amount} SOL would take this wallet over its cap per day`);
-    deps.failpoint('after_journal_commit');
     return { ok: true, message, signature: signer.sign(bytes), repeat: verdict === 'repeat' };
   }
 
@@ -128,5 +137,18 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
     counts.refused[code] = (counts.refused[code] ?? 0) + 1;
   }
 
-  return { answer, counts };
+  function answerAll(lines: readonly string[]): string {
+    let out: string;
+    try {
+      out = deps.journal.batch(() => lines.map(answer).join(''));
+    } catch (err) {
+      // The batch did not commit: none of its signatures may leave.
+      logger.error({ event: 'signer.journal_failed', err }, 'the signer journal could not commit; nothing signed');
+      return lines.map((l) => errorLine(idOf(l), 'INTERNAL', 'the signer could not record this signature; nothing was signed')).join('');
+    }
+    deps.failpoint('after_journal_commit');
+    return out;
+  }
+
+  return { answer: (line) => answerAll([line]), answerAll, counts };
 }
