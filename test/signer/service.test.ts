@@ -80,6 +80,21 @@ describe('the signer service over its socket', () => {
     expect(journal.all()).toHaveLength(1);
   });
 
+  it('journals pipelined requests in one commit, each checked against those before it', async () => {
+    const lines = [claim({ id: 'p1' }), claim({ id: 'p2', ts: nowTs() + 1 }), deposit('10', { id: 'p3' }), deposit('10', { id: 'p4', ts: nowTs() - 1 }), deposit('10', { id: 'p5', ts: nowTs() - 2 })];
+    client.socket.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    const answers = [];
+    for (let i = 0; i < lines.length; i++) answers.push(JSON.parse((await client.next())!) as Record<string, unknown>);
+    expect(answers.map((a) => [a.id, codeOf(a)])).toEqual([
+      ['p1', undefined],
+      ['p2', 'ALREADY_SIGNED_EPOCH'],
+      ['p3', undefined],
+      ['p4', undefined],
+      ['p5', 'POLICY_DAY_CAP'],
+    ]);
+    expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit', 'deposit']);
+  });
+
   describe('a hostile client is refused, and the journal does not change', () => {
     const cases: Array<[string, () => unknown, string]> = [
       ['a second claim in one epoch', () => claim({ id: 'c2', ts: nowTs() + 1 }), 'ALREADY_SIGNED_EPOCH'],
