@@ -234,6 +234,13 @@ export const LOG_EVENTS = [
   'notify.webhook_expired',
   'notify.webhook_failed',
   'notify.webhook_sent',
+  // the signer service (signer/) and the daemon's client of it (keys/backends/signer-service.ts)
+  'signer.started',
+  'signer.stopped',
+  'signer.signed',
+  'signer.refused',
+  'signer.journal_failed',
+  'signer.connection_failed',
   // the built-in simulator (sandbox/)
   'sandbox.started',
   'sandbox.stopped',

@@ -5,6 +5,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { CommandContext, GlobalOptions } from './context.js';
 import type { SendOptions } from './commands/send.js';
+import type { SignerOptions } from './commands/signer.js';
 import { describeFailure } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { writeLine, type CliIo } from './io.js';
@@ -123,6 +124,15 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .description('print the wallet address of a key file, env:NAME or credential:NAME')
     .action(async function (this: Command, source: string) {
       await run('stderr', async (ctx) => (await import('./commands/key.js')).keyCommand(ctx, source)).call(this);
+    });
+  const signer = program
+    .command('signer')
+    .description('the signer service: holds wallet keys, signs only what its own policy (signer.yaml) allows, over a unix socket')
+    .option('--check', 'validate signer.yaml, its policy and its keys, then exit (78 when invalid)')
+    .action(async function (this: Command) {
+      const opts = signer.opts<SignerOptions>();
+      const configFlag = this.optsWithGlobals<GlobalOptions>().config;
+      await run(opts.check === true ? 'stderr' : 'stdout', async (ctx) => (await import('./commands/signer.js')).signerCommand(ctx, configFlag, opts)).call(this);
     });
   program
     .command('schema')

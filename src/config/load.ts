@@ -98,26 +98,40 @@ function fileIssue(file: string, line: number, message: string): LoadResult {
 }
 
 function runPipeline(text: string, opts: TextOptions): LoadResult {
-  if (text.length > MAX_CONFIG_BYTES) return fileIssue(opts.file, 0, tooBig(text.length, CONFIG_FILE));
-  if (text.trim() === '') return fileIssue(opts.file, 0, 'the config file is empty');
+  const read = readYamlData(text, opts.file);
+  if (read.issues === undefined) return { config: undefined, errors: read.errors, warnings: [] };
+  if (read.data === undefined) return finish(read.issues);
+  return checkData(read.data, read.issues, opts);
+}
 
+/**
+ * The YAML steps of the pipeline, for any config file (autoclaim's, the signer's): size, nesting,
+ * syntax, duplicate keys, plain data only. `data` is set when none of them found an error; the
+ * IssueList places later issues (a schema's) in the same text.
+ */
+export function readYamlData(
+  text: string,
+  file: string,
+): { data: unknown; issues: IssueList } | { data: undefined; issues: IssueList } | { data: undefined; issues: undefined; errors: ConfigIssue[] } {
+  const early = (line: number, message: string) => ({ data: undefined, issues: undefined, errors: fileIssue(file, line, message).errors });
+  if (text.length > MAX_CONFIG_BYTES) return early(0, tooBig(text.length, CONFIG_FILE));
+  if (text.trim() === '') return early(0, 'the config file is empty');
   const deepAt = tooDeepAt(text);
-  if (deepAt !== undefined) return fileIssue(opts.file, deepAt, 'nested too deeply for a config file; refused');
+  if (deepAt !== undefined) return early(deepAt, 'nested too deeply for a config file; refused');
   const { doc, lines } = positioned(text);
-  const source = new ConfigSource(opts.file, { doc, lines });
+  const source = new ConfigSource(file, { doc, lines });
   const issues = new IssueList(source);
   for (const e of doc.errors) yamlIssue(e, source, issues, 'error');
   for (const w of doc.warnings) yamlIssue(w, source, issues, 'warning');
   duplicateKeys(doc, source, issues);
-  if (doc.errors.length > 0 || issues.errors.length > 0) return finish(issues);
+  if (doc.errors.length > 0 || issues.errors.length > 0) return { data: undefined, issues };
   if (doc.contents === null) {
     issues.errorAt({ line: 0, col: 0 }, [], 'the config file is empty (only comments)');
-    return finish(issues);
+    return { data: undefined, issues };
   }
   plainDataOnly(doc, text, source, issues);
-  if (issues.errors.length > 0) return finish(issues);
-  const data: unknown = doc.toJS();
-  return checkData(data, issues, opts);
+  if (issues.errors.length > 0) return { data: undefined, issues };
+  return { data: doc.toJS() as unknown, issues };
 }
 
 /** yaml's document of the text, every node with its range, and where its lines begin. */

@@ -115,7 +115,7 @@ const Api = z
 // ------------------------------------------------------------------------------------------------
 // wallets
 
-const KeySource = z
+export const KeySource = z
   .union(
     [
       z.strictObject({ file: z.string().min(1).describe('solana-keygen JSON file (64 numbers), mode 0600') }),

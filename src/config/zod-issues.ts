@@ -182,8 +182,16 @@ let hintSchema: JsonSchema | undefined;
  * a wallets_file), as errors at their places. A key already flagged as a literal secret gets no
  * second message.
  */
-export function reportSchemaProblems(issues: IssueList, zodIssues: readonly Issue[], value: unknown, base: Path, flagged: readonly Path[]): void {
-  const schema = (hintSchema ??= configJsonSchema());
+export function reportSchemaProblems(
+  issues: IssueList,
+  zodIssues: readonly Issue[],
+  value: unknown,
+  base: Path,
+  flagged: readonly Path[],
+  /** The JSON Schema the hints come from, for another file than autoclaim's config (signer.yaml). */
+  hints?: JsonSchema,
+): void {
+  const schema = hints ?? (hintSchema ??= configJsonSchema());
   for (const p of schemaProblems(zodIssues, value, (sub) => allowedKeysAt(schema, [...base, ...sub]))) {
     const full = [...base, ...p.path];
     if (!flagged.some((f) => pathStartsWith(full, f))) issues.error(full, p.message);

@@ -1,0 +1,250 @@
+// The daemon's `signer` backend (key: { signer: { socket, key } }): a client of `autoclaim signer`
+// over its unix socket (SPEC §7). It trusts the service no more than the network: at open, the
+// service's public key for `key` must be the wallet's address; every answer's message must be the
+// one the daemon builds from its own templates, and its signature must verify locally (OpenSSL,
+// verify-native.ts)
+// — else the action is refused, never sent. A refusal keeps the service's code.
+import type { KeyObject } from 'node:crypto';
+import { createConnection, type Socket } from 'node:net';
+import bs58 from 'bs58';
+import { KeyError } from '../../errors.js';
+import { messageFor, type MessageTemplates } from '../message.js';
+import { SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
+import { publicKeyOf, verifyWith } from '../verify-native.js';
+import { requestLine } from '../../signer/protocol.js';
+
+export interface SignerServiceOptions {
+  socket: string;
+  /** The key's name in the service's signer.yaml. */
+  key: string;
+  /** The wallet's configured address. */
+  address: string;
+  /** The daemon's own templates (api.endpoints.<op>.message). */
+  templates: MessageTemplates;
+  /** How long opening (connect + public_keys) may take; default 5 s. */
+  openTimeoutMs?: number;
+}
+
+/** An answer longer than this is not one of the service's. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+interface Pending {
+  resolve: (answer: Record<string, unknown>) => void;
+  reject: (err: Error) => void;
+}
+
+/** One connection to the service, answers matched to requests by id. */
+class Connection {
+  readonly #socket: Socket;
+  readonly #pending = new Map<string, Pending>();
+  #buffered = '';
+  #closed: Error | undefined;
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => this.#data(chunk));
+    socket.on('error', (err) => this.#fail(new SignerRefused('SIGNER_UNREACHABLE', `the signer connection failed (${(err as { code?: string }).code ?? err.message})`, { cause: err })));
+    socket.on('close', () => this.#fail(new SignerRefused('SIGNER_UNREACHABLE', 'the signer closed the connection')));
+  }
+
+  static open(path: string, signal: AbortSignal): Promise<Connection> {
+    return new Promise((resolve, reject) => {
+      const socket = createConnection(path);
+      const onAbort = () => {
+        socket.destroy();
+        reject(new SignerRefused('SIGNER_TIMEOUT', `the signer at ${path} did not accept a connection in time`));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      socket.once('connect', () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(new Connection(socket));
+      });
+      socket.once('error', (err) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(new SignerRefused('SIGNER_UNREACHABLE', `the signer at ${path} cannot be reached (${(err as { code?: string }).code ?? err.message})`, { cause: err }));
+      });
+    });
+  }
+
+  get usable(): boolean {
+    return this.#closed === undefined && !this.#socket.destroyed;
+  }
+
+  request(id: string, line: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        // A late answer is dropped: the signature it may carry is never sent (the service has
+        // journalled it, so it counts against the caps there: the safe side).
+        this.#pending.delete(id);
+        reject(new SignerRefused('SIGNER_TIMEOUT', 'the signer did not answer before the deadline; nothing was sent'));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#pending.set(id, {
+        resolve: (a) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(a);
+        },
+        reject: (e) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      });
+      this.#socket.write(line);
+    });
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
+
+  #data(chunk: string): void {
+    this.#buffered += chunk;
+    let nl = this.#buffered.indexOf('\n');
+    while (nl >= 0) {
+      const line = this.#buffered.slice(0, nl);
+      this.#buffered = this.#buffered.slice(nl + 1);
+      this.#answer(line);
+      nl = this.#buffered.indexOf('\n');
+    }
+    if (this.#buffered.length > MAX_ANSWER_BYTES) {
+      this.#fail(new SignerRefused('SIGNER_BAD_ANSWER', 'the signer sent a line over the size limit'));
+      this.#socket.destroy();
+    }
+  }
+
+  #answer(line: string): void {
+    let answer: unknown;
+    try {
+      answer = JSON.parse(line);
+    } catch {
+      answer = undefined;
+    }
+    const id = (answer as { id?: unknown } | undefined)?.id;
+    const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
+    if (pending === undefined || answer === null || typeof answer !== 'object') {
+      // Not an answer to anything asked: the stream cannot be trusted to pair answers any more.
+      this.#fail(new SignerRefused('SIGNER_BAD_ANSWER', 'the signer sent an answer to no pending request'));
+      this.#socket.destroy();
+      return;
+    }
+    this.#pending.delete(id as string);
+    pending.resolve(answer as Record<string, unknown>);
+  }
+
+  #fail(err: Error): void {
+    this.#closed ??= err;
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}
+
+let nextId = 0;
+
+export class SignerServiceBackend implements WalletSigner {
+  readonly backend = 'signer' as const;
+  readonly address: string;
+  readonly #opts: SignerServiceOptions;
+  readonly #publicKey: KeyObject;
+  #connection: Connection | undefined;
+  #opening: Promise<Connection> | undefined;
+
+  private constructor(opts: SignerServiceOptions, publicKey: KeyObject) {
+    this.#opts = opts;
+    this.#publicKey = publicKey;
+    this.address = opts.address;
+  }
+
+  /** Connects and checks that the service's key `key` is the wallet's address (KeyError if not). */
+  static async open(opts: SignerServiceOptions): Promise<SignerServiceBackend> {
+    const publicKey = publicKeyOf(opts.address);
+    if (publicKey === undefined) throw new KeyError('KEY_INVALID', `wallet address ${opts.address} is not an Ed25519 public key`);
+    const backend = new SignerServiceBackend(opts, publicKey);
+    const signal = AbortSignal.timeout(opts.openTimeoutMs ?? 5_000);
+    let answer: Record<string, unknown>;
+    try {
+      const id = `pk-${process.pid}-${nextId++}`;
+      answer = await (await backend.#connect(signal)).request(id, `${JSON.stringify({ op: 'public_keys', id })}\n`, signal);
+    } catch (err) {
+      await backend.close();
+      throw new KeyError('KEY_MISSING', `signer ${opts.socket}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    const keys = Array.isArray(answer.keys) ? (answer.keys as Array<{ key?: unknown; address?: unknown }>) : [];
+    const entry = keys.find((k) => k.key === opts.key);
+    if (entry === undefined) {
+      await backend.close();
+      throw new KeyError('KEY_MISSING', `signer ${opts.socket} holds no key named ${opts.key}`);
+    }
+    if (entry.address !== opts.address) {
+      await backend.close();
+      throw new KeyError('KEY_MISMATCH', `signer ${opts.socket}: key ${opts.key} is the key of address ${String(entry.address)}, but the wallet is configured with address ${opts.address}`);
+    }
+    return backend;
+  }
+
+  async sign(action: SignAction, signal: AbortSignal): Promise<SignResult> {
+    if (action.wallet !== this.address) throw new SignerRefused('KEY_MISMATCH', `this signer signs for ${this.address}, not ${action.wallet}`);
+    // Built before asking: a template that cannot be rendered is refused here, with nothing asked.
+    const expected = messageFor(this.#opts.templates, action);
+    const id = `${process.pid}-${nextId++}`;
+    const line = requestLine(id, this.#opts.key, action);
+    let answer: Record<string, unknown>;
+    try {
+      answer = await (await this.#connect(signal)).request(id, line, signal);
+    } catch (err) {
+      if (!(err instanceof SignerRefused) || err.code !== 'SIGNER_UNREACHABLE' || signal.aborted) throw err;
+      // The connection broke (the service restarted): once more on a new one. Safe even if the
+      // first copy was signed: the service answers the identical request with the identical
+      // signature, journalled once.
+      answer = await (await this.#connect(signal)).request(id, line, signal);
+    }
+    const error = answer.error as { code?: unknown; message?: unknown } | undefined;
+    if (error !== undefined) {
+      const code = typeof error.code === 'string' && /^[A-Z_]{1,40}$/.test(error.code) ? error.code : 'SIGNER_BAD_ANSWER';
+      throw new SignerRefused(code, `the signer refused: ${code}${typeof error.message === 'string' ? ` (${error.message.slice(0, 200)})` : ''}`);
+    }
+    if (answer.message !== expected) {
+      throw new SignerRefused('SIGNER_WRONG_MESSAGE', 'the signer signed another message than the one this daemon builds for the action (templates differ?); not sent');
+    }
+    let signature: Uint8Array;
+    try {
+      signature = bs58.decode(typeof answer.signature === 'string' ? answer.signature : '');
+    } catch {
+      signature = new Uint8Array();
+    }
+    if (!verifyWith(this.#publicKey, new TextEncoder().encode(expected), signature)) {
+      throw new SignerRefused('SIGNER_BAD_SIGNATURE', 'the signer returned a signature that does not verify for this wallet; not sent');
+    }
+    return { message: expected, signature };
+  }
+
+  async close(): Promise<void> {
+    const opening = this.#opening;
+    this.#opening = undefined;
+    this.#connection?.close();
+    this.#connection = undefined;
+    if (opening !== undefined) (await opening.catch(() => undefined))?.close();
+  }
+
+  /**
+   * The open connection, or a new one when there is none or it broke (the service restarted).
+   * Concurrent callers share one attempt.
+   */
+  #connect(signal: AbortSignal): Promise<Connection> {
+    if (this.#connection?.usable === true) return Promise.resolve(this.#connection);
+    this.#opening ??= Connection.open(this.#opts.socket, signal).then(
+      (c) => {
+        this.#connection = c;
+        this.#opening = undefined;
+        return c;
+      },
+      (err: unknown) => {
+        this.#opening = undefined;
+        throw err;
+      },
+    );
+    return this.#opening;
+  }
+}

@@ -1,0 +1,185 @@
+// signer.yaml: the signer service's own config (SPEC §7). Its templates and policy are its own, so
+// a compromised daemon can neither choose the bytes signed nor raise a cap. Read through the same
+// YAML steps as autoclaim's config (load.ts readYamlData): every problem at file:line:col, in one pass.
+import { dirname, isAbsolute, resolve } from 'node:path';
+import bs58 from 'bs58';
+import { z } from 'zod';
+import { AmountError, parseSol, type Lamports } from '../amount.js';
+import { DEFAULT_ENDPOINTS, TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
+import { parseDuration } from '../config/durations.js';
+import { readYamlData } from '../config/load.js';
+import type { IssueList, Path } from '../config/positions.js';
+import { FILE_LIMITS } from '../config/read-bounded.js';
+import { readTextFile } from '../config/read-text.js';
+import { KeySource } from '../config/schema.js';
+import { Duration, name, SolAmount } from '../config/schema-fields.js';
+import { errorMap, reportSchemaProblems } from '../config/zod-issues.js';
+import { SIGNED_OPS, type KeySource as KeySourceConfig, type SignedOp } from '../domain.js';
+import type { ConfigIssue } from '../errors.js';
+import { KeyError } from '../errors.js';
+import { checkAddress, loadKey } from '../keys/keys.js';
+import type { MessageTemplates } from '../keys/message.js';
+import type { Signer } from '../keys/signer.js';
+import type { Redactor } from '../log/redact.js';
+
+const Policy = z.strictObject({
+  ops: z.array(z.enum(SIGNED_OPS)).min(1).describe('operations this key may sign'),
+  symbols: z.array(z.string().min(1)).optional().describe('symbols a deposit, mint, withdraw or burn may name (required with any of them)'),
+  max_sol_per_action: SolAmount.optional().describe('largest amount one signature may carry (required with an op that moves an amount)'),
+  max_sol_per_day: SolAmount.optional().describe('what this wallet’s signatures may carry in any 24 hours, by the signer’s clock (required with an op that moves an amount)'),
+});
+
+const KeyEntry = z.strictObject({
+  name: name('key').describe('the name the daemon asks for (key: { signer: { key } })'),
+  address: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, { error: 'expected a base58 public key' }),
+  key: KeySource,
+  policy: Policy,
+});
+
+const Templates = z.strictObject(Object.fromEntries(SIGNED_OPS.map((op) => [op, z.string().min(1).optional()])) as Record<SignedOp, z.ZodOptional<z.ZodString>>);
+
+export const SignerConfigSchema = z.strictObject({
+  socket: z.string().min(1).describe('unix socket path, e.g. /run/autoclaim-signer/signer.sock'),
+  state: z.strictObject({ path: z.string().min(1).describe('the signature journal (SQLite)') }),
+  max_ts_skew: Duration.default('30s').describe('how far a request’s ts may be from this machine’s clock'),
+  epochs: z.enum(['calendar', 'any']).default('calendar').describe('calendar: a claim’s epoch must be a real date within a day of this machine’s UTC date; any: only for the sandbox’s fast epochs'),
+  templates: Templates.default({}).describe('message templates per op; defaults are the daemon’s'),
+  keys: z.array(KeyEntry).min(1),
+});
+
+export interface SignerPolicy {
+  ops: ReadonlySet<SignedOp>;
+  symbols: ReadonlySet<string>;
+  maxLamportsPerAction: Lamports;
+  maxLamportsPerDay: Lamports;
+}
+
+export interface SignerKeyConfig {
+  name: string;
+  address: string;
+  key: KeySourceConfig;
+  policy: SignerPolicy;
+}
+
+export interface SignerConfig {
+  file: string;
+  socket: string;
+  statePath: string;
+  maxTsSkewMs: number;
+  epochs: 'calendar' | 'any';
+  templates: MessageTemplates;
+  keys: SignerKeyConfig[];
+}
+
+export interface SignerLoadResult {
+  config: SignerConfig | undefined;
+  errors: ConfigIssue[];
+  warnings: ConfigIssue[];
+  /** With loadKeys, for a config without errors: the signers by key name. */
+  signers?: Map<string, Signer>;
+}
+
+interface SignerLoadOptions {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** Load every key and check its address (start-up and --check). */
+  loadKeys?: { redactor: Redactor };
+}
+
+export function loadSignerConfig(file: string, opts: SignerLoadOptions): SignerLoadResult {
+  const absFile = resolve(opts.cwd, file);
+  const text = readTextFile(absFile, { what: 'signer config file', maxBytes: FILE_LIMITS.configFile, notFoundHint: 'give one with --config' });
+  if (typeof text !== 'string') return { config: undefined, errors: [{ file, line: 0, col: 0, path: '', message: text.problem }], warnings: [] };
+  const read = readYamlData(text, file);
+  if (read.issues === undefined) return { config: undefined, errors: read.errors, warnings: [] };
+  const { issues } = read;
+  if (read.data === undefined) return done(issues);
+  const parsed = SignerConfigSchema.safeParse(read.data, { error: errorMap });
+  if (!parsed.success) {
+    reportSchemaProblems(issues, parsed.error.issues, read.data, [], [], z.toJSONSchema(SignerConfigSchema, { io: 'input' }));
+    return done(issues);
+  }
+  const config = resolveSigner(parsed.data, absFile, issues);
+  if (issues.errors.length > 0 || opts.loadKeys === undefined) return done(issues, config);
+  const signers = new Map<string, Signer>();
+  config.keys.forEach((k, i) => {
+    try {
+      const signer = loadKey(k.key, { env: opts.env, baseDir: dirname(absFile), redactor: opts.loadKeys!.redactor });
+      checkAddress(signer, k.address, k.name);
+      signers.set(k.name, signer);
+    } catch (err) {
+      if (!(err instanceof KeyError)) throw err;
+      issues.error(['keys', i, 'key'], `key ${k.name}: ${err.message}`);
+    }
+  });
+  return done(issues, config, signers);
+}
+
+function done(issues: IssueList, config?: SignerConfig, signers?: Map<string, Signer>): SignerLoadResult {
+  const { errors, warnings } = issues.sorted();
+  if (errors.length > 0) return { config: undefined, errors, warnings };
+  return signers === undefined ? { config, errors, warnings } : { config, errors, warnings, signers };
+}
+
+type RawSigner = z.output<typeof SignerConfigSchema>;
+
+function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): SignerConfig {
+  const dir = dirname(absFile);
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(dir, p));
+  const maxTsSkewMs = parseDuration(raw.max_ts_skew) ?? 0;
+  if (maxTsSkewMs <= 0 || maxTsSkewMs > 10 * 60_000) issues.error(['max_ts_skew'], 'must be more than 0 and at most 10m');
+  const templates = Object.fromEntries(SIGNED_OPS.map((op) => [op, raw.templates[op] ?? DEFAULT_ENDPOINTS[op].message])) as Record<SignedOp, string>;
+  for (const op of SIGNED_OPS) checkTemplate(op, templates[op], raw.templates[op] !== undefined, issues);
+  const names = new Map<string, number>();
+  const addresses = new Map<string, number>();
+  const keys = raw.keys.map((k, i) => {
+    const at: Path = ['keys', i];
+    const firstName = names.get(k.name);
+    if (firstName !== undefined) issues.error([...at, 'name'], `key name ${k.name} is already used by keys[${firstName}]`);
+    else names.set(k.name, i);
+    // Two entries for one address would each have their own caps: together, twice the policy.
+    const firstAddress = addresses.get(k.address);
+    if (firstAddress !== undefined) issues.error([...at, 'address'], `this address is already keys[${firstAddress}]; one entry per wallet, or its caps would count twice`);
+    else addresses.set(k.address, i);
+    if (bs58.decodeUnsafe(k.address)?.length !== 32) issues.error([...at, 'address'], 'not a public key: base58 that decodes to 32 bytes');
+    const key: KeySourceConfig = 'file' in k.key ? { file: abs(k.key.file) } : 'env' in k.key ? { env: k.key.env } : { credential: k.key.credential };
+    return { name: k.name, address: k.address, key, policy: resolvePolicy(k.policy, [...at, 'policy'], issues) };
+  });
+  return { file: absFile, socket: abs(raw.socket), statePath: abs(raw.state.path), maxTsSkewMs, epochs: raw.epochs, templates, keys };
+}
+
+function checkTemplate(op: SignedOp, template: string, given: boolean, issues: IssueList): void {
+  const path: Path = ['templates', op];
+  const vars = templateVariables(template);
+  const unknown = vars.filter((v) => !(TEMPLATE_VARIABLES as readonly string[]).includes(v));
+  if (unknown.length > 0) issues.error(path, `unknown placeholder {${unknown[0]}}; known: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(' ')}`);
+  if (op === 'claim' && (vars.includes('symbol') || vars.includes('amount'))) issues.error(path, 'a claim has no symbol or amount to sign');
+  // A template that does not sign what the policy checks would let one signature stand for another action.
+  if (given && !vars.includes('wallet')) issues.error(path, 'must sign {wallet}');
+  if (given && !vars.includes('ts')) issues.error(path, 'must sign {ts}');
+  if (given && op !== 'claim' && (!vars.includes('amount') || !vars.includes('symbol'))) issues.error(path, 'must sign {symbol} and {amount}');
+}
+
+function resolvePolicy(raw: z.output<typeof Policy>, at: Path, issues: IssueList): SignerPolicy {
+  const moves = raw.ops.some((op) => op !== 'claim');
+  const lamports = (value: number | string | undefined, key: string): Lamports => {
+    if (value === undefined) {
+      // Money fields never default: a key allowed to move an amount says how much.
+      if (moves) issues.error([...at, key], 'required when ops include deposit, mint, withdraw or burn');
+      return 0n;
+    }
+    const text = typeof value === 'string' ? value : (issues.source.scalarSource([...at, key]) ?? String(value));
+    try {
+      return parseSol(text);
+    } catch (err) {
+      if (!(err instanceof AmountError)) throw err;
+      issues.error([...at, key], `${text.trim()} is not a SOL amount exact to the lamport`);
+      return 0n;
+    }
+  };
+  const perAction = lamports(raw.max_sol_per_action, 'max_sol_per_action');
+  const perDay = lamports(raw.max_sol_per_day, 'max_sol_per_day');
+  if (moves && (raw.symbols === undefined || raw.symbols.length === 0)) issues.error([...at, 'symbols'], 'required when ops include deposit, mint, withdraw or burn');
+  if (perAction > perDay) issues.warn([...at, 'max_sol_per_action'], 'is more than max_sol_per_day: the day cap is the one that binds');
+  return { ops: new Set(raw.ops), symbols: new Set(raw.symbols ?? []), maxLamportsPerAction: perAction, maxLamportsPerDay: perDay };
+}

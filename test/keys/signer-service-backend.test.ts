@@ -1,0 +1,183 @@
+// The daemon's `signer` backend against the real signer service on a unix socket, and against
+// fake services that lie (another key, another message, silence): refused, never trusted.
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import bs58 from 'bs58';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
+import { SIGNED_OPS, systemClock, type SignedOp } from '../../src/domain.js';
+import { SignerServiceBackend } from '../../src/keys/backends/signer-service.js';
+import type { MessageTemplates } from '../../src/keys/message.js';
+import { SignerRefused, type SignAction } from '../../src/keys/port.js';
+import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
+import { verifySignature } from '../../src/keys/verify.js';
+import { loadSignerConfig } from '../../src/signer/config.js';
+import { SqliteJournal } from '../../src/signer/journal.js';
+import { createSignerHandler } from '../../src/signer/service.js';
+import { listenSigner, type SignerServer } from '../../src/signer/server.js';
+import { captureLog } from '../support/log.js';
+import { signerSetup, type SignerSetup } from '../signer/support.js';
+
+const TEMPLATES = Object.fromEntries(SIGNED_OPS.map((op) => [op, DEFAULT_ENDPOINTS[op].message])) as Record<SignedOp, string>;
+const today = () => new Date().toISOString().slice(0, 10);
+const nowTs = () => Math.floor(Date.now() / 1000);
+const never = () => new AbortController().signal;
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof SignerRefused) return err.code;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('SignerServiceBackend against the signer service', () => {
+  let setup: SignerSetup;
+  let journal: SqliteJournal;
+  let server: SignerServer;
+  const backends: SignerServiceBackend[] = [];
+
+  async function startService(): Promise<void> {
+    const log = captureLog('silent');
+    const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
+    journal = SqliteJournal.open(loaded.config!.statePath);
+    const handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
+    server = await listenSigner(setup.socket, handler, log.logger);
+  }
+
+  async function stopService(): Promise<void> {
+    await server.close();
+    journal.close();
+  }
+
+  async function open(over: Partial<{ key: string; address: string; templates: MessageTemplates; socket: string }> = {}): Promise<SignerServiceBackend> {
+    const b = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: setup.wallets[0]!.address, templates: TEMPLATES, ...over });
+    backends.push(b);
+    return b;
+  }
+
+  beforeEach(async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    await startService();
+  });
+
+  afterEach(async () => {
+    for (const b of backends.splice(0)) await b.close();
+    await stopService();
+    setup.cleanup();
+  });
+
+  const claim = (): SignAction => ({ op: 'claim', wallet: setup.wallets[0]!.address, ts: nowTs(), epoch: today(), planId: '1', stepId: '1' });
+  const deposit = (amount: string): SignAction => ({ op: 'deposit', wallet: setup.wallets[0]!.address, symbol: 'SOL2X', amount, ts: nowTs(), epoch: today() });
+
+  it('signs a claim and a deposit whose messages are the daemon’s own and whose signatures verify', async () => {
+    const b = await open();
+    expect(b.backend).toBe('signer');
+    for (const action of [claim(), deposit('2.5')]) {
+      const r = await b.sign(action, never());
+      const expected = action.op === 'claim' ? `${action.wallet}|${action.ts}` : `${action.wallet}|SOL2X|2.5|${action.ts}`;
+      expect(r.message).toBe(expected);
+      expect(verifySignature(new TextEncoder().encode(expected), r.signature, action.wallet)).toBe(true);
+    }
+    expect(journal.all().map((r) => [r.op, r.plan, r.step])).toEqual([
+      ['claim', '1', '1'],
+      ['deposit', null, null],
+    ]);
+  });
+
+  it('carries the service’s refusal codes', async () => {
+    const b = await open();
+    await b.sign(claim(), never());
+    expect(await refusal(b.sign({ ...claim(), ts: nowTs() + 1 }, never()))).toBe('ALREADY_SIGNED_EPOCH');
+    await b.sign(deposit('10'), never());
+    await b.sign({ ...deposit('10'), ts: nowTs() - 1 }, never());
+    expect(await refusal(b.sign({ ...deposit('6'), ts: nowTs() - 2 }, never()))).toBe('POLICY_DAY_CAP');
+    expect(await refusal(b.sign({ ...deposit('1'), symbol: 'SOL5X' }, never()))).toBe('POLICY_SYMBOL');
+  });
+
+  it('refuses at open a key the service does not hold, or one of another address', async () => {
+    await expect(open({ key: 'nobody' })).rejects.toMatchObject({ code: 'KEY_MISSING' });
+    await expect(open({ key: 'ops' })).rejects.toMatchObject({ code: 'KEY_MISMATCH' });
+    await expect(open({ socket: join(setup.dir, 'none.sock') })).rejects.toMatchObject({ code: 'KEY_MISSING' });
+  });
+
+  it('refuses, unsent, an answer whose message differs from what the daemon builds', async () => {
+    const b = await open({ templates: { ...TEMPLATES, claim: '{wallet}|{ts}|{epoch}' } });
+    expect(await refusal(b.sign(claim(), never()))).toBe('SIGNER_WRONG_MESSAGE');
+  });
+
+  it('reconnects when the service restarts', async () => {
+    const b = await open();
+    await b.sign(deposit('1'), never());
+    await stopService();
+    await startService();
+    const r = await b.sign({ ...deposit('1'), ts: nowTs() + 1 }, never());
+    expect(r.signature).toHaveLength(64);
+  });
+});
+
+describe('SignerServiceBackend against a lying or silent service', () => {
+  let setup: SignerSetup;
+  let fake: Server;
+
+  afterEach(async () => {
+    await new Promise<void>((r) => fake.close(() => r()));
+    setup.cleanup();
+  });
+
+  /** A service that answers public_keys truthfully and every sign request with `reply`. */
+  async function fakeService(address: string, reply: (req: Record<string, unknown>) => string | undefined): Promise<void> {
+    fake = createServer((s) => {
+      s.setEncoding('utf8');
+      let buf = '';
+      s.on('data', (chunk: string) => {
+        buf += chunk;
+        let nl = buf.indexOf('\n');
+        while (nl >= 0) {
+          const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+          buf = buf.slice(nl + 1);
+          if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: [{ key: 'treasury', address }] })}\n`);
+          else {
+            const out = reply(req);
+            if (out !== undefined) s.write(`${out}\n`);
+          }
+          nl = buf.indexOf('\n');
+        }
+      });
+      s.on('error', () => {});
+    });
+    await new Promise<void>((r) => fake.listen(setup.socket, () => r()));
+  }
+
+  it('refuses a signature made with another key, and one over other bytes', async () => {
+    setup = signerSetup();
+    const wallet = setup.wallets[0]!;
+    const other = signerFromSeed(generateKeypair().secretKey64.subarray(0, 32));
+    const own = signerFromSeed(wallet.secretKey64.subarray(0, 32));
+    let mode: 'other-key' | 'other-bytes' = 'other-key';
+    await fakeService(wallet.address, (req) => {
+      const message = `${String(req.wallet)}|${String(req.ts)}`;
+      const sig = mode === 'other-key' ? other.sign(new TextEncoder().encode(message)) : own.sign(new TextEncoder().encode(`${message}0`));
+      return JSON.stringify({ id: req.id, message, signature: bs58.encode(sig) });
+    });
+    const b = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: wallet.address, templates: TEMPLATES });
+    const action: SignAction = { op: 'claim', wallet: wallet.address, ts: nowTs(), epoch: today() };
+    expect(await refusal(b.sign(action, never()))).toBe('SIGNER_BAD_SIGNATURE');
+    mode = 'other-bytes';
+    expect(await refusal(b.sign(action, never()))).toBe('SIGNER_BAD_SIGNATURE');
+    await b.close();
+  });
+
+  it('gives up at the deadline when the service does not answer', async () => {
+    setup = signerSetup();
+    const wallet = setup.wallets[0]!;
+    await fakeService(wallet.address, () => undefined);
+    const b = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: wallet.address, templates: TEMPLATES });
+    const signal = AbortSignal.timeout(200);
+    expect(await refusal(b.sign({ op: 'claim', wallet: wallet.address, ts: nowTs(), epoch: today() }, signal))).toBe('SIGNER_TIMEOUT');
+    expect(signal.aborted).toBe(true);
+    await b.close();
+  });
+});

@@ -1,0 +1,48 @@
+// `autoclaim signer --check` and the signer's config errors: file:line:col and exit 78.
+import { writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../e2e/helpers.js';
+import { signerSetup, signerYaml, type SignerSetup } from './support.js';
+
+describe('autoclaim signer --check', () => {
+  let setup: SignerSetup;
+  afterEach(() => setup.cleanup());
+
+  it('validates a policy and its keys, and prints what each key may sign', async () => {
+    setup = signerSetup();
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`treasury  ${setup.wallets[0]!.address}`);
+    expect(r.stdout).toContain('ops claim, deposit; symbols SOL2X; at most 10 SOL an action, 25 SOL a day; one claim per epoch');
+    expect(r.stdout).toMatch(/valid \(1 key\(s\)/);
+  });
+
+  it('refuses a broken policy with every problem at file:line:col, exit 78', async () => {
+    setup = signerSetup();
+    const text = signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { perAction: '0.0000000001', symbols: '[]' }, extra: 'max_ts_skew: 1 hour\n' }).replace('ops: [claim, deposit]', 'ops: [claim, deposit]\n      max_sol_per_dya: 3');
+    writeFileSync(setup.configFile, text);
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:4:1 max_ts_skew: expected a duration/);
+    expect(r.stderr).toMatch(/signer\.yaml:11:7 keys\[0\]\.policy\.max_sol_per_dya: unknown key "max_sol_per_dya" \(did you mean "max_sol_per_day"\?\)/);
+  });
+
+  it('refuses caps finer than a lamport, a missing symbol list and a key that is not the address, at their places', async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'], policy: { perAction: '0.0000000001', symbols: '[]' } });
+    // The second entry's key file is the first's.
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { perAction: '0.0000000001', symbols: '[]' } }).replace('./keys/ops.json', './keys/treasury.json'));
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:7 keys\[0\]\.policy\.max_sol_per_action: 0\.0000000001 is not a SOL amount exact to the lamport/);
+    expect(r.stderr).toMatch(/keys\[0\]\.policy\.symbols: required when ops include/);
+  });
+
+  it('names a key whose address is not the configured one', async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets }).replace('./keys/ops.json', './keys/treasury.json'));
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:5 keys\[1\]\.key: key ops: .* is the key of address .* but wallet ops is configured with address/);
+  });
+});

@@ -1,0 +1,88 @@
+// kill -9 of the signer between its journal commit and its answer (AUTOCLAIM_SIGNER_FAILPOINT):
+// the signature was never sent, but it counts. A restarted signer never signs a second claim for
+// the epoch nor lets the day cap be spent twice; the identical request only gets the same signature.
+import { execFileSync } from 'node:child_process';
+import bs58 from 'bs58';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { verifySignature } from '../../src/keys/verify.js';
+import { SqliteJournal } from '../../src/signer/journal.js';
+import { REPO, spawnCli, type Child } from '../e2e/helpers.js';
+import { codeOf, RawClient, signerSetup, type SignerSetup } from './support.js';
+
+const today = () => new Date().toISOString().slice(0, 10);
+const nowTs = () => Math.floor(Date.now() / 1000);
+
+function journalRows(path: string): Array<Record<string, unknown>> {
+  const j = SqliteJournal.open(path);
+  try {
+    return j.all();
+  } finally {
+    j.close();
+  }
+}
+
+describe('kill -9 of the signer between journal commit and answer', () => {
+  let setup: SignerSetup;
+  const children: Child[] = [];
+
+  beforeAll(() => {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO, stdio: 'ignore' });
+  }, 120_000);
+
+  afterEach(async () => {
+    for (const c of children.splice(0)) {
+      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGTERM');
+      await c.exited;
+    }
+    setup.cleanup();
+  });
+
+  async function start(env: NodeJS.ProcessEnv = {}): Promise<Child> {
+    const child = spawnCli(['signer', '--config', setup.configFile], { cwd: setup.dir, env });
+    children.push(child);
+    await child.waitFor((e) => e.event === 'signer.started');
+    return child;
+  }
+
+  it('never yields a second claim signature for the epoch, and the identical request gets only the same one', async () => {
+    setup = signerSetup();
+    const w = setup.wallets[0]!;
+    const first = { id: 'c1', key: 'treasury', op: 'claim', wallet: w.address, ts: nowTs(), epoch: today() };
+    const doomed = await start({ AUTOCLAIM_SIGNER_FAILPOINT: 'after_journal_commit' });
+    const c1 = await RawClient.connect(setup.socket);
+    c1.socket.write(`${JSON.stringify(first)}\n`);
+    expect(await c1.next()).toBeUndefined(); // no answer: the process died
+    expect(await doomed.exited).toMatchObject({ signal: 'SIGKILL' });
+    expect(journalRows(setup.journal)).toHaveLength(1);
+
+    await start();
+    const c2 = await RawClient.connect(setup.socket);
+    // A retry as a new request (a new ts) is a second claim: refused.
+    expect(codeOf(await c2.ask({ ...first, id: 'c2', ts: first.ts + 1 }))).toBe('ALREADY_SIGNED_EPOCH');
+    // The identical request: the same message, hence the same (deterministic) signature.
+    const again = await c2.ask(first);
+    expect(codeOf(again)).toBeUndefined();
+    expect(again.message).toBe(`${w.address}|${first.ts}`);
+    expect(verifySignature(new TextEncoder().encode(again.message as string), bs58.decode(again.signature as string), w.address)).toBe(true);
+    c2.close();
+    expect(journalRows(setup.journal)).toHaveLength(1);
+  }, 60_000);
+
+  it('counts an unanswered deposit against the day cap', async () => {
+    setup = signerSetup({ policy: { perAction: '20', perDay: '25' } });
+    const w = setup.wallets[0]!;
+    const deposit = (id: string, amount: string, ts: number) => ({ id, key: 'treasury', op: 'deposit', wallet: w.address, symbol: 'SOL2X', amount, ts });
+    const doomed = await start({ AUTOCLAIM_SIGNER_FAILPOINT: 'after_journal_commit' });
+    const c1 = await RawClient.connect(setup.socket);
+    c1.socket.write(`${JSON.stringify(deposit('d1', '20', nowTs()))}\n`);
+    expect(await c1.next()).toBeUndefined();
+    expect(await doomed.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    await start();
+    const c2 = await RawClient.connect(setup.socket);
+    expect(codeOf(await c2.ask(deposit('d2', '10', nowTs() + 1)))).toBe('POLICY_DAY_CAP');
+    expect(codeOf(await c2.ask(deposit('d3', '5', nowTs() + 2)))).toBeUndefined();
+    c2.close();
+    expect(journalRows(setup.journal).map((r) => r.amount_lamports)).toEqual([20_000_000_000n, 5_000_000_000n]);
+  }, 60_000);
+});

@@ -1,0 +1,153 @@
+// The signer service in this process, spoken to over its real unix socket by a client that writes
+// the protocol itself — as the daemon would, and as a compromised daemon would (SPEC §7).
+import { statSync } from 'node:fs';
+import bs58 from 'bs58';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/domain.js';
+import { verifySignature } from '../../src/keys/verify.js';
+import { loadSignerConfig } from '../../src/signer/config.js';
+import { SqliteJournal } from '../../src/signer/journal.js';
+import { createSignerHandler, type SignerHandler } from '../../src/signer/service.js';
+import { listenSigner, type SignerServer } from '../../src/signer/server.js';
+import { captureLog, type CapturedLog } from '../support/log.js';
+import { codeOf, RawClient, signerSetup, type SignerSetup } from './support.js';
+
+const today = () => new Date().toISOString().slice(0, 10);
+const nowTs = () => Math.floor(Date.now() / 1000);
+
+describe('the signer service over its socket', () => {
+  let setup: SignerSetup;
+  let journal: SqliteJournal;
+  let server: SignerServer;
+  let handler: SignerHandler;
+  let client: RawClient;
+  let log: CapturedLog;
+
+  beforeEach(async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    log = captureLog('debug');
+    const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
+    expect(loaded.errors).toEqual([]);
+    journal = SqliteJournal.open(loaded.config!.statePath);
+    handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
+    server = await listenSigner(setup.socket, handler, log.logger);
+    client = await RawClient.connect(setup.socket);
+  });
+
+  afterEach(async () => {
+    client.close();
+    await server.close();
+    journal.close();
+    setup.cleanup();
+  });
+
+  const treasury = () => setup.wallets[0]!;
+  const claim = (over: Record<string, unknown> = {}) => ({ id: 'c1', key: 'treasury', op: 'claim', wallet: treasury().address, ts: nowTs(), epoch: today(), ...over });
+  const deposit = (amount: string, over: Record<string, unknown> = {}) => ({ id: `d-${amount}`, key: 'treasury', op: 'deposit', wallet: treasury().address, symbol: 'SOL2X', amount, ts: nowTs(), epoch: today(), ...over });
+
+  it('creates its socket with mode 0660', () => {
+    expect(statSync(setup.socket).mode & 0o777).toBe(0o660);
+  });
+
+  it('lists its keys for public_keys', async () => {
+    const a = await client.ask({ op: 'public_keys' });
+    expect(a).toEqual({ id: null, keys: setup.wallets.map((w) => ({ key: w.name, address: w.address })) });
+    expect(await client.ask({ op: 'public_keys', id: 'k' })).toMatchObject({ id: 'k' });
+  });
+
+  it('signs a claim and a deposit: the message is its own template, the signature verifies, each is journalled', async () => {
+    const ts = nowTs();
+    const c = await client.ask(claim({ ts }));
+    expect(c).toMatchObject({ id: 'c1', message: `${treasury().address}|${ts}` });
+    expect(verifySignature(new TextEncoder().encode(c.message as string), bs58.decode(c.signature as string), treasury().address)).toBe(true);
+    const d = await client.ask(deposit('0.5', { ts, plan: '7', step: '2' }));
+    expect(d).toMatchObject({ id: 'd-0.5', message: `${treasury().address}|SOL2X|0.5|${ts}` });
+    expect(verifySignature(new TextEncoder().encode(d.message as string), bs58.decode(d.signature as string), treasury().address)).toBe(true);
+    const rows = journal.all();
+    expect(rows.map((r) => [r.op, r.amount_lamports, r.epoch, r.plan, r.step])).toEqual([
+      ['claim', null, today(), null, null],
+      ['deposit', 500_000_000n, today(), '7', '2'],
+    ]);
+    expect(rows[1]!.message_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(handler.counts.signed).toBe(2);
+  });
+
+  it('answers the identical request again with the identical signature, journalled once', async () => {
+    const req = deposit('1');
+    const a = await client.ask(req);
+    const b = await client.ask(req);
+    expect(b.signature).toBe(a.signature);
+    expect(journal.all()).toHaveLength(1);
+  });
+
+  it('journals pipelined requests in one commit, each checked against those before it', async () => {
+    const lines = [claim({ id: 'p1' }), claim({ id: 'p2', ts: nowTs() + 1 }), deposit('10', { id: 'p3' }), deposit('10', { id: 'p4', ts: nowTs() - 1 }), deposit('10', { id: 'p5', ts: nowTs() - 2 })];
+    client.socket.write(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    const answers = [];
+    for (let i = 0; i < lines.length; i++) answers.push(JSON.parse((await client.next())!) as Record<string, unknown>);
+    expect(answers.map((a) => [a.id, codeOf(a)])).toEqual([
+      ['p1', undefined],
+      ['p2', 'ALREADY_SIGNED_EPOCH'],
+      ['p3', undefined],
+      ['p4', undefined],
+      ['p5', 'POLICY_DAY_CAP'],
+    ]);
+    expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit', 'deposit']);
+  });
+
+  describe('a hostile client is refused, and the journal does not change', () => {
+    const cases: Array<[string, () => unknown, string]> = [
+      ['a second claim in one epoch', () => claim({ id: 'c2', ts: nowTs() + 1 }), 'ALREADY_SIGNED_EPOCH'],
+      ['a deposit over the day cap', () => deposit('6', { ts: nowTs() + 2 }), 'POLICY_DAY_CAP'],
+      ['a deposit over the cap per action', () => deposit('10.000000001'), 'POLICY_ACTION_CAP'],
+      ['a symbol not allowed', () => deposit('1', { symbol: 'SOL5X' }), 'POLICY_SYMBOL'],
+      ['an op not allowed', () => deposit('1', { op: 'mint' }), 'POLICY_OP'],
+      ['a timestamp an hour behind', () => deposit('1', { ts: nowTs() - 3600 }), 'TS_SKEW'],
+      ['a timestamp an hour ahead', () => claim({ epoch: today(), ts: nowTs() + 3600 }), 'TS_SKEW'],
+      ['an unknown key', () => deposit('1', { key: 'nobody' }), 'UNKNOWN_KEY'],
+      ['another key’s wallet', () => deposit('1', { key: 'ops' }), 'UNKNOWN_KEY'],
+      ['an epoch days away', () => claim({ epoch: '2001-01-01' }), 'EPOCH_INVALID'],
+      ['bare bytes as a message', () => ({ id: 'b1', key: 'treasury', message: 'anything|at|all' }), 'BAD_REQUEST'],
+      ['bare bytes beside an action', () => ({ ...deposit('1'), bytes: [1, 2, 3] }), 'BAD_REQUEST'],
+      ['plain text', () => 'sign this please', 'BAD_REQUEST'],
+      ['a JSON array', () => '[1,2,3]', 'BAD_REQUEST'],
+      ['an amount that is not canonical', () => deposit('0.50'), 'BAD_REQUEST'],
+      ['an amount as a number', () => deposit('1', { amount: 1 }), 'BAD_REQUEST'],
+      ['a claim with an amount', () => claim({ amount: '1' }), 'BAD_REQUEST'],
+      ['a claim without an epoch', () => claim({ epoch: undefined }), 'BAD_REQUEST'],
+      ['a float ts', () => claim({ ts: nowTs() + 0.5 }), 'BAD_REQUEST'],
+      ['no id', () => claim({ id: undefined }), 'BAD_REQUEST'],
+    ];
+    it.each(cases)('%s', async (_what, request, code) => {
+      // What the policy allows already happened: one claim this epoch, 20 of the 25 SOL a day.
+      expect(codeOf(await client.ask(claim()))).toBeUndefined();
+      expect(codeOf(await client.ask(deposit('10', { ts: nowTs() - 1 })))).toBeUndefined();
+      expect(codeOf(await client.ask(deposit('10', { ts: nowTs() - 2 })))).toBeUndefined();
+      const before = journal.all();
+      const answer = await client.ask(request());
+      expect(codeOf(answer), JSON.stringify(answer)).toBe(code);
+      expect(answer.signature).toBeUndefined();
+      expect(journal.all()).toEqual(before);
+      expect(log.events('signer.refused').at(-1)).toMatchObject({ code });
+      // The connection stays usable after a refusal.
+      expect(await client.ask({ op: 'public_keys' })).toHaveProperty('keys');
+    });
+
+    it('hangs up on a line over the size limit, refusing it', async () => {
+      client.socket.write('x'.repeat(10_000));
+      const line = await client.next();
+      expect(JSON.parse(line!)).toMatchObject({ error: { code: 'BAD_REQUEST' } });
+      expect(await client.next()).toBeUndefined();
+      expect(journal.all()).toEqual([]);
+    });
+  });
+
+  it('never logs key material', async () => {
+    await client.ask(claim());
+    const text = log.text();
+    for (const w of setup.wallets) {
+      expect(text).not.toContain(bs58.encode(w.secretKey64));
+      expect(text).not.toContain(JSON.stringify([...w.secretKey64.subarray(0, 32)]).slice(1, -1));
+    }
+  });
+});
