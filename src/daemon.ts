@@ -12,7 +12,7 @@ import { ClockSkewWatch } from './executor/clock-skew.js';
 import { ClaimDoubtWatch, type DoubtEpisode } from './executor/claim-doubt.js';
 import type { Failpoint } from './executor/failpoints.js';
 import type { Signer } from './executor/ports.js';
-import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './executor/wallet-cycle.js';
+import { EpochHoldNotice, runWalletCycle, type CycleDeps, type WalletCycleResult } from './executor/wallet-cycle.js';
 import { epochsExempt } from './executor/epoch-check.js';
 import { carryRuleIds } from './rules/rule-ids.js';
 import { ConfigError } from './errors.js';
@@ -119,9 +119,10 @@ export class Daemon {
       decisionClock: this.decisionClock,
       clockSkew: this.clockSkew,
       claimDoubt: this.claimDoubt,
+      epochHolds: new EpochHoldNotice(),
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
-      epochsExempt: () => epochsExempt(this.config, opts.env),
+      epochsExempt: () => epochsExempt(runtime.sandbox === undefined ? this.config : { ...this.config, api: { baseUrl: 'sandbox' } }, opts.env),
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight() });

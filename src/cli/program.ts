@@ -64,7 +64,18 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .command('status')
     .description('per wallet: last poll, epoch, pending, last actions')
     .option('--json', 'machine-readable output')
-    .action(run('stderr', async (ctx) => (await import('./commands/status.js')).statusCommand(ctx, program.commands.find((c) => c.name() === 'status')!.opts())));
+    .option('--service', "the installed systemd service's state: its unit's config, state directory and credentials (run with sudo)")
+    .option('--root <dir>', 'with --service: the unit installed under this root (as `service install --root`)')
+    .action(
+      run('stderr', async (ctx) => {
+        const opts = program.commands.find((c) => c.name() === 'status')!.opts<{ json?: boolean; service?: boolean; root?: string }>();
+        if (opts.root !== undefined && opts.service !== true) throw new UsageError('--root goes with --service');
+        const { statusCommand } = await import('./commands/status.js');
+        if (opts.service !== true) return statusCommand(ctx, opts);
+        const { serviceContext } = await import('./commands/service.js');
+        return statusCommand(serviceContext(ctx, { root: opts.root, configGiven: program.commands.find((c) => c.name() === 'status')!.optsWithGlobals<GlobalOptions>().config !== undefined }), opts);
+      }),
+    );
   const actions = program
     .command('actions')
     .description('the recorded plans and steps')
@@ -133,6 +144,17 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       const opts = signer.opts<SignerOptions>();
       const configFlag = this.optsWithGlobals<GlobalOptions>().config;
       await run(opts.check === true ? 'stderr' : 'stdout', async (ctx) => (await import('./commands/signer.js')).signerCommand(ctx, configFlag, opts)).call(this);
+    });
+  const service = program.command('service').description('the systemd service: `service install` writes its unit, directories and a config skeleton');
+  service
+    .command('install')
+    .description('write /etc/systemd/system/autoclaim.service (running this package), /etc/autoclaim/ and a config skeleton (an existing config is kept); safe to run again')
+    .option('--user <name>', 'run as this fixed account instead of a DynamicUser=yes one')
+    .option('--root <dir>', 'write under this directory instead of / (as systemctl --root)')
+    .action(async function (this: Command) {
+      const opts = this.opts<{ user?: string; root?: string }>();
+      const { serviceInstallCommand } = await import('./commands/service.js');
+      exitCode = serviceInstallCommand(io, opts);
     });
   program
     .command('schema')

@@ -71,7 +71,10 @@ export class OutcomeRecorder {
     const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
     await store.markAcknowledged(sent(step), { ...record, claimedLamports: claimed }, clock.now());
     this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
-    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), request_id }, `${step.kind} acknowledged`);
+    // A claim's amount_sol is what it counts as, min(claimed, seen); the server's own figure is
+    // beside it (server_claimed_sol, absent when the answer had none), so a reader sees both.
+    const said = step.kind === 'claim' && result.body.claimedLamports != null ? { server_claimed_sol: formatSol(result.body.claimedLamports), seen_sol: formatSol(amount) } : {};
+    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), ...said, request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
   }
 

@@ -16,6 +16,8 @@ import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } fr
 import type { ApiPort } from './ports.js';
 import type { Store } from '../store/port.js';
 import type { ClaimDoubtWatch } from './claim-doubt.js';
+import type { EpochHoldNotice } from './epoch-hold.js';
+export { EpochHoldNotice } from './epoch-hold.js';
 import { recoverInFlight } from './recovery.js';
 import { EpochError, judgeEpoch } from './epoch-check.js';
 
@@ -45,6 +47,8 @@ export interface CycleDeps {
   clockSkew?: ClockSkewWatch;
   /** Since when each wallet's claims are held as "claim in doubt" (warn and alert past a bound); kept across cycles. */
   claimDoubt?: ClaimDoubtWatch;
+  /** Which once_per_epoch holds were said at info (the first of each epoch); kept across cycles; all debug when absent. */
+  epochHolds?: EpochHoldNotice;
   logger: Logger;
   failpoint: Failpoint;
   dry: boolean;
@@ -158,7 +162,8 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   const doubtOverdue = doubtSince !== undefined && clock.now() - doubtSince > (config.alerts?.unknownStepAfterMs ?? DEFAULT_DOUBT_AFTER_MS);
   for (const d of decisions) {
     // Built only when it is written: a skipped rule is a debug line on every poll of every wallet.
-    const level = d.reason === 'claim_in_doubt' && doubtOverdue ? 'warn' : decisionLevel(d);
+    const firstHold = deps.epochHolds?.observe(wallet.address, summary.epoch, d) ?? false;
+    const level = d.reason === 'claim_in_doubt' && doubtOverdue ? 'warn' : firstHold ? 'info' : decisionLevel(d);
     if (enabled(level)) logDecision(log(), level, summary, d);
   }
 
@@ -214,7 +219,8 @@ function checkClockSkew(deps: CycleDeps): void {
 
 /**
  * A rule whose condition does not hold is the normal case on every poll: debug, so a fleet of
- * wallets does not drown the log. A firing rule, and limits that held one back, are news.
+ * wallets does not drown the log. A firing rule, and limits that held one back, are news; so is
+ * the first once_per_epoch hold of an epoch this process sees (epoch-hold.ts).
  */
 function decisionLevel(d: Decision): 'info' | 'debug' {
   return !d.fired && (d.reason === 'condition' || d.reason === 'once_per_epoch') ? 'debug' : 'info';

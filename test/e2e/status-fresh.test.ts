@@ -47,9 +47,17 @@ describe('status on a fresh state', () => {
     expect(r.stdout).toContain('no polls yet: the daemon has not polled any of these wallets');
   });
 
-  it('actions still says there is no state file (exit 1): there is nothing to list or resolve', async () => {
+  it('actions agrees with status (issue 27): no state file is an empty journal, exit 0; resolve has nothing to resolve, exit 1', async () => {
     const r = await runCli(['actions', '--config', config], { cwd: dir });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/no state file/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`no actions yet: no state file at ${join(dir, 'state', 'autoclaim.db')}`);
+    const json = await runCli(['actions', '--json', '--config', config], { cwd: dir });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ plans: [] });
+    const resolve = await runCli(['actions', 'resolve', '1', '--applied', '--config', config], { cwd: dir });
+    expect(resolve.code).toBe(1);
+    expect(resolve.stderr).toMatch(/no state file/);
+    // Neither created one.
+    expect((await runCli(['actions', '--config', config], { cwd: dir })).stdout).toContain('no state file');
   });
 });

@@ -117,6 +117,8 @@ describe('item 2: claimed_sol is bounded by the pending seen right before the cl
       { kind: 'claim', state: 'anomaly', wallet: 'w', plan: plan?.id, step: plan?.steps[0]?.id, amountLamports: 50n * SOL },
     ]);
     expect(rig.steps.find((e) => e.kind === 'claim' && e.state === 'acknowledged')?.amountLamports).toBe(SOL / 2n);
+    // The acknowledgement's line shows what was counted and, beside it, what the server said (issue 27).
+    expect(rig.events('action.acknowledged').find((e) => e['kind'] === 'claim')).toMatchObject({ amount_sol: '0.5', server_claimed_sol: '50', seen_sol: '0.5' });
   });
 
   it('a claimed_sol at or under what was seen is taken as said (a partial claim sizes the deposit)', async () => {

@@ -6,7 +6,7 @@ import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 import { table } from '../table.js';
-import { openStateForCli } from './state-access.js';
+import { openStateForCli, openStateIfAny } from './state-access.js';
 
 const STATES: StepState[] = ['planned', 'sending', 'acknowledged', 'rejected', 'failed', 'unknown', 'skipped'];
 
@@ -16,7 +16,17 @@ export async function actionsCommand(ctx: CommandContext, opts: { json?: boolean
   }
   const limit = opts.limit === undefined ? 50 : Number(opts.limit);
   if (!Number.isInteger(limit) || limit <= 0) throw new UsageError('--limit must be a positive integer');
-  const { store } = await openStateForCli(ctx, { write: false });
+  // No state yet is an empty journal, as `status` calls it "no polls yet" (exit 0, SPEC §3): a
+  // script listing actions on a fresh install is not failing. `actions resolve` still exits 1:
+  // there is no step to resolve.
+  const { config, store } = await openStateIfAny(ctx, { write: false });
+  if (store === undefined) {
+    const where = config.state.url === undefined ? `no state file at ${config.state.path}` : 'no autoclaim state in the database at state.url';
+    const note = `no actions yet: ${where} (the daemon has not run with this config)`;
+    if (opts.json === true) writeLine(ctx.io.stdout, toJson({ plans: [], note }));
+    else writeLine(ctx.io.stdout, note);
+    return EXIT.OK;
+  }
   try {
     const plans = await store.listPlans({ state: opts.state as StepState | undefined, limit });
     if (opts.json === true) {
