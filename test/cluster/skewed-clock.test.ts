@@ -16,10 +16,10 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child } from '../e2e/helpers.js';
 import { closedPort } from '../support/net.js';
 import { createDatabase } from '../support/postgres.js';
-import { prng } from '../support/prng.js';
+import { prng, seedFrom } from '../support/prng.js';
 import { until } from './journal.js';
 
-const SEED = Number(process.env.SKEW_SEED ?? Math.floor(Date.now() % 2 ** 31));
+const SEED = seedFrom('SKEW_SEED');
 const SOL = 1_000_000_000n;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const procState = (pid: number | undefined): string => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? '?';

@@ -26,11 +26,11 @@ import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { apiConfig } from '../api/helpers.js';
 import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
-import { prng } from '../support/prng.js';
+import { prng, seedFrom } from '../support/prng.js';
 import { recordedSteps, sendingSteps, until } from './journal.js';
 import { checkLedger } from './ledger-check.js';
 
-const SEED = Number(process.env.STUCK_SEED ?? Math.floor(Date.now() % 2 ** 31));
+const SEED = seedFrom('STUCK_SEED');
 const SOL = 1_000_000_000n;
 
 const children: Child[] = [];
