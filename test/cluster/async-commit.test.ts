@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child, type TestWallet } from '../e2e/helpers.js';
+import { CANARY_API_KEY, configYaml, makeWallets, runCli, spawnCli, tempDir, type Child, type TestWallet } from '../e2e/helpers.js';
 import { startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { prng, seedFrom } from '../support/prng.js';
 import { operator, recordedSteps, sendingSteps, until } from './journal.js';
@@ -122,4 +122,29 @@ it('commits durably though the server defaults to synchronous_commit=off: crashe
     ops: ['claim'],
   });
   expect({ unexplained: verdict.unexplained.map((e) => `${e.wallet} ${e.op} ${e.epoch}`), doubles: verdict.doubles }, seed).toEqual({ unexplained: [], doubles: [] });
+});
+
+it('refuses a database in recovery (a read-only standby) at start, and doctor reports it', { timeout: 120_000 }, async () => {
+  const stateUrl = await pgc.createDatabase();
+  const config = join(dir, 'standby.yaml');
+  writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets, rules: RULE, maxSolPerAction: '1000' }));
+  const env = { AUTOCLAIM_STATE_URL: stateUrl, AUTOCLAIM_SANDBOX_EPOCHS: 'fast' };
+  // The primary: migrated and worked once.
+  expect((await runCli(['once', '--config', config], { cwd: dir, env })).code).toBe(0);
+  // The same data started as a standby (standby.signal, no primary to follow): in recovery, read-only.
+  await pgc.crash();
+  writeFileSync(join(pgc.dataDir, 'standby.signal'), '');
+  await pgc.restart();
+  const ledger = sandbox.ledger().length;
+
+  const once = await runCli(['once', '--config', config], { cwd: dir, env });
+  expect(once.code).not.toBe(0);
+  expect(`${once.stdout}${once.stderr}`).toMatch(/in recovery: it is a read-only standby \(point state\.url at the primary\)/);
+  const run = await runCli(['run', '--config', config], { cwd: dir, env });
+  expect(run.code).not.toBe(0);
+  expect(`${run.stdout}${run.stderr}`).toMatch(/in recovery/);
+  const doctor = await runCli(['doctor', '--config', config], { cwd: dir, env });
+  expect(doctor.code).toBe(1);
+  expect(doctor.stdout).toMatch(/in recovery/);
+  expect(sandbox.ledger()).toHaveLength(ledger);
 });
