@@ -110,6 +110,9 @@ it('a skewed taker signs nothing while off; set right, it claims once, and the p
   // judged apart: \`against: server\`).
   expect(b.events().filter((e) => e.event === 'clock.skew' && e.against === 'database'), seed).toHaveLength(1);
 
+  // The operator is told: the clock_skew alert (evaluated every 5 s at least).
+  await b.waitFor((e) => e.event === 'alert.opened' && e.alert === 'clock_skew', 30_000);
+
   // Set right: the skew episode closes and B claims, once.
   writeFileSync(clockFile, '0');
   await b.waitFor((e) => e.event === 'clock.skew_resolved', 30_000);
