@@ -50,15 +50,16 @@ beforeEach(async () => {
   });
   // The server's default, as an operator's postgresql.conf or a managed service may have it.
   pgc = await startPostgres({ settings: { synchronous_commit: 'off', wal_writer_delay: '10000ms' } });
-});
+  // A server and a sandbox of its own start slowly on a busy 2-core machine.
+}, 120_000);
 
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
   await Promise.all(children.map((c) => c.exited));
-  await sandbox.close();
-  await pgc.stop();
-  cleanup();
-});
+  await sandbox?.close();
+  await pgc?.stop();
+  cleanup?.();
+}, 60_000);
 
 it('commits durably though the server defaults to synchronous_commit=off: crashed after claims, nothing applied unrecorded or twice', { timeout: 240_000 }, async () => {
   const rnd = prng(SEED);
