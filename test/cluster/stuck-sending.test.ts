@@ -65,7 +65,7 @@ it('a step left sending under a live owner is recovered at its next turn and rec
   const config = join(t.dir, 'autoclaim.yaml');
   writeFileSync(
     config,
-    configYaml({ baseUrl: sb.url, wallets, rules: rule, apiExtra: '  ts_window: 10s\n', extra: 'alerts:\n  unknown_step_after: 2s\n' }).replace('state:\n', 'state:\n  lease: 3s\n'),
+    configYaml({ baseUrl: sb.url, wallets, rules: rule, apiExtra: '  ts_window: 10s\n', extra: 'alerts:\n  unknown_step_after: 2s\n' }).replace('state:\n', 'state:\n  lease: 15s\n'),
   );
   const stateUrl = await createDatabase();
   const d = spawnCli(['run', '--config', config], { cwd: t.dir, env: { AUTOCLAIM_STATE_URL: stateUrl } });
@@ -75,7 +75,8 @@ it('a step left sending under a live owner is recovered at its next turn and rec
   const log = () => d.events().filter((e) => e.event !== 'poll.ok').map((e) => JSON.stringify(e)).join('\n').slice(-8000);
 
   // A signer of the wallets' own keys, through the client the daemon uses.
-  const api = apiConfig({ baseUrl: sb.url, tsWindowMs: 10_000 });
+  // A deadline long enough that the delivered claim's answer is read even on a busy machine.
+  const api = apiConfig({ baseUrl: sb.url, tsWindowMs: 10_000, timeoutMs: 20_000 });
   const dispatcher = createDispatcher(api);
   closers.push(() => dispatcher.destroy());
   const client = new ApiClient({
@@ -88,6 +89,8 @@ it('a step left sending under a live owner is recovered at its next turn and rec
     sleep: () => Promise.resolve(),
   });
   const store = await openPostgresStore(stateUrl, { logger: silentLogger() });
+  // The daemon is stopped while the plans are written (a moment; the lease, 15 s, outlasts it on a
+  // busy machine): the recovery seen must be its turn's, not a takeover's.
   closers.push(() => store.close());
 
   const deliveredIndex = rnd() < 0.5 ? 0 : 1;
