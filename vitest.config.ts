@@ -14,5 +14,7 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism()),
     // One throwaway PostgreSQL for the run (test/support/postgres.ts); each file takes a database.
     globalSetup: ['test/support/postgres.ts'],
+    // Every fast-check property under a seed $FC_SEED can give (test/support/fast-check-seed.ts).
+    setupFiles: ['test/support/fast-check-seed.ts'],
   },
 });

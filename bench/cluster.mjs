@@ -6,14 +6,15 @@
 //   A is killed -9. Measured from the kill until the database shows every lease valid and held by
 //   B, the one live daemon. Expected: what A's leases had left (a lease less the time since their
 //   last renewal, ≤ a third of a lease) plus the wait for B's next lease round (≤ a third).
-// - Throughput: one daemon, then two, each with its own rate budget, a fleet larger than one
-//   budget per poll interval. Summary GETs counted at the sandbox; two budgets should poll twice
-//   as many wallets a minute.
+// - Throughput: one daemon, then two, then three, each with its own rate budget, a fleet of three
+//   budgets per poll interval. Summary GETs counted at the sandbox; N budgets should poll N times
+//   as many wallets a minute, up to what the fleet asks for (every wallet once an interval).
 //
 // Alone: `node bench/cluster.mjs [--quick]` (after `npm run build`) writes bench/out/cluster.json
 // and replaces the cluster section of bench/RESULTS.md (report.mjs renders it); `npm run bench`
 // runs it as its `cluster` part.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startPostgres } from '../test/support/postgres-node.mjs';
@@ -126,6 +127,7 @@ async function throughputOnce(cluster, sandbox, fleet, { daemons, perMinute, bur
 }
 
 export async function benchCluster({ quick = false } = {}) {
+  const loadStart = os.loadavg();
   const cluster = await startPostgres();
   const failoverFleet = (await walletFixtures(10_000)).slice(0, 50);
   // A poll every 10 s; 600 a minute is 100 polls an interval, a third of this fleet.
@@ -145,7 +147,15 @@ export async function benchCluster({ quick = false } = {}) {
     }
     const one = await throughputOnce(cluster, sandbox, tpFleet, { daemons: 1, ...tp });
     const two = await throughputOnce(cluster, sandbox, tpFleet, { daemons: 2, ...tp });
-    return { failover, throughput: { ...tp, runs: [one, two], ratio: two.pollsPerMinute / one.pollsPerMinute } };
+    const three = await throughputOnce(cluster, sandbox, tpFleet, { daemons: 3, ...tp });
+    // What the fleet asks for at most: every wallet once per poll interval (10 s).
+    const demandPerMinute = tp.wallets * 6;
+    return {
+      failover,
+      throughput: { ...tp, demandPerMinute, runs: [one, two, three], ratio: two.pollsPerMinute / one.pollsPerMinute, ratio3: three.pollsPerMinute / one.pollsPerMinute },
+      // The machine is shared (other builds and tests may run beside the bench): its load, said with the figures.
+      loadavg: { start: loadStart, end: os.loadavg() },
+    };
   } finally {
     await sandbox.close();
     await cluster.stop();

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { configDigest, planShare, type ClusterConfig, type Peer } from '../../src/cluster/agreement.js';
 import type { Rule } from '../../src/domain.js';
+import { seedFrom } from '../support/prng.js';
 
 const SOL = 1_000_000_000n;
 const rule = (name: string, threshold = SOL): Rule => ({
@@ -148,7 +149,7 @@ function simulate(lists: string[][], order: number[], leaseMs = 3_000): { owners
   return { owners, rounds, stable: quiet >= 4 };
 }
 
-const SEED = Number(process.env['AGREEMENT_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = seedFrom('AGREEMENT_SEED');
 
 describe('for any fleet of one config with different wallet lists (seeded)', () => {
   const arbFleet = fc

@@ -10,14 +10,14 @@
 //   SIGTERM while it black-holes still ends the daemon, exit 0.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child, type TestWallet } from '../e2e/helpers.js';
 import { closedPort } from '../support/net.js';
 import { createDatabase, startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { tcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { checkLedger, type RecordedStep } from './ledger-check.js';
+import { recordedSteps, until } from './journal.js';
+import { checkLedger } from './ledger-check.js';
 
 const SOL = 1_000_000_000n;
 const RULE = `  - name: harvest
@@ -40,16 +40,6 @@ async function readyz(base: string): Promise<{ status: number; body: Ready } | u
     return { status: res.status, body: (await res.json()) as Ready };
   } catch {
     return undefined;
-  }
-}
-
-async function until<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`${what}: not reached; last ${JSON.stringify(v)}`);
-    await sleep(200);
   }
 }
 
@@ -110,21 +100,7 @@ describe('the database fails; the daemons do not', () => {
    * epoch beside that epoch's own: two plans, not a double), no claim applied that no step recorded.
    */
   const judgeLedger = async (stateUrl: string): Promise<void> => {
-    const sql = new pg.Client({ connectionString: stateUrl });
-    await sql.connect();
-    let steps: RecordedStep[];
-    try {
-      const rows = await sql.query<{ step_id: number; address: string; kind: string; epoch: string; request: string }>(
-        'SELECT s.id AS step_id, p.address, s.kind, p.epoch, a.request FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id',
-      );
-      steps = rows.rows.map((r) => {
-        const body = (JSON.parse(r.request) as { body: string }).body;
-        const signature = (JSON.parse(body) as { signature?: string }).signature;
-        return { stepId: r.step_id, address: r.address, kind: r.kind, planEpoch: r.epoch, signatures: signature === undefined ? [] : [signature] };
-      });
-    } finally {
-      await sql.end();
-    }
+    const steps = await recordedSteps(stateUrl);
     const verdict = checkLedger({
       ledger: sandbox.ledger(),
       steps,

@@ -8,14 +8,14 @@ import { beforeAll, it } from 'vitest';
 import type { FaultOp } from '../../src/sandbox/server.js';
 import { buildOnce } from '../e2e/build.js';
 import { spawnCli, type Child } from '../e2e/helpers.js';
-import { prng } from '../support/prng.js';
+import { prng, seedFrom } from '../support/prng.js';
 import { audit, crashWorld, heldBack, listActions, readState, resolveUnknown, ruleYaml, settle, SOL, unreported } from './crash-harness.js';
 
 beforeAll(() => buildOnce(), 120_000);
 
 /** Two independent daemons are killed side by side; each gets half of the kills. */
 const KILLS = Number(process.env.AUTOCLAIM_CRASH_KILLS ?? 56);
-const SEED = Number(process.env.AUTOCLAIM_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = seedFrom('AUTOCLAIM_CRASH_SEED');
 const LOOPS = [0, 1];
 
 

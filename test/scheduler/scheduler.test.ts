@@ -12,7 +12,7 @@ describe('spreadOffsets', () => {
     expect(offsets).toEqual([999, 10_999, 20_999]);
   });
   it('handles no wallets', () => {
-    expect(spreadOffsets(0, 60_000, 1000, Math.random)).toEqual([]);
+    expect(spreadOffsets(0, 60_000, 1000, () => 0.5)).toEqual([]);
   });
 });
 

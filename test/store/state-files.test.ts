@@ -35,9 +35,11 @@ function openWithPlans(file: string, plans = 3): Opened {
   return { store, events, steps };
 }
 
+let copies = 0;
+
 /** What a reader of the database file alone (no `-wal`) finds: what survives losing the WAL. */
 function mainFileOnly(file: string): { steps: Array<{ id: number; state: string }>; plans: number } {
-  const copy = `${file}.copy-${Math.random().toString(36).slice(2)}`;
+  const copy = `${file}.copy-${copies++}`;
   fs.copyFileSync(file, copy);
   const db = new Database(copy, { readonly: true });
   try {

@@ -21,6 +21,8 @@ export interface PostgresCluster {
   /** The superuser's name; its password (if the cluster has one) is never in a URL. */
   readonly user: string;
   readonly password: string | undefined;
+  /** The data directory (only for a cluster of the test's own: e.g. a standby.signal before a restart). */
+  readonly dataDir: string;
   /** postgres://user@127.0.0.1:port/<db> (the maintenance database `postgres` by default). */
   url(database?: string): string;
   /** A new, empty database; its URL. */
@@ -126,7 +128,8 @@ function waitReady(child: ChildProcess, timeoutMs: number): Promise<void> {
     const timer = setTimeout(() => fail(new Error(`postgres not ready after ${timeoutMs} ms: ${log.trim()}`)), timeoutMs);
     const onData = (d: Buffer): void => {
       log += d.toString();
-      if (log.includes('ready to accept connections')) done();
+      // A standby in recovery says `ready to accept read-only connections`.
+      if (/ready to accept (read-only )?connections/.test(log)) done();
     };
     const onExit = (code: number | null): void => fail(new Error(`postgres exited ${code}: ${log.trim()}`));
     const cleanup = (): void => {
@@ -271,6 +274,7 @@ function cluster(
     port,
     user,
     password,
+    dataDir: join(dir, 'data'),
     url,
     createDatabase: (name?: string) => newDatabase(url, password, name),
     async crash(): Promise<void> {
@@ -358,6 +362,7 @@ export async function testCluster(): Promise<PostgresCluster> {
     port: info.port,
     user: info.user,
     password: undefined,
+    dataDir: '',
     url,
     createDatabase: (name?: string) => newDatabase(url, undefined, name),
     crash: () => Promise.reject(new Error("the run's shared cluster is not crashed by one file: startPostgres() a cluster of its own")),

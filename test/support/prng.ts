@@ -11,3 +11,17 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * A run's seed: `$name` when set (to replay a run), else a new one from the time. The test prints
+ * it (in its title or failure messages) so a failure can be replayed with `name=<seed>`.
+ */
+export function seedFrom(name: string): number {
+  const given = process.env[name];
+  if (given !== undefined && given !== '') {
+    const seed = Number(given);
+    if (!Number.isSafeInteger(seed)) throw new Error(`${name}=${given} is not an integer seed`);
+    return seed;
+  }
+  return Date.now() % 2 ** 31;
+}
