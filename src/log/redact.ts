@@ -71,10 +71,9 @@ let laneB = 0;
 //   one). Probed at every position of every line, so `heads` stays at most half full: most probes
 //   read one empty head.
 // - `seen`: a bit per window hash bucket, 8 buckets per head, set for every window in `lengths`.
-//   Read before `heads` at every position: at 10,000 keys `heads` is 1 MB, and the rest of a busy
-//   process evicts it between two lines, so nearly every probe missed the cache (~9 µs to scan a
-//   200-character body, against ~1 µs with the table in cache). `seen` is a quarter of its size
-//   and at most 1/16 full, so most positions are answered there: ~5 µs a body.
+//   Read before `heads` at every position: with a large fleet `heads` is big enough that the rest
+//   of a busy process evicts it between two lines, so nearly every probe missed the cache. `seen`
+//   is a quarter of its size and at most 1/16 full, so most positions are answered there.
 const CELL = 4;
 const WIN = 0;
 const LEN = 1;
@@ -128,7 +127,7 @@ function printedForms(s: string): Set<string> {
     const uri = encodeURIComponent(s);
     forms.add(uri);
     // Base64 and a key file's number list hold none of FORM_ONLY: their form encoding is their
-    // percent-encoding, and building a URLSearchParams for each (~2 µs) was a fifth of a key's cost.
+    // percent-encoding, and building a URLSearchParams for each was a fifth of a key's cost.
     forms.add(FORM_ONLY.test(s) ? new URLSearchParams([['', s]]).toString().slice(1) : uri);
   } catch {
     // a lone surrogate has no URL encoding, so it cannot appear URL-encoded either
