@@ -85,7 +85,7 @@ function flagsSection(p, f) {
   p('| daemon | window | requests | budget used | 429s | first poll · start-up CPU | peak RSS | CPU | CPU a request |');
   p('|---|---|---|---|---|---|---|---|---|');
   row('`node` (as `npm start` now)', f.plain);
-  row('`MALLOC_ARENA_MAX=2 node --max-semi-space-size=1`', f.unit);
+  row('`MALLOC_ARENA_MAX=2 node --max-semi-space-size=1` (the unit and the image)', f.unit);
   p();
 }
 
