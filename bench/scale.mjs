@@ -43,7 +43,7 @@ export async function benchScale({ wallets: n, fixture, seconds, perMinute = 250
     rateLimit: { perMinute, burst },
     wallets: fleet.map((w) => ({ address: w.address, pendingLamports: '0', accrualLamportsPerSec: '1000' })),
   });
-  const poll = n * 3 > perMinute ? '*/1 * * * *' : '*/20 * * * * *';
+  const poll = n > perMinute ? '*/1 * * * *' : '*/20 * * * * *';
   try {
     const { config } = writeRunConfig(`scale-${n}${label}`, { fixtureSize: fixture, baseUrl: sandbox.url, wallets: fleet, rules: NEVER_RULE, perMinute, burst, poll, jitter: '10s', sideFile: true });
     await sandbox.resetStats();
