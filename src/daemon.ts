@@ -213,7 +213,7 @@ export class Daemon {
     };
     // `concurrency` lanes, each taking the next wallet when its last is done: nothing is held per
     // wallet beyond its turn (a promise and a result for each of 10,000 wallets, made up front and
-    // kept to the end, were ~1 KB a wallet for the garbage collector to copy and promote).
+    // kept to the end, were for the garbage collector to copy and promote).
     let next = 0;
     const lane = async (): Promise<void> => {
       for (let w = mine[next++]; w !== undefined; w = mine[next++]) await turn(w.name);

@@ -19,23 +19,6 @@ export const API_KEY = 'bench-api-key-not-a-secret-0123456789';
 
 const dist = (p) => import(join(DIST, p));
 
-/**
- * The node flags (and environment) the daemon is started with: those of `npm start`, which the
- * systemd unit and the Docker image share (test/service checks that). The whole-process runs use
- * them, as deployed.
- */
-const SERVICE_START = (() => {
-  const start = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).scripts.start;
-  const m = /^((?:[A-Z_][A-Z0-9_]*=\S+ )*)node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\/main\.js run$/.exec(start);
-  if (m === null) throw new Error(`npm start is not "[VAR=value ...] node [flags] dist/cli/main.js run": ${start}`);
-  return m;
-})();
-export const SERVICE_NODE_ARGS = SERVICE_START[2].trim().split(' ').filter((f) => f !== '');
-/** The variables `npm start` (and the unit and the image) set for the daemon: MALLOC_ARENA_MAX. */
-export const SERVICE_ENV = Object.fromEntries(
-  SERVICE_START[1].trim().split(' ').filter((v) => v !== '').map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]),
-);
-
 /** mulberry32: a small seeded PRNG, so every run (and every planner) draws the same world. */
 export function prng(seed) {
   let a = seed >>> 0;

@@ -3,7 +3,7 @@
 //   start {options}  → {url}        stats → StatsSnapshot      resetStats
 //   trace {threshold} → starts recording, per wallet, when a summary over the threshold was served
 //                       and when its claim request arrived and was applied (performance.now())
-//   traceGet → {samples: [arrival ms], applied: [applied ms], claims}      arrivals → {times: [ms]} of API requests   close
+//   traceGet → {samples: [arrival ms], applied: [applied ms], claims}      arrivals → {times: [epoch ms] of API requests, first}   close
 import http from 'node:http';
 import { join } from 'node:path';
 
@@ -51,13 +51,13 @@ function instrument(world) {
   const summary = world.summary.bind(world);
   const claim = world.claim.bind(world);
   world.summary = (address) => {
-    if (recordArrivals) arrivals.push(performance.now());
+    if (recordArrivals) arrivals.push(performance.timeOrigin + performance.now());
     const s = summary(address);
     if (traceThreshold !== undefined && s.pendingLamports >= traceThreshold && !firstOver.has(address)) firstOver.set(address, performance.now());
     return s;
   };
   world.claim = (address, signature) => {
-    if (recordArrivals) arrivals.push(performance.now());
+    if (recordArrivals) arrivals.push(performance.timeOrigin + performance.now());
     const entry = claim(address, signature);
     // Crossing → claim: with linear accrual, the claimed amount says when the threshold was crossed.
     const threshold = thresholds.get(address);
@@ -109,7 +109,7 @@ process.on('message', async (msg) => {
         return reply({ samples: [...latencies], applied: [...applied], claims: sandbox.ledger().filter((e) => e.op === 'claim').length });
       case 'arrivals':
         recordArrivals = msg.on ?? recordArrivals;
-        return reply({ times: msg.take ? arrivals.splice(0) : [] });
+        return reply({ times: msg.take ? arrivals.splice(0) : [], first: arrivals[0] });
       case 'close':
         await sandbox?.close();
         reply({});

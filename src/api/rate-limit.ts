@@ -9,6 +9,12 @@ export type Sleep = (ms: number) => Promise<void>;
 export const defaultSleep: Sleep = (ms) => delay(ms);
 
 const DEFAULT_HEADROOM = 0.02;
+/**
+ * A waiting queue is woken at most this often, not once per token: each wake-up is a turn of the
+ * event loop the whole process pays for, and a fleet larger than the budget keeps the queue full
+ * all day. The tokens refilled meanwhile go together, a few at a time, well within the burst.
+ */
+const MIN_WAKE_MS = 100;
 
 interface RateLimiterOptions {
   /** Sustained requests per minute; 0 or Infinity means unlimited. */
@@ -45,6 +51,8 @@ export class RateLimiter {
   private readonly unlimited: boolean;
   private readonly capacity: number;
   private readonly msPerToken: number;
+  /** MIN_WAKE_MS, or less when the bucket refills whole sooner: a longer sleep would lose tokens to the cap. */
+  private readonly minWakeMs: number;
   private readonly clock: Clock;
   private readonly sleep: Sleep;
   private readonly defaultPauseMs: number;
@@ -60,6 +68,7 @@ export class RateLimiter {
     const headroom = Math.min(0.5, Math.max(0, opts.headroom ?? DEFAULT_HEADROOM));
     this.capacity = Math.max(1, Math.floor(opts.burst) * (1 - headroom));
     this.msPerToken = this.unlimited ? 0 : 60_000 / (opts.perMinute * (1 - headroom));
+    this.minWakeMs = Math.min(MIN_WAKE_MS, Math.floor(this.capacity * this.msPerToken));
     this.clock = opts.clock;
     this.sleep = opts.sleep ?? defaultSleep;
     this.defaultPauseMs = opts.defaultPauseMs ?? 2_000;
@@ -131,7 +140,7 @@ export class RateLimiter {
         const wait = this.delayUntilToken();
         if (wait > 0) {
           try {
-            await this.sleep(Math.ceil(wait));
+            await this.sleep(Math.max(this.minWakeMs, Math.ceil(wait)));
           } catch {
             // a sleep that fails must not strand the queue; re-check the clock and go on
           }

@@ -35,8 +35,8 @@ interface LoadOptions {
   /**
    * Whether the command polls on the schedule (`run`, `check`, a reload; the default). `once` does
    * not: it polls every wallet one time, so the schedule is checked as an expression but its next
-   * fire times — node-cron's matcher, whose first use loads ICU's date data, ~7 MB of a 100-wallet
-   * `once`'s ~78 MB — are not computed, and neither are the warnings drawn from them.
+   * fire times — node-cron's matcher, whose first use loads ICU's date data, memory `once` has no
+   * use for — are not computed, and neither are the warnings drawn from them.
    */
   scheduled?: boolean;
 }

@@ -1,7 +1,7 @@
 // Every file the config names is read through here, wallet keys included (keys/keys.ts):
 // opened once, fstat'ed on that descriptor, refused above its stated size
 // before a byte is read, then read with a bound, so a file that grows between the fstat and the
-// read is refused too. A 300 MB sparse key file used to take seconds and gigabytes to fail with a
+// read is refused too. A huge sparse key file used to take seconds and gigabytes to fail with a
 // RangeError, at `check` and again at every SIGHUP (issue 24, finding 8).
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 

@@ -76,7 +76,7 @@ const Api = z
       .describe('a larger response body is refused'),
     // One per wallet turn in flight (the daemon's concurrency, 16): a turn never waits for a socket
     // while another's answer is read. 8 left the server idle whenever the daemon paused (a batch of
-    // poll records, a collection): a 10,000-wallet once took ~5% longer.
+    // poll records, a collection).
     connections: posInt().max(256).default(16).describe('HTTP connections kept to the API'),
     rate_limit: z
       .strictObject({

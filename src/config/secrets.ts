@@ -31,7 +31,7 @@ export function findLiteralSecrets(data: unknown, issues: IssueList, base: Path 
     issues.error(path, message);
   };
   // One path, pushed and popped as the walk goes (a copy only for a flagged place): a fleet's
-  // wallets_file is walked a line at a time, and a new array at every key was ~1 KB a wallet.
+  // wallets_file is walked a line at a time, and a new array at every key was garbage per wallet.
   const path: PathSegment[] = [...base];
   const walk = (value: unknown): void => {
     if (Array.isArray(value)) {

@@ -212,7 +212,7 @@ function keyIndex(line: string, quoted: string, from: number): number {
  * JSON.parse silently keeps the last (which address would the operator mean?). Numbers become
  * plain numbers: a wallet has none, and the schema refuses one wherever it appears. A line without
  * escapes or a repeated key (every generated one) goes through the API edge's plain parser, which
- * gives the same value without building each string a character at a time (~3 KB a line).
+ * gives the same value without building each string a character at a time.
  */
 function parseLine(content: string): ParsedLine {
   try {

@@ -106,8 +106,8 @@ function parseKeyText(raw: string, label: string, redactor?: Redactor): ParsedKe
     if (bytes.length === 64) redactSecretKey(redactor, bytes);
     // What solana-keygen writes is `[`, the seed's numbers, then the public half's: scrubbing the
     // seed's number list (registered above) leaves only the public half, which is no secret.
-    // Registering the whole text as well was ~4 µs of each key's load. Any other spelling of a
-    // key (spaces, line breaks, base58) is registered whole.
+    // Registering the whole text as well would only slow each key's load. Any other spelling of
+    // a key (spaces, line breaks, base58) is registered whole.
     if (!text.startsWith(`[${seedView.join(',')},`)) redactor.add(text);
   }
   const seed = bytes.slice(0, 32);

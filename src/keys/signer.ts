@@ -19,7 +19,7 @@ const PUBLIC_KEY_LENGTH = 32;
 function privateKeyFromSeed(seed: Uint8Array): KeyObject {
   if (seed.length !== SEED_LENGTH) throw new RangeError(`an Ed25519 seed is ${SEED_LENGTH} bytes, got ${seed.length}`);
   // The JWK import goes straight to OpenSSL's raw-key constructor; the PKCS#8 one runs OpenSSL 3's
-  // decoder lookup, ~9x slower (0.6 ms a key: 6 s of start-up for 10,000 wallets). Node requires `x`
+  // decoder lookup, many times slower: seconds of start-up for a large fleet. Node requires `x`
   // to be a string but derives the public key from `d`; the address check catches any surprise.
   try {
     const d = Buffer.from(seed.buffer, seed.byteOffset, seed.byteLength).toString('base64url'); // a view: no copy of the seed left behind
@@ -37,7 +37,7 @@ function privateKeyFromSeed(seed: Uint8Array): KeyObject {
 
 /** The raw 32-byte public key of a private KeyObject. */
 function publicKeyBytes(privateKey: KeyObject): Uint8Array {
-  // The JWK export is ~25x faster than the SPKI DER one (OpenSSL's encoder lookup again).
+  // The JWK export, not the SPKI DER one, which goes through OpenSSL's encoder lookup again.
   const x = createPublicKey(privateKey).export({ format: 'jwk' }).x;
   const raw = x === undefined ? undefined : Buffer.from(x, 'base64url');
   if (raw?.length === PUBLIC_KEY_LENGTH) return new Uint8Array(raw);

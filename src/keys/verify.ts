@@ -1,7 +1,7 @@
 // The independent Ed25519 verifier: tweetnacl, another implementation than the node:crypto that
 // signs (signer.ts), so that the two agreeing is a check of the signing (the tests use it; the
 // sandbox verifies with tweetnacl too). The daemon itself never verifies, and keeping this out of
-// signer.ts keeps tweetnacl out of every start of the daemon (~20 ms of module loading).
+// signer.ts keeps tweetnacl (its module loading) out of every start of the daemon.
 import bs58 from 'bs58';
 import nacl from 'tweetnacl';
 

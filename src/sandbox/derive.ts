@@ -8,7 +8,7 @@ import { lazyRequire } from '../lazy-require.js';
 /**
  * tweetnacl, loaded at the first demo key: the runtime imports this file for every config (the
  * demo world is prepared when api.base_url is "sandbox"), and a daemon against the real API never
- * needs tweetnacl's ~20 ms of module loading.
+ * needs tweetnacl's module loading.
  */
 const tweetnacl = lazyRequire<typeof nacl>('tweetnacl');
 

@@ -9,6 +9,9 @@ import type { EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
+/** Polls due within the same tenth of a second start together (see tick). */
+const TIMER_GRID_MS = 100;
+
 interface SchedulerOptions {
   cron: string;
   /** IANA zone the cron fields are read in (schedule.timezone); the process's own when absent. */
@@ -34,8 +37,8 @@ interface SchedulerOptions {
 
 /**
  * Bounded parallelism without a dependency: a counting semaphore. Waiters sit in an array read
- * from a moving head, because `once` queues every wallet at once and Array#shift is O(n): with
- * 10,000 wallets the shifts alone cost most of a second.
+ * from a moving head, because `once` queues every wallet at once and Array#shift is O(n): the
+ * shifts alone were quadratic in the fleet.
  */
 export class Semaphore {
   private active = 0;
@@ -112,18 +115,27 @@ export class PollScheduler {
     const windowMs = Math.max(0, Math.min(interval * POLL_WINDOW_SHARE, interval - this.opts.jitterMs));
     const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
     const cycle = ++this.cycle;
-    const turns: Array<Promise<unknown>> = [];
+    // One timer for the wallets due in each tenth of a second, not one per wallet: every timer is a
+    // wake-up of the process, and a fleet larger than the budget is paced by the limiter anyway.
+    const due = new Map<number, WalletConfig[]>();
     wallets.forEach((wallet, i) => {
+      const at = Math.ceil((offsets[i] ?? 0) / TIMER_GRID_MS) * TIMER_GRID_MS;
+      const group = due.get(at);
+      if (group === undefined) due.set(at, [wallet]);
+      else group.push(wallet);
+    });
+    const turns: Array<Promise<unknown>> = [];
+    for (const [at, group] of due) {
       turns.push(
         new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             this.timers.delete(timer);
-            void this.turn(wallet).finally(resolve);
-          }, offsets[i] ?? 0);
+            void Promise.all(group.map((wallet) => this.turn(wallet))).finally(resolve);
+          }, at);
           this.timers.add(timer);
         }),
       );
-    });
+    }
     void Promise.all(turns).then(() => {
       if (!this.stopped) this.opts.events?.emit('cycle:done', { at: this.opts.clock.now(), wallets: wallets.length });
       this.opts.logger.debug({ event: 'cycle.done', cycle, wallets: wallets.length }, 'poll cycle done');

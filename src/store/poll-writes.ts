@@ -1,8 +1,7 @@
 // Poll records written behind: a poll's record is kept in memory and written with others in one
 // transaction — when a batch is full, a moment after the first of them (1 s by default), and
 // always before anything the records could be read back by or ordered after: every plan and step
-// write, every read of wallet_state, and close. One transaction per poll was most of a poll's CPU
-// (~0.17 ms of ~0.32 ms at 10,000 wallets).
+// write, every read of wallet_state, and close. One transaction per poll was most of a poll's CPU.
 //
 // What it changes: a crash (or a power cut) loses the poll records not yet written — at most the
 // last second's — and never a plan or a step, which are still written, at synchronous=FULL, by the

@@ -124,6 +124,32 @@ describe('RateLimiter', () => {
   });
 });
 
+describe('RateLimiter wake-ups', () => {
+  it('wakes a waiting queue at most every 100 ms, not once per token, and still spends the whole rate', async () => {
+    const time = new FakeClock();
+    const l = limiter(time, 2_500, 100); // a token every 24 ms
+    const { granted } = race(l, time, 600);
+    await flush();
+    expect(granted).toHaveLength(100);
+    await time.elapse(10_000);
+    // burst + rate × 10 s, give or take the last wake-up's tokens
+    expect(granted.length).toBeGreaterThanOrEqual(100 + 416 - 5);
+    expect(granted.length).toBeLessThanOrEqual(100 + 417);
+    expect(time.sleeps.every((ms) => ms >= 100)).toBe(true);
+    expect(time.sleeps.length).toBeLessThanOrEqual(101);
+  });
+
+  it('wakes sooner when the bucket refills whole sooner, so no token is lost to the cap', async () => {
+    const time = new FakeClock();
+    const l = limiter(time, 6_000, 2); // a token every 10 ms, a bucket of two
+    const { granted } = race(l, time, 200);
+    await flush();
+    await time.elapse(1_000);
+    expect(granted.length).toBeGreaterThanOrEqual(101); // the bucket of two, then 100 a second
+    expect(Math.max(...time.sleeps)).toBeLessThanOrEqual(20);
+  });
+});
+
 describe('parseRetryAfter', () => {
   const now = Date.UTC(2025, 5, 1, 12, 0, 0);
   it('reads delay-seconds and HTTP-dates', () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PollScheduler, Semaphore, spreadOffsets } from '../../src/scheduler/scheduler.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { systemClock, type WalletConfig } from '../../src/domain.js';
@@ -66,6 +66,34 @@ describe('PollScheduler', () => {
     expect(started).toEqual(['a']);
     release();
     expect(await scheduler.stop(1000)).toBe(true);
+  });
+
+  it('starts the wallets due in the same tenth of a second on one timer, not a timer per wallet', async () => {
+    const polled: string[] = [];
+    const wallets = Array.from({ length: 1000 }, (_, i) => wallet(`w${i}`));
+    const scheduler = new PollScheduler({
+      cron: '0 0 1 1 *', // not started: the tick's interval is a minute, its window 48 s
+      jitterMs: 0,
+      wallets: () => wallets,
+      runWallet: (w) => {
+        polled.push(w.name);
+        return Promise.resolve();
+      },
+      clock: systemClock,
+      logger: silentLogger(),
+      concurrency: 16,
+    });
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      scheduler.tick();
+      expect(timers.mock.calls.length).toBeLessThanOrEqual(481);
+    } finally {
+      timers.mockRestore();
+    }
+    // A wallet every 48 ms: by 250 ms those due at 0, 100 and 200 ms have gone, in order.
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await scheduler.stop(1000)).toBe(true);
+    expect(polled).toEqual(['w0', 'w1', 'w2', 'w3', 'w4']);
   });
 
   it('stop() waits for the turn in flight and reports whether it finished in time', async () => {

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startHealthServer } from '../../src/service/health-server.js';
 import { createMetrics } from '../../src/service/metrics.js';
-import { startEnv, startNodeFlags } from './node-flags.js';
+import { serviceEnv, serviceNodeFlags } from './node-flags.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const read = (f: string): string => readFileSync(join(ROOT, f), 'utf8');
@@ -99,14 +99,14 @@ describe('Dockerfile', () => {
     expect(runtimeRuns).not.toMatch(/g\+\+|python3|npm (ci|install)/);
   });
 
-  it('runs the package bin, dist/cli/main.js, with the node flags of npm start, under tini as PID 1, with `run` as the default command', () => {
+  it('runs the package bin, dist/cli/main.js, with the node flags of the systemd unit, under tini as PID 1, with `run` as the default command', () => {
     const entry = JSON.parse(inRuntime('ENTRYPOINT').at(-1)?.args ?? 'null') as string[];
     const bin = pkg.bin['autoclaim'];
     expect(bin).toBe('dist/cli/main.js');
-    expect(entry).toEqual(['/usr/bin/tini', '--', 'node', ...startNodeFlags(), `/app/${bin}`]);
-    // The environment `npm start` sets before node.
+    expect(entry).toEqual(['/usr/bin/tini', '--', 'node', ...serviceNodeFlags(), `/app/${bin}`]);
+    // The environment the unit sets for node.
     const env = inRuntime('ENV').map((i) => i.args).join(' ');
-    for (const v of startEnv()) expect(env.split(/\s+/)).toContain(v);
+    for (const v of serviceEnv()) expect(env.split(/\s+/)).toContain(v);
     expect(inRuntime('RUN').map((i) => i.args).join('\n')).toMatch(/install .*\btini\b/);
     expect(JSON.parse(inRuntime('CMD').at(-1)?.args ?? 'null')).toEqual(['run']);
     expect(inRuntime('WORKDIR').at(-1)?.args).toBe('/app');

@@ -1,22 +1,20 @@
-// The node flags (and the environment) the daemon is started with, as `npm start` has them: the
-// systemd unit and the Docker image must start it the same way (and the benchmarks measure it so).
+// The node flags (and the environment) the daemon is started with by the systemd unit: the Docker
+// image must start it the same way. `npm start` is plain `node`: the flags live where they were
+// measured to earn their place (bench/RESULTS.md, "Node flags"), each with its reason in a comment.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+const unit = (): string => readFileSync(join(ROOT, 'systemd', 'autoclaim.service'), 'utf8');
 
-function start(): { env: string; flags: string } {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const m = /^((?:[A-Z_][A-Z0-9_]*=\S+ )*)node((?: --[\w-]+(?:=\S+)?)*) dist\/cli\/main\.js run$/.exec(pkg.scripts['start'] ?? '');
-  if (m === null) throw new Error(`npm start is not "[VAR=value ...] node [flags] dist/cli/main.js run": ${pkg.scripts['start']}`);
-  return { env: m[1] ?? '', flags: m[2] ?? '' };
+/** The flags between `node` and the script in the unit's ExecStart. */
+export function serviceNodeFlags(): string[] {
+  const m = /^ExecStart=\/usr\/bin\/node((?: --[\w-]+(?:=\S+)?)*) \S+\/dist\/cli\/main\.js /m.exec(unit());
+  if (m === null) throw new Error('the unit\'s ExecStart is not "/usr/bin/node [flags] .../dist/cli/main.js ..."');
+  return (m[1] ?? '').trim().split(' ').filter((f) => f !== '');
 }
 
-export function startNodeFlags(): string[] {
-  return start().flags.trim().split(' ').filter((f) => f !== '');
-}
-
-/** The variables `npm start` sets before node, as NAME=value strings. */
-export function startEnv(): string[] {
-  return start().env.trim().split(' ').filter((v) => v !== '');
+/** The unit's Environment= variables that tune the runtime (not NODE_ENV), as NAME=value strings. */
+export function serviceEnv(): string[] {
+  return [...unit().matchAll(/^Environment=(MALLOC_\w+=\S+)$/gm)].map((m) => m[1] ?? '');
 }

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startEnv, startNodeFlags } from './node-flags.js';
+import { serviceEnv, serviceNodeFlags } from './node-flags.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const UNIT = join(ROOT, 'systemd', 'autoclaim.service');
@@ -41,15 +41,16 @@ describe('systemd/autoclaim.service, read statically', () => {
   });
 
   it('runs the package bin with the config from the configuration directory', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
     const bin = pkg.bin['autoclaim'];
     expect(bin).toBe('dist/cli/main.js');
-    // With the node flags of `npm start`: a small young generation (the unit's comment says why).
-    expect(startNodeFlags()).toEqual(['--max-semi-space-size=1']);
-    expect(one('ExecStart')).toBe(`/usr/bin/node ${startNodeFlags().join(' ')} /opt/autoclaim/${bin} run --config %E/autoclaim/autoclaim.yaml`);
-    // And the environment `npm start` sets before node: two malloc arenas (the unit's comment says why).
-    expect(startEnv()).toEqual(['MALLOC_ARENA_MAX=2']);
-    for (const v of startEnv()) expect(values('Environment')).toContain(v);
+    // With a small young generation and two malloc arenas (the unit's comments say why); `npm
+    // start` stays plain node.
+    expect(serviceNodeFlags()).toEqual(['--max-semi-space-size=1']);
+    expect(one('ExecStart')).toBe(`/usr/bin/node ${serviceNodeFlags().join(' ')} /opt/autoclaim/${bin} run --config %E/autoclaim/autoclaim.yaml`);
+    expect(serviceEnv()).toEqual(['MALLOC_ARENA_MAX=2']);
+    for (const v of serviceEnv()) expect(values('Environment')).toContain(v);
+    expect(pkg.scripts['start']).toBe(`node ${bin} run`);
     expect(one('ConfigurationDirectory')).toBe('autoclaim');
     expect(one('StateDirectory')).toBe('autoclaim');
   });

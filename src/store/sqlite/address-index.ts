@@ -1,7 +1,7 @@
 // Which addresses a table holds any row for, kept in memory so that a poll of a wallet the table
 // has never seen asks nothing of SQLite. Most polls are of such wallets — a wallet without a plan
-// yet, an address in its first epoch — and each question was a prepared statement (~5 µs with its
-// wrapper) on a path that runs for every wallet of a fleet.
+// yet, an address in its first epoch — and each question was a prepared statement on a path that
+// runs for every wallet of a fleet.
 //
 // The index only ever answers "certainly none": an address it holds is asked of the table as
 // before, so what exactly-once rests on (the guards read before a decision) is still read fresh
@@ -9,7 +9,7 @@
 // an address by this connection's own writes (noted with `add`) — or by another process, which
 // SQLite's `PRAGMA data_version` reveals: it changes when any other connection commits, and then
 // the index is read again from the table before it answers. The version is read once per turn of
-// the event loop for the connection, whichever index asks first (~4 µs a read in a busy process;
+// the event loop for the connection, whichever index asks first (not once per question:
 // each response arrives in a turn of its own, and a wallet's turn asks five questions of two
 // indexes): the answers of one turn are as of its first question, as if the reads had all been
 // made then — nothing else of this process runs in between, and our own writes are noted as they

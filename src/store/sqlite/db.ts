@@ -144,8 +144,8 @@ function configure(db: Db, opts: OpenDbOptions): void {
   db.pragma('foreign_keys = ON');
   db.pragma('synchronous = FULL');
   // SQLite's own default page cache (2 MiB); better-sqlite3 raises it to 16 MiB, and a daemon
-  // writing a row per wallet filled it: +14 MB of a 10,000-wallet `once`'s peak RSS. The pages
-  // past it are in the OS page cache, a read away.
+  // writing a row per wallet filled it, memory held for pages that are in the OS page cache
+  // anyway, a read away.
   db.pragma(`cache_size = ${CACHE_SIZE_KIB}`);
   if (opts.readonly) return;
   const mode = db.pragma('journal_mode = WAL', { simple: true });
