@@ -1,0 +1,40 @@
+// From a channel of alerts.channels to a NoticeChannel: its secrets read where the config says
+// (env, file, credential) and registered with the redactor before anything is sent, its URL
+// checked by the webhook's rules, and the batch size its API allows.
+import type { Dispatcher } from 'undici';
+import { channelSecretSources, resolveChannelSecret } from '../../config/secrets.js';
+import { webhookUrlProblem } from '../../config/webhook-url.js';
+import type { ChannelConfig, Clock } from '../../domain.js';
+import { ConfigError } from '../../errors.js';
+import type { Redactor } from '../../log/redact.js';
+import type { NoticeChannel } from '../outbox.js';
+import { SLACK_MAX_BATCH, slackChannel } from './slack.js';
+
+export interface BuiltChannel {
+  channel: NoticeChannel;
+  /** Notices in one request, as the API allows. */
+  maxBatch: number;
+}
+
+/** Throws KeyError for a secret that is not set or unreadable, ConfigError for a URL refused. */
+export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; redactor: Redactor; clock?: Clock | undefined; dispatcher?: Dispatcher | undefined }): BuiltChannel {
+  const secrets = new Map<string, string>();
+  for (const [key, source] of channelSecretSources(c)) {
+    const value = resolveChannelSecret(source, `channel ${c.name}'s ${key}`, o.env);
+    o.redactor.add(value);
+    secrets.set(key, value);
+  }
+  const secret = (key: string): string => secrets.get(key) ?? '';
+  const common = { name: c.name, dispatcher: o.dispatcher, timeoutMs: c.timeoutMs, ...(o.clock === undefined ? {} : { clock: o.clock }) };
+  const checked = (url: string): string => {
+    const problem = webhookUrlProblem(url, c.allowLinkLocal);
+    if (problem !== undefined) throw new ConfigError([{ file: 'config', line: 0, col: 0, path: `alerts.channels (${c.name})`, message: `channel ${c.name}: the URL ${problem}` }]);
+    return url;
+  };
+  switch (c.type) {
+    case 'slack':
+      return { channel: slackChannel({ ...common, url: checked(secret('url')) }), maxBatch: SLACK_MAX_BATCH };
+    default:
+      throw new Error(`channel type ${c.type} is not built yet`);
+  }
+}
