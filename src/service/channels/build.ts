@@ -8,6 +8,7 @@ import type { ChannelConfig, Clock } from '../../domain.js';
 import { ConfigError } from '../../errors.js';
 import type { Redactor } from '../../log/redact.js';
 import type { NoticeChannel } from '../outbox.js';
+import { DISCORD_MAX_BATCH, discordChannel } from './discord.js';
 import { SLACK_MAX_BATCH, slackChannel } from './slack.js';
 
 export interface BuiltChannel {
@@ -34,6 +35,8 @@ export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; reda
   switch (c.type) {
     case 'slack':
       return { channel: slackChannel({ ...common, url: checked(secret('url')) }), maxBatch: SLACK_MAX_BATCH };
+    case 'discord':
+      return { channel: discordChannel({ ...common, url: checked(secret('url')) }), maxBatch: DISCORD_MAX_BATCH };
     default:
       throw new Error(`channel type ${c.type} is not built yet`);
   }
