@@ -30,8 +30,9 @@ export async function startReceiver<B>(opts: { path: string; status?: () => numb
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       posts.push({ path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw) as B });
+      const status = opts.status?.() ?? 204;
       const answer = opts.answer?.() ?? '';
-      res.writeHead(opts.status?.() ?? 204, answer === '' ? {} : { 'content-type': 'application/json' }).end(answer);
+      res.writeHead(status, answer === '' ? {} : { 'content-type': 'application/json' }).end(answer);
       for (const w of waiters.splice(0)) w();
     });
   });

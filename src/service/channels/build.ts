@@ -10,6 +10,7 @@ import type { Redactor } from '../../log/redact.js';
 import type { NoticeChannel } from '../outbox.js';
 import { DISCORD_MAX_BATCH, discordChannel } from './discord.js';
 import { SLACK_MAX_BATCH, slackChannel } from './slack.js';
+import { TELEGRAM_MAX_BATCH, telegramChannel } from './telegram.js';
 
 export interface BuiltChannel {
   channel: NoticeChannel;
@@ -37,6 +38,8 @@ export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; reda
       return { channel: slackChannel({ ...common, url: checked(secret('url')) }), maxBatch: SLACK_MAX_BATCH };
     case 'discord':
       return { channel: discordChannel({ ...common, url: checked(secret('url')) }), maxBatch: DISCORD_MAX_BATCH };
+    case 'telegram':
+      return { channel: telegramChannel({ ...common, apiUrl: checked(c.apiUrl), token: secret('token'), chatId: c.chatId }), maxBatch: TELEGRAM_MAX_BATCH };
     default:
       throw new Error(`channel type ${c.type} is not built yet`);
   }

@@ -21,9 +21,13 @@ export async function postJson(o: PostOptions): Promise<SendResult> {
     // undici's own timeouts bound each wait; the signal bounds the whole exchange, so a receiver
     // dripping its answer a byte at a time is cut at the deadline all the same.
     const res = await request(o.url, { method: 'POST', headers, body: o.body, dispatcher: o.dispatcher, headersTimeout: o.timeoutMs, bodyTimeout: o.timeoutMs, signal: o.signal });
-    await res.body.dump({ limit: 64 * 1024, signal: o.signal });
-    if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, status: res.statusCode };
-    return { ok: false, status: res.statusCode, error: `answered ${res.statusCode}`, retryAfterMs: retryAfterMs(res.headers['retry-after'], o.now) };
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      await res.body.dump({ limit: 64 * 1024, signal: o.signal });
+      return { ok: true, status: res.statusCode };
+    }
+    const text = await boundedText(res.body, 64 * 1024);
+    const after = retryAfterMs(res.headers['retry-after'], o.now) ?? retryAfterInBody(text);
+    return { ok: false, status: res.statusCode, error: `answered ${res.statusCode}`, retryAfterMs: after };
   } catch (err) {
     const why = o.signal.aborted ? reason(o.signal.reason) : err instanceof Error ? err.message : String(err);
     return { ok: false, error: why };
@@ -41,6 +45,31 @@ export function retryAfterMs(header: string | string[] | undefined, now: number)
   if (!/[A-Za-z]/.test(v)) return undefined;
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** The first `limit` bytes of an answer, the rest discarded. */
+async function boundedText(body: AsyncIterable<Buffer>, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+    size += chunk.length;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Telegram and Discord say when to come back in the body of a 429, in seconds:
+ * `{"parameters":{"retry_after":N}}` (Bot API) or `{"retry_after":N.M}` (Discord).
+ */
+function retryAfterInBody(text: string): number | undefined {
+  try {
+    const j = JSON.parse(text) as { retry_after?: unknown; parameters?: { retry_after?: unknown } };
+    const s = j.parameters?.retry_after ?? j.retry_after;
+    return typeof s === 'number' && Number.isFinite(s) && s >= 0 ? Math.ceil(s * 1000) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function reason(r: unknown): string {

@@ -14,15 +14,16 @@ export const CANARY = 'canary-api-key-7f3a9c1e5b2d4f6a';
 
 const ALL: WebhookCategory[] = [...WEBHOOK_CATEGORIES];
 
-export function channel<T extends ChannelConfig['type']>(type: T, rest: Omit<Extract<ChannelConfig, { type: T }>, 'type' | 'name' | 'minSeverity' | 'events' | 'timeoutMs' | 'allowLinkLocal'> & Partial<ChannelConfig>): ChannelConfig {
+/** A channel entry as resolve-channels.ts makes it: min_severity error, every category. */
+export function channel(type: ChannelConfig['type'], rest: Record<string, unknown>): ChannelConfig {
   return { name: type, minSeverity: 'error', events: ALL, timeoutMs: 5000, allowLinkLocal: false, type, ...rest } as ChannelConfig;
 }
 
-export function notifierFor(c: ChannelConfig, env: NodeJS.ProcessEnv): { hook: FailureWebhook; redactor: Redactor; log: ReturnType<typeof captureLog> } {
+export function notifierFor(c: ChannelConfig, env: NodeJS.ProcessEnv, more: { retryBaseMs?: number; store?: Parameters<typeof createFailureWebhook>[0]['store'] } = {}): { hook: FailureWebhook; redactor: Redactor; log: ReturnType<typeof captureLog> } {
   const redactor = new Redactor();
   redactor.add(CANARY);
   const log = captureLog('debug', redactor);
-  const hook = createFailureWebhook({ env, logger: log.logger, redactor, events: () => [], channels: [c], host: 'host-a', instance: 'host-a/4242', minIntervalMs: 0 });
+  const hook = createFailureWebhook({ env, logger: log.logger, redactor, events: () => [], channels: [c], host: 'host-a', instance: 'host-a/4242', minIntervalMs: 0, ...more });
   if (hook === undefined) throw new Error('no notifier');
   return { hook, redactor, log };
 }
