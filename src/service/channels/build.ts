@@ -9,6 +9,7 @@ import { ConfigError } from '../../errors.js';
 import type { Redactor } from '../../log/redact.js';
 import type { NoticeChannel } from '../outbox.js';
 import { DISCORD_MAX_BATCH, discordChannel } from './discord.js';
+import { PAGERDUTY_MAX_BATCH, pagerdutyChannel } from './pagerduty.js';
 import { SLACK_MAX_BATCH, slackChannel } from './slack.js';
 import { TELEGRAM_MAX_BATCH, telegramChannel } from './telegram.js';
 
@@ -40,6 +41,8 @@ export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; reda
       return { channel: discordChannel({ ...common, url: checked(secret('url')) }), maxBatch: DISCORD_MAX_BATCH };
     case 'telegram':
       return { channel: telegramChannel({ ...common, apiUrl: checked(c.apiUrl), token: secret('token'), chatId: c.chatId }), maxBatch: TELEGRAM_MAX_BATCH };
+    case 'pagerduty':
+      return { channel: pagerdutyChannel({ ...common, url: checked(c.url), routingKey: secret('routing_key') }), maxBatch: PAGERDUTY_MAX_BATCH };
     default:
       throw new Error(`channel type ${c.type} is not built yet`);
   }
