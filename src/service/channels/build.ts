@@ -9,6 +9,7 @@ import { ConfigError } from '../../errors.js';
 import type { Redactor } from '../../log/redact.js';
 import type { NoticeChannel } from '../outbox.js';
 import { DISCORD_MAX_BATCH, discordChannel } from './discord.js';
+import { EMAIL_MAX_BATCH, emailChannel } from './email.js';
 import { PAGERDUTY_MAX_BATCH, pagerdutyChannel } from './pagerduty.js';
 import { SLACK_MAX_BATCH, slackChannel } from './slack.js';
 import { TELEGRAM_MAX_BATCH, telegramChannel } from './telegram.js';
@@ -43,7 +44,10 @@ export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; reda
       return { channel: telegramChannel({ ...common, apiUrl: checked(c.apiUrl), token: secret('token'), chatId: c.chatId }), maxBatch: TELEGRAM_MAX_BATCH };
     case 'pagerduty':
       return { channel: pagerdutyChannel({ ...common, url: checked(c.url), routingKey: secret('routing_key') }), maxBatch: PAGERDUTY_MAX_BATCH };
-    default:
-      throw new Error(`channel type ${c.type} is not built yet`);
+    case 'email': {
+      const { host, port, from, to, username, caFile } = c;
+      const password = c.password === undefined ? undefined : secret('password');
+      return { channel: emailChannel({ name: c.name, host, port, from, to, username, password, caFile, timeoutMs: c.timeoutMs, ...(o.clock === undefined ? {} : { clock: o.clock }) }), maxBatch: EMAIL_MAX_BATCH };
+    }
   }
 }
