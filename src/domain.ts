@@ -173,7 +173,34 @@ interface AlertsConfig {
   webhookTimeoutMs: number;
   /** alerts.webhook.allow_link_local: a link-local (metadata) webhook address is accepted. */
   webhookAllowLinkLocal: boolean;
+  /** alerts.webhook.min_severity: notices below it are not posted to the webhook. */
+  webhookMinSeverity: Severity;
+  /** alerts.channels: Slack, Discord, Telegram, e-mail and PagerDuty, beside the webhook. */
+  channels: ChannelConfig[];
 }
+
+/** How much a notice matters, lowest first; a channel's min_severity filters on it. */
+export const SEVERITIES = ['info', 'warning', 'error', 'critical'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const CHANNEL_TYPES = ['slack', 'discord', 'telegram', 'email', 'pagerduty'] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
+
+/** One entry of alerts.channels. Secrets are sources (env, file, credential), never values. */
+export type ChannelConfig = {
+  /** The outbox's channel column and the logs' `channel`: `name`, else the type. Unique. */
+  name: string;
+  minSeverity: Severity;
+  events: WebhookCategory[];
+  /** One request's deadline (alerts.webhook.timeout unless the entry sets its own). */
+  timeoutMs: number;
+  allowLinkLocal: boolean;
+} & (
+  | { type: 'slack' | 'discord'; url: KeySource }
+  | { type: 'telegram'; token: KeySource; chatId: string; apiUrl: string }
+  | { type: 'pagerduty'; routingKey: KeySource; url: string }
+  | { type: 'email'; host: string; port: number; from: string; to: string[]; username: string | undefined; password: KeySource | undefined; caFile: string | undefined }
+);
 
 /** The kinds of webhook notification an operator can choose (alerts.webhook.events). */
 export const WEBHOOK_CATEGORIES = ['rejected', 'failed', 'unknown', 'anomaly', 'config_invalid', 'stale', 'unknown_step', 'epoch_refused', 'acknowledged'] as const;

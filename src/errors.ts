@@ -39,7 +39,8 @@ type KeyErrorCode =
   | 'API_KEY_FILE_EMPTY'
   | 'API_KEY_FILE_MODE'
   | 'API_KEY_TOO_SHORT'
-  | 'WEBHOOK_SECRET_TOO_SHORT';
+  | 'WEBHOOK_SECRET_TOO_SHORT'
+  | 'CHANNEL_SECRET_MISSING'; // a notification channel's secret source (alerts.channels) names nothing set
 
 /** The state database and its lock (StateError). */
 type StateErrorCode =

@@ -12,7 +12,7 @@ import type { Signer } from '../keys/signer.js';
 import type { IssueList, Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import { isSetAside } from './salvage.js';
-import { apiKeySource, resolveApiKey, resolveWebhookSecret } from './secrets.js';
+import { apiKeySource, channelSecretSources, resolveApiKey, resolveChannelSecret, resolveWebhookSecret } from './secrets.js';
 import { resolveWebhookUrl, webhookUrlProblem } from './webhook-url.js';
 
 export interface KeyCheckOptions {
@@ -64,6 +64,7 @@ export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheck
     fileIssue(issues, err.message);
   }
   checkWebhookUrl(config, ctx, opts);
+  checkChannelSecrets(config, ctx, opts);
   return { signers, apiKey, webhookSecret };
 }
 
@@ -103,6 +104,28 @@ function checkWebhookUrl(config: AppConfig, ctx: ResolveContext, opts: KeyCheckO
   opts.redactor.add(source.url);
   const problem = source.unreadable ?? webhookUrlProblem(source.url, config.alerts.webhookAllowLinkLocal);
   if (problem !== undefined) fileIssue(ctx.issues, `the webhook URL from ${source.what} ${problem}`);
+}
+
+/**
+ * Every channel's secrets (alerts.channels) read where the config says they are and registered
+ * with the redactor; a Slack or Discord URL checked as the webhook's is. Placed at the secret's key.
+ */
+function checkChannelSecrets(config: AppConfig, ctx: ResolveContext, opts: KeyCheckOptions): void {
+  config.alerts.channels.forEach((c, i) => {
+    if (isSetAside(ctx.setAside, ['alerts', 'channels', i])) return;
+    for (const [key, source] of channelSecretSources(c)) {
+      const at: Path = ['alerts', 'channels', i, key];
+      try {
+        const value = resolveChannelSecret(source, `channel ${c.name}'s ${key}`, ctx.env);
+        opts.redactor.add(value);
+        const problem = key === 'url' ? webhookUrlProblem(value, c.allowLinkLocal) : undefined;
+        if (problem !== undefined) ctx.issues.error(at, `channel ${c.name}: the URL ${problem}`);
+      } catch (err) {
+        if (!(err instanceof KeyError)) throw err;
+        ctx.issues.error(at, err.message);
+      }
+    }
+  });
 }
 
 /** A problem with something the file does not hold (an environment variable, a credential). */

@@ -20,11 +20,12 @@ import type {
   StepSpec,
   WalletConfig,
 } from '../domain.js';
-import { SIGNED_OPS, WEBHOOK_CATEGORIES, type TransferOp, type WebhookCategory } from '../domain.js';
+import { SIGNED_OPS, type TransferOp } from '../domain.js';
 import { formatPath } from '../json.js';
 import { isLoopback } from '../loopback.js';
 import { cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 import { parseDuration } from './durations.js';
+import { resolveChannels, webhookEvents } from './resolve-channels.js';
 import { stateUrlProblem } from './state-url.js';
 import type { ConfigSource, IssueList, Path } from './positions.js';
 import type { SetAside } from './salvage.js';
@@ -84,6 +85,8 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
       webhookExpireMs: positiveDuration(raw.alerts.webhook.expire_after, ['alerts', 'webhook', 'expire_after'], ctx),
       webhookTimeoutMs: positiveDuration(raw.alerts.webhook.timeout, ['alerts', 'webhook', 'timeout'], ctx),
       webhookAllowLinkLocal: raw.alerts.webhook.allow_link_local,
+      webhookMinSeverity: raw.alerts.webhook.min_severity,
+      channels: resolveChannels(raw.alerts, ctx, { positiveDuration: (t, p) => positiveDuration(t, p, ctx), fromConfigDir: (p) => fromConfigDir(p, ctx) }),
     },
     log: { level: raw.log.level },
   };
@@ -377,17 +380,6 @@ function fromConfigDir(p: string, ctx: ResolveContext): string {
 
 function fromDir(p: string, dir: string): string {
   return isAbsolute(p) ? p : resolvePath(dir, p);
-}
-
-/** The shorthands expanded: `failures` is every category but `acknowledged`; `all` is every one. */
-function webhookEvents(names: readonly string[]): WebhookCategory[] {
-  const out = new Set<WebhookCategory>();
-  for (const name of names) {
-    if (name === 'all' || name === 'failures') {
-      for (const c of WEBHOOK_CATEGORIES) if (name === 'all' || c !== 'acknowledged') out.add(c);
-    } else if ((WEBHOOK_CATEGORIES as readonly string[]).includes(name)) out.add(name as WebhookCategory);
-  }
-  return WEBHOOK_CATEGORIES.filter((c) => out.has(c));
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

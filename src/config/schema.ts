@@ -4,14 +4,11 @@
 // refer to each other) are converted and checked afterwards, in resolve.ts and cross-checks.ts.
 // The shared value types are in schema-fields.ts, the rules section in schema-rules.ts.
 import { z } from 'zod';
-import { WEBHOOK_CATEGORIES } from '../domain.js';
 import { Duration, name, posInt, SOL_MESSAGE, SolAmount, whenMissing, whenPresent } from './schema-fields.js';
 import { Rule } from './schema-rules.js';
+import { Channel, EventNames, MinSeverity } from './schema-alerts.js';
 
 const LISTEN_MESSAGE = 'expected HOST:PORT or a bare port, e.g. 127.0.0.1:9464 or 9464';
-
-/** alerts.webhook.events: the categories, and the two shorthands. */
-const WEBHOOK_EVENT_NAMES = ['failures', 'all', ...WEBHOOK_CATEGORIES] as const;
 
 // ------------------------------------------------------------------------------------------------
 // api
@@ -272,13 +269,8 @@ export const ConfigSchema = z
           clock_skew: Duration.default('30s').describe("warn when the server's Date differs from our clock by more than this"),
           webhook: z
             .strictObject({
-              events: z
-                .array(z.enum(WEBHOOK_EVENT_NAMES), { error: whenPresent(`expected a list of: ${WEBHOOK_EVENT_NAMES.join(', ')}`) })
-                .min(1)
-                .default(['failures'])
-                .describe(
-                  'what is posted: failures (= rejected, failed, unknown, anomaly, config_invalid, stale, unknown_step, epoch_refused), all (failures and acknowledged), or any of those names',
-                ),
+              events: EventNames,
+              min_severity: MinSeverity.default('info'),
               expire_after: Duration.default('24h').describe('a failure notice not delivered by then is dropped (it waits in the state database until delivered, retried with backoff)'),
               timeout: Duration.default('10s').describe('one POST, answer headers and body included, must finish within this; it is cut there and retried later'),
               allow_link_local: z
@@ -288,6 +280,10 @@ export const ConfigSchema = z
             })
             .prefault({})
             .describe('the webhook; its URL and signing secret are secrets: $AUTOCLAIM_WEBHOOK_URL / $AUTOCLAIM_WEBHOOK_SECRET or the systemd credentials webhook_url / webhook_secret'),
+          channels: z
+            .array(Channel)
+            .default([])
+            .describe('Slack, Discord, Telegram, e-mail and PagerDuty, each with its own min_severity and events; they share the webhook\'s outbox, expire_after and redaction'),
         })
         .prefault({})
         .describe('when to raise alerts; the webhook URL is a secret: $AUTOCLAIM_WEBHOOK_URL or the systemd credential webhook_url'),

@@ -2,7 +2,7 @@
 // the API key where it is allowed to be: the environment, a private file, a systemd credential.
 import { FILE_LIMITS, readBounded, tooBigText } from './read-bounded.js';
 import { join } from 'node:path';
-import type { AppConfig } from '../domain.js';
+import type { AppConfig, ChannelConfig, KeySource } from '../domain.js';
 import { KeyError } from '../errors.js';
 import type { IssueList, Path, PathSegment } from './positions.js';
 
@@ -229,4 +229,39 @@ export function resolveStatePassword(config: AppConfig, env: NodeJS.ProcessEnv, 
   if (config.state.passwordFile !== undefined) return readKeyFile(config.state.passwordFile, 'state.password_file', true);
   const path = credentialPath('state_password', env, opts);
   return path === undefined ? undefined : readKeyFile(path, 'the systemd credential state_password', false);
+}
+
+// ------------------------------------------------------------------------------------------------
+// a notification channel's secret (alerts.channels)
+
+/**
+ * A channel's secret (a webhook URL, a bot token, a password, a routing key) from where the config
+ * says it is: a variable, a mode-0600 file, a systemd credential. Throws KeyError naming the source
+ * (never the value) when it is not set or cannot be read. The caller registers it with the Redactor.
+ */
+export function resolveChannelSecret(source: KeySource, what: string, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string {
+  if ('env' in source) {
+    const v = env[source.env]?.trim();
+    if (!nonEmpty(v)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: $${source.env} is not set`);
+    return v;
+  }
+  if ('file' in source) return readKeyFile(source.file, what, true);
+  const dir = opts.credentialsDir ?? env.CREDENTIALS_DIRECTORY;
+  if (!nonEmpty(dir)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: the systemd credential ${source.credential} is not there ($CREDENTIALS_DIRECTORY is not set)`);
+  return readKeyFile(join(dir, source.credential), `${what}: the systemd credential`, false);
+}
+
+/** A channel's secrets, by the config key that names their source. */
+export function channelSecretSources(c: ChannelConfig): Array<[string, KeySource]> {
+  switch (c.type) {
+    case 'slack':
+    case 'discord':
+      return [['url', c.url]];
+    case 'telegram':
+      return [['token', c.token]];
+    case 'pagerduty':
+      return [['routing_key', c.routingKey]];
+    case 'email':
+      return c.password === undefined ? [] : [['password', c.password]];
+  }
 }

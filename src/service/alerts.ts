@@ -207,7 +207,8 @@ export function reportAlerts(transitions: AlertTransition[], out: { logger: Logg
       key: `${t.key}:${t.change}`,
       event: `alert.${t.change}`,
       text: t.text,
-      details: { alert: t.kind, wallet: fields.wallet, step: t.step, plan: t.plan },
+      // The alert's own key on both notices: a channel that resolves (PagerDuty) closes what it opened.
+      details: { alert: t.kind, wallet: fields.wallet, step: t.step, plan: t.plan, alert_key: t.key, resolved: t.change === 'closed' },
     });
   }
 }

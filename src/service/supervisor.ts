@@ -9,6 +9,7 @@
 // With shared state (state.url) it also hears the lease manager (cluster-signals.ts): the leases
 // held and the live daemons (metrics, readiness), lease losses, and the wallets this daemon answers
 // for (the fleet's scope), so no daemon reports another's wallets as stale.
+import { hostname } from 'node:os';
 import { AutoclaimError } from '../errors.js';
 import type { Clock } from '../domain.js';
 import type { AutoclaimEventMap, AutoclaimEvents } from '../events.js';
@@ -95,6 +96,10 @@ export class Supervisor {
       settings: { expireMs: alerts.webhookExpireMs, timeoutMs: alerts.webhookTimeoutMs, allowLinkLocal: alerts.webhookAllowLinkLocal },
       clock: opts.clock,
       events: () => daemon.currentConfig.alerts.webhookEvents,
+      minSeverity: () => daemon.currentConfig.alerts.webhookMinSeverity,
+      channels: alerts.channels,
+      host: hostname(),
+      instance: manager?.id ?? `${hostname()}/${process.pid}`,
       onOutcome: (o) => this.metrics.notification(o),
     });
     const webhook = this.webhook;

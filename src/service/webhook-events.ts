@@ -1,21 +1,27 @@
-// What the webhook is told, and in which words: the events that need a human (a step rejected or
-// refused, a request refused as invalid so signing paused, an outcome unknown, an answer claiming
-// more than was pending, a reload refused as invalid, a wallet gone stale, an unknown step left
-// open, a wallet whose polled epoch is refused) and, if the operator asks for them,
-// acknowledgements. alerts.webhook.events chooses; the notifier (outbox.ts, with the webhook
-// channel of webhook.ts) keeps failures in the state database until delivered, sends them ahead of
-// acknowledgements, redacts and signs what it sends.
+// What the webhook and the channels are told, and in which words: the events that need a human (a
+// step rejected or refused, a request refused as invalid so signing paused, an outcome unknown, an
+// answer claiming more than was pending, a reload refused as invalid, a wallet gone stale, an
+// unknown step left open, a wallet whose polled epoch is refused), the end of each alert, and, if
+// the operator asks for them, acknowledgements. Each notice carries its severity and the facts
+// known of it (wallet, op, amount, symbol, tx, the server's code and message, HTTP status, request
+// id, host, instance). One notifier per receiver: the webhook (alerts.webhook, URL from the
+// environment) and each of alerts.channels, each with its events and min_severity; every one is the
+// shared notifier of outbox.ts (kept in the state database until delivered, failures first,
+// redacted), with its own channel formatter.
 import { createHash } from 'node:crypto';
 import { formatSol } from '../amount.js';
 import { resolveWebhookSecret } from '../config/secrets.js';
 import { resolveWebhookUrl, webhookUrlProblem } from '../config/webhook-url.js';
 import { ConfigError } from '../errors.js';
-import type { Clock, WebhookCategory } from '../domain.js';
+import type { ChannelConfig, Clock, Severity, WebhookCategory } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Redactor } from '../log/redact.js';
 import type { StepEvent } from '../events.js';
 import type { NotificationOutcome } from './metrics.js';
-import type { OutboxStore } from './outbox.js';
+import type { Dispatcher } from 'undici';
+import { buildChannel } from './channels/build.js';
+import { severityAtLeast } from './channels/facts.js';
+import { createOutboxNotifier, type Notifier, type OutboxStore } from './outbox.js';
 import { createWebhookNotifier, type WebhookEvent, type WebhookNotifier } from './webhook.js';
 
 /** alerts.webhook.events when the config has not been read yet: failures only. */
@@ -24,13 +30,36 @@ export const DEFAULT_WEBHOOK_EVENTS: readonly WebhookCategory[] = ['rejected', '
 /** How many issues of an invalid reload the post lists; the log has them all. */
 const MAX_LISTED_ISSUES = 10;
 
+/** How much each kind of notice matters: what a channel's min_severity compares. */
+const CATEGORY_SEVERITY: Record<WebhookCategory, Severity> = {
+  acknowledged: 'info',
+  anomaly: 'warning',
+  rejected: 'error',
+  unknown: 'error',
+  config_invalid: 'error',
+  stale: 'error',
+  unknown_step: 'error',
+  epoch_refused: 'error',
+  failed: 'critical',
+};
+
+/** An alert's severity: its category's, except where the alert itself says more (or less). */
+const ALERT_SEVERITY: Record<string, Severity> = {
+  claim_undetermined: 'critical',
+  state_unreachable: 'critical',
+  claim_in_doubt: 'warning',
+  clock_skew: 'warning',
+  config_differs: 'warning',
+};
+
 export interface FailureWebhook {
   /** Step outcomes, as the `step:outcome` event tells them (the supervisor subscribes it). */
   onStep(e: StepEvent): void;
   /** A SIGHUP reload refused; `issues` as the config.invalid log line lists them. */
   configInvalid(issues: readonly string[]): void;
-  /** For reportAlerts: stale wallets and unknown steps, filtered by category. */
+  /** For reportAlerts: alerts opened and closed, filtered by category and severity. */
   readonly alerts: WebhookNotifier;
+  /** Delivers what is due for up to timeoutMs, then stops; what is left waits in the outbox. */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -38,17 +67,31 @@ interface FailureWebhookOptions {
   env: NodeJS.ProcessEnv;
   logger: Logger;
   redactor: Redactor;
-  /** The categories to post, read at each event: a reload that changes them applies at once. */
+  /** The webhook's categories, read at each event: a reload that changes them applies at once. */
   events: () => readonly WebhookCategory[];
+  /** alerts.webhook.min_severity, read at each event; info (everything) when absent. */
+  minSeverity?: () => Severity;
+  /** alerts.channels as the config had them at start (a reload does not rebuild channels). */
+  channels?: readonly ChannelConfig[];
   /** Where failure notices wait until delivered: the state store (its outbox); memory when absent. */
   store?: OutboxStore | undefined;
   /** alerts.webhook (expire_after, timeout, allow_link_local), as the running config has them at start. */
   settings?: { expireMs: number; timeoutMs: number; allowLinkLocal: boolean };
+  /** Where the notices say they come from: the machine, and this daemon (its lease id in a cluster). */
+  host?: string;
+  instance?: string;
   clock?: Clock;
   onOutcome?: (o: NotificationOutcome) => void;
   /** For tests; the notifier's own defaults otherwise. */
   minIntervalMs?: number;
   retryBaseMs?: number;
+  dispatcher?: Dispatcher;
+}
+
+interface Target {
+  notifier: Notifier;
+  events: () => readonly WebhookCategory[];
+  minSeverity: () => Severity;
 }
 
 /** The webhook URL is a secret (Slack and Discord URLs are bearer tokens): env or systemd credential. */
@@ -57,36 +100,58 @@ export function webhookUrl(env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /**
- * The webhook, when a URL is configured; undefined otherwise. Throws KeyError for a signing secret
- * that is set but too short, ConfigError for a URL webhook-url.ts refuses (`check` reports both, in
- * its list). URL and secret are registered with the redactor before anything is sent, and every
- * notice is scrubbed by it (outbox.ts) whoever makes it.
+ * The notifier, when a webhook URL or a channel is configured; undefined otherwise. Throws
+ * KeyError for a signing secret that is set but too short or a channel secret that is not there,
+ * ConfigError for a URL webhook-url.ts refuses (`check` reports them, in its list). Secrets are
+ * registered with the redactor before anything is sent, and every notice is scrubbed by it
+ * (outbox.ts) whoever makes it.
  */
 export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhook | undefined {
-  const source = resolveWebhookUrl(opts.env);
-  const secret = resolveWebhookSecret(opts.env, { credentialsDir: opts.env.CREDENTIALS_DIRECTORY });
-  if (source === undefined) return undefined;
-  const { url } = source;
-  opts.redactor.add(url);
-  if (secret !== undefined) opts.redactor.add(secret);
-  // The config check refused such a URL already; this is the same rule where the URL is used.
-  const problem = source.unreadable ?? webhookUrlProblem(url, opts.settings?.allowLinkLocal ?? false);
-  if (problem !== undefined) throw new ConfigError([{ file: source.what, line: 0, col: 0, path: '', message: `the webhook URL from ${source.what} ${problem}` }]);
-  const notifier = createWebhookNotifier({
-    url,
-    secret,
+  const targets: Target[] = [];
+  const shared = {
     redactor: opts.redactor,
     store: opts.store,
     logger: opts.logger,
     clock: opts.clock,
     onOutcome: opts.onOutcome,
-    ...(opts.settings === undefined ? {} : { expireMs: opts.settings.expireMs, timeoutMs: opts.settings.timeoutMs }),
+    ...(opts.settings === undefined ? {} : { expireMs: opts.settings.expireMs }),
     ...(opts.minIntervalMs === undefined ? {} : { minIntervalMs: opts.minIntervalMs }),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
-  });
+  };
+  const source = resolveWebhookUrl(opts.env);
+  const secret = resolveWebhookSecret(opts.env, { credentialsDir: opts.env.CREDENTIALS_DIRECTORY });
+  if (source !== undefined) {
+    const { url } = source;
+    opts.redactor.add(url);
+    if (secret !== undefined) opts.redactor.add(secret);
+    // The config check refused such a URL already; this is the same rule where the URL is used.
+    const problem = source.unreadable ?? webhookUrlProblem(url, opts.settings?.allowLinkLocal ?? false);
+    if (problem !== undefined) throw new ConfigError([{ file: source.what, line: 0, col: 0, path: '', message: `the webhook URL from ${source.what} ${problem}` }]);
+    const notifier = createWebhookNotifier({
+      ...shared,
+      url,
+      secret,
+      ...(opts.dispatcher === undefined ? {} : { dispatcher: opts.dispatcher }),
+      ...(opts.settings === undefined ? {} : { timeoutMs: opts.settings.timeoutMs }),
+    });
+    targets.push({ notifier, events: opts.events, minSeverity: opts.minSeverity ?? (() => 'info') });
+  }
+  for (const c of opts.channels ?? []) {
+    const built = buildChannel(c, { env: opts.env, redactor: opts.redactor, clock: opts.clock, dispatcher: opts.dispatcher });
+    const notifier = createOutboxNotifier({ ...shared, channel: built.channel, maxBatch: built.maxBatch, deadlineMs: c.timeoutMs });
+    targets.push({ notifier, events: () => c.events, minSeverity: () => c.minSeverity });
+  }
+  if (targets.length === 0) return undefined;
+  const where = { host: opts.host, instance: opts.instance };
+
   const post = (category: WebhookCategory, e: WebhookEvent): void => {
-    if (!opts.events().includes(category)) return;
-    notifier.notify({ ...e, priority: category === 'acknowledged' ? 'info' : 'failure', details: { category, ...e.details } });
+    const alert = e.details?.['alert'];
+    const severity = (typeof alert === 'string' ? ALERT_SEVERITY[alert] : undefined) ?? CATEGORY_SEVERITY[category];
+    const notice = { ...e, priority: category === 'acknowledged' ? ('info' as const) : ('failure' as const), details: { category, severity, ...e.details, ...where } };
+    for (const t of targets) {
+      if (!t.events().includes(category) || !severityAtLeast(severity, t.minSeverity())) continue;
+      t.notifier.notify(notice);
+    }
   };
   return {
     onStep(e) {
@@ -120,20 +185,61 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
       },
       close: () => Promise.resolve(),
     },
-    close: (timeoutMs) => notifier.close(timeoutMs),
+    close: async (timeoutMs) => {
+      await Promise.all(targets.map((t) => t.notifier.close(timeoutMs)));
+    },
   };
+}
+
+/**
+ * What a failure's event may carry beyond StepEvent's own fields: the server's words (the request's
+ * classification adds them to the failure event data) and what the step moved. Read when present.
+ */
+interface StepFacts {
+  code?: string;
+  server_message?: string;
+  http_status?: number;
+  request_id?: string;
+  symbol?: string;
+  tx?: string;
 }
 
 /** The category and words of a step outcome; undefined for outcomes nobody needs to hear of. */
 function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEvent } | undefined {
-  const details = { wallet: e.wallet, kind: e.kind, state: e.state, plan: e.plan, step: e.step, amountLamports: e.amountLamports?.toString() };
-  const where = `wallet ${e.wallet}: ${e.kind} step ${e.step} (plan ${e.plan})`;
+  const x = e as StepEvent & StepFacts;
+  const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+  const facts = {
+    code: str(x.code),
+    server_message: str(x.server_message),
+    http_status: typeof x.http_status === 'number' ? x.http_status : undefined,
+    request_id: str(x.request_id),
+    symbol: str(x.symbol),
+    tx: str(x.tx),
+  };
+  const details = {
+    wallet: e.wallet,
+    op: e.kind,
+    kind: e.kind,
+    state: e.state,
+    plan: e.plan,
+    step: e.step,
+    amountLamports: e.amountLamports?.toString(),
+    amount_sol: e.amountLamports === undefined ? undefined : formatSol(e.amountLamports),
+    ...facts,
+  };
+  const what = `${e.kind}${e.amountLamports === undefined || e.state === 'anomaly' ? '' : ` of ${formatSol(e.amountLamports)} SOL`}${facts.symbol === undefined ? '' : ` (${facts.symbol})`}`;
+  const where = `wallet ${e.wallet}: ${what} step ${e.step} (plan ${e.plan})`;
+  // The server's own words, when the failure's event carries them: what was refused and why.
+  const said = [facts.code, facts.server_message === undefined ? undefined : `"${facts.server_message}"`].filter((v) => v !== undefined).join(' ');
+  const meta = [facts.http_status === undefined ? undefined : `HTTP ${facts.http_status}`, facts.request_id === undefined ? undefined : `request id ${facts.request_id}`].filter((v) => v !== undefined).join(', ');
+  const why = said === '' ? (meta === '' ? '' : ` (${meta})`) : `: ${said}${meta === '' ? '' : ` (${meta})`}`;
   switch (e.state) {
     case 'acknowledged': {
       const amount = e.amountLamports === undefined ? '' : ` ${formatSol(e.amountLamports)} SOL`;
+      const tx = facts.tx === undefined ? '' : `, tx ${facts.tx}`;
       return {
         category: 'acknowledged',
-        event: { key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan})`, details },
+        event: { key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan}${tx})`, details },
       };
     }
     case 'rejected':
@@ -142,7 +248,10 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
         event: {
           key: `rejected:step:${e.step}`,
           event: 'action.rejected',
-          text: `${where} was not done: rejected by the API, or refused before signing by a safety limit (action.rejected / action.refused in the log); the rest of the plan is skipped`,
+          text:
+            said === ''
+              ? `${where} was not done: rejected by the API, or refused before signing by a safety limit${why} (action.rejected / action.refused in the log); the rest of the plan is skipped`
+              : `${where} was rejected${why}; the rest of the plan is skipped`,
           details,
         },
       };
@@ -152,7 +261,7 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
         event: {
           key: `failed:step:${e.step}`,
           event: 'signing.paused',
-          text: `${where}: the API refused the request itself as invalid (credentials, signature, timestamp or headers); signing is paused until the config changes or the daemon restarts (signing.paused in the log)`,
+          text: `${where}: the API refused the request itself as invalid${said === '' ? ' (credentials, signature, timestamp or headers)' : ''}${why}; signing is paused until the config changes or the daemon restarts (signing.paused in the log)`,
           details,
         },
       };
@@ -162,7 +271,7 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
         event: {
           key: `unknown:step:${e.step}`,
           event: 'action.unknown',
-          text: `${where}: outcome unknown; check it on the server, then \`autoclaim actions resolve ${e.step} --applied|--not-applied\` if it is not reconciled`,
+          text: `${where}: outcome unknown${why}; check it on the server, then \`autoclaim actions resolve ${e.step} --applied|--not-applied\` if it is not reconciled`,
           details,
         },
       };

@@ -4,13 +4,16 @@
 // forgery. This file is the channel's formatter and transport only: keeping, retrying, redacting,
 // pacing and the deadline are the notifier's (outbox.ts), which every channel shares.
 import { createHmac } from 'node:crypto';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Clock } from '../domain.js';
 import { systemClock } from '../domain.js';
 import { type Logger } from '../log/logger.js';
 import { toJson } from '../json.js';
 import type { NotificationOutcome } from './metrics.js';
+import { postJson, safeHost } from './channels/http.js';
 import { createOutboxNotifier, type KeptNotice, type Notice, type NoticeChannel, type Notifier, type NotifierOptions, type OutboxStore, type SendResult } from './outbox.js';
+
+export { retryAfterMs } from './channels/http.js';
 
 /** A notice, as the webhook's callers name it. */
 export type WebhookEvent = Notice;
@@ -58,23 +61,13 @@ export function webhookChannel(opts: { url: string; secret?: string | undefined;
     host: safeHost(opts.url),
     format: (batch) => toJson(payload(batch)),
     async send(body, signal): Promise<SendResult> {
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'autoclaim' };
+      const headers: Record<string, string> = {};
       if (opts.secret !== undefined) {
         const ts = Math.floor(clock.now() / 1000);
         headers[TIMESTAMP_HEADER] = String(ts);
         headers[SIGNATURE_HEADER] = signWebhookBody(opts.secret, ts, body);
       }
-      try {
-        // undici's own timeouts bound each wait; the signal bounds the whole exchange, so a
-        // receiver dripping its answer a byte at a time is cut at the deadline all the same.
-        const res = await request(opts.url, { method: 'POST', headers, body, dispatcher: opts.dispatcher, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal });
-        await res.body.dump({ limit: 64 * 1024, signal });
-        if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, status: res.statusCode };
-        return { ok: false, status: res.statusCode, error: `answered ${res.statusCode}`, retryAfterMs: retryAfterMs(res.headers['retry-after'], clock.now()) };
-      } catch (err) {
-        const why = signal.aborted ? reason(signal.reason) : err instanceof Error ? err.message : String(err);
-        return { ok: false, error: why };
-      }
+      return postJson({ url: opts.url, body, headers, signal, dispatcher: opts.dispatcher, timeoutMs, now: clock.now() });
     },
   };
 }
@@ -90,23 +83,6 @@ export function createWebhookNotifier(opts: WebhookOptions & Omit<NotifierOption
 }
 
 /**
- * Retry-After in ms from `now`: delta-seconds or an HTTP date (RFC 9110 10.2.3); undefined when
- * absent or unreadable. The notifier caps it.
- */
-export function retryAfterMs(header: string | string[] | undefined, now: number): number | undefined {
-  const v = (Array.isArray(header) ? header[0] : header)?.trim();
-  if (v === undefined || v === '') return undefined;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  if (!/[A-Za-z]/.test(v)) return undefined;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
-function reason(r: unknown): string {
-  return r instanceof Error ? r.message : String(r);
-}
-
-/**
  * One event: its own `event`, `key`, `details` at the top, as a receiver filtering on them expects.
  * Several: `event: "batch"`, one line of `text` each, and every event whole in `events`.
  */
@@ -117,12 +93,4 @@ function payload(batch: readonly KeptNotice[]): Record<string, unknown> {
   const text = joined.length > DISCORD_CONTENT_MAX ? `${joined.slice(0, DISCORD_CONTENT_MAX - 1)}…` : joined;
   if (events.length === 1 && first !== undefined) return { text, content: text, event: first.event, key: first.key, at: first.at, details: first.details, events };
   return { text, content: text, event: 'batch', key: `batch:${first?.key ?? ''}`, at: first?.at, details: { count: events.length }, events };
-}
-
-function safeHost(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'invalid-url';
-  }
 }

@@ -178,6 +178,8 @@ describe('a valid config', () => {
         webhookExpireMs: 86_400_000,
         webhookTimeoutMs: 10_000,
         webhookAllowLinkLocal: false,
+        webhookMinSeverity: 'info',
+        channels: [],
       },
       log: { level: 'debug' },
     };

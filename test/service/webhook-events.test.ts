@@ -155,4 +155,22 @@ describe('the failure webhook', () => {
     expect((err as Error).message).not.toContain('tiny-secret');
     expect(make({})).toBeUndefined();
   });
+
+  it('posts only what reaches alerts.webhook.min_severity, and says how severe each is', async () => {
+    const r = await receiver();
+    let min: 'info' | 'critical' = 'critical';
+    hook = createFailureWebhook({ env: { AUTOCLAIM_WEBHOOK_URL: r.url }, logger: captureLog().logger, redactor: new Redactor(), events: () => DEFAULT_WEBHOOK_EVENTS, minSeverity: () => min, minIntervalMs: 0 });
+    if (hook === undefined) throw new Error('no webhook');
+    const base = { kind: 'claim' as const, wallet: 'W', plan: 1 };
+    hook.onStep({ ...base, state: 'rejected', step: 1 });
+    hook.onStep({ ...base, state: 'failed', step: 2 });
+    await r.settle(1);
+    min = 'info';
+    hook.onStep({ ...base, state: 'anomaly', step: 3, amountLamports: 1n });
+    await r.settle(2);
+    expect(r.posts.flatMap((p) => p.body.events.map((e) => [e.key, e.details['severity']]))).toEqual([
+      ['failed:step:2', 'critical'],
+      ['anomaly:step:3', 'warning'],
+    ]);
+  });
 });

@@ -5,6 +5,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Post<B> {
+  /** The request's path and query: a token in the URL (Telegram's) is checked here. */
+  path: string;
   headers: IncomingHttpHeaders;
   raw: string;
   body: B;
@@ -19,7 +21,7 @@ export interface Receiver<B> {
 
 const servers: Server[] = [];
 
-export async function startReceiver<B>(opts: { path: string; status?: () => number }): Promise<Receiver<B>> {
+export async function startReceiver<B>(opts: { path: string; status?: () => number; answer?: () => string }): Promise<Receiver<B>> {
   const posts: Array<Post<B>> = [];
   const waiters: Array<() => void> = [];
   const server = createServer((req, res) => {
@@ -27,8 +29,10 @@ export async function startReceiver<B>(opts: { path: string; status?: () => numb
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      posts.push({ headers: req.headers, raw, body: JSON.parse(raw) as B });
-      res.writeHead(opts.status?.() ?? 204).end();
+      posts.push({ path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw) as B });
+      const status = opts.status?.() ?? 204;
+      const answer = opts.answer?.() ?? '';
+      res.writeHead(status, answer === '' ? {} : { 'content-type': 'application/json' }).end(answer);
       for (const w of waiters.splice(0)) w();
     });
   });

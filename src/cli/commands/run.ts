@@ -6,6 +6,7 @@ import { failpointsFromEnv } from '../../executor/failpoints.js';
 import type { CommandContext } from '../context.js';
 import { VERSION } from '../version.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
+import { openNotices } from './notices.js';
 
 // How long a stop waits for the step in flight before closing the database anyway. A step cut off
 // here stays `sending` and becomes `unknown` at the next start, which is safe, just not pretty.
@@ -42,6 +43,8 @@ export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean 
   // The process's one event channel: the client, the daemon and whoever listens share it.
   const events = createEvents({ logger: ctx.logger });
   const runtime = await open(ctx, events, false);
+  // Its step outcomes are told as the daemon's are, and delivered before it exits (bounded).
+  const notices = await openNotices(ctx, runtime, events);
   try {
     const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
     const report = await daemon.once();
@@ -54,7 +57,11 @@ export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean 
     );
     return ok ? EXIT.OK : EXIT.FAILURE;
   } finally {
-    await runtime.close();
+    try {
+      await notices?.close();
+    } finally {
+      await runtime.close();
+    }
   }
 }
 

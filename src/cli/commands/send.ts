@@ -15,6 +15,7 @@ import { failpointsFromEnv } from '../../executor/failpoints.js';
 import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
+import { openNotices, type CommandNotices } from './notices.js';
 import { cancelSend } from './send-cancel.js';
 import { actionText, heldReason, reportPlan } from './send-report.js';
 
@@ -136,6 +137,7 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
   // With shared state no lease is taken: the plan is recorded, and the daemon holding the wallet's
   // lease sends it (a recorded plan is finished before anything new is decided), fenced as ever.
   const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, leases: false, events });
+  let notices: CommandNotices | undefined;
   try {
     const wallet = runtime.config.wallets.find((w) => w.name === opts.wallet);
     if (wallet === undefined) {
@@ -175,6 +177,8 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
     if (runtime.config.state.url !== undefined) return await awaitHolder(ctx, runtime, plan, wallet, { waitMs, waitText: opts.wait ?? '2m' });
     const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events });
+    // The outcome is told as the daemon's would be, and delivered before the command exits (bounded).
+    notices = await openNotices(ctx, runtime, events);
     await daemon.recover();
     await daemon.runPlan(plan.id);
     const after = (await runtime.store.getPlan(plan.id)) ?? plan;
@@ -182,7 +186,11 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     const paused = (pauses.all ?? pauses.wallets.get(wallet.address))?.reason;
     return reportPlan(ctx, after, { again: false, shared: false, held: await heldReason(runtime.store, after, paused) });
   } finally {
-    await runtime.close();
+    try {
+      await notices?.close();
+    } finally {
+      await runtime.close();
+    }
   }
 }
 
