@@ -297,6 +297,7 @@ export class Daemon {
     this.settleRuleIds();
     if (signingChanged || keyChanged) {
       const lifted = this.executor.liftPauses();
+      if (lifted > 0) this.events.emit('signing:resumed', { lifted, at: this.opts.clock.now() });
       logger.info(
         { event: 'signing.reconfigured', signing: signingChanged, api_key: keyChanged, pauses_lifted: lifted },
         lifted > 0 ? 'signing settings changed; signing resumes' : 'signing settings changed',

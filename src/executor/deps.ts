@@ -1,7 +1,7 @@
 // What the worker is built from and what it reports: its edges (passed in, never imported), the
 // event channel its step outcomes go out on, and the shapes its parts hand each other.
 import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp } from '../domain.js';
-import type { EventSink } from '../events.js';
+import type { EventSink, ServerRefusal } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint } from './failpoints.js';
 import type { ApiPort, Signer, WorkerStore } from './ports.js';
@@ -70,4 +70,8 @@ export interface SigningPause {
   since: number;
   /** The step whose refusal paused signing; undefined for a gate (the clock) rather than a refusal. */
   step?: number;
+  /** What the server said (code, message, status, request id) and what its words point at. */
+  refusal?: ServerRefusal;
+  /** What to check, chosen from the refusal's words (executor/refusal.ts). */
+  fix?: string;
 }

@@ -126,7 +126,22 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
 
 /** The category and words of a step outcome; undefined for outcomes nobody needs to hear of. */
 function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEvent } | undefined {
-  const details = { wallet: e.wallet, kind: e.kind, state: e.state, plan: e.plan, step: e.step, amountLamports: e.amountLamports?.toString() };
+  const details = {
+    wallet: e.wallet,
+    kind: e.kind,
+    state: e.state,
+    plan: e.plan,
+    step: e.step,
+    amountLamports: e.amountLamports?.toString(),
+    // What the server said (refusals): a notice quotes it rather than guessing from the status.
+    code: e.code,
+    server_message: e.server_message,
+    http_status: e.http_status,
+    request_id: e.request_id,
+    hint: e.hint,
+  };
+  const said = [e.http_status === undefined ? undefined : `HTTP ${e.http_status}`, e.code, e.server_message].filter((t) => t !== undefined).join(' ');
+  const saying = said === '' ? '' : ` (the server said: ${said}${e.request_id === undefined ? '' : `; x-request-id ${e.request_id}`})`;
   const where = `wallet ${e.wallet}: ${e.kind} step ${e.step} (plan ${e.plan})`;
   switch (e.state) {
     case 'acknowledged': {
@@ -142,7 +157,7 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
         event: {
           key: `rejected:step:${e.step}`,
           event: 'action.rejected',
-          text: `${where} was not done: rejected by the API, or refused before signing by a safety limit (action.rejected / action.refused in the log); the rest of the plan is skipped`,
+          text: `${where} was not done: rejected by the API${saying}, or refused before signing by a safety limit (action.rejected / action.refused in the log); the rest of the plan is skipped`,
           details,
         },
       };
@@ -152,7 +167,7 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
         event: {
           key: `failed:step:${e.step}`,
           event: 'signing.paused',
-          text: `${where}: the API refused the request itself as invalid (credentials, signature, timestamp or headers); signing is paused until the config changes or the daemon restarts (signing.paused in the log)`,
+          text: `${where}: the API refused the request itself as invalid${saying}; signing is paused until the config changes or the daemon restarts (signing.paused in the log says what to check)`,
           details,
         },
       };
