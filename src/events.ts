@@ -225,6 +225,11 @@ export const LOG_EVENTS = [
   'config.reloaded',
   'config.restart_needed',
   'events.listener_failed',
+  // the CLI's requests to a running daemon (service/control.ts): pause, resume, poll now
+  'kill_switch.on',
+  'kill_switch.off',
+  'poll.requested',
+  'control.write_failed',
   // the state file (store/)
   'state.created',
   'state.migrated',

@@ -64,6 +64,21 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .description('per wallet: last poll, epoch, pending, last actions')
     .option('--json', 'machine-readable output')
     .action(run('stderr', async (ctx) => (await import('./commands/status.js')).statusCommand(ctx, program.commands.find((c) => c.name() === 'status')!.opts())));
+  program
+    .command('pause')
+    .description('the kill switch on a running daemon (and any started later): polls and decides (dry) on, signs nothing; recorded with who and when')
+    .option('--reason <text>', 'why, for the record')
+    .action(run('stderr', async (ctx) => (await import('./commands/control.js')).pauseCommand(ctx, program.commands.find((c) => c.name() === 'pause')!.opts())));
+  program
+    .command('resume')
+    .description("lift `autoclaim pause` (not the config's safety.paused: exit 1 while that holds)")
+    .action(run('stderr', async (ctx) => (await import('./commands/control.js')).resumeCommand(ctx)));
+  program
+    .command('poll')
+    .description('ask the running daemon to poll now (every wallet, --wallet NAME, or --paused); exit 1 when no daemon runs')
+    .option('--wallet <name...>', 'only these wallets')
+    .option('--paused', 'only the wallets signing is paused for')
+    .action(run('stderr', async (ctx) => (await import('./commands/control.js')).pollCommand(ctx, program.commands.find((c) => c.name() === 'poll')!.opts())));
   const actions = program
     .command('actions')
     .description('the recorded plans and steps')
