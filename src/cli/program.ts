@@ -56,8 +56,10 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .action(run('stderr', async (ctx) => (await import('./commands/check.js')).checkCommand(ctx)));
   program
     .command('doctor')
-    .description('first contact, GETs only: reachability, health, summaries, clock skew, keys, and the signed requests it would send (exit 1 on a problem)')
+    .description('first contact, GETs only: reachability, health, summaries, clock skew, keys, and the signed requests it would send (exit 1 on a problem, or a default that may not be the service\'s)')
     .option('--json', 'one JSON object')
+    .option('--probe', 'also send each signed operation once, signed with a wrong key (it cannot move money), and read what the refusal says: a wrong header prefix, API key or message')
+    .option('--accept-defaults', "exit 0 despite warnings about defaults (api.header_prefix) that may not be the service's")
     .action(run('stderr', async (ctx) => (await import('./commands/doctor.js')).doctorCommand(ctx, program.commands.find((c) => c.name() === 'doctor')!.opts())));
   program
     .command('status')
@@ -132,6 +134,8 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--demo-wallets <n>', 'deterministic demo wallets to create', '3')
     .option('--epoch-seconds <s>', 'epoch length in seconds', '60')
+    .option('--header-prefix <prefix>', 'the prefix of its signed-request headers (x-<prefix>-ts), to rehearse a service that is not autoclaim\'s default', 'x-svc')
+    .option('--claim-message <template>', 'the claim message it verifies, e.g. "claim:{wallet}:{ts}" (default: {wallet}|{ts})')
     .action(run('stdout', async (ctx) => (await import('./commands/sandbox.js')).sandboxCommand(ctx, program.commands.find((c) => c.name() === 'sandbox')!.opts())));
   program
     .command('key <source>')
