@@ -226,8 +226,8 @@ export const LOG_EVENTS = [
   'config.restart_needed',
   'events.listener_failed',
   // the CLI's requests to a running daemon (service/control.ts): pause, resume, poll now
-  'kill_switch.on',
-  'kill_switch.off',
+  'signing.kill_switch_on',
+  'signing.kill_switch_off',
   'poll.requested',
   'control.write_failed',
   // the state file (store/)

@@ -85,11 +85,11 @@ export class DaemonControl {
     this.lastKill = now?.reason;
     if (now !== undefined && now.reason !== was) {
       logger.warn(
-        { event: 'kill_switch.on', reason: now.reason, since: new Date(now.since).toISOString() },
+        { event: 'signing.kill_switch_on', reason: now.reason, since: new Date(now.since).toISOString() },
         `kill switch on: ${now.reason}; polling and deciding (dry) go on, nothing is signed (to lift: ${now.fix ?? ''})`,
       );
     } else if (now === undefined && was !== undefined) {
-      logger.warn({ event: 'kill_switch.off', was }, 'kill switch off: signing resumes; every wallet is polled now');
+      logger.warn({ event: 'signing.kill_switch_off', was }, 'kill switch off: signing resumes; every wallet is polled now');
       daemon.pollNow('all');
     }
     this.writeInfo();

@@ -80,7 +80,7 @@ describe('the kill switch', () => {
     const control = new DaemonControl({ daemon: a.daemon, events, logger: a.log.logger, clock: systemClock, dry: false });
     control.start();
     control.publish();
-    expect(a.log.events('kill_switch.on')[0]).toMatchObject({ reason: 'paused by ops@bastion (autoclaim pause): incident 42' });
+    expect(a.log.events('signing.kill_switch_on')[0]).toMatchObject({ reason: 'paused by ops@bastion (autoclaim pause): incident 42' });
     const info = readDaemonInfo(paths);
     expect(info?.alive).toBe(true);
     expect(info?.signing).toMatchObject([{ wallet: 'all', source: 'kill_switch', since: '2026-11-26T05:00:00.000Z', fix: 'autoclaim resume' }]);
@@ -91,7 +91,7 @@ describe('the kill switch', () => {
 
     writePause(paths, { paused: false, user: 'ops', host: 'bastion', at: Date.now() });
     control.onPauseSignal();
-    expect(a.log.events('kill_switch.off')).toHaveLength(1);
+    expect(a.log.events('signing.kill_switch_off')).toHaveLength(1);
     expect(readDaemonInfo(paths)?.signing).toEqual([]);
     await a.daemon.once();
     expect(a.runtime.sandbox!.ledger().map((e) => e.op)).toEqual(['claim']);

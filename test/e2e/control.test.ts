@@ -55,7 +55,7 @@ describe('a running daemon: fix loop, poll now, pause and resume', () => {
     const paused = await runCli(['pause', '--reason', 'drill', '--config', config], { cwd: t.dir, env: { USER: 'ops' } });
     expect(paused.code).toBe(0);
     expect(paused.stdout).toMatch(/signing paused by ops@.*told the daemon \(pid \d+\)/);
-    await child.waitFor((e) => e['event'] === 'kill_switch.on');
+    await child.waitFor((e) => e['event'] === 'signing.kill_switch_on');
     s = await status();
     expect(s.signing.holds).toMatchObject([{ wallet: 'all', source: 'kill_switch', fix: 'autoclaim resume' }]);
     expect(s.signing.pauseRecord).toMatchObject({ paused: true, by: expect.stringMatching(/^ops@/) as unknown, reason: 'drill' });
@@ -67,7 +67,7 @@ describe('a running daemon: fix loop, poll now, pause and resume', () => {
     expect((await cli('poll', '--wallet', 'nobody')).code).toBe(2);
 
     expect((await cli('resume')).code).toBe(0);
-    await child.waitFor((e) => e['event'] === 'kill_switch.off');
+    await child.waitFor((e) => e['event'] === 'signing.kill_switch_off');
     s = await status();
     expect(s.signing.paused).toBe(false);
 
