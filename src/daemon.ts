@@ -12,13 +12,15 @@ import { ClockSkewWatch } from './executor/clock-skew.js';
 import { ClaimDoubtWatch, type DoubtEpisode } from './executor/claim-doubt.js';
 import type { Failpoint } from './executor/failpoints.js';
 import type { Signer } from './executor/ports.js';
-import { EpochHoldNotice, runWalletCycle, type CycleDeps, type WalletCycleResult } from './executor/wallet-cycle.js';
+import { EpochHoldNotice, pollOkLevel, runWalletCycle, tallyTurn, type CycleDeps, type OnceReport, type WalletCycleResult } from './executor/wallet-cycle.js';
 import { epochsExempt } from './executor/epoch-check.js';
-import { carryRuleIds } from './rules/rule-ids.js';
+import { settleRuleIds } from './executor/rule-ids-settle.js';
 import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
 import { recoverInFlight } from './executor/recovery.js';
 import { nextCronTimes } from './config/index.js';
+import { warnRestartNeeded } from './config/restart-needed.js';
+import { killSwitchPause, type OperatorPause } from './executor/kill-switch.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
 interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
@@ -35,31 +37,7 @@ interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
   events?: AutoclaimEvents;
 }
 
-interface OnceReport {
-  wallets: number;
-  polled: number;
-  plans: number;
-  /** Plans that ended rejected (the action refused) or failed (the request refused as invalid). */
-  failed: number;
-  unknown: number;
-  /** Plans left open: a step deferred (429, not sent) to be retried, freshly signed, next time. */
-  pending: number;
-  /** Wallet turns that threw (a bug or the state database failing); logged as wallet.failed. */
-  crashed: number;
-}
-
 const DEFAULT_CONCURRENCY = 16;
-
-/**
- * Beyond this many wallets `poll.ok` is logged at debug: a line per poll of a large fleet is log
- * volume (and CPU) that says little the state file does not keep (`autoclaim status`); failed
- * polls, decisions and actions are logged as ever.
- */
-const POLL_OK_AT_INFO_UP_TO = 1000;
-
-function pollOkLevel(wallets: number): 'info' | 'debug' {
-  return wallets > POLL_OK_AT_INFO_UP_TO ? 'debug' : 'info';
-}
 
 export class Daemon {
   /** Swapped whole by a reload; every part reads it through `configRef` at each use. */
@@ -108,8 +86,9 @@ export class Daemon {
       signers: runtime.signers,
       elapsedClock: this.decisionClock,
       stillHolds: runtime.cluster === undefined ? undefined : (address) => this.cluster?.holds(address) ?? false,
-      // The clock checked against the database's at every lease round: out of bounds, nothing is signed.
-      signingGate: runtime.cluster === undefined ? undefined : () => this.clockGate(),
+      // The clock checked against the database's at every lease round: out of bounds, nothing is
+      // signed; and the kill switch (safety.paused, `autoclaim pause`, a wallet's enabled: false).
+      signingGate: (address) => this.clockGate() ?? this.killSwitch(address),
     });
     this.cycle = {
       ...shared,
@@ -132,7 +111,20 @@ export class Daemon {
 
   private clockGate(): SigningPause | undefined {
     const refusal = this.cluster?.signingGate();
-    return refusal === undefined ? undefined : { scope: 'all', reason: `clock: ${refusal.reason}`, since: refusal.since };
+    return refusal === undefined ? undefined : { scope: 'all', source: 'clock', reason: `clock: ${refusal.reason}`, since: refusal.since };
+  }
+
+  /** `autoclaim pause` / `resume` as recorded (service/control.ts); read at start and at SIGUSR2. */
+  private operatorPause: OperatorPause | undefined;
+
+  setOperatorPause(p: OperatorPause | undefined): void {
+    this.operatorPause = p;
+  }
+
+  /** The kill switch for this wallet (address), or for every wallet (undefined): executor/kill-switch.ts. */
+  killSwitch(address: string | undefined): SigningPause | undefined {
+    const wallet = address === undefined ? undefined : this.config.wallets.find((w) => w.address === address);
+    return killSwitchPause(this.config.safety, this.operatorPause, wallet, this.opts.clock.now());
   }
 
   /** The wallets this daemon works now: all of them, or with shared state those it holds leases on. */
@@ -144,9 +136,34 @@ export class Daemon {
     return this.config;
   }
 
-  /** Where signing stands: paused for every wallet, or for some (readiness and metrics). */
+  /**
+   * Where signing stands: paused for every wallet, or for some (readiness and metrics). Not the
+   * kill switch: an operator's choice is not a fault to page about (killSwitch() says it).
+   */
   signingPauses(): ReturnType<PlanExecutor['pauses']> {
-    return this.executor.pauses();
+    const p = this.executor.pauses();
+    return p.all?.source === 'kill_switch' ? { all: undefined, wallets: p.wallets } : p;
+  }
+
+  /**
+   * Polls these wallets now, beside the schedule (`autoclaim poll`, SIGUSR1, a reload that lifted
+   * a pause); a wallet whose turn is running is not run twice. `paused`: the wallets signing is
+   * paused for. Returns the names asked for that are not configured (or, with shared state, not held).
+   */
+  pollNow(which: 'all' | 'paused' | readonly string[]): { polling: string[]; unknown: string[] } {
+    const mine = this.workable();
+    let chosen: WalletConfig[];
+    let unknown: string[] = [];
+    if (which === 'all') chosen = [...mine];
+    else if (which === 'paused') {
+      const p = this.executor.refusalPauses();
+      chosen = p.all !== undefined ? [...mine] : mine.filter((w) => p.wallets.has(w.address));
+    } else {
+      chosen = mine.filter((w) => which.includes(w.name));
+      unknown = which.filter((n) => !chosen.some((w) => w.name === n));
+    }
+    if (chosen.length > 0) void this.scheduler?.pollNow(chosen);
+    return { polling: chosen.map((w) => w.name), unknown };
   }
 
   /**
@@ -192,16 +209,7 @@ export class Daemon {
     const wallets = mine.length;
     this.opts.logger.info({ event: 'once.started', wallets, poll_ok: pollOkLevel(wallets) }, `one cycle over ${wallets} wallet(s)`);
     const report: OnceReport = { wallets, polled: 0, plans: 0, failed: 0, unknown: 0, pending: 0, crashed: 0 };
-    const tally = (r: WalletCycleResult | undefined): void => {
-      if (r === undefined) return;
-      if (r.polled) report.polled++;
-      report.plans += r.plans.length;
-      for (const s of r.statuses) {
-        if (s === 'failed' || s === 'rejected') report.failed++;
-        else if (s === 'blocked') report.unknown++;
-        else if (s === 'open') report.pending++;
-      }
-    };
+    const tally = (r: WalletCycleResult | undefined): void => tallyTurn(report, r);
     // One wallet's failure must not cost the others their turn.
     const turn = async (name: string) => {
       try {
@@ -274,17 +282,7 @@ export class Daemon {
       this.events.emit('config:reloaded', { ok: false, issues });
       return false;
     }
-    const connection = (a: AppConfig['api']) => JSON.stringify([a.timeoutMs, a.connectTimeoutMs, a.maxResponseBytes, a.connections, a.rateLimit]);
-    const movedBase = next.api.baseUrl !== this.config.api.baseUrl && this.config.api.baseUrl.startsWith('http') && next.api.baseUrl !== 'sandbox';
-    if (movedBase || connection(next.api) !== connection(this.config.api)) {
-      logger.warn({ event: 'config.restart_needed', key: 'api' }, 'api connection settings changed (base_url, timeouts, connections, rate_limit); they take effect at the next restart');
-    }
-    if (next.state.path !== this.config.state.path || next.state.url !== this.config.state.url || next.state.leaseMs !== this.config.state.leaseMs) {
-      logger.warn({ event: 'config.restart_needed', key: 'state' }, 'state (path, url or lease) changed; it takes effect at the next restart');
-    }
-    if (next.cluster.maxClockSkewMs !== this.config.cluster.maxClockSkewMs) {
-      logger.warn({ event: 'config.restart_needed', key: 'cluster' }, 'cluster.max_clock_skew changed; it takes effect at the next restart');
-    }
+    warnRestartNeeded(this.config, next, logger);
     const scheduleChanged = next.schedule.poll !== this.config.schedule.poll || next.schedule.timezone !== this.config.schedule.timezone;
     // Config and keys change together, with no await in between: no wallet turn sees one without the other.
     // How requests are signed and read changes now: a wrong header prefix or message template fixed
@@ -297,7 +295,14 @@ export class Daemon {
     this.config = { ...next, api, state: this.config.state, cluster: this.config.cluster };
     this.settleRuleIds();
     if (signingChanged || keyChanged) {
+      const paused = this.executor.refusalPauses();
+      const wasPaused = paused.all !== undefined ? 'all' : this.config.wallets.filter((w) => paused.wallets.has(w.address)).map((w) => w.name);
       const lifted = this.executor.liftPauses();
+      if (lifted > 0) {
+        this.events.emit('signing:resumed', { lifted, at: this.opts.clock.now() });
+        // The fix is in: the paused wallets are polled now, not at their next scheduled turn.
+        queueMicrotask(() => this.pollNow(wasPaused));
+      }
       logger.info(
         { event: 'signing.reconfigured', signing: signingChanged, api_key: keyChanged, pauses_lifted: lifted },
         lifted > 0 ? 'signing settings changed; signing resumes' : 'signing settings changed',
@@ -318,35 +323,15 @@ export class Daemon {
     return true;
   }
 
-  /**
-   * A rule replaced by one with the same steps (gone from the config, the new one without plans of
-   * its own) takes the old rule's id and with it its history and limits (SPEC §2; rules/rule-ids.ts).
-   * Asked of the journal at every start and reload, so a restart carries as the reload did; the
-   * turns wait for it. A newer reload settles its own config.
-   */
+  /** Rule ids settled against the journal at every start and reload (executor/rule-ids-settle.ts); the turns wait for it. */
   private settleRuleIds(): void {
-    const config = this.config;
-    const { logger } = this.opts;
-    this.ruleIdsSettled = (async () => {
-      const plans = await this.opts.runtime.store.latestRulePlans();
-      if (this.config !== config) return;
-      const outcome = carryRuleIds(config.rules, plans);
-      for (const c of outcome.carried) {
-        const was = plans.find((p) => p.rule === c.id);
-        logger.warn(
-          { event: 'rule.renamed', rule: c.name, id: c.id },
-          `rule ${c.name} has the steps of rule ${c.id}, which is gone from the config: it keeps that rule's history and limits (id ${c.id}${was ? `, last planned for ${was.wallet} in epoch ${was.epoch}` : ''}); give it \`id: ${c.id}\` to say so`,
-        );
-      }
-      for (const a of outcome.ambiguous) {
-        logger.warn(
-          { event: 'rule.rename_ambiguous', rules: a.names, ids: a.ids },
-          `rule(s) ${a.names.join(', ')} have the steps of gone rule(s) ${a.ids.join(', ')}; which replaced which is not guessed, so none carries a history: give the rule meant \`id: <old id>\``,
-        );
-      }
-      if (outcome.carried.length > 0) this.config = { ...config, rules: outcome.rules };
-    })().catch((err: unknown) => {
-      logger.error({ event: 'rule.ids_failed', err }, 'could not read which rules planned before; renamed rules are not matched with their history');
+    this.ruleIdsSettled = settleRuleIds(this.config, {
+      store: this.opts.runtime.store,
+      logger: this.opts.logger,
+      current: () => this.config,
+      apply: (config) => {
+        this.config = config;
+      },
     });
   }
 

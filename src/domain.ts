@@ -77,6 +77,8 @@ export interface WalletConfig {
   key: KeySource;
   /** Names of the rules that apply to this wallet (all rules when the YAML omits the list). */
   rules: string[];
+  /** wallets[].enabled: false = polled and decided in dry mode, never signed for (the kill switch). Absent: true. */
+  enabled?: boolean;
 }
 
 export type CmpOp = 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'ne';
@@ -120,6 +122,8 @@ export interface Rule {
   when: Condition[];
   do: StepSpec[];
   limits: RuleLimits;
+  /** rules[].enabled: false = decided in dry mode only. Absent: true. */
+  enabled?: boolean;
 }
 
 export interface SafetyConfig {
@@ -130,6 +134,8 @@ export interface SafetyConfig {
    * in any 24 h (each plan as a rule's max_sol_per_day counts it); none when undefined.
    */
   maxLamportsPerWalletPerDay?: Lamports | undefined;
+  /** safety.paused: the kill switch. Every wallet polled, decided in dry mode, nothing signed. Absent: false. */
+  paused?: boolean;
 }
 
 export interface AppConfig {

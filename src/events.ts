@@ -17,8 +17,27 @@
 // kill the process there, which an emitter that catches what its listeners throw must not hide.
 import type { PlanStatus, SignedOp, StepState, WalletConfig, WalletSummary } from './domain.js';
 
+/**
+ * What a refusal's words point at (executor/refusal.ts): missing or malformed headers (the prefix),
+ * the timestamp refused as stale (the clock), a signature that does not verify (the message, the
+ * encoding, the key), the API key, its permissions; `unknown` when the words say none of them.
+ */
+export type RefusalHint = 'headers' | 'clock' | 'signature' | 'key' | 'permission' | 'unknown';
+
+/**
+ * What the server said when it refused a signed request, as every notice, alert and `status --json`
+ * names it: its error code, its message (scrubbed, one line), the HTTP status, its `x-request-id`.
+ */
+export interface ServerRefusal {
+  code?: string | undefined;
+  server_message?: string | undefined;
+  http_status?: number | undefined;
+  request_id?: string | undefined;
+  hint?: RefusalHint | undefined;
+}
+
 /** A signed step reached a state worth counting (metrics) or telling a human (webhook). */
-export interface StepEvent {
+export interface StepEvent extends ServerRefusal {
   kind: SignedOp;
   /**
    * Where the step stands: a state of SPEC §2; `deferred` when it was provably not sent (a 429, or
@@ -32,6 +51,19 @@ export interface StepEvent {
   step: number;
   /** Acknowledged: what was moved (a claim: what it claimed, bounded). Anomaly: what the server said. */
   amountLamports?: bigint | undefined;
+  // Rejected and failed: the ServerRefusal fields, when the server answered.
+}
+
+/** Signing paused for every wallet or one (a request refused as invalid), with the server's words. */
+export interface SigningPausedEvent extends ServerRefusal {
+  scope: 'all' | 'wallet';
+  /** The wallet's name whose request was refused (for `all`, the one that showed it). */
+  wallet: string;
+  address: string;
+  since: number;
+  reason: string;
+  /** What to check, chosen from the hint. */
+  fix: string;
 }
 
 /** One HTTP exchange with the API, answered or not. */
@@ -62,6 +94,10 @@ export interface AutoclaimEventMap {
   'cycle:done': { at: number; wallets: number };
   /** A reload (SIGHUP) starts: the config file is about to be read again. */
   'config:reloading': { at: number };
+  /** Signing paused after the server refused a request itself as invalid (beside `signing.paused`). */
+  'signing:paused': SigningPausedEvent;
+  /** Pauses lifted (a reload that changed the signing settings): the alert of each resolves. */
+  'signing:resumed': { lifted: number; at: number };
   /** A reload ended: applied, or refused with every issue (as `config.invalid` lists them). */
   'config:reloaded': { ok: true } | { ok: false; issues: readonly string[] };
 }
@@ -189,6 +225,11 @@ export const LOG_EVENTS = [
   'config.reloaded',
   'config.restart_needed',
   'events.listener_failed',
+  // the CLI's requests to a running daemon (service/control.ts): pause, resume, poll now
+  'signing.kill_switch_on',
+  'signing.kill_switch_off',
+  'poll.requested',
+  'control.write_failed',
   // the state file (store/)
   'state.created',
   'state.migrated',

@@ -14,9 +14,12 @@ export interface CliIo {
   signals: SignalSource;
 }
 
+/** SIGUSR1: poll now (`autoclaim poll`); SIGUSR2: read the pause record again (`autoclaim pause`/`resume`). */
+type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGUSR1' | 'SIGUSR2';
+
 interface SignalSource {
-  on(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP', handler: () => void): void;
-  off(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP', handler: () => void): void;
+  on(signal: Signal, handler: () => void): void;
+  off(signal: Signal, handler: () => void): void;
 }
 
 export function writeLine(stream: Writable, text = ''): void {

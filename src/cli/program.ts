@@ -57,8 +57,10 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .action(run('stderr', async (ctx) => (await import('./commands/check.js')).checkCommand(ctx)));
   program
     .command('doctor')
-    .description('first contact, GETs only: reachability, health, summaries, clock skew, keys, and the signed requests it would send (exit 1 on a problem)')
+    .description('first contact, GETs only: reachability, health, summaries, clock skew, keys, and the signed requests it would send (exit 1 on a problem, or a default that may not be the service\'s)')
     .option('--json', 'one JSON object')
+    .option('--probe', 'also send each signed operation once, signed with a wrong key (it cannot move money), and read what the refusal says: a wrong header prefix, API key or message')
+    .option('--accept-defaults', "exit 0 despite warnings about defaults (api.header_prefix) that may not be the service's")
     .action(run('stderr', async (ctx) => (await import('./commands/doctor.js')).doctorCommand(ctx, program.commands.find((c) => c.name() === 'doctor')!.opts())));
   program
     .command('status')
@@ -76,6 +78,21 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
         return statusCommand(serviceContext(ctx, { root: opts.root, configGiven: program.commands.find((c) => c.name() === 'status')!.optsWithGlobals<GlobalOptions>().config !== undefined }), opts);
       }),
     );
+  program
+    .command('pause')
+    .description('the kill switch on a running daemon (and any started later): polls and decides (dry) on, signs nothing; recorded with who and when')
+    .option('--reason <text>', 'why, for the record')
+    .action(run('stderr', async (ctx) => (await import('./commands/control.js')).pauseCommand(ctx, program.commands.find((c) => c.name() === 'pause')!.opts())));
+  program
+    .command('resume')
+    .description("lift `autoclaim pause` (not the config's safety.paused: exit 1 while that holds)")
+    .action(run('stderr', async (ctx) => (await import('./commands/control.js')).resumeCommand(ctx)));
+  program
+    .command('poll')
+    .description('ask the running daemon to poll now (every wallet, --wallet NAME, or --paused); exit 1 when no daemon runs')
+    .option('--wallet <name...>', 'only these wallets')
+    .option('--paused', 'only the wallets signing is paused for')
+    .action(run('stderr', async (ctx) => (await import('./commands/control.js')).pollCommand(ctx, program.commands.find((c) => c.name() === 'poll')!.opts())));
   const actions = program
     .command('actions')
     .description('the recorded plans and steps')
@@ -129,6 +146,8 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--demo-wallets <n>', 'deterministic demo wallets to create', '3')
     .option('--epoch-seconds <s>', 'epoch length in seconds', '60')
+    .option('--header-prefix <prefix>', 'the prefix of its signed-request headers (x-<prefix>-ts), to rehearse a service that is not autoclaim\'s default', 'x-svc')
+    .option('--claim-message <template>', 'the claim message it verifies, e.g. "claim:{wallet}:{ts}" (default: {wallet}|{ts})')
     .action(run('stdout', async (ctx) => (await import('./commands/sandbox.js')).sandboxCommand(ctx, program.commands.find((c) => c.name() === 'sandbox')!.opts())));
   program
     .command('key <source>')

@@ -69,6 +69,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
         raw.safety.max_sol_per_wallet_per_day === undefined
           ? undefined
           : positiveAmount(raw.safety.max_sol_per_wallet_per_day, ['safety', 'max_sol_per_wallet_per_day'], ctx),
+      ...(raw.safety.paused ? { paused: true } : {}),
     },
     sandbox: {
       epochMs: positiveDuration(raw.sandbox.epoch, ['sandbox', 'epoch'], ctx),
@@ -229,6 +230,8 @@ function resolveWallet(w: RawWallet, i: number, rules: RawRule[], ctx: ResolveCo
     address: address(w.address, ['wallets', i, 'address'], ctx),
     key: keySource(w.key, dir),
     rules: w.rules ?? rules.map((r) => r.name),
+    // Only when off: a default config resolves (and digests, cluster/agreement.ts) as before.
+    ...(w.enabled ? {} : { enabled: false }),
   };
 }
 
@@ -257,6 +260,7 @@ function resolveRule(r: RawRule, i: number, ctx: ResolveContext): Rule {
   return {
     name: r.name,
     id: r.id ?? r.name,
+    ...(r.enabled ? {} : { enabled: false }),
     when: conditions(r.when ?? {}, [...base, 'when'], ctx),
     do: r.do.map((s, j) => step(s, [...base, 'do', j], ctx)),
     limits: {

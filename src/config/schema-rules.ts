@@ -100,4 +100,8 @@ export const Rule = z.strictObject({
     .describe('conditions, all of which must hold; none means every epoch'),
   do: z.array(Step).min(1, { error: 'a rule needs at least one step' }).describe('steps, in order'),
   limits: Limits,
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('false: the rule is still decided, in dry mode (plan.dry, nothing signed), so its decisions stay visible'),
 });

@@ -142,6 +142,10 @@ export const WalletSchema = z.strictObject({
     .describe('base58 public key; must equal the address of the key'),
   key: KeySource,
   rules: z.array(name('rule')).optional().describe('rules applied to this wallet (default: all rules)'),
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('false: the wallet is still polled and its rules decided in dry mode and reported, but nothing is signed for it (a kill switch)'),
 });
 
 // ------------------------------------------------------------------------------------------------
@@ -221,6 +225,12 @@ export const ConfigSchema = z
               .optional()
               .describe(
                 "SOL one wallet address's plans may count for in any 24 hours, all rules together (as a rule's max_sol_per_day counts); no wallet-level cap when absent",
+              ),
+            paused: z
+              .boolean()
+              .default(false)
+              .describe(
+                'true: the kill switch: every wallet is still polled, its rules decided in dry mode and reported, and nothing is signed (`autoclaim pause` does the same on a running daemon)',
               ),
           },
           {

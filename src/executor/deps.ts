@@ -1,7 +1,7 @@
 // What the worker is built from and what it reports: its edges (passed in, never imported), the
 // event channel its step outcomes go out on, and the shapes its parts hand each other.
 import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp } from '../domain.js';
-import type { EventSink } from '../events.js';
+import type { EventSink, ServerRefusal } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint } from './failpoints.js';
 import type { ApiPort, Signer, WorkerStore } from './ports.js';
@@ -32,9 +32,10 @@ export interface WorkerDeps {
    * With shared state: why no wallet may be signed for now, whatever the server said — this
    * machine's clock is out of cluster.max_clock_skew of the database's (cluster/clock-bound.ts).
    * Asked wherever a pause is (pausedFor), so the step stays planned and nothing is spent; it
-   * lifts by itself when the condition clears (a reload does not lift it). Absent: never.
+   * lifts by itself when the condition clears (a reload does not lift it). Also the kill switch
+   * (kill-switch.ts), per address; `undefined` asks about every wallet at once. Absent: never.
    */
-  signingGate?: () => SigningPause | undefined;
+  signingGate?: (address: string | undefined) => SigningPause | undefined;
 }
 
 export type { StepEvent } from '../events.js';
@@ -68,6 +69,15 @@ export interface SigningPause {
   scope: 'all' | 'wallet';
   reason: string;
   since: number;
+  /**
+   * What holds signing: the server's refusal (the default), the cluster's clock bound, or the kill
+   * switch (kill-switch.ts), under which a wallet's turn still decides, in dry mode.
+   */
+  source?: 'refusal' | 'clock' | 'kill_switch';
   /** The step whose refusal paused signing; undefined for a gate (the clock) rather than a refusal. */
   step?: number;
+  /** What the server said (code, message, status, request id) and what its words point at. */
+  refusal?: ServerRefusal;
+  /** What to check, chosen from the refusal's words (executor/refusal.ts). */
+  fix?: string;
 }

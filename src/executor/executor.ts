@@ -44,13 +44,18 @@ export class PlanExecutor {
 
   /** Why signing is paused for this address, if it is. */
   pausedFor(address: string): SigningPause | undefined {
-    return this.deps.signingGate?.() ?? this.pauses_.pausedFor(address);
+    return this.deps.signingGate?.(address) ?? this.pauses_.pausedFor(address);
   }
 
   /** Every pause in force (for readiness and status). */
   pauses(): { all: SigningPause | undefined; wallets: ReadonlyMap<string, SigningPause> } {
     const current = this.pauses_.current();
-    return { all: this.deps.signingGate?.() ?? current.all, wallets: current.wallets };
+    return { all: this.deps.signingGate?.(undefined) ?? current.all, wallets: current.wallets };
+  }
+
+  /** The pauses the server's refusals caused, without the gate (the clock, the kill switch). */
+  refusalPauses(): { all: SigningPause | undefined; wallets: ReadonlyMap<string, SigningPause> } {
+    return this.pauses_.current();
   }
 
   /** The setup changed (a reload of the signing settings): let signing try again. Returns how many pauses were lifted. */

@@ -11,7 +11,9 @@ import { classifyAnswer, requestRefusalScope } from './answer.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
 import type { ApiPort, PlanWithSteps, ResponseRecord, StepRow } from './ports.js';
 import type { StepRef } from '../store/port.js';
-import { namesTheClock, type SigningPauses } from './signing-guard.js';
+import type { SigningPauses } from './signing-guard.js';
+import { clockSignal, REFUSAL_FIX, serverRefusal, type ServerRefusal } from './refusal.js';
+import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS } from './clock-skew.js';
 
 export class OutcomeRecorder {
   constructor(
@@ -168,15 +170,11 @@ export class OutcomeRecorder {
     if (e !== undefined && scope !== undefined) return await this.requestRefused(plan, step, e, scope, message, log);
     if (e?.disposition === 'refused') {
       await store.markRejected(sent(step), { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
-      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+      const refusal = serverRefusal(e);
+      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id, ...refusal });
       await store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
       log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
-      if (namesTheClock(e)) {
-        log.error(
-          { event: 'clock.skew', status: e.status, err: message },
-          'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)',
-        );
-      }
+      this.clockSkewFrom(refusal, message, log);
       return 'rejected';
     }
     // Timeout, reset, 5xx, a 2xx we cannot read, or a bug of ours: the request may have been applied.
@@ -193,25 +191,40 @@ export class OutcomeRecorder {
   private async requestRefused(plan: PlanWithSteps, step: StepRow, e: ApiError, scope: 'all' | 'wallet', message: string, log: Logger): Promise<StepResult> {
     const now = this.deps.clock.now();
     await this.deps.store.markFailed(sent(step), { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
-    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id });
-    const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${e.serverCode ?? e.serverMessage ?? e.code}`, since: now, step: step.id };
+    // The hint and the fix come from the server's words (refusal.ts), never from the status alone.
+    const refusal = serverRefusal(e);
+    const hint = refusal.hint ?? 'unknown';
+    const fix = REFUSAL_FIX[hint];
+    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id, ...refusal });
+    const said = [e.serverCode, e.serverMessage].filter((t) => t !== undefined).join(': ');
+    const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${said === '' ? e.code : said}`, since: now, step: step.id, refusal, fix };
     this.pauses.pause(plan.address, pause);
-    const fix =
-      scope === 'all'
-        ? 'check the API key ($AUTOCLAIM_API_KEY, api.api_key_file or the api_key credential)'
-        : 'check api.header_prefix, api.endpoints.*.message and api.signature_encoding against the service (autoclaim doctor)';
     log.error(
-      { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId },
+      { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId, hint },
       `${step.kind} refused as an invalid request; the plan is failed and counts for no limit`,
     );
     log.error(
-      { event: 'signing.paused', scope, status: e.status, reason: pause.reason },
+      { event: 'signing.paused', scope, status: e.status, reason: pause.reason, ...refusal },
       `signing paused for ${scope === 'all' ? 'every wallet' : 'this wallet'}: ${fix}; a restart or a reload that changes api lifts it`,
     );
-    if (namesTheClock(e)) {
-      log.error({ event: 'clock.skew', status: e.status, err: message }, 'the API refused a signed request over its timestamp: check this machine\'s clock (timedatectl, chronyc tracking)');
-    }
+    this.deps.events?.emit('signing:paused', { scope, wallet: plan.wallet, address: plan.address, since: now, reason: pause.reason, fix, ...refusal });
+    this.clockSkewFrom(refusal, message, log);
     return 'failed';
+  }
+
+  /**
+   * `clock.skew` at error for a refusal, only on a clock signal: the server's words say stale,
+   * expired or out of window, or its Date header is beyond alerts.clock_skew of our clock. A
+   * message that only names the `-ts` header is about the headers, and says so in its own hint.
+   */
+  private clockSkewFrom(refusal: ServerRefusal, message: string, log: Logger): void {
+    const thresholdMs = this.deps.config().alerts?.clockSkewMs ?? DEFAULT_CLOCK_SKEW_THRESHOLD_MS;
+    const dateSkewMs = this.deps.api.clockSkewMs?.();
+    if (!clockSignal(refusal.hint ?? 'unknown', dateSkewMs, thresholdMs)) return;
+    log.error(
+      { event: 'clock.skew', status: refusal.http_status, err: message, code: refusal.code, request_id: refusal.request_id, server_skew_ms: dateSkewMs },
+      "the API refused a signed request over its timestamp: check this machine's clock (timedatectl, chronyc tracking)",
+    );
   }
 }
 

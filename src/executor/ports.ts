@@ -29,6 +29,8 @@ export interface ApiPort {
   ): PreparedRequest;
   /** `gate`: asked after every wait, right before the first byte (api/client.ts SendGate). */
   send(prepared: PreparedRequest, gate?: () => string | undefined): Promise<ActionResult>;
+  /** Server Date minus our clock at the last response, when measured: a refusal's clock signal. */
+  clockSkewMs?(): number | undefined;
 }
 
 /**

@@ -2,7 +2,6 @@
 // the timestamp it carries (strictly rising, never far ahead of the clock) and the pause after the
 // server refused a request as invalid. State only; the executor asks, the outcome recorder tells.
 import type { Clock } from '../domain.js';
-import type { ApiError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Awaitable } from '../store/port.js';
 import type { SigningPause } from './deps.js';
@@ -117,10 +116,4 @@ export class SigningPauses {
     this.wallets.clear();
     return n;
   }
-}
-
-/** A refusal whose words are about the request's time: the clock, not the config, is wrong. */
-export function namesTheClock(e: ApiError): boolean {
-  const text = [e.serverCode, e.serverMessage, e.message].filter((t) => t !== undefined).join(' ');
-  return /timestamp|\bts\b|clock|skew|expired|too old|in the future|stale/i.test(text);
 }

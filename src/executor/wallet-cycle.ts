@@ -68,6 +68,42 @@ export interface WalletCycleResult {
   statuses: string[];
 }
 
+export interface OnceReport {
+  wallets: number;
+  polled: number;
+  plans: number;
+  /** Plans that ended rejected (the action refused) or failed (the request refused as invalid). */
+  failed: number;
+  unknown: number;
+  /** Plans left open: a step deferred (429, not sent) to be retried, freshly signed, next time. */
+  pending: number;
+  /** Wallet turns that threw (a bug or the state database failing); logged as wallet.failed. */
+  crashed: number;
+}
+
+/** Adds one wallet's turn to `once`'s report. */
+export function tallyTurn(report: OnceReport, r: WalletCycleResult | undefined): void {
+  if (r === undefined) return;
+  if (r.polled) report.polled++;
+  report.plans += r.plans.length;
+  for (const s of r.statuses) {
+    if (s === 'failed' || s === 'rejected') report.failed++;
+    else if (s === 'blocked') report.unknown++;
+    else if (s === 'open') report.pending++;
+  }
+}
+
+/**
+ * Beyond this many wallets `poll.ok` is logged at debug: a line per poll of a large fleet is log
+ * volume (and CPU) that says little the state file does not keep (`autoclaim status`); failed
+ * polls, decisions and actions are logged as ever.
+ */
+const POLL_OK_AT_INFO_UP_TO = 1000;
+
+export function pollOkLevel(wallets: number): 'info' | 'debug' {
+  return wallets > POLL_OK_AT_INFO_UP_TO ? 'debug' : 'info';
+}
+
 export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Promise<WalletCycleResult> {
   const { api, store, clock, executor } = deps;
   // The wallet's child logger is made at its first line: a turn of a large fleet usually logs
@@ -117,7 +153,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   checkClockSkew(deps);
 
   const paused = deps.dry ? undefined : executor.pausedFor(wallet.address);
-  if (paused !== undefined) {
+  if (paused !== undefined && paused.source !== 'kill_switch') {
     // The server called this wallet's (or every) signed request invalid: nothing new is decided or
     // signed until the setup is fixed; polls go on, so status and metrics stay current.
     log().debug({ event: 'signing.paused', scope: paused.scope, reason: paused.reason }, 'signing paused; not deciding');
@@ -147,17 +183,18 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   const now = (deps.decisionClock ?? clock).now();
   const config = deps.config();
   const claimInDoubt = await store.claimInDoubt(wallet.address);
-  const { plans, decisions } = decide({
-    wallet,
-    summary,
-    history: await store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
-    rules: config.rules,
-    safety: config.safety,
-    now,
-    dry: deps.dry,
-    blockedSignedOps: await store.hasUnknownSignedStep(wallet.address),
-    claimInDoubt,
-  });
+  const history = await store.planHistory(wallet.address, now - DAY_MS, summary.epoch);
+  const blockedSignedOps = await store.hasUnknownSignedStep(wallet.address);
+  // The kill switch (kill-switch.ts) and a rule's `enabled: false` decide in dry mode: the plan is
+  // shown and recorded as dry, and nothing is signed for it.
+  const held = paused?.reason;
+  const runs = deps.dry || held !== undefined
+    ? [{ rules: config.rules, dry: true }]
+    : [{ rules: config.rules.filter((r) => r.enabled !== false), dry: false }, { rules: config.rules.filter((r) => r.enabled === false), dry: true }];
+  const decided = runs
+    .filter((run) => run.rules.length > 0)
+    .map((run) => ({ run, ...decide({ wallet, summary, history, rules: run.rules, safety: config.safety, now, dry: run.dry, blockedSignedOps, claimInDoubt }) }));
+  const decisions = decided.flatMap((d) => d.decisions);
   const doubtSince = deps.claimDoubt?.observe(wallet, claimInDoubt && decisions.some((d) => d.reason === 'claim_in_doubt'), clock.now());
   const doubtOverdue = doubtSince !== undefined && clock.now() - doubtSince > (config.alerts?.unknownStepAfterMs ?? DEFAULT_DOUBT_AFTER_MS);
   for (const d of decisions) {
@@ -166,27 +203,30 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     const level = d.reason === 'claim_in_doubt' && doubtOverdue ? 'warn' : firstHold ? 'info' : decisionLevel(d);
     if (enabled(level)) logDecision(log(), level, summary, d);
   }
-
-  for (const draft of plans) {
-    const reason = decisions.find((d) => d.ruleId === draft.rule)?.detail ?? '';
-    const recorded = await store.insertPlan(draft, { dry: deps.dry, now, reason });
-    if (recorded === undefined) {
-      // The UNIQUE key did its job: this decision was already recorded (a race, or a clock step).
-      log().info({ event: 'plan.duplicate', rule: draft.rule, epoch: draft.epoch, seq: draft.seq }, 'plan already recorded for this rule and epoch');
-      continue;
+  for (const { run, plans } of decided) {
+    const why = deps.dry ? 'dry run' : held !== undefined ? `kill switch (${held})` : 'rule disabled (enabled: false)';
+    for (const draft of plans) {
+      const reason = decisions.find((d) => d.ruleId === draft.rule)?.detail ?? '';
+      const recorded = await store.insertPlan(draft, { dry: run.dry, now, reason });
+      if (recorded === undefined) {
+        // The UNIQUE key did its job: this decision was already recorded (a race, or a clock step).
+        log().info({ event: 'plan.duplicate', rule: draft.rule, epoch: draft.epoch, seq: draft.seq }, 'plan already recorded for this rule and epoch');
+        continue;
+      }
+      deps.failpoint('after_plan_recorded');
+      deps.events?.emit('plan:recorded', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, epoch: draft.epoch, dry: run.dry });
+      const plog = log().child({ epoch: draft.epoch, plan: recorded.id, rule: draft.rule });
+      const steps = draft.steps.map(describeStep);
+      plog.info(
+        { event: run.dry ? 'plan.dry' : 'plan.recorded', steps, estimate_sol: formatSol(draft.estimateLamports), ...(run.dry && !deps.dry ? { held: why } : {}) },
+        run.dry ? `${why}: would ${steps.join(', then ')}` : `plan recorded: ${steps.join(', then ')}`,
+      );
+      if (run.dry) continue;
+      result.plans.push(recorded.id);
+      const status = await executor.execute(recorded.id);
+      result.statuses.push(status);
+      deps.events?.emit('plan:settled', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, status });
     }
-    deps.failpoint('after_plan_recorded');
-    deps.events?.emit('plan:recorded', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, epoch: draft.epoch, dry: deps.dry });
-    const plog = log().child({ epoch: draft.epoch, plan: recorded.id, rule: draft.rule });
-    plog.info(
-      { event: deps.dry ? 'plan.dry' : 'plan.recorded', steps: draft.steps.map(describeStep), estimate_sol: formatSol(draft.estimateLamports) },
-      deps.dry ? `dry run: would ${draft.steps.map(describeStep).join(', then ')}` : `plan recorded: ${draft.steps.map(describeStep).join(', then ')}`,
-    );
-    if (deps.dry) continue;
-    result.plans.push(recorded.id);
-    const status = await executor.execute(recorded.id);
-    result.statuses.push(status);
-    deps.events?.emit('plan:settled', { wallet: wallet.name, plan: recorded.id, rule: draft.rule, status });
   }
   return result;
 }

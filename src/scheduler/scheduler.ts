@@ -143,6 +143,15 @@ export class PollScheduler {
   }
 
   /**
+   * Turns for these wallets now, off the schedule (`autoclaim poll`, a reload that lifted a pause):
+   * no spread, no planner; a wallet whose turn is running is skipped as on a tick. Resolves when done.
+   */
+  async pollNow(wallets: readonly WalletConfig[]): Promise<void> {
+    if (this.stopped) return;
+    await Promise.all(wallets.map((w) => this.turn(w)));
+  }
+
+  /**
    * This tick's wallets. A planner sees only the wallets not still busy from an earlier tick, and a
    * budget net of those turns, which will spend tokens of this interval too. It is given the
    * monotonic clock: a wall-clock step must not make every wallet look overdue.

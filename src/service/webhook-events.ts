@@ -215,6 +215,7 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
     request_id: str(x.request_id),
     symbol: str(x.symbol),
     tx: str(x.tx),
+    hint: str(x.hint),
   };
   const details = {
     wallet: e.wallet,

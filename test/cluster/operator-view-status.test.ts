@@ -111,7 +111,7 @@ describe('status and actions on shared PostgreSQL state', () => {
     const r = await runCli(['status', '--json', '--config', config], { cwd: dir, env: { AUTOCLAIM_API_KEY: CANARY_API_KEY } });
     expect(r.code).toBe(0);
     const body = JSON.parse(r.stdout) as StatusBody & Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(['note', 'wallets']);
+    expect(Object.keys(body).sort()).toEqual(['note', 'signing', 'wallets']);
     expect(body.wallets.every((w) => !('lease' in w))).toBe(true);
   });
 });

@@ -48,6 +48,15 @@ describe('a wrong signing setup, fixed by a reload, in the same epoch', () => {
     expect(plan!.steps.map((s) => s.state)).toEqual(['failed']);
     expect(named('action.failed')).toHaveLength(1);
     expect(named('signing.paused')[0]).toMatchObject({ scope: 'wallet', level: 'error' });
+    // The hint comes from the server's words (issue 27): a missing header names the prefix, with
+    // the server's code, message, status and request id; it is not a clock problem.
+    const paused = named('signing.paused')[0]!;
+    expect(paused).toMatchObject({ hint: 'headers', code: 'missing_header', http_status: 400 });
+    expect(String(paused['server_message'])).toMatch(/missing x-svc-ts header/);
+    expect(String(paused['request_id'])).toMatch(/^[0-9a-f-]{36}$/);
+    expect(String(paused['msg'])).toMatch(/api\.header_prefix/);
+    expect(named('clock.skew')).toEqual([]);
+    expect(daemon.signingPauses().wallets.get(wallet.address)?.refusal).toMatchObject({ hint: 'headers', code: 'missing_header' });
 
     // Paused: another cycle polls, decides nothing and signs nothing.
     await daemon.once();

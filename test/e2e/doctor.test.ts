@@ -69,7 +69,9 @@ describe('doctor', () => {
   it('sends no signed request: the sandbox sees GETs only', async () => {
     const s = await sandbox();
     const config = writeConfig(dir, { baseUrl: s.url, wallets });
-    const r = await runCli(['doctor', '--config', config], { cwd: dir });
+    // The default prefix against a URL is a warning (exit 1) unless accepted.
+    expect((await runCli(['doctor', '--config', config], { cwd: dir })).code).toBe(1);
+    const r = await runCli(['doctor', '--accept-defaults', '--config', config], { cwd: dir });
     expect(r.code).toBe(0);
     const ops = Object.keys(s.stats().byOp);
     expect(ops.sort()).toEqual(['health', 'summary']);
@@ -108,7 +110,7 @@ describe('doctor', () => {
     });
     const base = `http://127.0.0.1:${(srv.address() as net.AddressInfo).port}/v1`;
     const config = writeConfig(dir, { baseUrl: base, wallets });
-    const r = await runCli(['doctor', '--config', config], { cwd: dir });
+    const r = await runCli(['doctor', '--accept-defaults', '--config', config], { cwd: dir });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/ {2}- this machine's clock is about 10m behind the server's \(its Date header\); .*sync the clock/);
     expect(r.stdout.match(/^ {2}- /gm)).toHaveLength(1);

@@ -49,7 +49,7 @@ function everyOutcome(h: FailureWebhook): void {
   const base = { kind: 'claim' as const, wallet: 'W1', plan: 7 };
   h.onStep({ ...base, state: 'acknowledged', step: 1, amountLamports: 1_500_000_000n });
   h.onStep({ ...base, state: 'rejected', step: 2 });
-  h.onStep({ ...base, state: 'failed', step: 3 });
+  h.onStep({ ...base, state: 'failed', step: 3, code: 'bad_signature', server_message: 'missing x-acme-ts / x-acme-wallet headers', http_status: 401, request_id: 'req-3', hint: 'headers' });
   h.onStep({ ...base, state: 'unknown', step: 4 });
   h.onStep({ ...base, state: 'anomaly', step: 5, amountLamports: 9_000_000_000n });
   h.onStep({ ...base, state: 'skipped', step: 6 });
@@ -89,6 +89,9 @@ describe('the failure webhook', () => {
       ['alert.opened', 'epoch_refused'],
     ]);
     expect(events[1]?.text).toMatch(/signing is paused until the config changes or the daemon restarts/);
+    // The server's words travel with the notice (issue 27), for the channels to render.
+    expect(events[1]?.text).toMatch(/HTTP 401 bad_signature missing x-acme-ts \/ x-acme-wallet headers; x-request-id req-3/);
+    expect(events[1]?.details).toMatchObject({ code: 'bad_signature', server_message: 'missing x-acme-ts / x-acme-wallet headers', http_status: 401, request_id: 'req-3', hint: 'headers' });
     expect(events[4]?.text).toMatch(/previous one keeps running[\s\S]*schedule\.poll[\s\S]*wallets\[0\]\.key/);
     for (const p of r.posts) expect(verifies(p.headers, p.raw)).toBe(true);
     // URL and secret are scrubbed from anything logged.

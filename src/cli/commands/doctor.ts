@@ -17,7 +17,7 @@ import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 
-export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean }): Promise<ExitCode> {
+export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean; probe?: boolean; acceptDefaults?: boolean }): Promise<ExitCode> {
   const { io } = ctx;
   const env = io.env;
   const config = loadValidConfig(ctx.configPath, env, io.cwd, ctx.logger);
@@ -69,6 +69,7 @@ export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean 
       clockSkewThresholdMs: config.alerts.clockSkewMs,
       clock: io.clock,
       lookup: async (host) => (await lookup(host, { all: true })).map((a) => a.address),
+      probe: opts.probe === true,
     });
     if (config.state.url !== undefined) {
       const { stateFindings } = await import('./doctor/state.js');
@@ -83,8 +84,9 @@ export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean 
       report.findings.push(...found.map((f) => ({ ...f, text: ctx.redactor.redact(f.text) })));
     }
     // Everything that leaves the process passes the redactor (the API key and every key loaded above are registered).
-    writeLine(io.stdout, ctx.redactor.redact(opts.json === true ? formatJson(report) : formatText(report)));
-    return isAllWell(report) ? EXIT.OK : EXIT.FAILURE;
+    const accept = { acceptDefaults: opts.acceptDefaults === true };
+    writeLine(io.stdout, ctx.redactor.redact(opts.json === true ? formatJson(report, accept) : formatText(report, accept)));
+    return isAllWell(report, accept) ? EXIT.OK : EXIT.FAILURE;
   } finally {
     await api.close();
   }

@@ -5,6 +5,7 @@ import { openRuntime, type Runtime } from '../../runtime.js';
 import { failpointsFromEnv } from '../../executor/failpoints.js';
 import type { CommandContext } from '../context.js';
 import { VERSION } from '../version.js';
+import { DaemonControl } from '../../service/control-daemon.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { openNotices } from './notices.js';
 
@@ -79,6 +80,10 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     // Subscribed before the daemon starts, so the metrics hear the first poll; the reload's
     // sd_notify, metrics and webhook follow from the daemon's config:reloading / config:reloaded.
     const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon });
+    // The CLI's channel to this daemon (pause, resume, poll; status's view of signing): before the
+    // first turn, so a pause recorded before a restart holds from the first poll.
+    const control = new DaemonControl({ daemon, events, logger, clock: io.clock, dry: opts.dryRun === true });
+    control.start();
     try {
       await daemon.start();
       await supervisor.start();
@@ -87,14 +92,22 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
           io.signals.off('SIGTERM', stop);
           io.signals.off('SIGINT', stop);
           io.signals.off('SIGHUP', reload);
+          io.signals.off('SIGUSR1', pollNow);
+          io.signals.off('SIGUSR2', pauseRecord);
           resolve();
         };
         const reload = () => void daemon.reload();
+        const pollNow = () => control.onPollSignal();
+        const pauseRecord = () => control.onPauseSignal();
         io.signals.on('SIGTERM', stop);
         io.signals.on('SIGINT', stop);
         io.signals.on('SIGHUP', reload);
+        io.signals.on('SIGUSR1', pollNow);
+        io.signals.on('SIGUSR2', pauseRecord);
+        control.publish();
       });
       logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
+      control.stop();
       stopping = true;
       const stopped = (async () => {
         try {
@@ -117,7 +130,10 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
       }
       return EXIT.OK;
     } finally {
-      if (!stopping) await supervisor.stop();
+      if (!stopping) {
+        control.stop();
+        await supervisor.stop();
+      }
     }
   } finally {
     if (!stopping) await runtime.close();

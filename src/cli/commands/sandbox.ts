@@ -4,7 +4,7 @@ import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 
-export async function sandboxCommand(ctx: CommandContext, opts: { port?: string; host?: string; demoWallets?: string; epochSeconds?: string }): Promise<ExitCode> {
+export async function sandboxCommand(ctx: CommandContext, opts: { port?: string; host?: string; demoWallets?: string; epochSeconds?: string; headerPrefix?: string; claimMessage?: string }): Promise<ExitCode> {
   const { io, logger } = ctx;
   const port = opts.port === undefined ? 8787 : Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be an integer from 0 to 65535');
@@ -21,6 +21,9 @@ export async function sandboxCommand(ctx: CommandContext, opts: { port?: string;
     port,
     apiKey,
     epochMs: epochSeconds * 1000,
+    // To rehearse a service that differs from autoclaim's defaults (the first day in the README).
+    ...(opts.headerPrefix === undefined ? {} : { headerPrefix: opts.headerPrefix }),
+    ...(opts.claimMessage === undefined ? {} : { claimMessage: opts.claimMessage }),
     clock: io.clock,
     logger,
   });

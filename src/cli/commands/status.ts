@@ -10,6 +10,7 @@ import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 import { table } from '../table.js';
 import { openStateIfAny, readClusterView } from './state-access.js';
+import { signingLines, signingStatus } from './status-signing.js';
 
 export async function statusCommand(ctx: CommandContext, opts: { json?: boolean }): Promise<ExitCode> {
   const { config, store } = await openStateIfAny(ctx, { write: false });
@@ -55,8 +56,9 @@ export async function statusCommand(ctx: CommandContext, opts: { json?: boolean 
           : 'no polls yet: no autoclaim state in the database at state.url (no daemon has run with it)'
         : 'no polls yet: the daemon has not polled any of these wallets';
     const live = cluster === undefined ? undefined : { daemons: cluster.daemons.filter((d) => d.live).map(daemonOf) };
+    const signing = signingStatus(config, ctx.io.clock.now());
     if (opts.json === true) {
-      writeLine(ctx.io.stdout, toJson({ wallets: rows, ...(live === undefined ? {} : { cluster: live }), ...(polled ? {} : { note: none }) }));
+      writeLine(ctx.io.stdout, toJson({ wallets: rows, signing, ...(live === undefined ? {} : { cluster: live }), ...(polled ? {} : { note: none }) }));
       return EXIT.OK;
     }
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString().replace('.000Z', 'Z'));
@@ -79,6 +81,7 @@ export async function statusCommand(ctx: CommandContext, opts: { json?: boolean 
       const list = live.daemons.map((d) => `${d.id} (host ${d.host}, pid ${d.pid})`);
       writeLine(ctx.io.stdout, `\n${list.length} live daemon(s)${list.length > 0 ? `: ${list.join(', ')}` : ''}`);
     }
+    writeLine(ctx.io.stdout, `\n${signingLines(signing).join('\n')}`);
     if (!polled) writeLine(ctx.io.stdout, `\n${none}`);
     const unknown = rows.flatMap((r) => r.unknownSteps);
     if (unknown.length > 0) writeLine(ctx.io.stdout, `\n${unknown.length} step(s) unknown: see \`autoclaim actions --state unknown\``);

@@ -1,7 +1,9 @@
 // What `doctor` found, as data: the command prints it as text or JSON, tests assert on it.
-// A problem is something to change before `run` (exit 1); a note is worth knowing and harmless.
+// A problem is something to change before `run` (exit 1); a warning is a guess autoclaim made
+// that the service may not share (a default like api.header_prefix against a real service): exit 1
+// unless `--accept-defaults`; a note is worth knowing and harmless.
 
-type Level = 'ok' | 'note' | 'problem';
+type Level = 'ok' | 'note' | 'warning' | 'problem';
 type Area = 'reach' | 'clock' | 'limits' | 'keys' | 'wallets' | 'signing' | 'state';
 
 export interface Finding {
@@ -50,14 +52,21 @@ export interface DoctorReport {
   /** Who, what and when the previews below are for. */
   sample: { wallet: string; address: string; symbol: string; amount: string; ts: number } | undefined;
   requests: RequestPreview[];
+  /** `--probe`: what the service said to each signed operation signed with a wrong key (sent). */
+  probes?: Array<{ op: string; status: number | undefined; code: string | undefined; serverMessage: string | undefined; requestId: string | undefined; hint: string }>;
 }
 
 export function problems(report: DoctorReport): string[] {
   return report.findings.filter((f) => f.level === 'problem').map((f) => f.text);
 }
 
-export function isAllWell(report: DoctorReport): boolean {
-  return problems(report).length === 0;
+export function warnings(report: DoctorReport): string[] {
+  return report.findings.filter((f) => f.level === 'warning').map((f) => f.text);
+}
+
+/** No problem, and no warning unless the operator accepts the defaults (`--accept-defaults`). */
+export function isAllWell(report: DoctorReport, opts: { acceptDefaults?: boolean } = {}): boolean {
+  return problems(report).length === 0 && (opts.acceptDefaults === true || warnings(report).length === 0);
 }
 
 /** A value a server controls, made one printable line of bounded length before it is shown. */

@@ -26,6 +26,7 @@ import {
 } from './checks.js';
 import type { DoctorReport, Finding, Headers } from './report.js';
 import { previewRequests, sampleOf } from './requests.js';
+import { probeSigning } from './probe.js';
 
 /** The part of ApiClient doctor uses: GETs as they come back, the skew it saw, and prepare. */
 export interface DoctorClient {
@@ -33,6 +34,8 @@ export interface DoctorClient {
   probe(path: string, opts: { auth: boolean }): Promise<{ url: string; status: number; headers: Headers; rawText: string }>;
   clockSkewMs(): number | undefined;
   prepare(input: SignedInput, signer: Signer, nowMs: number): PreparedRequest;
+  /** For `--probe` only: sends one signed request. */
+  send?(prepared: PreparedRequest): Promise<{ status: number; requestId?: string | undefined }>;
 }
 
 export interface DoctorDeps {
@@ -53,6 +56,8 @@ export interface DoctorDeps {
   deadlineMs?: number;
   /** Waits `ms` (a timer); a test passes one that never fires, or fires at once. */
   sleep?: (ms: number) => Promise<void>;
+  /** `--probe`: send each signed operation once, signed with a wrong key (probe.ts). */
+  probe?: boolean;
 }
 
 /**
@@ -170,7 +175,30 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     if (result !== undefined) add('signer' in result ? walletKeyOk(w.name, w.address) : walletKeyProblem(w.name, result.error));
   }
   signing(deps, report);
+  if (deps.probe === true && reachable) await probe(deps, report);
   return report;
+}
+
+/** `--probe` for the first wallet: what the service's refusals say (probe.ts). */
+async function probe(deps: DoctorDeps, report: DoctorReport): Promise<void> {
+  const wallet = deps.wallets[0];
+  const send = deps.client.send?.bind(deps.client);
+  if (wallet === undefined || send === undefined) return;
+  const nowMs = deps.clock.now();
+  const epoch = report.wallets.find((w) => w.address === wallet.address)?.epoch ?? new Date(nowMs).toISOString().slice(0, 10);
+  const client = { prepare: deps.client.prepare.bind(deps.client), send };
+  const { results, findings } = await probeSigning({ api: deps.api, client, nowMs, epoch }, wallet);
+  report.probes = results;
+  report.findings.push(...findings);
+  // The service read our headers: the default prefix is its prefix after all.
+  if (results.some((r) => r.hint === 'signature')) {
+    for (const f of report.findings) {
+      if (f.area === 'signing' && f.level === 'warning' && f.text.startsWith('api.header_prefix is')) {
+        f.level = 'ok';
+        f.text = `api.header_prefix ${deps.api.headerPrefix}: the probe shows the service reads these headers`;
+      }
+    }
+  }
 }
 
 /** DNS, then GET /health; false when the service cannot be reached at all. */
@@ -204,8 +232,8 @@ function signing(deps: DoctorDeps, report: DoctorReport): void {
   if (!deps.sandbox && deps.api.headerPrefix === DEFAULT_HEADER_PREFIX) {
     report.findings.push({
       area: 'signing',
-      level: 'note',
-      text: `api.header_prefix is ${DEFAULT_HEADER_PREFIX}, autoclaim's default; the real service names its headers with its own prefix (x-<prefix>-ts): check its documentation`,
+      level: 'warning',
+      text: `api.header_prefix is ${DEFAULT_HEADER_PREFIX}, autoclaim's default, a guess: the real service names its headers with its own prefix (x-<prefix>-ts); check its documentation, or run \`autoclaim doctor --probe\``,
     });
   }
   const first = deps.wallets[0];

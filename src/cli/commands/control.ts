@@ -1,0 +1,68 @@
+// `pause`, `resume` and `poll`: requests to a running daemon through the files beside its state
+// (service/control.ts) and a signal to the pid it wrote. The pause record is written whether a
+// daemon runs or not: a daemon started later starts paused. Which wins: either the config's
+// `safety.paused: true` or this command's pause holds signing; `resume` lifts only the command's,
+// and says so when the config's still holds.
+import { loadValidConfig } from '../../runtime.js';
+import { controlPaths, readDaemonInfo, readPause, whoAmI, writePause, writePollRequest, type ControlPaths, type PollTarget } from '../../service/control.js';
+import type { CommandContext } from '../context.js';
+import { EXIT, type ExitCode } from '../exit-codes.js';
+import { writeLine } from '../io.js';
+import { UsageError } from '../usage-error.js';
+
+type Signaller = (pid: number, signal: 'SIGUSR1' | 'SIGUSR2') => void;
+const defaultSignal: Signaller = (pid, signal) => process.kill(pid, signal);
+
+/** Signals the daemon when one runs here; what to tell the operator either way. */
+function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signaller): { sent: boolean; note: string } {
+  const info = readDaemonInfo(paths);
+  if (info === undefined || !info.alive) return { sent: false, note: 'no daemon is running on this state here' };
+  try {
+    kill(info.pid, signal);
+    return { sent: true, note: `told the daemon (pid ${info.pid})` };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EPERM' ? `not allowed to signal pid ${info.pid} (run as its user or root)` : `could not signal pid ${info.pid}: ${code ?? String(err)}`;
+    return { sent: false, note: why };
+  }
+}
+
+export function pauseCommand(ctx: CommandContext, opts: { reason?: string }, kill: Signaller = defaultSignal): ExitCode {
+  const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
+  const paths = controlPaths(config.state.path);
+  const who = whoAmI(ctx.io.env);
+  writePause(paths, { paused: true, ...who, at: ctx.io.clock.now(), reason: opts.reason });
+  const { sent, note } = tell(paths, 'SIGUSR2', kill);
+  writeLine(ctx.io.stdout, `signing paused by ${who.user}@${who.host} (recorded in ${paths.pause}); ${note}${sent ? '' : ': a daemon started on this state starts paused'}. Polling and deciding (dry) go on. \`autoclaim resume\` lifts it.`);
+  return EXIT.OK;
+}
+
+export function resumeCommand(ctx: CommandContext, kill: Signaller = defaultSignal): ExitCode {
+  const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
+  const paths = controlPaths(config.state.path);
+  const who = whoAmI(ctx.io.env);
+  const was = readPause(paths);
+  writePause(paths, { paused: false, ...who, at: ctx.io.clock.now() });
+  const { note } = tell(paths, 'SIGUSR2', kill);
+  writeLine(ctx.io.stdout, `${was?.paused === true ? `pause of ${was.user}@${was.host} lifted` : 'no pause by command was in force'} by ${who.user}@${who.host}; ${note}.`);
+  if (config.safety.paused === true) {
+    writeLine(ctx.io.stdout, 'signing stays paused: safety.paused is true in the config, which only an edit and a reload (SIGHUP) lift.');
+    return EXIT.FAILURE;
+  }
+  return EXIT.OK;
+}
+
+export function pollCommand(ctx: CommandContext, opts: { wallet?: string[]; paused?: boolean }, kill: Signaller = defaultSignal): ExitCode {
+  const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
+  const names = opts.wallet ?? [];
+  if (names.length > 0 && opts.paused === true) throw new UsageError('poll: --wallet and --paused do not go together');
+  const unknown = names.filter((n) => !config.wallets.some((w) => w.name === n));
+  if (unknown.length > 0) throw new UsageError(`poll: no wallet named ${unknown.join(', ')} in the config`);
+  const target: PollTarget = names.length > 0 ? names : opts.paused === true ? 'paused' : 'all';
+  const paths = controlPaths(config.state.path);
+  writePollRequest(paths, target, { ...whoAmI(ctx.io.env), at: ctx.io.clock.now() });
+  const { sent, note } = tell(paths, 'SIGUSR1', kill);
+  const what = Array.isArray(target) ? target.join(', ') : target === 'paused' ? 'the paused wallets' : 'every wallet';
+  writeLine(sent ? ctx.io.stdout : ctx.io.stderr, sent ? `asked the daemon to poll ${what} now; ${note}` : `not polled: ${note} (\`autoclaim once\` polls without a daemon)`);
+  return sent ? EXIT.OK : EXIT.FAILURE;
+}

@@ -1,0 +1,35 @@
+// The kill switch (issue 27): signing stops, everything else goes on. Three sources, any one of
+// which holds a wallet: `safety.paused: true` in the config, `autoclaim pause` on a running daemon
+// (recorded in the state directory with who and when, so it survives a restart), and
+// `enabled: false` on the wallet. A held wallet is still polled, its rules decided in dry mode and
+// reported; the executor's gate signs nothing for it (not even a step planned before the switch).
+// Neither source lifts the other: `resume` ends only the command's pause, and the config's
+// only an edit and a reload. Pure: the daemon passes in what it knows.
+import type { SafetyConfig, WalletConfig } from '../domain.js';
+import type { SigningPause } from './deps.js';
+
+/** `autoclaim pause` as recorded (service/control.ts): who, from where, when, why. */
+export interface OperatorPause {
+  paused: boolean;
+  user: string;
+  host: string;
+  /** ms */
+  at: number;
+  reason?: string | undefined;
+}
+
+/** Why signing is held for this wallet (or, address undefined, for every wallet) by the kill switch. */
+export function killSwitchPause(
+  safety: Pick<SafetyConfig, 'paused'>,
+  operator: OperatorPause | undefined,
+  wallet: Pick<WalletConfig, 'enabled'> | undefined,
+  now: number,
+): SigningPause | undefined {
+  if (operator?.paused === true) {
+    const why = operator.reason === undefined || operator.reason === '' ? '' : `: ${operator.reason}`;
+    return { scope: 'all', source: 'kill_switch', reason: `paused by ${operator.user}@${operator.host} (autoclaim pause)${why}`, since: operator.at, fix: 'autoclaim resume' };
+  }
+  if (safety.paused === true) return { scope: 'all', source: 'kill_switch', reason: 'safety.paused: true in the config', since: now, fix: 'set safety.paused: false and reload (SIGHUP)' };
+  if (wallet?.enabled === false) return { scope: 'wallet', source: 'kill_switch', reason: 'enabled: false on this wallet in the config', since: now, fix: 'remove enabled: false from the wallet and reload (SIGHUP)' };
+  return undefined;
+}

@@ -1,0 +1,146 @@
+// How the CLI talks to a running daemon: small JSON files beside the state file, and a signal to
+// the pid the daemon wrote. No socket and no port to secure: whoever may write the state
+// directory and signal the daemon's user may already stop it.
+//
+// - `<state>.daemon.json`: written by `run` at start and whenever signing's state changes, removed
+//   at a clean stop: its pid and host, and what holds signing (the server's refusals with their
+//   words, the kill switch). `status` reads it; `pause`, `resume` and `poll` find the pid in it.
+// - `<state>.pause.json`: `autoclaim pause` / `resume`, with who (user, host) and when. It stays
+//   after a resume (as the record of it) and survives restarts: a paused daemon starts paused.
+//   SIGUSR2 asks the daemon to read it again.
+// - `<state>.poll.json`: `autoclaim poll --wallet NAME` asks for a poll now; SIGUSR1 asks the daemon
+//   to read and remove it. A SIGUSR1 with no request polls every wallet.
+import fs from 'node:fs';
+import os from 'node:os';
+import type { OperatorPause } from '../executor/kill-switch.js';
+import type { ServerRefusal } from '../events.js';
+
+export interface ControlPaths {
+  daemon: string;
+  pause: string;
+  poll: string;
+}
+
+/** The control files of the state file at `statePath` (config.state.path, as `run` and the CLI both resolve it). */
+export function controlPaths(statePath: string): ControlPaths {
+  return { daemon: `${statePath}.daemon.json`, pause: `${statePath}.pause.json`, poll: `${statePath}.poll.json` };
+}
+
+/** One hold on signing as `status` shows it. */
+export interface SigningHold extends ServerRefusal {
+  /** `all` or a wallet's name. */
+  wallet: string;
+  source: 'refusal' | 'clock' | 'kill_switch';
+  since: string;
+  reason: string;
+  fix?: string | undefined;
+}
+
+export interface DaemonInfo {
+  pid: number;
+  host: string;
+  started_at: string;
+  updated_at: string;
+  dry_run: boolean;
+  /** Every hold on signing now: refusals (the server's words), the clock, the kill switch. */
+  signing: SigningHold[];
+}
+
+// Written with a temporary file and a rename, so a reader never sees half of one.
+function writeJson(file: string, value: unknown): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return { unreadable: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+export function writeDaemonInfo(paths: ControlPaths, info: DaemonInfo): void {
+  writeJson(paths.daemon, info);
+}
+
+export function removeDaemonInfo(paths: ControlPaths): void {
+  fs.rmSync(paths.daemon, { force: true });
+}
+
+/** The running daemon's file, when there is one and its process is alive on this host (`alive`). */
+export function readDaemonInfo(paths: ControlPaths, isAlive: (pid: number) => boolean = processAlive): (DaemonInfo & { alive: boolean }) | undefined {
+  const raw = readJson(paths.daemon) as Partial<DaemonInfo> | undefined;
+  if (raw === undefined || typeof raw.pid !== 'number' || typeof raw.host !== 'string') return undefined;
+  const info: DaemonInfo = {
+    pid: raw.pid,
+    host: raw.host,
+    started_at: String(raw.started_at ?? ''),
+    updated_at: String(raw.updated_at ?? ''),
+    dry_run: raw.dry_run === true,
+    signing: Array.isArray(raw.signing) ? raw.signing : [],
+  };
+  return { ...info, alive: info.host === os.hostname() && isAlive(info.pid) };
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user (the service's); signalling it will say more.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The pause record. A file that cannot be read or parsed counts as paused: a kill switch that
+ * someone set must not be lifted by a typo or a half-written file.
+ */
+export function readPause(paths: ControlPaths): OperatorPause | undefined {
+  const raw = readJson(paths.pause) as Record<string, unknown> | undefined;
+  if (raw === undefined) return undefined;
+  const at = typeof raw['at'] === 'string' ? Date.parse(raw['at']) : Number.NaN;
+  if (typeof raw['paused'] !== 'boolean' || Number.isNaN(at)) {
+    return { paused: true, user: '?', host: '?', at: 0, reason: `${paths.pause} is unreadable (${typeof raw['unreadable'] === 'string' ? raw['unreadable'] : 'not a pause record'}); remove it or run autoclaim resume` };
+  }
+  const reason = typeof raw['reason'] === 'string' ? raw['reason'] : undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? v : '?');
+  return { paused: raw['paused'], user: text(raw['user']), host: text(raw['host']), at, ...(reason === undefined ? {} : { reason }) };
+}
+
+export function writePause(paths: ControlPaths, p: OperatorPause): void {
+  writeJson(paths.pause, { paused: p.paused, user: p.user, host: p.host, at: new Date(p.at).toISOString(), ...(p.reason === undefined ? {} : { reason: p.reason }) });
+}
+
+/** `all`, `paused` (the wallets signing is paused for), or wallet names. */
+export type PollTarget = 'all' | 'paused' | string[];
+
+export function writePollRequest(paths: ControlPaths, target: PollTarget, by: { user: string; host: string; at: number }): void {
+  writeJson(paths.poll, { wallets: target, user: by.user, host: by.host, at: new Date(by.at).toISOString() });
+}
+
+/** Reads and removes the poll request; `all` when there is none (a bare SIGUSR1). */
+export function takePollRequest(paths: ControlPaths): PollTarget {
+  const raw = readJson(paths.poll) as Record<string, unknown> | undefined;
+  fs.rmSync(paths.poll, { force: true });
+  const w = raw?.['wallets'];
+  if (w === 'paused') return 'paused';
+  if (Array.isArray(w) && w.every((n) => typeof n === 'string')) return w;
+  return 'all';
+}
+
+/** Who runs this command, for the records of pause, resume and poll. */
+export function whoAmI(env: NodeJS.ProcessEnv): { user: string; host: string } {
+  let user = env['SUDO_USER'] ?? env['USER'] ?? env['LOGNAME'];
+  if (user === undefined || user === '') {
+    try {
+      user = os.userInfo().username;
+    } catch {
+      user = `uid ${process.getuid?.() ?? '?'}`;
+    }
+  }
+  return { user, host: os.hostname() };
+}
