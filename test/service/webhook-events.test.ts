@@ -90,7 +90,7 @@ describe('the failure webhook', () => {
     ]);
     expect(events[1]?.text).toMatch(/signing is paused until the config changes or the daemon restarts/);
     // The server's words travel with the notice (issue 27), for the channels to render.
-    expect(events[1]?.text).toMatch(/HTTP 401 bad_signature missing x-acme-ts \/ x-acme-wallet headers; x-request-id req-3/);
+    expect(events[1]?.text).toMatch(/bad_signature "missing x-acme-ts \/ x-acme-wallet headers" \(HTTP 401, request id req-3\)/);
     expect(events[1]?.details).toMatchObject({ code: 'bad_signature', server_message: 'missing x-acme-ts / x-acme-wallet headers', http_status: 401, request_id: 'req-3', hint: 'headers' });
     expect(events[4]?.text).toMatch(/previous one keeps running[\s\S]*schedule\.poll[\s\S]*wallets\[0\]\.key/);
     for (const p of r.posts) expect(verifies(p.headers, p.raw)).toBe(true);
