@@ -64,19 +64,13 @@ export interface SyncStore {
 
   /** Every key below is the wallet's address; `wallet` (the configured name) is kept as a label. */
   /**
-   * Buffers the record; it is written with others in one transaction within a second, and before
-   * any plan or step write, any read of wallet_state, and close. A crash loses at most those not
-   * yet written (store/poll-writes.ts). A record the table cannot hold throws here.
+   * One transaction (fenced on PostgreSQL), committed when this answers: the polls are stored
+   * before any plan decided from them. A record the table cannot hold throws.
    */
   recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean };
-  /** Writes the buffered poll records now (the end of a `once` cycle). */
-  flushPolls(): void;
   walletStates(): WalletStateRow[];
   walletState(address: string): WalletStateRow | undefined;
-  /**
-   * The newest epoch a good poll recorded for this address (buffered ones included), without
-   * writing the poll buffer: what a polled epoch must not go back before (SPEC §2).
-   */
+  /** The newest epoch a good poll recorded for this address: what a polled epoch must not go back before (SPEC §2). */
   lastEpoch(address: string): string | undefined;
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;

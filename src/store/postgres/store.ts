@@ -2,15 +2,13 @@
 // method answers with a promise; every write is one transaction on a connection of its own that
 // first locks the plan's row, then (with a fence) checks the writer's lease on the wallet in the
 // same transaction, then makes one guarded transition. Every failure is a StateError, so a caller
-// that cannot record cannot send (fail closed). The buffered poll records are written before any
-// plan or step write, any read of wallet_state, and close, as with SQLite.
+// that cannot record cannot send (fail closed). A poll's record is a (fenced) transaction of its own.
 import type { Pool } from 'pg';
 import type { Lamports } from '../../amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import { laterEpoch, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store, type StorePragmas } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import * as outbox from './outbox.js';
@@ -20,7 +18,6 @@ import { settleStepInDoubt } from './in-doubt.js';
 import * as diagnostics from './diagnostics.js';
 import { currentVersion, migrate, PG_SCHEMA_VERSION } from './migrations.js';
 import * as plans from './plans.js';
-import { AsyncPollWrites } from './poll-writes.js';
 import { Reachability } from './reachability.js';
 import * as steps from './steps.js';
 import { StepWrites } from './steps.js';
@@ -46,7 +43,6 @@ export interface PostgresStoreOptions {
   reachability?: Reachability;
   /** Scrubs free text (requests, responses, errors, summaries) before it is stored. */
   redactor?: { redact(text: string): string };
-  pollWrites?: Omit<PollWriteOptions, 'onTimerError'>;
   /**
    * The lease manager's view: every plan and step write is fenced by the writer's lease on the
    * wallet, and poll records of wallets not leased are dropped. Without it (the CLI) writes are not
@@ -92,7 +88,6 @@ class PostgresStore implements Store {
   private readonly clock: Clock;
   private readonly scrub: (t: string) => string;
   private readonly wallets: WalletTable;
-  private readonly polls: AsyncPollWrites;
   private readonly fence: Fence | undefined;
   readonly reachability: Reachability;
   private readonly ownReachability: boolean;
@@ -112,15 +107,6 @@ class PostgresStore implements Store {
       opts.reachability ??
       new Reachability({ probe: async () => void (await pool.query('SELECT 1')), where: path, logger: opts.logger, clock: this.clock });
     this.wallets = new WalletTable(this.scrub);
-    this.polls = new AsyncPollWrites(
-      {
-        okRow: (w, a, at, s) => this.wallets.okRow(w, a, at, s),
-        failedRow: (w, a, at, e) => this.wallets.failedRow(w, a, at, e),
-        epochSeen: (a, e) => this.wallets.epochSeen(this.pool, a, e),
-        write: (batch) => this.reachability.track(transaction(this.pool, (c) => this.wallets.write(c, batch, this.fence))),
-      },
-      storePollWriteOptions(opts, opts.logger, (err) => toStateError(err, 'write poll records', path).message),
-    );
   }
 
   /**
@@ -137,9 +123,8 @@ class PostgresStore implements Store {
     }
   }
 
-  /** A write: the buffered poll records first, then `fn` in a transaction of its own. */
-  private async write<T>(what: string, fn: (c: Sql) => Promise<T>): Promise<T> {
-    await this.flushPolls();
+  /** A write: `fn` in a transaction of its own. */
+  private write<T>(what: string, fn: (c: Sql) => Promise<T>): Promise<T> {
     return this.io(what, () => transaction(this.pool, fn));
   }
 
@@ -175,35 +160,17 @@ class PostgresStore implements Store {
     });
   }
 
-  async recordPoll(wallet: string, address: string, at: number, result: PollResult): Promise<{ newEpoch: boolean }> {
-    if (this.closed) throw new StateError('STATE_IO', `state database ${this.path} is closed`);
-    this.reachability.assertReachable();
-    try {
-      return await this.polls.record(wallet, address, at, result);
-    } catch (err) {
-      throw toStateError(err, 'recordPoll', this.path);
-    }
+  recordPoll(wallet: string, address: string, at: number, result: PollResult): Promise<{ newEpoch: boolean }> {
+    return this.write('recordPoll', (c) => this.wallets.record(c, this.fence, wallet, address, at, result));
   }
-  async flushPolls(): Promise<void> {
-    if (this.polls.buffered > 0) this.reachability.assertReachable();
-    try {
-      await this.polls.flush();
-    } catch (err) {
-      throw toStateError(err, 'write poll records', this.path);
-    }
-  }
-  async walletStates(): Promise<WalletStateRow[]> {
-    await this.flushPolls();
+  walletStates(): Promise<WalletStateRow[]> {
     return this.io('walletStates', (c) => this.wallets.all(c));
   }
-  async walletState(address: string): Promise<WalletStateRow | undefined> {
-    await this.flushPolls();
+  walletState(address: string): Promise<WalletStateRow | undefined> {
     return this.io('walletState', (c) => this.wallets.get(c, address));
   }
   async lastEpoch(address: string): Promise<string | undefined> {
-    // Shared state: another daemon may have recorded a newer epoch since; the later of the two.
-    const row = await this.io('lastEpoch', (c) => this.wallets.get(c, address));
-    return laterEpoch(this.polls.lastEpoch(address), row?.epoch);
+    return (await this.io('lastEpoch', (c) => this.wallets.get(c, address)))?.epoch ?? undefined;
   }
 
   async insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): Promise<PlanWithSteps | undefined> {
@@ -296,9 +263,8 @@ class PostgresStore implements Store {
   async recoverInFlight(now = this.clock.now(), address?: string, except?: ReadonlySet<number>): Promise<StepRow[]> {
     const skip = (s: StepRow): boolean => except?.has(s.id) === true;
     const sending = (await this.io('recoverInFlight', (c) => steps.stepsInState(c, 'sending', address))).filter((s) => !skip(s));
-    // Asked at every wallet turn: nothing to recover is one read, and the poll buffer is not flushed.
+    // Asked at every wallet turn: nothing to recover is one read.
     if (sending.length === 0) return [];
-    await this.flushPolls();
     const out: StepRow[] = [];
     const byPlan = new Map<number, number[]>();
     for (const s of sending) byPlan.set(s.planId, [...(byPlan.get(s.planId) ?? []), s.id]);
@@ -374,15 +340,6 @@ class PostgresStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    try {
-      await this.flushPolls();
-    } catch (err) {
-      this.opts.logger.error(
-        { event: 'state.poll_write_failed', err: err instanceof Error ? err.message : String(err), buffered: this.polls.buffered },
-        'poll records could not be written before closing; they are lost',
-      );
-      this.polls.discard();
-    }
     this.closed = true;
     if (this.ownReachability) this.reachability.close();
     await endPool(this.pool);

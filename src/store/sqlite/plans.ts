@@ -5,7 +5,6 @@ import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../d
 import { StateError } from '../../errors.js';
 import { historyFromRaw, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { deriveStatus } from '../plan-status.js';
-import { AddressIndex } from './address-index.js';
 import type { Db } from './db.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
@@ -26,8 +25,6 @@ export class PlanRepo {
   private readonly skipPlanned;
   private readonly insertTx;
   private readonly markCancelled;
-  /** The addresses with any plan: a wallet without one is answered without a query. */
-  private readonly addresses: AddressIndex;
 
   constructor(private readonly db: Db) {
     this.insertPlanStmt = db.prepare<Record<string, unknown>, RawPlan>(`
@@ -71,7 +68,6 @@ export class PlanRepo {
       'UPDATE plans SET cancelled_at = ?, cancelled_by = ?, updated_at = ? WHERE id = ? AND cancelled_at IS NULL',
     );
     this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
-    this.addresses = new AddressIndex(db, 'plans');
   }
 
   /** Records a plan and all its steps at once; undefined when this (address, rule, epoch, seq, dry) exists. */
@@ -95,7 +91,6 @@ export class PlanRepo {
       now: opts.now,
     });
     if (plan === undefined) return undefined;
-    this.addresses.add(plan.address);
     draft.steps.forEach((spec, idx) => {
       this.insertStepStmt.run({
         planId: plan.id,
@@ -107,11 +102,6 @@ export class PlanRepo {
       });
     });
     return this.get(plan.id);
-  }
-
-  /** False only when no plan of this address was ever recorded (address-index.ts). */
-  mayHave(address: string): boolean {
-    return this.addresses.mayHave(address);
   }
 
   get(id: number): PlanWithSteps | undefined {
@@ -140,7 +130,6 @@ export class PlanRepo {
 
   /** Plans of this address with work left: open, or blocked on an unknown step. */
   active(address: string): PlanWithSteps[] {
-    if (!this.mayHave(address)) return [];
     return this.selectActive.all(address).map((r) => this.withSteps(r));
   }
 
@@ -154,7 +143,6 @@ export class PlanRepo {
 
   /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
   history(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
-    if (!this.mayHave(address)) return [];
     return this.selectHistory.all({ address, since: sinceMs, epoch: epoch ?? null }).map(historyFromRaw);
   }
 

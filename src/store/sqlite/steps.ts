@@ -138,12 +138,11 @@ export class StepRepo {
 
   /** A claim of this address (other than `exceptStepId`) that may or may not have been applied. */
   claimInDoubt(address: string, exceptStepId = 0): boolean {
-    // Every step belongs to a plan of its address: none, no step in doubt.
-    return this.plans.mayHave(address) && this.selectClaimInDoubt.get(address, exceptStepId)?.n === 1;
+    return this.selectClaimInDoubt.get(address, exceptStepId)?.n === 1;
   }
 
   hasUnknownSigned(address: string): boolean {
-    return this.plans.mayHave(address) && this.selectUnknownSigned.get(address)?.n === 1;
+    return this.selectUnknownSigned.get(address)?.n === 1;
   }
 
   /** planned → sending, committed before the first byte goes out. */
