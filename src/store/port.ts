@@ -172,8 +172,7 @@ export interface SyncStore {
   /** Removes the notices of `channel` that expired at or before `now`; returns them (for the log and metrics). */
   outboxExpire(channel: string, now: number): OutboxRow[];
 
-  /** The connection's settings, for diagnostics (and to prove they were applied). */
-  pragmas(): StorePragmas;
+  /** 'ok', or what is wrong with the stored tables (SQLite's integrity_check; PostgreSQL: tables and schema version). */
   integrityCheck(): string;
   /**
    * Proves a write would go through now (readiness): takes the write lock, writes a row and rolls
@@ -190,13 +189,3 @@ export type Awaitable<T> = T | Promise<T>;
 export type Store = {
   readonly [K in keyof SyncStore]: SyncStore[K] extends (...args: infer A) => infer R ? (...args: A) => Awaitable<R> : SyncStore[K];
 };
-
-/** SQLite's names; another adapter reports its nearest equivalents (or documents why not). */
-export interface StorePragmas {
-  journalMode: string;
-  /** 2 = FULL */
-  synchronous: number;
-  foreignKeys: boolean;
-  busyTimeoutMs: number;
-  userVersion: number;
-}

@@ -46,13 +46,6 @@ describe('the store’s sessions', () => {
     } finally {
       await other.end();
     }
-    const store = await openPostgresStore(url, { logger, clock, queryTimeoutMs: 1_500 });
-    try {
-      // pragmas() reads current_setting('synchronous_commit') through the store's own connection.
-      expect((await store.pragmas()).synchronous).toBe(2);
-    } finally {
-      await store.close();
-    }
     const pool = await openPool(url, { queryTimeoutMs: 1_500 });
     try {
       const r = await pool.query<{ sync: string; stmt: string; ka: string }>(

@@ -9,7 +9,7 @@ import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type Pl
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store, type StorePragmas } from '../port.js';
+import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import * as outbox from './outbox.js';
 import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
@@ -324,10 +324,6 @@ class PostgresStore implements Store {
   }
   outboxExpire(channel: string, now: number): Promise<OutboxRow[]> {
     return this.io('outboxExpire', (c) => outbox.outboxExpire(c, channel, now));
-  }
-
-  pragmas(): Promise<StorePragmas> {
-    return this.io('pragmas', (c) => diagnostics.pragmas(c));
   }
 
   integrityCheck(): Promise<string> {

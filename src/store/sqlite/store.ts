@@ -10,7 +10,7 @@ import { StateFiles } from './identity.js';
 import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
-import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, StorePragmas, SyncStore, StepRef } from '../port.js';
+import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, SyncStore, StepRef } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { OutboxRepo } from './outbox.js';
 import { StepRepo } from './steps.js';
@@ -32,21 +32,35 @@ export interface StoreOptions {
   lock?: Pick<Lock, 'path' | 'file'>;
 }
 
-export function openStore(path: string, opts: StoreOptions): SyncStore {
+/** The connection's settings, for tests and diagnostics of the SQLite file (2 = FULL). */
+export interface SqlitePragmas {
+  journalMode: string;
+  synchronous: number;
+  foreignKeys: boolean;
+  busyTimeoutMs: number;
+  userVersion: number;
+}
+
+/** The port, and what only a SQLite connection has: its pragmas, to prove they were applied. */
+export interface SqliteStore extends SyncStore {
+  pragmas(): SqlitePragmas;
+}
+
+export function openStore(path: string, opts: StoreOptions): SqliteStore {
   const db = openDatabase(path, {
     logger: opts.logger,
     readonly: opts.readonly ?? false,
     busyTimeoutMs: opts.busyTimeoutMs ?? 5000,
   });
   try {
-    return new SqliteStore(db, path, opts);
+    return new SqliteStateStore(db, path, opts);
   } catch (err) {
     db.close();
     throw toStateError(err, 'prepare', path);
   }
 }
 
-class SqliteStore implements SyncStore {
+class SqliteStateStore implements SqliteStore {
   readonly schemaVersion = SCHEMA_VERSION;
   private readonly clock: Clock;
   private readonly wallets: WalletRepo;
@@ -219,7 +233,7 @@ class SqliteStore implements SyncStore {
     return this.io('outboxExpire', () => this.outbox.expired(channel, now));
   }
 
-  pragmas(): StorePragmas {
+  pragmas(): SqlitePragmas {
     return this.io('pragmas', () => {
       const get = (name: string): unknown => this.db.pragma(name, { simple: true });
       return {
