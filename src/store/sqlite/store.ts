@@ -80,7 +80,7 @@ class SqliteStateStore implements SqliteStore {
     const scrub = redactor === undefined ? (t: string) => t : (t: string) => redactor.redact(t);
     this.wallets = new WalletRepo(db, scrub);
     this.plans = new PlanRepo(db);
-    this.steps = new StepRepo(db, this.plans, scrub);
+    this.steps = new StepRepo(db, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
     this.outbox = new OutboxRepo(db, scrub);
     this.files = new StateFiles(db, path, { logger: opts.logger, readonly: opts.readonly ?? false, lock: opts.lock });
@@ -186,7 +186,7 @@ class SqliteStateStore implements SqliteStore {
     return this.io('cancelPlan', () => this.steps.cancelPlan(planId, by, now));
   }
   finishPlan(planId: number, now = this.clock.now()): PlanStatus {
-    return this.io('finishPlan', () => this.plans.finish(planId, now));
+    return this.io('finishPlan', () => this.steps.finishPlan(planId, now));
   }
 
   recoverInFlight(now = this.clock.now(), address?: string, except?: ReadonlySet<number>): StepRow[] {
