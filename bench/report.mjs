@@ -134,14 +134,10 @@ function figuresSection(p) {
   p('| `src/keys/signer.ts`: JWK import rather than PKCS#8 | PKCS#8 ~9× slower, ~0.6 ms a key (6 s of start-up at 10,000 wallets); JWK export ~25× faster than SPKI DER |');
   p('| `src/keys/verify.ts`, `src/sandbox/derive.ts`: tweetnacl loaded only where used | ~20 ms of module loading |');
   p('| `src/keys/keys.ts`: a solana-keygen file\'s text not registered whole | ~4 µs a key |');
-  p('| `src/log/redact.ts`: the `seen` bitset before `heads` | ~9 µs to scan a 200-character body with `heads` (1 MB at 10,000 keys) out of cache, ~1 µs in cache, ~5 µs with `seen` |');
-  p('| `src/log/redact.ts`: form encoding only where it differs | a URLSearchParams a secret was ~2 µs, a fifth of a key\'s cost |');
   p('| `src/config/load.ts`: `once` computes no fire times | ~7 MB of a 100-wallet `once`\'s ~78 MB (ICU date data) |');
   p('| `src/config/secrets.ts`: one path for the literal-secret walk | ~1 KB of garbage a wallet |');
   p('| `src/config/wallets-file.ts`: plain parser for lines without escapes | ~3 KB of garbage a line |');
   p('| `src/config/schema.ts`: `api.connections` 16 | with 8, a 10,000-wallet `once` took ~5% longer |');
-  p('| `src/store/poll-writes.ts`: poll records written behind | one transaction a poll was ~0.17 ms of ~0.32 ms a poll at 10,000 wallets |');
-  p('| `src/store/sqlite/address-index.ts`: in-memory "certainly none" | ~5 µs a prepared-statement question; ~4 µs a `PRAGMA data_version` read in a busy process |');
   p('| `src/store/sqlite/db.ts`: SQLite\'s own 2 MiB page cache | +14 MB of a 10,000-wallet `once`\'s peak RSS with 16 MiB |');
   p('| `src/daemon.ts`: `once` on lanes | ~1 KB a wallet held to the end of the cycle |');
   p('| `src/scheduler/scheduler.ts`: the semaphore\'s moving head | `Array#shift` cost most of a second at 10,000 wallets |');
@@ -162,6 +158,9 @@ function removedSection(p) {
   p('| key derivation deferred to the first signature | ~40 µs a key: 10,000 keys loaded in ~0.45 s instead of ~1.1 s |');
   p('| V8 flags set from inside the process (`v8-flags.ts`) | `--liftoff-only`: ~30 MB of a 100-wallet `once`\'s peak; `--heap-growing-percent=50`: ~80 MB less at 10,000 wallets, for ~10–20 µs a poll |');
   p('| node flags and `MALLOC_ARENA_MAX` in `npm start` | see the section above: kept only where measured to earn it, in the unit and the image |');
+  p('| poll records written behind (`poll-writes.ts`), both adapters | one transaction a poll was ~0.17 ms of ~0.32 ms a poll of a 10,000-wallet `once`; a poll is now one transaction, stored before anything is decided from it |');
+  p('| SQLite\'s in-memory index of addresses with nothing to guard (`address-index.ts`) | ~5 µs a prepared-statement question it answered instead |');
+  p('| the redactor\'s typed-array tables, bitset and module-level hash lanes | ~5 µs instead of ~9 µs to scan a 200-character body in a busy 10,000-key process; now plain `Map`/`Set`, the same no-copy hashes |');
   p();
   p('Kept, measured and cheap: each command\'s module imported inside its action, so `--help` loads commander and the CLI shell alone (~81 → ~44 MB, 439 → 18 modules).');
   p();

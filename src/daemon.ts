@@ -227,8 +227,6 @@ export class Daemon {
       for (let w = mine[next++]; w !== undefined; w = mine[next++]) await turn(w.name);
     };
     await Promise.all(Array.from({ length: Math.min(this.opts.concurrency ?? DEFAULT_CONCURRENCY, wallets) }, lane));
-    // The cycle's poll records are in the state file before it is reported done.
-    await this.opts.runtime.store.flushPolls();
     this.lastCycleAt = this.opts.clock.now();
     return report;
   }

@@ -236,7 +236,6 @@ export const LOG_EVENTS = [
   'state.permissions',
   'state.replaced',
   'state.write_failed',
-  'state.poll_write_failed',
   'state.checkpoint_failed',
   'state.checkpoint_partial',
   // the PostgreSQL state's connection (store/postgres/)

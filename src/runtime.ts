@@ -13,7 +13,7 @@ import type { Cluster } from './cluster/open.js';
 import { ApiClient, createDispatcher } from './api/client.js';
 import { RateLimiter } from './api/rate-limit.js';
 import type { EventSink } from './events.js';
-import { acquireLock, openStore, type Lock, type Store } from './store/index.js';
+import { acquireLock, openStateStore, type Lock, type Store } from './store/index.js';
 import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
 import type { Signer } from './executor/ports.js';
@@ -156,8 +156,7 @@ async function openState(
     const password = resolveStatePassword(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
     redactor.add(password);
     if (opts.leases === false) {
-      const { openPostgresStore } = await import('./store/postgres/store.js');
-      const store = await openPostgresStore(url, { logger, clock, password, redactor, queryTimeoutMs: config.state.queryTimeoutMs });
+      const store = await openStateStore(config.state, { logger, clock, password, redactor });
       closers.push(() => store.close());
       return { store, lock: undefined, cluster: undefined };
     }
@@ -172,8 +171,8 @@ async function openState(
       clock,
       redactor,
     });
-    // Closed in reverse: the store first, so its last buffered poll records are written while the
-    // leases that fence them are still held; then the leases are handed back.
+    // Closed in reverse: the store first, so no write of it outlives the leases that fence it;
+    // then the leases are handed back.
     closers.push(() => cluster.close());
     closers.push(() => store.close());
     return { store, lock: undefined, cluster };
@@ -183,7 +182,7 @@ async function openState(
     lock = acquireLock(config.state.path);
     closers.push(() => lock?.release());
   }
-  const store = openStore(config.state.path, { logger, clock, redactor, lock });
+  const store = await openStateStore(config.state, { logger, clock, redactor, lock });
   closers.push(() => store.close());
   return { store, lock, cluster: undefined };
 }

@@ -4,12 +4,12 @@
 import { MAX_LAMPORTS, type Lamports } from '../amount.js';
 import type { AmountSpec, PlanHistoryEntry, StepSpec, WalletSummary } from '../domain.js';
 import { stringifyLossless } from '../api/json.js';
-import type { OkPollRow } from './poll-writes.js';
 import { StateError } from '../errors.js';
 import { toJson } from '../json.js';
 import type {
   AttemptRow,
   ClaimBaseline,
+  OkPollRow,
   PlanRow,
   RawAttempt,
   RawHistory,

@@ -2,8 +2,10 @@
 // the row types callers read. port.ts is the contract; sqlite/ is its default adapter (one state
 // file: db.ts, files.ts and migrations.ts open it, ownership.ts and identity.ts check it is ours and
 // still the same file, lock.ts keeps one daemon per file, plans.ts, steps.ts and wallets.ts are its
-// table families, address-index.ts spares a wallet with no plan or epoch yet its queries). Beside them, shared by every adapter: rows.ts and codecs.ts (row types and their
-// mapping), plan-status.ts (status derivation), poll-writes.ts (write-behind poll records).
+// table families). Beside them, shared by every adapter: step-machine.ts (the step transitions,
+// written once, each adapter running them in its dialect), rows.ts and codecs.ts (row types and
+// their mapping), plan-status.ts (status derivation), open.ts (which adapter, chosen once).
+export { openStateStore, type OpenStateOptions } from './open.js';
 export { openStore, type StoreOptions } from './sqlite/store.js';
 export type { Store, SyncStore } from './port.js';
 export type { AttemptRow, PlanWithSteps, StoredRequest } from './rows.js';

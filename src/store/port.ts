@@ -64,19 +64,13 @@ export interface SyncStore {
 
   /** Every key below is the wallet's address; `wallet` (the configured name) is kept as a label. */
   /**
-   * Buffers the record; it is written with others in one transaction within a second, and before
-   * any plan or step write, any read of wallet_state, and close. A crash loses at most those not
-   * yet written (store/poll-writes.ts). A record the table cannot hold throws here.
+   * One transaction (fenced on PostgreSQL), committed when this answers: the polls are stored
+   * before any plan decided from them. A record the table cannot hold throws.
    */
   recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean };
-  /** Writes the buffered poll records now (the end of a `once` cycle). */
-  flushPolls(): void;
   walletStates(): WalletStateRow[];
   walletState(address: string): WalletStateRow | undefined;
-  /**
-   * The newest epoch a good poll recorded for this address (buffered ones included), without
-   * writing the poll buffer: what a polled epoch must not go back before (SPEC §2).
-   */
+  /** The newest epoch a good poll recorded for this address: what a polled epoch must not go back before (SPEC §2). */
   lastEpoch(address: string): string | undefined;
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;
@@ -178,8 +172,7 @@ export interface SyncStore {
   /** Removes the notices of `channel` that expired at or before `now`; returns them (for the log and metrics). */
   outboxExpire(channel: string, now: number): OutboxRow[];
 
-  /** The connection's settings, for diagnostics (and to prove they were applied). */
-  pragmas(): StorePragmas;
+  /** 'ok', or what is wrong with the stored tables (SQLite's integrity_check; PostgreSQL: tables and schema version). */
   integrityCheck(): string;
   /**
    * Proves a write would go through now (readiness): takes the write lock, writes a row and rolls
@@ -196,13 +189,3 @@ export type Awaitable<T> = T | Promise<T>;
 export type Store = {
   readonly [K in keyof SyncStore]: SyncStore[K] extends (...args: infer A) => infer R ? (...args: A) => Awaitable<R> : SyncStore[K];
 };
-
-/** SQLite's names; another adapter reports its nearest equivalents (or documents why not). */
-export interface StorePragmas {
-  journalMode: string;
-  /** 2 = FULL */
-  synchronous: number;
-  foreignKeys: boolean;
-  busyTimeoutMs: number;
-  userVersion: number;
-}

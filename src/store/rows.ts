@@ -119,6 +119,19 @@ export interface AttemptRow {
 // ---------------------------------------------------------------------------------------------
 // Raw rows as SQLite returns them
 
+/** A good poll's record, as both adapters write it to wallet_state (codecs.ts okPollRow). */
+export interface OkPollRow {
+  wallet: string;
+  address: string;
+  at: number;
+  epoch: string;
+  pending: string;
+  lifetime: string | null;
+  rank: number | null;
+  tier: string | null;
+  raw: string | null;
+}
+
 export interface RawWalletState {
   wallet: string;
   address: string;

@@ -34,7 +34,6 @@ beforeEach(async () => {
       summary: { address: w.address, epoch: '2027-01-15', pendingLamports: 1n, lifetimeLamports: null, rank: null, tier: null, breakdown: [], raw: {} },
     });
   }
-  await store.walletStates(); // written behind: flushed by a read
 });
 afterEach(async () => {
   await store.close();

@@ -282,9 +282,6 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
       server.forget(w.config.address);
       return { address: w.config.address, names: w.names, ledger: world.ledger, transcript: world.transcript, refusals: world.refusals, plans, attempts };
     });
-    // Poll records are written behind the polls (store/poll-writes.ts): written now, so that this
-    // sequence's rows are read as its own and not as the next one's.
-    store.flushPolls();
     const stateText = rowsSince(before);
     sinceRotation.merge(secrets, `sequence #${runs} (wallets ${wallets.map((w) => w.config.address).join(', ')})`);
     sequencesSinceRotation += 1;

@@ -13,7 +13,7 @@ import { createDatabase } from '../support/postgres.js';
 import { T0, tempDir, type TempDir } from './fixtures.js';
 
 /** What both adapters take; the rest is each one's own. */
-export type CommonOptions = Pick<StoreOptions, 'redactor' | 'pollWrites' | 'clock'> & Pick<PostgresStoreOptions, 'fence'>;
+export type CommonOptions = Pick<StoreOptions, 'redactor' | 'clock'> & Pick<PostgresStoreOptions, 'fence'>;
 
 export interface Adapter {
   readonly name: 'sqlite' | 'postgres';

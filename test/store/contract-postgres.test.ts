@@ -3,8 +3,7 @@
 // connection's own edges (password, read-only, the URL it shows).
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLogger, silentLogger } from '../../src/log/logger.js';
-import { Redactor } from '../../src/log/redact.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { IN_FLIGHT_ERROR } from '../../src/store/plan-status.js';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore, type Fence } from '../../src/store/postgres/store.js';
@@ -122,60 +121,29 @@ describe('the connection', () => {
     const store = await open(u.toString());
     try {
       expect(store.path).not.toContain('oops-secret');
-      expect((await store.pragmas()).userVersion).toBe(PG_SCHEMA_VERSION);
+      expect(await store.integrityCheck()).toBe('ok'); // the tables, at PG_SCHEMA_VERSION
     } finally {
       await store.close();
     }
   });
 });
 
-describe('poll records written behind', () => {
-  it('hold a plan back when they cannot be written (fail closed), and both go through once they can', async () => {
+describe('poll records', () => {
+  it('a record that cannot be written fails its poll (closed), and nothing of it is stored', async () => {
     const fresh = await createDatabase();
-    const store = await open(fresh, undefined, { busyTimeoutMs: 50, pollWrites: { timer: () => () => undefined } });
+    const store = await open(fresh, undefined, { busyTimeoutMs: 50 });
     const locker = new pg.Client(fields(fresh));
     await locker.connect();
     try {
-      await store.recordPoll('treasury', ADDR, T0, { ok: true, summary: summary() });
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE wallet_state IN ACCESS EXCLUSIVE MODE');
-      expect(await code(() => store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' }))).toBe('STATE_IO');
+      expect(await code(() => store.recordPoll('treasury', ADDR, T0, { ok: true, summary: summary() }))).toBe('STATE_IO');
       await locker.query('ROLLBACK');
       const reader = await open(fresh);
-      expect(await reader.listPlans()).toEqual([]);
-      expect(await store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' })).toBeDefined();
-      expect((await reader.walletState(ADDR))?.lastPollAt).toBe(T0);
-      await reader.close();
-    } finally {
-      await locker.end();
-      await store.close();
-    }
-  });
-
-  it('keep what the timer could not write, say so, and write it at the next chance', async () => {
-    const fresh = await createDatabase();
-    const lines: Array<Record<string, unknown>> = [];
-    let fire: (() => void) | undefined;
-    const store = await openPostgresStore(fresh, {
-      logger: createLogger({ level: 'info', redactor: new Redactor(), destination: { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) } }),
-      clock,
-      busyTimeoutMs: 50,
-      pollWrites: { timer: (fn) => ((fire = fn), () => undefined) },
-    });
-    const locker = new pg.Client(fields(fresh));
-    await locker.connect();
-    try {
-      await store.recordPoll('treasury', ADDR, T0, { ok: true, summary: summary() });
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE wallet_state IN ACCESS EXCLUSIVE MODE');
-      fire?.();
-      const failed = () => lines.filter((l) => l.event === 'state.poll_write_failed');
-      await expect.poll(() => failed().length, { timeout: 5_000 }).toBe(1);
-      expect(failed()).toMatchObject([{ level: 'error', buffered: 1 }]);
-      await locker.query('ROLLBACK');
-      await store.flushPolls();
-      const reader = await open(fresh);
-      expect((await reader.walletState(ADDR))?.lastPollAt).toBe(T0);
+      expect(await reader.walletState(ADDR)).toBeUndefined();
+      // The epoch was not kept either: the next record still says it is new.
+      expect(await store.recordPoll('treasury', ADDR, T0 + 1, { ok: true, summary: summary() })).toEqual({ newEpoch: true });
+      expect((await reader.walletState(ADDR))?.lastPollAt).toBe(T0 + 1);
       await reader.close();
     } finally {
       await locker.end();
@@ -287,11 +255,9 @@ describe('fencing', () => {
   it('drops poll records of wallets not leased, and keeps those of wallets leased', async () => {
     await store.recordPoll('mine', ADDR, T0, { ok: true, summary: summary() });
     await store.recordPoll('theirs', ADDR2, T0, { ok: true, summary: summary({ address: ADDR2 }) });
-    await store.flushPolls();
     expect((await free.walletStates()).map((w) => w.address)).toEqual([ADDR]);
-    await setLease(ADDR, 'd2', 4n, 60_000); // lost while a record was buffered: dropped, not an error
-    await store.recordPoll('mine', ADDR, T0 + 1, { ok: false, error: 'HTTP 503' });
-    await store.flushPolls();
+    await setLease(ADDR, 'd2', 4n, 60_000); // lost since the poll began: dropped, not an error
+    expect(await store.recordPoll('mine', ADDR, T0 + 1, { ok: false, error: 'HTTP 503' })).toEqual({ newEpoch: false });
     expect(await free.walletState(ADDR)).toMatchObject({ lastPollAt: T0, lastError: null });
   });
 

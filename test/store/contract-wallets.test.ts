@@ -1,26 +1,24 @@
 // Poll records through the store port, the same cases for every adapter: what a poll leaves in
-// wallet_state, the new-epoch signal, redaction, and the write-behind order (buffered, written by
-// the timer, a full batch or close, and always before a plan or step write, so whoever sees the
-// plan sees the polls it was decided from). "Another process" is a second store on the same state.
+// wallet_state, the new-epoch signal, redaction, and the order (each record committed when
+// recordPoll answers, so whoever sees a plan sees the polls it was decided from). "Another
+// process" is a second store on the same state.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LAMPORTS } from '../../src/amount.js';
 import { Redactor } from '../../src/log/redact.js';
 import type { Store } from '../../src/store/port.js';
 import { code, useAdapter, type CommonOptions } from './contract-adapters.js';
-import { ADDR, ADDR2, draft, manualTimer, request, summary, T0 } from './fixtures.js';
-
+import { ADDR, ADDR2, draft, request, summary, T0 } from './fixtures.js';
 
 const ok = (over: Parameters<typeof summary>[0] = {}) => ({ ok: true as const, summary: summary(over) });
 
 describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
   const adapter = useAdapter(name);
   let store: Store;
-  let clock: ReturnType<typeof manualTimer>;
   const others: Store[] = [];
 
   const reopen = async (opts: CommonOptions = {}): Promise<void> => {
     await store.close();
-    store = await adapter.open({ pollWrites: { timer: clock.timer }, ...opts });
+    store = await adapter.open(opts);
   };
   /** What another process (`autoclaim status`, another daemon) reads. */
   const other = async (): Promise<Store> => {
@@ -30,8 +28,7 @@ describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
   };
 
   beforeEach(async () => {
-    clock = manualTimer();
-    store = await adapter.open({ pollWrites: { timer: clock.timer } });
+    store = await adapter.open();
   });
   afterEach(async () => {
     for (const s of others.splice(0)) await s.close();
@@ -39,10 +36,10 @@ describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
   });
 
   describe('lastEpoch (what a polled epoch must not go back before)', () => {
-    it('the newest good poll of the address, buffered or written, across a reopen; failed polls change nothing', async () => {
+    it('the newest good poll of the address, across a reopen; failed polls change nothing', async () => {
       expect(await store.lastEpoch('Addr1')).toBeUndefined();
       await store.recordPoll('treasury', 'Addr1', T0, ok({ epoch: '2025-06-01' }));
-      expect(await store.lastEpoch('Addr1')).toBe('2025-06-01'); // still buffered
+      expect(await store.lastEpoch('Addr1')).toBe('2025-06-01');
       await store.recordPoll('treasury', 'Addr1', T0 + 1, ok({ epoch: '2025-06-02' }));
       await store.recordPoll('treasury', 'Addr1', T0 + 2, { ok: false, error: 'INVALID_EPOCH: epoch refused' });
       expect(await store.lastEpoch('Addr1')).toBe('2025-06-02');
@@ -79,9 +76,8 @@ describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
       expect(await store.recordPoll('a', 'A', T0 + 4, ok())).toEqual({ newEpoch: false });
     });
 
-    it('says a new epoch once, whether the earlier record is buffered, written, or from an earlier process', async () => {
+    it('says a new epoch once, whether the earlier record is from this process or an earlier one', async () => {
       expect(await store.recordPoll('a', ADDR, T0, ok())).toEqual({ newEpoch: true });
-      await store.flushPolls();
       await reopen();
       expect(await store.recordPoll('a', ADDR, T0 + 3, ok())).toEqual({ newEpoch: false });
       expect(await store.recordPoll('a', ADDR, T0 + 4, ok({ epoch: '2025-06-02' }))).toEqual({ newEpoch: true });
@@ -97,16 +93,13 @@ describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
       expect(await store.walletState('A')).toMatchObject({ wallet: 'newer', lastError: 'HTTP 503', lastOkAt: T0 + 1, pendingLamports: 7n });
     });
 
-    it('a failed poll records the error and keeps the last good summary, written or still buffered', async () => {
+    it('a failed poll records the error and keeps the last good summary', async () => {
       await store.recordPoll('treasury', 'Addr1', T0, ok());
-      await store.flushPolls();
       await store.recordPoll('treasury', 'Addr1', T0 + 60_000, { ok: false, error: 'connect ECONNREFUSED' });
       expect(await store.walletState('Addr1')).toMatchObject({ lastPollAt: T0 + 60_000, lastOkAt: T0, lastError: 'connect ECONNREFUSED', pendingLamports: 1_500_000_000n });
       await store.recordPoll('a', ADDR, T0, ok({ pendingLamports: 1n }));
       await store.recordPoll('a', ADDR, T0 + 1, ok({ pendingLamports: 2n }));
       await store.recordPoll('renamed', ADDR, T0 + 2, { ok: false, error: 'HTTP 503' });
-      expect(await (await other()).walletState(ADDR)).toBeUndefined();
-      await store.flushPolls();
       expect(await (await other()).walletState(ADDR)).toMatchObject({ wallet: 'renamed', lastOkAt: T0 + 1, pendingLamports: 2n, lastError: 'HTTP 503' });
     });
 
@@ -129,7 +122,6 @@ describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
     it('refuses a record the table cannot hold when it is made, not when it is written', async () => {
       expect(await code(() => store.recordPoll('a', ADDR, T0, ok({ pendingLamports: -1n })))).toBe('STATE_INVALID');
       await store.recordPoll('a', ADDR, T0, ok());
-      await store.flushPolls();
       expect((await (await other()).walletState(ADDR))?.pendingLamports).toBe(1_500_000_000n);
     });
 
@@ -143,55 +135,26 @@ describe.each(['sqlite', 'postgres'] as const)('poll records (%s)', (name) => {
     });
   });
 
-  describe('written behind', () => {
-    it('are buffered: another connection sees them once written, this store reads them at once', async () => {
+  describe('committed when recorded', () => {
+    it('another connection sees a record as soon as recordPoll answers', async () => {
       await store.recordPoll('a', ADDR, T0, ok());
-      expect(await (await other()).walletState(ADDR)).toBeUndefined();
-      expect((await store.walletState(ADDR))?.pendingLamports).toBe(1_500_000_000n);
       expect((await (await other()).walletState(ADDR))?.pendingLamports).toBe(1_500_000_000n);
+      await store.recordPoll('a', ADDR, T0 + 1, { ok: false, error: 'HTTP 503' });
+      expect(await (await other()).walletState(ADDR)).toMatchObject({ lastPollAt: T0 + 1, lastError: 'HTTP 503' });
     });
 
-    it('are written by the timer, one timer for the batch', async () => {
-      await store.recordPoll('a', ADDR, T0, ok());
-      await store.recordPoll('b', ADDR2, T0, ok({ address: ADDR2 }));
-      expect(clock.pending()).toBe(1);
-      clock.fire();
-      const reader = await other();
-      await expect.poll(async () => (await reader.walletStates()).map((w) => w.wallet)).toEqual(['a', 'b']);
-      expect(clock.pending()).toBe(0);
-    });
-
-    it('are written at once when a batch is full', async () => {
-      await reopen({ pollWrites: { timer: clock.timer, maxBatch: 2 } });
-      await store.recordPoll('a', ADDR, T0, ok());
-      expect(await (await other()).walletStates()).toEqual([]);
-      await store.recordPoll('b', ADDR2, T0, ok({ address: ADDR2 }));
-      expect(await (await other()).walletStates()).toHaveLength(2);
-      expect(clock.pending()).toBe(0);
-    });
-
-    it('are written before a plan is: whoever sees the plan sees the polls it was decided from', async () => {
+    it('whoever sees the plan sees the polls it was decided from', async () => {
       await store.recordPoll('treasury', ADDR, T0, ok());
       await store.recordPoll('other', ADDR2, T0, ok({ address: ADDR2 }));
       const plan = (await store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' }))!;
       const r = await other();
       expect(await r.getPlan(plan.id)).toBeDefined();
       expect((await r.walletStates()).map((w) => w.address).sort()).toEqual([ADDR, ADDR2]);
-    });
-
-    it('are written before a step transition and before recovery', async () => {
-      const plan = (await store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' }))!;
-      await store.recordPoll('treasury', ADDR, T0 + 1, ok());
       await store.markSending(plan.steps[0]!.id, request(), T0 + 2);
-      const r = await other();
       expect((await r.getStep(plan.steps[0]!.id))?.state).toBe('sending');
-      expect((await r.walletState(ADDR))?.lastPollAt).toBe(T0 + 1);
-      await store.recordPoll('treasury', ADDR, T0 + 3, ok());
-      await store.recoverInFlight(T0 + 4);
-      expect((await r.walletState(ADDR))?.lastPollAt).toBe(T0 + 3);
     });
 
-    it('are written at close', async () => {
+    it('a record survives a close at once', async () => {
       await store.recordPoll('a', ADDR, T0, ok());
       await store.close();
       store = await adapter.open();

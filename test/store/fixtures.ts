@@ -6,8 +6,8 @@ import { afterEach, beforeEach } from 'vitest';
 import type { PlanDraft, StepSpec, WalletSummary } from '../../src/domain.js';
 import { StateError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { openStore, type SyncStore, type StoreOptions, type StoredRequest } from '../../src/store/index.js';
-import type { PollTimer } from '../../src/store/poll-writes.js';
+import { openStore, type StoreOptions, type StoredRequest } from '../../src/store/index.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { thrown } from '../support/errors.js';
 
 export const T0 = Date.UTC(2025, 5, 1, 12, 0, 0);
@@ -53,7 +53,7 @@ export function stateError(fn: () => unknown): StateError {
   return thrown(StateError, fn);
 }
 
-export function open(dbPath: string, opts: Partial<StoreOptions> = {}): SyncStore {
+export function open(dbPath: string, opts: Partial<StoreOptions> = {}): SqliteStore {
   return openStore(dbPath, { logger: silentLogger(), clock: { now: () => T0, monotonic: () => 0 }, ...opts });
 }
 
@@ -94,22 +94,5 @@ export function request(over: Partial<StoredRequest> = {}): StoredRequest {
     body: '{"wallet":"Addr1111111111111111111111111111111111111111","signature":"5sig"}',
     headers: { 'x-svc-ts': '1748779200', 'x-svc-wallet': 'Addr1111111111111111111111111111111111111111' },
     ...over,
-  };
-}
-
-/** A timer the test fires by hand. */
-export function manualTimer(): { timer: PollTimer; pending: () => number; fire: () => void } {
-  let queued: Array<() => void> = [];
-  return {
-    timer: (fn) => {
-      queued.push(fn);
-      return () => (queued = queued.filter((f) => f !== fn));
-    },
-    pending: () => queued.length,
-    fire: () => {
-      const due = queued;
-      queued = [];
-      for (const f of due) f();
-    },
   };
 }

@@ -147,7 +147,6 @@ describe('acquireLock', () => {
     expect(line).toBe('locked');
     const writer = open(tmp.dbPath);
     writer.recordPoll('w', 'A', 1, { ok: false, error: 'x' });
-    writer.flushPolls();
     const reader = open(tmp.dbPath, { readonly: true });
     expect(reader.walletStates()).toHaveLength(1);
     reader.close();

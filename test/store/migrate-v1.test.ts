@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SCHEMA_VERSION, type SyncStore } from '../../src/store/index.js';
+import { SCHEMA_VERSION } from '../../src/store/index.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { captureLog, type CapturedLog } from '../support/log.js';
 import { draft, freshTempDir, open, stateError, summary, T0 } from './fixtures.js';
 import { A, A_LAST_TS, B, C, D, E1, E2, MOVED_SEQ, rawRows, S, V1_PLANS, writeV1State } from './v1-state.js';
@@ -32,7 +33,7 @@ describe.each([
   ['killed -9, its rows only in the WAL', true],
 ])('a version-1 state file (%s) is migrated on open', (_label, killed) => {
   let before: Record<string, unknown[]>;
-  let store: SyncStore;
+  let store: SqliteStore;
   let log: CapturedLog;
   beforeEach(() => {
     writeV1State(tmp.dbPath, { killed });

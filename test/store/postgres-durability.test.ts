@@ -9,7 +9,7 @@ import { StateError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { CommitInDoubt, isConnectionLoss, openPool } from '../../src/store/postgres/db.js';
 import { judgeDurability, readDurability } from '../../src/store/postgres/durability.js';
-import { settleStepInDoubt } from '../../src/store/postgres/in-doubt.js';
+import { settleInDoubt } from '../../src/store/postgres/in-doubt.js';
 import { Reachability } from '../../src/store/postgres/reachability.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { stateFindings } from '../../src/cli/commands/doctor/state.js';
@@ -45,13 +45,6 @@ describe('the store’s sessions', () => {
       expect((await other.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]?.synchronous_commit).toBe('off');
     } finally {
       await other.end();
-    }
-    const store = await openPostgresStore(url, { logger, clock, queryTimeoutMs: 1_500 });
-    try {
-      // pragmas() reads current_setting('synchronous_commit') through the store's own connection.
-      expect((await store.pragmas()).synchronous).toBe(2);
-    } finally {
-      await store.close();
     }
     const pool = await openPool(url, { queryTimeoutMs: 1_500 });
     try {
@@ -151,7 +144,7 @@ describe('reachability', () => {
 });
 
 describe('a lost COMMIT answer', () => {
-  it('is settled by reading the step back: committed when it is as written, not when it is not; the old backend is ended first', async () => {
+  it('is settled by reading the steps back: committed when they are as written, not when one is not; the old backend is ended first', async () => {
     const fresh = await createDatabase();
     const store = await openPostgresStore(fresh, { logger, clock });
     const pool = await openPool(fresh, {});
@@ -165,11 +158,16 @@ describe('a lost COMMIT answer', () => {
       const pid = (holder as unknown as { processID: number }).processID;
       const o = { pool, where: 'db', logger, deadlineMs: 10_000, monotonic: () => performance.now() };
       // As if `holder` had run the transaction: it is ended, then the step read back.
-      expect(await settleStepInDoubt('markSending', new CommitInDoubt(pid, new Error('Connection terminated')), sent, o)).toEqual(sent);
+      await settleInDoubt('markSending', new CommitInDoubt(pid, new Error('Connection terminated')), [sent], o);
       await expect(holder.query('SELECT 1')).rejects.toThrow();
       // What the transition would have written is not there: it did not commit.
       const notThere = { ...sent, updatedAt: T0 + 2 };
-      expect(await code(() => settleStepInDoubt('markAcknowledged', new CommitInDoubt(undefined, new Error('x')), notThere, o))).toBe('STATE_IO');
+      expect(await code(() => settleInDoubt('markAcknowledged', new CommitInDoubt(undefined, new Error('x')), [notThere], o))).toBe('STATE_IO');
+      // A write of several steps (a recovery, a cancel) committed only if every one is as written.
+      const other = plan?.steps[1];
+      expect(other).toBeDefined();
+      await settleInDoubt('cancelPlan', new CommitInDoubt(undefined, new Error('x')), [sent, other!], o);
+      expect(await code(() => settleInDoubt('cancelPlan', new CommitInDoubt(undefined, new Error('x')), [sent, { ...other!, state: 'skipped' }], o))).toBe('STATE_IO');
     } finally {
       await store.close();
       await pool.end();

@@ -6,7 +6,7 @@ import type { ClusterView } from '../../cluster/sql.js';
 import { resolveStatePassword } from '../../config/secrets.js';
 import { StateError } from '../../errors.js';
 import { loadValidConfig } from '../../runtime.js';
-import { openStore, type Store } from '../../store/index.js';
+import { openStateStore, type Store } from '../../store/index.js';
 import type { AppConfig } from '../../domain.js';
 import type { CommandContext } from '../context.js';
 
@@ -31,10 +31,9 @@ export async function openStateForCli(ctx: CommandContext, opts: { write: boolea
  */
 export async function openStateIfAny(ctx: CommandContext, opts: { write: boolean }): Promise<{ config: AppConfig; store: CliStore | undefined }> {
   const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
-  const url = config.state.url;
-  if (url !== undefined) return { config, store: await openPostgresIfAny(ctx, config, url, opts) };
+  if (config.state.url !== undefined) return { config, store: await openPostgresIfAny(ctx, config, opts) };
   if (!existsSync(config.state.path)) return { config, store: undefined };
-  return { config, store: openStore(config.state.path, { logger: ctx.logger, clock: ctx.io.clock, readonly: !opts.write }) };
+  return { config, store: await openStateStore(config.state, { logger: ctx.logger, clock: ctx.io.clock, redactor: ctx.redactor, readonly: !opts.write }) };
 }
 
 /**
@@ -45,10 +44,9 @@ export async function openStateIfAny(ctx: CommandContext, opts: { write: boolean
  * an operator's resolution of an unknown step, which no daemon makes, and a cancel, which locks
  * the plan's row as the daemon's `sending` commit does, so one of the two wins.
  */
-async function openPostgresIfAny(ctx: CommandContext, config: AppConfig, url: string, opts: { write: boolean }): Promise<CliStore | undefined> {
+async function openPostgresIfAny(ctx: CommandContext, config: AppConfig, opts: { write: boolean }): Promise<CliStore | undefined> {
   const password = statePassword(ctx, config);
-  const { openPostgresStore } = await import('../../store/postgres/store.js');
-  const open = (readonly: boolean) => openPostgresStore(url, { logger: ctx.logger, clock: ctx.io.clock, password, readonly, redactor: ctx.redactor, queryTimeoutMs: config.state.queryTimeoutMs });
+  const open = (readonly: boolean) => openStateStore(config.state, { logger: ctx.logger, clock: ctx.io.clock, password, readonly, redactor: ctx.redactor });
   let store: CliStore;
   try {
     store = await open(true);

@@ -30,9 +30,16 @@ export function tokenOrThrow(fence: Fence, address: string): bigint {
  */
 export async function checkLease(c: Sql, fence: Fence, address: string): Promise<void> {
   const token = tokenOrThrow(fence, address);
-  const r = await c.query(
-    'SELECT 1 FROM leases WHERE address = $1 AND owner = $2 AND token = $3 AND expires_at > now() FOR SHARE',
-    [address, fence.owner, token.toString()],
-  );
-  if (r.rows.length === 0) throw leaseLost(address, `owner ${fence.owner} with token ${token} does not hold it now`);
+  if (!(await leaseRow(c, fence.owner, token, address))) throw leaseLost(address, `owner ${fence.owner} with token ${token} does not hold it now`);
+}
+
+/** checkLease's answer as a boolean, for a write that is dropped rather than refused without the lease (a poll record). */
+export async function holdsLease(c: Sql, fence: Fence, address: string): Promise<boolean> {
+  const token = fence.tokenFor(address);
+  return token !== undefined && (await leaseRow(c, fence.owner, token, address));
+}
+
+async function leaseRow(c: Sql, owner: string, token: bigint, address: string): Promise<boolean> {
+  const r = await c.query('SELECT 1 FROM leases WHERE address = $1 AND owner = $2 AND token = $3 AND expires_at > now() FOR SHARE', [address, owner, token.toString()]);
+  return r.rows.length > 0;
 }

@@ -1,9 +1,10 @@
-// A step transition whose COMMIT went out and whose answer never came back (the connection dropped,
+// A step write whose COMMIT went out and whose answer never came back (the connection dropped,
 // the server crashed, the deadline passed): it committed or it did not, and what the caller does
 // next depends on which (a `sending` that committed may be followed by the request; one that did
-// not must not be). It is never assumed: the server process that ran the transaction is waited out
-// (terminated if it is still there: from then on its outcome cannot change), then the step is read
-// back and compared with what the transition wrote. Until that read succeeds, within its deadline,
+// not must not be). It is never assumed, whichever write it was (every transition, a recovery, a
+// plan's cancel or skip: the store's one path for step writes): the server process that ran the
+// transaction is waited out (terminated if it is still there: from then on its outcome cannot
+// change), then the steps it wrote are read back and compared with what the transaction saw. Until that read succeeds, within its deadline,
 // the write counts as failed and says its outcome is unknown; a step left `sending` by it becomes
 // `unknown` at the wallet's next recovery, as after a crash.
 import type { Pool } from 'pg';
@@ -23,13 +24,18 @@ export interface InDoubtOptions {
   monotonic: () => number;
 }
 
-/** Whether the stored step is the one the transition returned before its COMMIT. */
+/** Whether the stored step is the one the transaction saw before its COMMIT. */
 function isCommitted(stored: StepRow | undefined, expected: StepRow): boolean {
   return stored !== undefined && stored.state === expected.state && stored.updatedAt === expected.updatedAt && stored.attempts === expected.attempts;
 }
 
-/** The step as committed (`expected`), or a StateError saying it did not commit or that nobody can tell yet. */
-export async function settleStepInDoubt(what: string, doubt: CommitInDoubt, expected: StepRow, o: InDoubtOptions): Promise<StepRow> {
+/**
+ * Answers when the write committed (every step in `wrote` is stored as the transaction left it);
+ * throws a StateError when it did not, or when nobody can tell yet.
+ */
+export async function settleInDoubt(what: string, doubt: CommitInDoubt, wrote: readonly StepRow[], o: InDoubtOptions): Promise<void> {
+  const ids = wrote.map((s) => s.id);
+  const step = ids.length === 1 ? ids[0] : ids;
   const until = o.monotonic() + o.deadlineMs;
   let wait = 100;
   let last: unknown = doubt;
@@ -38,14 +44,16 @@ export async function settleStepInDoubt(what: string, doubt: CommitInDoubt, expe
       if (doubt.backendPid !== undefined && (await backendAlive(o.pool, doubt.backendPid))) {
         last = new Error(`the server process ${doubt.backendPid} that ran it is still there`);
       } else {
-        const stored = await getStep(o.pool, expected.id);
-        const committed = isCommitted(stored, expected);
+        const stored = await Promise.all(wrote.map((s) => getStep(o.pool, s.id)));
+        const differs = wrote.findIndex((s, i) => !isCommitted(stored[i], s));
+        const committed = differs === -1;
         o.logger.warn(
-          { event: 'state.commit_in_doubt', path: o.where, step: expected.id, write: what, committed, state: stored?.state },
+          { event: 'state.commit_in_doubt', path: o.where, step, write: what, committed, state: stored.length === 1 ? stored[0]?.state : undefined },
           committed ? 'the answer to a commit was lost; read back: it committed' : 'the answer to a commit was lost; read back: it did not commit',
         );
-        if (committed) return expected;
-        throw new StateError('STATE_IO', `state database ${o.where}: ${what} of step ${expected.id} did not commit (${doubt.message}); the step is ${stored?.state ?? 'gone'}`, { cause: doubt });
+        if (committed) return;
+        const which = wrote[differs];
+        throw new StateError('STATE_IO', `state database ${o.where}: ${what} of step ${which?.id} did not commit (${doubt.message}); the step is ${stored[differs]?.state ?? 'gone'}`, { cause: doubt });
       }
     } catch (err) {
       if (err instanceof StateError) throw err;
@@ -55,10 +63,10 @@ export async function settleStepInDoubt(what: string, doubt: CommitInDoubt, expe
     wait = Math.min(1_000, wait * 2);
   }
   o.logger.error(
-    { event: 'state.commit_in_doubt', path: o.where, step: expected.id, write: what, committed: null, err: last instanceof Error ? last.message : String(last) },
+    { event: 'state.commit_in_doubt', path: o.where, step, write: what, committed: null, err: last instanceof Error ? last.message : String(last) },
     'the answer to a commit was lost and the step could not be read back; it counts as not recorded, and is recovered as unknown if it did commit',
   );
-  throw new StateError('STATE_IO', `state database ${o.where}: ${what} of step ${expected.id}: whether it committed is unknown (${doubt.message})`, { cause: doubt });
+  throw new StateError('STATE_IO', `state database ${o.where}: ${what} of step ${ids.join(', ')}: whether it committed is unknown (${doubt.message})`, { cause: doubt });
 }
 
 /** Whether the server process is still there; one of our role's may be ended (pg_terminate_backend), so its outcome is final. */

@@ -1,14 +1,12 @@
 // plans and the step rows they own, in PostgreSQL: recording a plan before anything is signed
-// (SPEC §2), reading plans back, and persisting the status its steps imply. The same statements as
-// sqlite/plans.ts; each takes the connection it runs on (the pool for a read, a transaction's
+// (SPEC §2), reading plans back, and locking a plan's row for a write (the step machine,
+// ../step-machine.ts, makes the write). The same statements as sqlite/plans.ts; each takes the connection it runs on (the pool for a read, a transaction's
 // client for a write).
-import type { Lamports } from '../../amount.js';
-import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../domain.js';
+import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { historyFromRaw, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
-import { deriveStatus } from '../plan-status.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
-import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
+import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
 import type { Sql } from './db.js';
 
 
@@ -114,43 +112,6 @@ export async function planHistory(c: Sql, address: string, sinceMs: number, epoc
     [address, sinceMs, epoch ?? null],
   );
   return r.rows.map(historyFromRaw);
-}
-
-/** Persists the status the steps imply (a dry plan stays dry); the caller holds the plan's row lock. */
-export async function finishPlan(c: Sql, planId: number, now: number): Promise<PlanStatus> {
-  const plan = await c.query<{ dry: number }>('SELECT dry FROM plans WHERE id = $1', [planId]);
-  const row = plan.rows[0];
-  if (row === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
-  if (row.dry === 1) return 'dry';
-  const states = await c.query<{ state: StepState }>('SELECT state FROM steps WHERE plan_id = $1', [planId]);
-  const status = deriveStatus(states.rows.map((s) => s.state));
-  await c.query('UPDATE plans SET status = $1, updated_at = $2 WHERE id = $3 AND status <> $1', [status, now, planId]);
-  return status;
-}
-
-/** Skips every still-planned step of the plan; returns how many. */
-export async function skipPlanned(c: Sql, planId: number, reason: string, now: number): Promise<number> {
-  const r = await c.query(
-    "UPDATE steps SET state = 'skipped', resolution = $1, updated_at = $2 WHERE plan_id = $3 AND state = 'planned'",
-    [reason, now, planId],
-  );
-  return r.rowCount ?? 0;
-}
-
-/** Records who cancelled the plan; false when it already was. */
-export async function setCancelled(c: Sql, planId: number, by: string, now: number): Promise<boolean> {
-  const r = await c.query('UPDATE plans SET cancelled_at = $1, cancelled_by = $2, updated_at = $1 WHERE id = $3 AND cancelled_at IS NULL', [now, by, planId]);
-  return r.rowCount === 1;
-}
-
-export async function setClaimed(c: Sql, planId: number, lamports: Lamports, now: number): Promise<void> {
-  await c.query('UPDATE plans SET claimed_lamports = $1, updated_at = $2 WHERE id = $3', [lamportsText(lamports, 'claimed'), now, planId]);
-}
-
-export async function planRow(c: Sql, id: number): Promise<PlanRow | undefined> {
-  const r = await c.query<RawPlan>('SELECT * FROM plans WHERE id = $1', [id]);
-  const row = r.rows[0];
-  return row === undefined ? undefined : planFromRaw(row);
 }
 
 /**

@@ -2,28 +2,26 @@
 // method answers with a promise; every write is one transaction on a connection of its own that
 // first locks the plan's row, then (with a fence) checks the writer's lease on the wallet in the
 // same transaction, then makes one guarded transition. Every failure is a StateError, so a caller
-// that cannot record cannot send (fail closed). The buffered poll records are written before any
-// plan or step write, any read of wallet_state, and close, as with SQLite.
+// that cannot record cannot send (fail closed). A poll's record is a (fenced) transaction of its own.
 import type { Pool } from 'pg';
 import type { Lamports } from '../../amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import { laterEpoch, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
-import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store, type StorePragmas } from '../port.js';
+import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import * as outbox from './outbox.js';
 import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
 import { checkLease, tokenOrThrow, type Fence } from './fence.js';
-import { settleStepInDoubt } from './in-doubt.js';
+import { settleInDoubt } from './in-doubt.js';
 import * as diagnostics from './diagnostics.js';
 import { currentVersion, migrate, PG_SCHEMA_VERSION } from './migrations.js';
 import * as plans from './plans.js';
-import { AsyncPollWrites } from './poll-writes.js';
 import { Reachability } from './reachability.js';
+import { runAsync, StepMachine, type Op } from '../step-machine.js';
 import * as steps from './steps.js';
-import { StepWrites } from './steps.js';
+import { pgExec } from './steps.js';
 import { WalletTable } from './wallets.js';
 
 export type { Fence } from './fence.js';
@@ -46,7 +44,6 @@ export interface PostgresStoreOptions {
   reachability?: Reachability;
   /** Scrubs free text (requests, responses, errors, summaries) before it is stored. */
   redactor?: { redact(text: string): string };
-  pollWrites?: Omit<PollWriteOptions, 'onTimerError'>;
   /**
    * The lease manager's view: every plan and step write is fenced by the writer's lease on the
    * wallet, and poll records of wallets not leased are dropped. Without it (the CLI) writes are not
@@ -92,7 +89,7 @@ class PostgresStore implements Store {
   private readonly clock: Clock;
   private readonly scrub: (t: string) => string;
   private readonly wallets: WalletTable;
-  private readonly polls: AsyncPollWrites;
+  private readonly machine: StepMachine;
   private readonly fence: Fence | undefined;
   readonly reachability: Reachability;
   private readonly ownReachability: boolean;
@@ -112,15 +109,7 @@ class PostgresStore implements Store {
       opts.reachability ??
       new Reachability({ probe: async () => void (await pool.query('SELECT 1')), where: path, logger: opts.logger, clock: this.clock });
     this.wallets = new WalletTable(this.scrub);
-    this.polls = new AsyncPollWrites(
-      {
-        okRow: (w, a, at, s) => this.wallets.okRow(w, a, at, s),
-        failedRow: (w, a, at, e) => this.wallets.failedRow(w, a, at, e),
-        epochSeen: (a, e) => this.wallets.epochSeen(this.pool, a, e),
-        write: (batch) => this.reachability.track(transaction(this.pool, (c) => this.wallets.write(c, batch, this.fence))),
-      },
-      storePollWriteOptions(opts, opts.logger, (err) => toStateError(err, 'write poll records', path).message),
-    );
+    this.machine = new StepMachine(this.scrub);
   }
 
   /**
@@ -137,73 +126,70 @@ class PostgresStore implements Store {
     }
   }
 
-  /** A write: the buffered poll records first, then `fn` in a transaction of its own. */
-  private async write<T>(what: string, fn: (c: Sql) => Promise<T>): Promise<T> {
-    await this.flushPolls();
+  /** A write: `fn` in a transaction of its own. */
+  private write<T>(what: string, fn: (c: Sql) => Promise<T>): Promise<T> {
     return this.io(what, () => transaction(this.pool, fn));
   }
 
   /**
-   * A write to one step: its plan's row locked, the lease checked, then the transition. A COMMIT
-   * whose answer is lost is settled by reading the step back (in-doubt.ts), never assumed.
+   * Every write to steps, one path: in a transaction of its own, the plan's row locked (so the
+   * transition, the plan's status and a concurrent writer of the plan see one order; SQLite gets
+   * this from its single writer), the writer's lease checked (fence.ts), then the machine's
+   * transition (../step-machine.ts). `wrote` names the steps as the transaction left them; a COMMIT
+   * whose answer is lost is settled by reading those back (in-doubt.ts), never assumed. A plan
+   * under a fence whose wallet this daemon does not lease is refused, or left alone with `unleased`.
    */
-  private async stepWrite(what: string, stepId: number, fn: (w: StepWrites) => Promise<StepRow>): Promise<StepRow> {
-    let result: StepRow | undefined;
+  private async stepWrite<T>(
+    what: string,
+    target: { stepId: number } | { planId: number },
+    op: () => Op<T>,
+    wrote: (out: T, read: <R>(op: Op<R>) => Promise<R>) => Promise<readonly StepRow[]>,
+    unleased?: T,
+  ): Promise<T> {
+    let done: { out: T; steps: readonly StepRow[] } | undefined;
     try {
       return await this.write(what, async (c) => {
-        const owner = await plans.lockPlanOfStep(c, stepId);
-        if (owner === undefined) throw new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
-        if (this.fence !== undefined) await checkLease(c, this.fence, owner.address);
-        result = await fn(new StepWrites(c, this.scrub));
-        return result;
+        const owner = 'stepId' in target ? await plans.lockPlanOfStep(c, target.stepId) : await plans.lockPlan(c, target.planId);
+        if (owner === undefined) throw new StateError('STATE_NOT_FOUND', 'stepId' in target ? `no step ${target.stepId}` : `no plan ${target.planId}`);
+        if (this.fence !== undefined) {
+          if (unleased !== undefined && this.fence.tokenFor(owner.address) === undefined) return unleased;
+          await checkLease(c, this.fence, owner.address);
+        }
+        const read = <R>(o: Op<R>): Promise<R> => runAsync(o, pgExec(c));
+        const out = await read(op());
+        done = { out, steps: await wrote(out, read) };
+        return out;
       });
     } catch (err) {
       const doubt = err instanceof StateError ? err.cause : undefined;
-      if (!(doubt instanceof CommitInDoubt) || result === undefined) throw err;
+      if (!(doubt instanceof CommitInDoubt) || done === undefined) throw err;
       const deadlineMs = 2 * (this.opts.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS);
-      return settleStepInDoubt(what, doubt, result, { pool: this.pool, where: this.path, logger: this.opts.logger, deadlineMs, monotonic: () => this.clock.monotonic() });
+      await settleInDoubt(what, doubt, done.steps, { pool: this.pool, where: this.path, logger: this.opts.logger, deadlineMs, monotonic: () => this.clock.monotonic() });
+      return done.out;
     }
   }
 
-  /** A write to one plan, locked and fenced the same way. */
-  private planWrite<T>(what: string, planId: number, fn: (c: Sql) => Promise<T>): Promise<T> {
-    return this.write(what, async (c) => {
-      const owner = await plans.lockPlan(c, planId);
-      if (owner === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
-      if (this.fence !== undefined) await checkLease(c, this.fence, owner.address);
-      return fn(c);
-    });
+  /** A transition of one step: what it wrote is the step it returns. */
+  private transition(what: string, ref: StepRef, op: (m: StepMachine) => Op<StepRow>): Promise<StepRow> {
+    return this.stepWrite(what, { stepId: stepRef(ref).id }, () => op(this.machine), (step) => Promise.resolve([step]));
   }
 
-  async recordPoll(wallet: string, address: string, at: number, result: PollResult): Promise<{ newEpoch: boolean }> {
-    if (this.closed) throw new StateError('STATE_IO', `state database ${this.path} is closed`);
-    this.reachability.assertReachable();
-    try {
-      return await this.polls.record(wallet, address, at, result);
-    } catch (err) {
-      throw toStateError(err, 'recordPoll', this.path);
-    }
+  /** A write to a plan's steps: what it wrote is read back from the plan, in the same transaction. */
+  private planWrite<T>(what: string, planId: number, op: (m: StepMachine) => Op<T>): Promise<T> {
+    return this.stepWrite(what, { planId }, () => op(this.machine), async (_, read) => (await read(this.machine.getPlan(planId)))?.steps ?? []);
   }
-  async flushPolls(): Promise<void> {
-    if (this.polls.buffered > 0) this.reachability.assertReachable();
-    try {
-      await this.polls.flush();
-    } catch (err) {
-      throw toStateError(err, 'write poll records', this.path);
-    }
+
+  recordPoll(wallet: string, address: string, at: number, result: PollResult): Promise<{ newEpoch: boolean }> {
+    return this.write('recordPoll', (c) => this.wallets.record(c, this.fence, wallet, address, at, result));
   }
-  async walletStates(): Promise<WalletStateRow[]> {
-    await this.flushPolls();
+  walletStates(): Promise<WalletStateRow[]> {
     return this.io('walletStates', (c) => this.wallets.all(c));
   }
-  async walletState(address: string): Promise<WalletStateRow | undefined> {
-    await this.flushPolls();
+  walletState(address: string): Promise<WalletStateRow | undefined> {
     return this.io('walletState', (c) => this.wallets.get(c, address));
   }
   async lastEpoch(address: string): Promise<string | undefined> {
-    // Shared state: another daemon may have recorded a newer epoch since; the later of the two.
-    const row = await this.io('lastEpoch', (c) => this.wallets.get(c, address));
-    return laterEpoch(this.polls.lastEpoch(address), row?.epoch);
+    return (await this.io('lastEpoch', (c) => this.wallets.get(c, address)))?.epoch ?? undefined;
   }
 
   async insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): Promise<PlanWithSteps | undefined> {
@@ -245,46 +231,46 @@ class PostgresStore implements Store {
   }
 
   markSending(stepId: number, request: StoredRequest, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markSending', stepId, (w) => w.markSending(stepId, request, now));
+    return this.transition('markSending', stepId, (m) => m.markSending(stepId, request, now));
   }
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markAcknowledged', stepRef(stepId).id, (w) => w.markAcknowledged(stepId, res, now));
+    return this.transition('markAcknowledged', stepId, (m) => m.markAcknowledged(stepId, res, now));
   }
   markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markRejected', stepRef(stepId).id, (w) => w.markRejected(stepId, res, now));
+    return this.transition('markRejected', stepId, (m) => m.markRejected(stepId, res, now));
   }
   markFailed(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markFailed', stepRef(stepId).id, (w) => w.markFailed(stepId, res, now));
+    return this.transition('markFailed', stepId, (m) => m.markFailed(stepId, res, now));
   }
   markUnknown(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markUnknown', stepRef(stepId).id, (w) => w.markUnknown(stepId, res, now));
+    return this.transition('markUnknown', stepId, (m) => m.markUnknown(stepId, res, now));
   }
   markNotSent(stepId: StepRef, error: string, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markNotSent', stepRef(stepId).id, (w) => w.markNotSent(stepId, error, now));
+    return this.transition('markNotSent', stepId, (m) => m.markNotSent(stepId, error, now));
   }
   markRefused(stepId: number, error: string, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('markRefused', stepId, (w) => w.markRefused(stepId, error, now));
+    return this.transition('markRefused', stepId, (m) => m.markRefused(stepId, error, now));
   }
   reconcile(stepId: StepRef, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('reconcile', stepRef(stepId).id, (w) => w.reconcile(stepId, applied, opts, now));
+    return this.transition('reconcile', stepId, (m) => m.reconcile(stepId, applied, opts, now));
   }
   holdForOperator(stepId: StepRef, note: string, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('holdForOperator', stepRef(stepId).id, (w) => w.holdForOperator(stepId, note, now));
+    return this.transition('holdForOperator', stepId, (m) => m.holdForOperator(stepId, note, now));
   }
   resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('resolve', stepId, (w) => w.resolve(stepId, applied, note, now));
+    return this.transition('resolve', stepId, (m) => m.resolve(stepId, applied, note, now));
   }
   setStepAmount(stepId: number, lamports: Lamports, now = this.clock.now()): Promise<StepRow> {
-    return this.stepWrite('setStepAmount', stepId, (w) => w.setAmount(stepId, lamports, now));
+    return this.transition('setStepAmount', stepId, (m) => m.setAmount(stepId, lamports, now));
   }
   skipRemaining(planId: number, reason: string, now = this.clock.now()): Promise<number> {
-    return this.planWrite('skipRemaining', planId, (c) => new StepWrites(c, this.scrub).skipRemaining(planId, reason, now));
+    return this.planWrite('skipRemaining', planId, (m) => m.skipRemaining(planId, reason, now));
   }
   cancelPlan(planId: number, by: string, now = this.clock.now()): Promise<PlanWithSteps> {
-    return this.planWrite('cancelPlan', planId, (c) => new StepWrites(c, this.scrub).cancelPlan(planId, by, now));
+    return this.planWrite('cancelPlan', planId, (m) => m.cancelPlan(planId, by, now));
   }
   finishPlan(planId: number, now = this.clock.now()): Promise<PlanStatus> {
-    return this.planWrite('finishPlan', planId, (c) => plans.finishPlan(c, planId, now));
+    return this.planWrite('finishPlan', planId, (m) => m.finishPlan(planId, now));
   }
 
   /**
@@ -296,27 +282,14 @@ class PostgresStore implements Store {
   async recoverInFlight(now = this.clock.now(), address?: string, except?: ReadonlySet<number>): Promise<StepRow[]> {
     const skip = (s: StepRow): boolean => except?.has(s.id) === true;
     const sending = (await this.io('recoverInFlight', (c) => steps.stepsInState(c, 'sending', address))).filter((s) => !skip(s));
-    // Asked at every wallet turn: nothing to recover is one read, and the poll buffer is not flushed.
+    // Asked at every wallet turn: nothing to recover is one read.
     if (sending.length === 0) return [];
-    await this.flushPolls();
+    const byPlan = new Map<number, Set<number>>();
+    for (const s of sending) byPlan.set(s.planId, (byPlan.get(s.planId) ?? new Set()).add(s.id));
     const out: StepRow[] = [];
-    const byPlan = new Map<number, number[]>();
-    for (const s of sending) byPlan.set(s.planId, [...(byPlan.get(s.planId) ?? []), s.id]);
     for (const [planId, ids] of byPlan) {
-      const recovered = await this.write('recoverInFlight', async (c) => {
-        const owner = await plans.lockPlan(c, planId);
-        if (owner === undefined) return [];
-        if (this.fence !== undefined) {
-          if (this.fence.tokenFor(owner.address) === undefined) return [];
-          await checkLease(c, this.fence, owner.address);
-        }
-        const w = new StepWrites(c, this.scrub);
-        const rows: StepRow[] = [];
-        // Another daemon may have settled one meanwhile: only those still sending are turned.
-        const still = await steps.stepsInState(c, 'sending', owner.address);
-        for (const s of still) if (ids.includes(s.id) && !skip(s)) rows.push(await w.recover(s.id, IN_FLIGHT_ERROR, now));
-        return rows;
-      });
+      // Another daemon may have settled one meanwhile: only those still sending are turned.
+      const recovered = await this.stepWrite('recoverInFlight', { planId }, () => this.machine.recoverSending(ids, IN_FLIGHT_ERROR, now), (rows) => Promise.resolve(rows), []);
       out.push(...recovered);
     }
     return out.sort((a, b) => a.id - b.id);
@@ -360,10 +333,6 @@ class PostgresStore implements Store {
     return this.io('outboxExpire', (c) => outbox.outboxExpire(c, channel, now));
   }
 
-  pragmas(): Promise<StorePragmas> {
-    return this.io('pragmas', (c) => diagnostics.pragmas(c));
-  }
-
   integrityCheck(): Promise<string> {
     return this.io('integrityCheck', (c) => diagnostics.integrityCheck(c));
   }
@@ -374,15 +343,6 @@ class PostgresStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    try {
-      await this.flushPolls();
-    } catch (err) {
-      this.opts.logger.error(
-        { event: 'state.poll_write_failed', err: err instanceof Error ? err.message : String(err), buffered: this.polls.buffered },
-        'poll records could not be written before closing; they are lost',
-      );
-      this.polls.discard();
-    }
     this.closed = true;
     if (this.ownReachability) this.reachability.close();
     await endPool(this.pool);

@@ -1,14 +1,11 @@
-// plans and the step rows they own: recording a plan before anything is signed (SPEC §2), reading
-// plans back, and deriving a plan's status from its steps. Step transitions live in steps.ts.
-import type { Lamports } from '../../amount.js';
-import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState } from '../../domain.js';
+// plans and the step rows they own: recording a plan before anything is signed (SPEC §2) and
+// reading plans back. What changes a plan's steps, and its status, is the step machine (../step-machine.ts).
+import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { historyFromRaw, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
-import { deriveStatus } from '../plan-status.js';
-import { AddressIndex } from './address-index.js';
 import type { Db } from './db.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
-import type { PlanRow, PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
+import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
 
 export class PlanRepo {
   private readonly insertPlanStmt;
@@ -20,14 +17,7 @@ export class PlanRepo {
   private readonly selectActive;
   private readonly selectList;
   private readonly selectHistory;
-  private readonly selectStates;
-  private readonly updateStatus;
-  private readonly updateClaimed;
-  private readonly skipPlanned;
   private readonly insertTx;
-  private readonly markCancelled;
-  /** The addresses with any plan: a wallet without one is answered without a query. */
-  private readonly addresses: AddressIndex;
 
   constructor(private readonly db: Db) {
     this.insertPlanStmt = db.prepare<Record<string, unknown>, RawPlan>(`
@@ -57,21 +47,7 @@ export class PlanRepo {
       SELECT id, rule, epoch, seq, created_at, dry, status, estimate_lamports, claimed_lamports FROM plans
       WHERE address = @address AND (created_at >= @since OR epoch = @epoch)
       ORDER BY id`);
-    this.selectStates = db.prepare<[number], { state: StepState }>('SELECT state FROM steps WHERE plan_id = ?');
-    this.updateStatus = db.prepare<[PlanStatus, number, number, PlanStatus]>(
-      'UPDATE plans SET status = ?, updated_at = ? WHERE id = ? AND status <> ?',
-    );
-    this.updateClaimed = db.prepare<[string, number, number]>(
-      'UPDATE plans SET claimed_lamports = ?, updated_at = ? WHERE id = ?',
-    );
-    this.skipPlanned = db.prepare<[string, number, number]>(
-      "UPDATE steps SET state = 'skipped', resolution = ?, updated_at = ? WHERE plan_id = ? AND state = 'planned'",
-    );
-    this.markCancelled = db.prepare<[number, string, number, number]>(
-      'UPDATE plans SET cancelled_at = ?, cancelled_by = ?, updated_at = ? WHERE id = ? AND cancelled_at IS NULL',
-    );
     this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
-    this.addresses = new AddressIndex(db, 'plans');
   }
 
   /** Records a plan and all its steps at once; undefined when this (address, rule, epoch, seq, dry) exists. */
@@ -95,7 +71,6 @@ export class PlanRepo {
       now: opts.now,
     });
     if (plan === undefined) return undefined;
-    this.addresses.add(plan.address);
     draft.steps.forEach((spec, idx) => {
       this.insertStepStmt.run({
         planId: plan.id,
@@ -107,11 +82,6 @@ export class PlanRepo {
       });
     });
     return this.get(plan.id);
-  }
-
-  /** False only when no plan of this address was ever recorded (address-index.ts). */
-  mayHave(address: string): boolean {
-    return this.addresses.mayHave(address);
   }
 
   get(id: number): PlanWithSteps | undefined {
@@ -140,7 +110,6 @@ export class PlanRepo {
 
   /** Plans of this address with work left: open, or blocked on an unknown step. */
   active(address: string): PlanWithSteps[] {
-    if (!this.mayHave(address)) return [];
     return this.selectActive.all(address).map((r) => this.withSteps(r));
   }
 
@@ -154,37 +123,7 @@ export class PlanRepo {
 
   /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
   history(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
-    if (!this.mayHave(address)) return [];
     return this.selectHistory.all({ address, since: sinceMs, epoch: epoch ?? null }).map(historyFromRaw);
-  }
-
-  /** Persists the status the steps imply (a dry plan stays dry). */
-  finish(planId: number, now: number): PlanStatus {
-    const plan = this.selectPlan.get(planId);
-    if (plan === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
-    if (plan.dry === 1) return 'dry';
-    const status = deriveStatus(this.selectStates.all(planId).map((r) => r.state));
-    this.updateStatus.run(status, now, planId, status);
-    return status;
-  }
-
-  /** Skips every still-planned step of the plan; returns how many. */
-  skipRemaining(planId: number, reason: string, now: number): number {
-    return this.skipPlanned.run(reason, now, planId).changes;
-  }
-
-  /** Records who cancelled the plan; false when it already was (the caller's transaction decides). */
-  setCancelled(planId: number, by: string, now: number): boolean {
-    return this.markCancelled.run(now, by, now, planId).changes === 1;
-  }
-
-  setClaimed(planId: number, lamports: Lamports, now: number): void {
-    this.updateClaimed.run(lamportsText(lamports, 'claimed'), now, planId);
-  }
-
-  planRow(id: number): PlanRow | undefined {
-    const r = this.selectPlan.get(id);
-    return r === undefined ? undefined : planFromRaw(r);
   }
 
   private withSteps(r: RawPlan): PlanWithSteps {

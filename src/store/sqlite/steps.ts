@@ -1,27 +1,23 @@
-// Step transitions (SPEC §2). Each is one guarded UPDATE ... WHERE state = <expected> inside a
-// short transaction that also keeps the attempts audit trail and the plan's status in step; when
-// no row matches, nothing changed and a StateError says why, so a double transition cannot happen.
-//
-//   planned ──markSending──▶ sending ──markAcknowledged──▶ acknowledged
-//      ▲                        ├──markRejected──▶ rejected        (rest of the plan skipped)
-//      └──────markNotSent───────┤
-//      │                        └──markUnknown──▶ unknown ──reconcile(claim only)──▶ acknowledged | planned
-//      │                                                  └──resolve(operator)──────▶ acknowledged | rejected
-//      └──markRefused (refused before sending, e.g. above safety.max_sol_per_action) ──▶ rejected
+// Steps in SQLite: the reads, and the dialect the shared state machine (../step-machine.ts) runs
+// in here — each transition in a BEGIN IMMEDIATE transaction of its own, its queries answered
+// synchronously by prepared statements, so a transaction never spans an await.
 import type { Lamports } from '../../amount.js';
-import type { StepState } from '../../domain.js';
-import { StateError } from '../../errors.js';
-import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../codecs.js';
+import type { PlanStatus, StepState } from '../../domain.js';
+import { attemptFromRaw, stepFromRaw } from '../codecs.js';
+import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
-import { cancelNote, cancelRefusal, IN_FLIGHT_ERROR } from '../plan-status.js';
-import type { PlanRepo } from './plans.js';
-import { stepRef, type ResponseRecord, type StepRef } from '../port.js';
+import { IN_FLIGHT_ERROR } from '../plan-status.js';
+import type { ResponseRecord, StepRef } from '../port.js';
 import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
+import { runSync, StepMachine, type Op, type Query } from '../step-machine.js';
 
-
-
-type Outcome = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent';
 type Scrub = (text: string) => string;
+
+/** A statement of the machine's dialect ($n placeholders) as SQLite takes it: ? in order, the values reordered. */
+interface Prepared {
+  stmt: Database.Statement<unknown[]>;
+  order: number[];
+}
 
 export class StepRepo {
   private readonly selectStep;
@@ -32,22 +28,14 @@ export class StepRepo {
   private readonly selectClaimInDoubt;
   private readonly selectLastTs;
   private readonly selectTsFrom;
-  private readonly toSending;
-  private readonly selectEarlierOpen;
-  private readonly fromSending;
-  private readonly refuse;
-  private readonly settleUnknown;
-  private readonly holdUnknown;
-  private readonly setAmount;
-  private readonly insertAttempt;
-  private readonly closeAttempt;
-  private readonly tx: <T>(fn: () => T) => T;
+  private readonly machine: StepMachine;
+  private readonly prepared = new Map<string, Prepared>();
 
   constructor(
-    db: Db,
-    private readonly plans: PlanRepo,
-    private readonly scrub: Scrub,
+    private readonly db: Db,
+    scrub: Scrub,
   ) {
+    this.machine = new StepMachine(scrub);
     this.selectStep = db.prepare<[number], RawStep>('SELECT * FROM steps WHERE id = ?');
     this.selectByState = db.prepare<[StepState], RawStep>('SELECT * FROM steps WHERE state = ? ORDER BY id');
     this.selectSendingOf = db.prepare<[string], RawStep>(
@@ -73,44 +61,6 @@ export class StepRepo {
       FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id
       WHERE p.address = ? AND json_extract(a.request, '$.ts') >= ?
       ORDER BY ts LIMIT ?`);
-    // Only a step of an open, real plan, with its amount known and every earlier step of its plan
-    // settled, may go out: a deposit never overtakes the claim that funds it.
-    this.toSending = db.prepare<Record<string, unknown>, { attempts: number }>(`
-      UPDATE steps SET state = 'sending', attempts = attempts + 1, request = @request,
-                       response_status = NULL, response_raw = NULL, error = NULL, updated_at = @now
-      WHERE id = @id AND state = 'planned' AND (kind = 'claim' OR amount_lamports IS NOT NULL)
-        AND plan_id IN (SELECT id FROM plans WHERE status = 'open' AND dry = 0)
-        AND NOT EXISTS (SELECT 1 FROM steps e WHERE e.plan_id = steps.plan_id AND e.idx < steps.idx
-                                                AND e.state NOT IN ('acknowledged', 'skipped'))
-      RETURNING attempts`);
-    this.selectEarlierOpen = db.prepare<[number, number], { idx: number; state: StepState }>(
-      "SELECT idx, state FROM steps WHERE plan_id = ? AND idx < ? AND state NOT IN ('acknowledged', 'skipped') ORDER BY idx LIMIT 1",
-    );
-    this.fromSending = db.prepare<Record<string, unknown>, RawStep>(`
-      UPDATE steps SET state = @to, response_status = @status, response_raw = @raw, request_id = @requestId, error = @error, updated_at = @now
-      WHERE id = @id AND state = 'sending' AND (@attempt IS NULL OR attempts = @attempt)
-      RETURNING *`);
-    this.refuse = db.prepare<Record<string, unknown>, RawStep>(`
-      UPDATE steps SET state = 'rejected', error = @error, updated_at = @now
-      WHERE id = @id AND state = 'planned'
-      RETURNING *`);
-    this.settleUnknown = db.prepare<Record<string, unknown>, RawStep>(`
-      UPDATE steps SET state = @to, resolution = @note, updated_at = @now
-      WHERE id = @id AND state = 'unknown' AND (@claimOnly = 0 OR kind = 'claim') AND (@attempt IS NULL OR attempts = @attempt)
-      RETURNING *`);
-    this.holdUnknown = db.prepare<[string, number, number, number | null, number | null], RawStep>(
-      "UPDATE steps SET resolution = ?, updated_at = ? WHERE id = ? AND state = 'unknown' AND kind = 'claim' AND (? IS NULL OR attempts = ?) RETURNING *",
-    );
-    this.setAmount = db.prepare<[string, number, number]>(
-      "UPDATE steps SET amount_lamports = ?, updated_at = ? WHERE id = ? AND state = 'planned'",
-    );
-    this.insertAttempt = db.prepare<[number, number, string, number]>(
-      'INSERT INTO attempts (step_id, n, request, started_at) VALUES (?, ?, ?, ?)',
-    );
-    this.closeAttempt = db.prepare<Record<string, unknown>>(`
-      UPDATE attempts SET finished_at = @now, outcome = @outcome, status = @status, request_id = @requestId, error = @error
-      WHERE step_id = @id AND finished_at IS NULL`);
-    this.tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
   }
 
   get(id: number): StepRow | undefined {
@@ -138,160 +88,73 @@ export class StepRepo {
 
   /** A claim of this address (other than `exceptStepId`) that may or may not have been applied. */
   claimInDoubt(address: string, exceptStepId = 0): boolean {
-    // Every step belongs to a plan of its address: none, no step in doubt.
-    return this.plans.mayHave(address) && this.selectClaimInDoubt.get(address, exceptStepId)?.n === 1;
+    return this.selectClaimInDoubt.get(address, exceptStepId)?.n === 1;
   }
 
   hasUnknownSigned(address: string): boolean {
-    return this.plans.mayHave(address) && this.selectUnknownSigned.get(address)?.n === 1;
+    return this.selectUnknownSigned.get(address)?.n === 1;
   }
 
-  /** planned → sending, committed before the first byte goes out. */
+  /** Runs a transition of the machine in a transaction of its own. */
+  private tx<T>(op: () => Op<T>): T {
+    return this.db.transaction(() => runSync(op(), (q) => this.exec(q))).immediate();
+  }
+
+  private exec(q: Query): unknown {
+    let p = this.prepared.get(q.sql);
+    if (p === undefined) {
+      const order: number[] = [];
+      const stmt = this.db.prepare<unknown[]>(q.sql.replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?')));
+      this.prepared.set(q.sql, (p = { stmt, order }));
+    }
+    const args = p.order.map((i) => q.args[i]);
+    if (q.mode === 'get') return p.stmt.get(...args);
+    if (q.mode === 'all') return p.stmt.all(...args);
+    return p.stmt.run(...args).changes;
+  }
+
   markSending(stepId: number, request: StoredRequest, now: number): StepRow {
-    const requestJson = this.scrub(encodeRequest(request, stepId));
-    return this.tx(() => {
-      const r = this.toSending.get({ id: stepId, request: requestJson, now });
-      if (r === undefined) throw this.whyNot(stepId, 'planned', 'send');
-      this.insertAttempt.run(stepId, r.attempts, requestJson, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.markSending(stepId, request, now));
   }
-
   markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): StepRow {
-    return this.tx(() => {
-      const stepId = stepRef(ref).id;
-      const r = this.leaveSending(ref, 'acknowledged', res, null, now);
-      if (r.kind === 'claim' && res.claimedLamports !== undefined) this.plans.setClaimed(r.plan_id, res.claimedLamports, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.markAcknowledged(ref, res, now));
   }
-
   markRejected(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
-    return this.tx(() => {
-      const stepId = stepRef(ref).id;
-      const r = this.leaveSending(ref, 'rejected', res, res.error, now);
-      this.plans.skipRemaining(r.plan_id, `step ${r.idx} was rejected`, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.markRejected(ref, res, now));
   }
-
-  /** sending → failed: the server refused the request itself (signature, auth, ...); the rest of the plan is skipped. */
   markFailed(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
-    return this.tx(() => {
-      const stepId = stepRef(ref).id;
-      const r = this.leaveSending(ref, 'failed', res, res.error, now);
-      this.plans.skipRemaining(r.plan_id, `step ${r.idx} failed: the request was refused as invalid`, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.markFailed(ref, res, now));
   }
-
   markUnknown(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
-    return this.tx(() => {
-      const stepId = stepRef(ref).id;
-      this.leaveSending(ref, 'unknown', res, res.error, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.markUnknown(ref, res, now));
   }
-
-  /** sending → planned: the request provably never reached the server, so it may be tried again. */
   markNotSent(ref: StepRef, error: string, now: number): StepRow {
-    return this.tx(() => {
-      const stepId = stepRef(ref).id;
-      this.leaveSending(ref, 'planned', {}, error, now, 'not_sent');
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.markNotSent(ref, error, now));
   }
-
-  /** planned → rejected without sending (a safety limit refused it); the rest of the plan is skipped. */
   markRefused(stepId: number, error: string, now: number): StepRow {
-    return this.tx(() => {
-      const r = this.refuse.get({ id: stepId, error: this.scrub(error), now });
-      if (r === undefined) throw this.whyNot(stepId, 'planned', 'refuse');
-      this.plans.skipRemaining(r.plan_id, `step ${r.idx} was refused`, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.markRefused(stepId, error, now));
   }
-
-  /**
-   * An unknown claim, settled by reading the wallet again: applied → acknowledged; not applied →
-   * planned, to be tried again as a new signed request. Deposits and mints are never reconciled
-   * automatically (SPEC §2), so they are refused here.
-   */
   reconcile(ref: StepRef, applied: boolean, opts: { claimedLamports?: Lamports; note: string }, now: number): StepRow {
-    return this.tx(() => {
-      const { id: stepId, attempt } = stepRef(ref);
-      const r = this.settleUnknown.get({
-        id: stepId,
-        attempt,
-        to: applied ? 'acknowledged' : 'planned',
-        note: this.scrub(opts.note),
-        claimOnly: 1,
-        now,
-      });
-      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'reconcile', true, attempt);
-      if (applied && opts.claimedLamports !== undefined) this.plans.setClaimed(r.plan_id, opts.claimedLamports, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.reconcile(ref, applied, opts, now));
   }
-
-  /** An unknown claim held for an operator: only its resolution changes (see the store port). */
   holdForOperator(ref: StepRef, note: string, now: number): StepRow {
-    return this.tx(() => {
-      const { id: stepId, attempt } = stepRef(ref);
-      const r = this.holdUnknown.get(this.scrub(note), now, stepId, attempt, attempt);
-      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'hold', true, attempt);
-      return this.mustGet(stepId);
-    });
+    return this.tx(() => this.machine.holdForOperator(ref, note, now));
   }
-
-  /** The operator's verdict on an unknown step: applied → acknowledged; not applied → rejected, rest skipped. */
   resolve(stepId: number, applied: boolean, note: string, now: number): StepRow {
-    return this.tx(() => {
-      const r = this.settleUnknown.get({
-        id: stepId,
-        attempt: null,
-        to: applied ? 'acknowledged' : 'rejected',
-        note: this.scrub(note),
-        claimOnly: 0,
-        now,
-      });
-      if (r === undefined) throw this.whyNot(stepId, 'unknown', 'resolve');
-      if (!applied) this.plans.skipRemaining(r.plan_id, `step ${r.idx} was resolved as not applied`, now);
-      return this.afterChange(stepId, now);
-    });
+    return this.tx(() => this.machine.resolve(stepId, applied, note, now));
   }
-
   setAmountLamports(stepId: number, lamports: Lamports, now: number): StepRow {
-    const text = lamportsText(lamports, 'step amount');
-    return this.tx(() => {
-      if (this.setAmount.run(text, now, stepId).changes === 0) throw this.whyNot(stepId, 'planned', 'set the amount of');
-      return this.mustGet(stepId);
-    });
+    return this.tx(() => this.machine.setAmount(stepId, lamports, now));
   }
-
   skipRemaining(planId: number, reason: string, now: number): number {
-    return this.tx(() => {
-      const n = this.plans.skipRemaining(planId, this.scrub(reason), now);
-      this.plans.finish(planId, now);
-      return n;
-    });
+    return this.tx(() => this.machine.skipRemaining(planId, reason, now));
   }
-
   /** `send --cancel` (port.ts): in the write lock markSending also takes, so one of the two wins. */
   cancelPlan(planId: number, by: string, now: number): PlanWithSteps {
-    return this.tx(() => {
-      const plan = this.plans.get(planId);
-      if (plan === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
-      const refusal = cancelRefusal(plan);
-      if (refusal !== undefined) throw new StateError('STATE_TRANSITION', refusal);
-      const who = this.scrub(by);
-      if (!this.plans.setCancelled(planId, who, now)) throw new StateError('STATE_TRANSITION', `plan ${planId} changed concurrently`);
-      this.plans.skipRemaining(planId, cancelNote(who, now), now);
-      this.plans.finish(planId, now);
-      const after = this.plans.get(planId);
-      if (after === undefined) throw new StateError('STATE_NOT_FOUND', `no plan ${planId}`);
-      return after;
-    });
+    return this.tx(() => this.machine.cancelPlan(planId, by, now));
+  }
+  finishPlan(planId: number, now: number): PlanStatus {
+    return this.tx(() => this.machine.finishPlan(planId, now));
   }
 
   /**
@@ -299,85 +162,12 @@ export class StepRepo {
    * the server. Steps in `except` are in flight in this process right now, and are left alone.
    */
   recoverInFlight(now: number, address?: string, except?: ReadonlySet<number>): StepRow[] {
-    return this.tx(() =>
-      this.inFlightOf(address, except).map((s) => {
-        this.leaveSending(s.id, 'unknown', {}, IN_FLIGHT_ERROR, now);
-        return this.afterChange(s.id, now);
-      }),
-    );
+    return this.tx(() => this.machine.recoverSending(this.inFlightOf(address, except).map((s) => s.id), IN_FLIGHT_ERROR, now));
   }
 
   /** The steps recoverInFlight would turn: a read, so a turn with nothing to recover writes nothing. */
   inFlightOf(address?: string, except?: ReadonlySet<number>): RawStep[] {
     const rows = address === undefined ? this.selectByState.all('sending') : this.selectSendingOf.all(address);
     return except === undefined ? rows : rows.filter((s) => !except.has(s.id));
-  }
-
-  private leaveSending(
-    ref: StepRef,
-    to: StepState,
-    res: ResponseRecord,
-    error: string | null,
-    now: number,
-    outcome: Outcome = to as Outcome,
-  ): RawStep {
-    const { id: stepId, attempt } = stepRef(ref);
-    const scrubbed = error === null ? null : this.scrub(error);
-    const r = this.fromSending.get({
-      id: stepId,
-      attempt,
-      to,
-      status: res.status ?? null,
-      raw: res.responseRaw === undefined ? null : this.scrub(res.responseRaw),
-      requestId: res.requestId === undefined ? null : this.scrub(res.requestId),
-      error: scrubbed,
-      now,
-    });
-    if (r === undefined) throw this.whyNot(stepId, 'sending', `mark ${to}`, false, attempt);
-    this.closeAttempt.run({ id: stepId, now, outcome, status: res.status ?? null, requestId: res.requestId === undefined ? null : this.scrub(res.requestId), error: scrubbed });
-    return r;
-  }
-
-  private afterChange(stepId: number, now: number): StepRow {
-    const step = this.mustGet(stepId);
-    this.plans.finish(step.planId, now);
-    return step;
-  }
-
-  private mustGet(stepId: number): StepRow {
-    const step = this.get(stepId);
-    if (step === undefined) throw new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
-    return step;
-  }
-
-  /** Why a guarded UPDATE matched no row, as the error to throw. */
-  private whyNot(stepId: number, expected: StepState, verb: string, claimOnly = false, attempt: number | null = null): StateError {
-    const step = this.selectStep.get(stepId);
-    if (step === undefined) return new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
-    const cannot = `cannot ${verb} step ${stepId} (${step.kind})`;
-    if (step.state !== expected) {
-      return new StateError('STATE_TRANSITION', `${cannot}: it is ${step.state}, not ${expected}`);
-    }
-    if (attempt !== null && Number(step.attempts) !== attempt) {
-      return new StateError('STATE_TRANSITION', `${cannot}: it is on attempt ${step.attempts} now, not ${attempt}: another request of it was signed since`);
-    }
-    if (claimOnly && step.kind !== 'claim') {
-      return new StateError(
-        'STATE_TRANSITION',
-        `${cannot}: only a claim is reconciled automatically; an operator resolves a ${step.kind}`,
-      );
-    }
-    const plan = this.plans.planRow(step.plan_id);
-    if (plan !== undefined && (plan.dry || plan.status !== 'open')) {
-      return new StateError('STATE_TRANSITION', `${cannot}: plan ${plan.id} is ${plan.status}`);
-    }
-    const earlier = this.selectEarlierOpen.get(step.plan_id, step.idx);
-    if (earlier !== undefined) {
-      return new StateError('STATE_TRANSITION', `${cannot}: step ${earlier.idx} of its plan is still ${earlier.state}`);
-    }
-    if (step.kind !== 'claim' && step.amount_lamports === null) {
-      return new StateError('STATE_TRANSITION', `${cannot}: its amount is not known yet`);
-    }
-    return new StateError('STATE_TRANSITION', `${cannot}: it changed concurrently`);
   }
 }

@@ -10,8 +10,7 @@ import { StateFiles } from './identity.js';
 import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
-import { PollWrites, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
-import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, StorePragmas, SyncStore, StepRef } from '../port.js';
+import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, SyncStore, StepRef } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { OutboxRepo } from './outbox.js';
 import { StepRepo } from './steps.js';
@@ -29,32 +28,42 @@ export interface StoreOptions {
    * logger's Redactor so a secret echoed by a server never reaches the file.
    */
   redactor?: { redact(text: string): string };
-  /** When buffered poll records are written (poll-writes.ts); the defaults suit the daemon. */
-  pollWrites?: Omit<PollWriteOptions, 'onTimerError'>;
   /** The state lock this process holds: re-checked before each `sending` commit (identity.ts). */
   lock?: Pick<Lock, 'path' | 'file'>;
 }
 
-export function openStore(path: string, opts: StoreOptions): SyncStore {
+/** The connection's settings, for tests and diagnostics of the SQLite file (2 = FULL). */
+export interface SqlitePragmas {
+  journalMode: string;
+  synchronous: number;
+  foreignKeys: boolean;
+  busyTimeoutMs: number;
+  userVersion: number;
+}
+
+/** The port, and what only a SQLite connection has: its pragmas, to prove they were applied. */
+export interface SqliteStore extends SyncStore {
+  pragmas(): SqlitePragmas;
+}
+
+export function openStore(path: string, opts: StoreOptions): SqliteStore {
   const db = openDatabase(path, {
     logger: opts.logger,
     readonly: opts.readonly ?? false,
     busyTimeoutMs: opts.busyTimeoutMs ?? 5000,
   });
   try {
-    return new SqliteStore(db, path, opts);
+    return new SqliteStateStore(db, path, opts);
   } catch (err) {
     db.close();
     throw toStateError(err, 'prepare', path);
   }
 }
 
-class SqliteStore implements SyncStore {
+class SqliteStateStore implements SqliteStore {
   readonly schemaVersion = SCHEMA_VERSION;
   private readonly clock: Clock;
   private readonly wallets: WalletRepo;
-  private readonly polls: PollWrites;
-  private readonly logger: Logger;
   private readonly plans: PlanRepo;
   private readonly steps: StepRepo;
   private readonly integrity;
@@ -70,10 +79,8 @@ class SqliteStore implements SyncStore {
     const redactor = opts.redactor;
     const scrub = redactor === undefined ? (t: string) => t : (t: string) => redactor.redact(t);
     this.wallets = new WalletRepo(db, scrub);
-    this.logger = opts.logger;
-    this.polls = new PollWrites(this.wallets, storePollWriteOptions(opts, this.logger, (err) => toStateError(err, 'write poll records', path).message));
     this.plans = new PlanRepo(db);
-    this.steps = new StepRepo(db, this.plans, scrub);
+    this.steps = new StepRepo(db, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
     this.outbox = new OutboxRepo(db, scrub);
     this.files = new StateFiles(db, path, { logger: opts.logger, readonly: opts.readonly ?? false, lock: opts.lock });
@@ -88,33 +95,22 @@ class SqliteStore implements SyncStore {
     }
   }
 
-  /** Runs `fn` after the buffered poll records are written: a write that fails is `fn` failing. */
-  private afterPolls<T>(what: string, fn: () => T): T {
-    this.flushPolls();
-    return this.io(what, fn);
-  }
-
   recordPoll(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean } {
-    return this.io('recordPoll', () => this.polls.record(wallet, address, at, result));
-  }
-  flushPolls(): void {
-    this.io('write poll records', () => this.polls.flush());
+    return this.io('recordPoll', () => this.wallets.record(wallet, address, at, result));
   }
   walletStates(): WalletStateRow[] {
-    return this.afterPolls('walletStates', () => this.wallets.all());
+    return this.io('walletStates', () => this.wallets.all());
   }
   walletState(address: string): WalletStateRow | undefined {
-    return this.afterPolls('walletState', () => this.wallets.get(address));
+    return this.io('walletState', () => this.wallets.get(address));
   }
   lastEpoch(address: string): string | undefined {
-    // One daemon per state file: what this process recorded is the newest there is; the table
-    // answers for what an earlier process recorded.
-    return this.polls.lastEpoch(address) ?? this.io('lastEpoch', () => this.wallets.get(address)?.epoch ?? undefined);
+    return this.io('lastEpoch', () => this.wallets.get(address)?.epoch ?? undefined);
   }
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined {
     const now = opts.now ?? this.clock.now();
-    return this.afterPolls('insertPlan', () => this.plans.insert(draft, { ...opts, now }));
+    return this.io('insertPlan', () => this.plans.insert(draft, { ...opts, now }));
   }
   planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
     return this.io('planHistory', () => this.plans.history(address, sinceMs, epoch));
@@ -146,25 +142,25 @@ class SqliteStore implements SyncStore {
 
   markSending(stepId: number, request: StoredRequest, now = this.clock.now()): StepRow {
     // Only while the files are the ones opened: a record written to a swapped-out file is no record.
-    return this.files.sending(() => this.afterPolls('markSending', () => this.steps.markSending(stepId, request, now)));
+    return this.files.sending(() => this.io('markSending', () => this.steps.markSending(stepId, request, now)));
   }
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
-    return this.afterPolls('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
+    return this.io('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
   }
   markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
-    return this.afterPolls('markRejected', () => this.steps.markRejected(stepId, res, now));
+    return this.io('markRejected', () => this.steps.markRejected(stepId, res, now));
   }
   markFailed(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
-    return this.afterPolls('markFailed', () => this.steps.markFailed(stepId, res, now));
+    return this.io('markFailed', () => this.steps.markFailed(stepId, res, now));
   }
   markUnknown(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
-    return this.afterPolls('markUnknown', () => this.steps.markUnknown(stepId, res, now));
+    return this.io('markUnknown', () => this.steps.markUnknown(stepId, res, now));
   }
   markNotSent(stepId: StepRef, error: string, now = this.clock.now()): StepRow {
-    return this.afterPolls('markNotSent', () => this.steps.markNotSent(stepId, error, now));
+    return this.io('markNotSent', () => this.steps.markNotSent(stepId, error, now));
   }
   markRefused(stepId: number, error: string, now = this.clock.now()): StepRow {
-    return this.afterPolls('markRefused', () => this.steps.markRefused(stepId, error, now));
+    return this.io('markRefused', () => this.steps.markRefused(stepId, error, now));
   }
   reconcile(
     stepId: number,
@@ -172,31 +168,31 @@ class SqliteStore implements SyncStore {
     opts: { claimedLamports?: Lamports; note: string },
     now = this.clock.now(),
   ): StepRow {
-    return this.afterPolls('reconcile', () => this.steps.reconcile(stepId, applied, opts, now));
+    return this.io('reconcile', () => this.steps.reconcile(stepId, applied, opts, now));
   }
   holdForOperator(stepId: StepRef, note: string, now = this.clock.now()): StepRow {
-    return this.afterPolls('holdForOperator', () => this.steps.holdForOperator(stepId, note, now));
+    return this.io('holdForOperator', () => this.steps.holdForOperator(stepId, note, now));
   }
   resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): StepRow {
-    return this.afterPolls('resolve', () => this.steps.resolve(stepId, applied, note, now));
+    return this.io('resolve', () => this.steps.resolve(stepId, applied, note, now));
   }
   setStepAmount(stepId: number, lamports: Lamports, now = this.clock.now()): StepRow {
-    return this.afterPolls('setStepAmount', () => this.steps.setAmountLamports(stepId, lamports, now));
+    return this.io('setStepAmount', () => this.steps.setAmountLamports(stepId, lamports, now));
   }
   skipRemaining(planId: number, reason: string, now = this.clock.now()): number {
-    return this.afterPolls('skipRemaining', () => this.steps.skipRemaining(planId, reason, now));
+    return this.io('skipRemaining', () => this.steps.skipRemaining(planId, reason, now));
   }
   cancelPlan(planId: number, by: string, now = this.clock.now()): PlanWithSteps {
-    return this.afterPolls('cancelPlan', () => this.steps.cancelPlan(planId, by, now));
+    return this.io('cancelPlan', () => this.steps.cancelPlan(planId, by, now));
   }
   finishPlan(planId: number, now = this.clock.now()): PlanStatus {
-    return this.afterPolls('finishPlan', () => this.plans.finish(planId, now));
+    return this.io('finishPlan', () => this.steps.finishPlan(planId, now));
   }
 
   recoverInFlight(now = this.clock.now(), address?: string, except?: ReadonlySet<number>): StepRow[] {
-    // Asked at every wallet turn: nothing to recover is one read, and the poll buffer is not flushed.
+    // Asked at every wallet turn: nothing to recover is one read, and no write lock is taken.
     if (except !== undefined && this.io('recoverInFlight', () => this.steps.inFlightOf(address, except)).length === 0) return [];
-    return this.files.owned(() => this.afterPolls('recoverInFlight', () => this.steps.recoverInFlight(now, address, except)));
+    return this.files.owned(() => this.io('recoverInFlight', () => this.steps.recoverInFlight(now, address, except)));
   }
   lastRequestTs(address: string): number | undefined {
     return this.io('lastRequestTs', () => this.steps.lastRequestTs(address));
@@ -237,7 +233,7 @@ class SqliteStore implements SyncStore {
     return this.io('outboxExpire', () => this.outbox.expired(channel, now));
   }
 
-  pragmas(): StorePragmas {
+  pragmas(): SqlitePragmas {
     return this.io('pragmas', () => {
       const get = (name: string): unknown => this.db.pragma(name, { simple: true });
       return {
@@ -273,17 +269,6 @@ class SqliteStore implements SyncStore {
   }
 
   close(): void {
-    if (!this.db.open) return;
-    try {
-      this.flushPolls();
-    } catch (err) {
-      // Lost, as a crash would lose them; the database closes all the same.
-      this.logger.error(
-        { event: 'state.poll_write_failed', err: err instanceof Error ? err.message : String(err), buffered: this.polls.buffered },
-        'poll records could not be written before closing; they are lost',
-      );
-      this.polls.discard();
-    }
-    this.db.close();
+    if (this.db.open) this.db.close();
   }
 }
