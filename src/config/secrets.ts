@@ -45,10 +45,15 @@ export function findLiteralSecrets(data: unknown, issues: IssueList, base: Path 
     if (value === null || typeof value !== 'object') return;
     // The first segment of the place the object is at (path still ends at it here).
     const inWallets = path[0] === 'wallets';
+    // A backend's `key:` settings name things, they hold none: a PKCS#11 `token` is the token's
+    // label and a Vault or signer `key` a key's name (their secrets come only from env, file or
+    // credential, by the *_env/_file/_credential fields).
+    const backend = inWallets && path[path.length - 2] === 'key' ? path[path.length - 1] : undefined;
+    const names = (key: string): boolean => (backend === 'pkcs11' && key === 'token') || ((backend === 'vault' || backend === 'signer') && key === 'key');
     for (const key of Object.keys(value)) {
       const v = (value as Record<string, unknown>)[key];
       path.push(key);
-      const literal = v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v));
+      const literal = v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v)) && !names(key);
       if (literal && API_KEY_NAMES.test(key)) flag([...path], API_KEY_HELP);
       else if (literal && WALLET_SECRET_NAMES.test(key)) flag([...path], WALLET_KEY_HELP);
       else if (literal && OTHER_SECRET_NAMES.test(key)) flag([...path], 'secrets never live in the YAML; pass them through the environment or a mode-0600 file');

@@ -16,7 +16,8 @@ export function templatesOf(endpoints: Readonly<Record<SignedOp, { message: stri
   return out;
 }
 
-const EPOCH = /^\d{4}-\d{2}-\d{2}$/;
+// A day ("2026-11-25") from a real server; the sandbox's fast demo epochs are other short labels.
+const EPOCH = /^[0-9A-Za-z_.:-]{1,64}$/;
 
 /**
  * The exact text signed for an action. Refuses (INVALID_ACTION) an action the template cannot be
@@ -43,7 +44,7 @@ export function messageFor(templates: MessageTemplates, action: SignAction): str
     vars.amount = action.amount;
   }
   if (action.epoch !== undefined && action.epoch !== '') {
-    if (!EPOCH.test(action.epoch)) refuse('epoch must be YYYY-MM-DD');
+    if (!EPOCH.test(action.epoch)) refuse('epoch must be a short label (a day, YYYY-MM-DD)');
     vars.epoch = action.epoch;
   } else if (templateVariables(template as string).includes('epoch')) {
     // A message with the wrong epoch would be refused by the server, and one with a made-up

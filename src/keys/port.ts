@@ -54,3 +54,10 @@ export class SignerRefused extends Error {
     this.code = code;
   }
 }
+
+/**
+ * A backend's code for "could not be reached" (a connection refused, a 5xx from Vault or KMS, a
+ * token not present): like a deadline passed, the executor puts the step back to planned, to be
+ * signed afresh later, rather than refusing it on the word of a signer that never judged it.
+ */
+export const SIGNER_UNAVAILABLE = 'SIGNER_UNAVAILABLE';

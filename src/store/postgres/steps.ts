@@ -8,7 +8,7 @@ import type { Lamports } from '../../amount.js';
 import type { StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../codecs.js';
-import { cancelNote, cancelRefusal } from '../plan-status.js';
+import { cancelNote, cancelRefusal, UNSIGNED_ERROR } from '../plan-status.js';
 import { stepRef, type ResponseRecord, type StepRef } from '../port.js';
 import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 import type { Sql } from './db.js';
@@ -112,6 +112,22 @@ export class StepWrites {
     return this.afterChange(stepId, now);
   }
 
+  /** sending (unsigned) → sending (signed): see the store port. */
+  async recordSigned(ref: StepRef, request: StoredRequest, now: number): Promise<StepRow> {
+    const { id: stepId, attempt } = stepRef(ref);
+    const requestJson = this.scrub(encodeRequest(request, stepId));
+    const r = await this.c.query<{ attempts: number }>(
+      `UPDATE steps SET request = $2, updated_at = $3
+       WHERE id = $1 AND state = 'sending' AND ($4::integer IS NULL OR attempts = $4)
+         AND (request::jsonb ->> 'body') = '' RETURNING attempts`,
+      [stepId, requestJson, now, attempt],
+    );
+    const row = r.rows[0];
+    if (row === undefined) throw await this.whyNot(stepId, 'sending', 'record the signature of', false, attempt);
+    await this.c.query('UPDATE attempts SET request = $1 WHERE step_id = $2 AND n = $3', [requestJson, stepId, row.attempts]);
+    return this.afterChange(stepId, now);
+  }
+
   async markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): Promise<StepRow> {
     const stepId = stepRef(ref).id;
     const r = await this.leaveSending(ref, 'acknowledged', res, null, now);
@@ -210,8 +226,10 @@ export class StepWrites {
   }
 
   /** sending → unknown: whatever was in flight may or may not have reached the server. */
-  async recover(stepId: number, error: string, now: number): Promise<StepRow> {
-    await this.leaveSending(stepId, 'unknown', {}, error, now);
+  async recover(stepId: number, error: string, now: number, unsigned = false): Promise<StepRow> {
+    // A step whose signer never answered was never sent: it may be signed and sent afresh.
+    if (unsigned) await this.leaveSending(stepId, 'planned', {}, UNSIGNED_ERROR, now, 'not_sent');
+    else await this.leaveSending(stepId, 'unknown', {}, error, now);
     return this.afterChange(stepId, now);
   }
 

@@ -10,6 +10,7 @@ import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type Pl
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
+import { isUnsigned } from '../rows.js';
 import { laterEpoch, storePollWriteOptions, type PollWriteOptions } from '../poll-writes.js';
 import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store, type StorePragmas } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
@@ -247,6 +248,9 @@ class PostgresStore implements Store {
   markSending(stepId: number, request: StoredRequest, now = this.clock.now()): Promise<StepRow> {
     return this.stepWrite('markSending', stepId, (w) => w.markSending(stepId, request, now));
   }
+  recordSigned(stepId: StepRef, request: StoredRequest, now = this.clock.now()): Promise<StepRow> {
+    return this.stepWrite('recordSigned', stepRef(stepId).id, (w) => w.recordSigned(stepId, request, now));
+  }
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): Promise<StepRow> {
     return this.stepWrite('markAcknowledged', stepRef(stepId).id, (w) => w.markAcknowledged(stepId, res, now));
   }
@@ -314,7 +318,7 @@ class PostgresStore implements Store {
         const rows: StepRow[] = [];
         // Another daemon may have settled one meanwhile: only those still sending are turned.
         const still = await steps.stepsInState(c, 'sending', owner.address);
-        for (const s of still) if (ids.includes(s.id) && !skip(s)) rows.push(await w.recover(s.id, IN_FLIGHT_ERROR, now));
+        for (const s of still) if (ids.includes(s.id) && !skip(s)) rows.push(await w.recover(s.id, IN_FLIGHT_ERROR, now, isUnsigned(s.request)));
         return rows;
       });
       out.push(...recovered);

@@ -13,10 +13,10 @@ import type { StepState } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { attemptFromRaw, encodeRequest, lamportsText, stepFromRaw } from '../codecs.js';
 import type { Db } from './db.js';
-import { cancelNote, cancelRefusal, IN_FLIGHT_ERROR } from '../plan-status.js';
+import { cancelNote, cancelRefusal, IN_FLIGHT_ERROR, UNSIGNED_ERROR } from '../plan-status.js';
 import type { PlanRepo } from './plans.js';
 import { stepRef, type ResponseRecord, type StepRef } from '../port.js';
-import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
+import { isUnsigned, type AttemptRow, type PlanWithSteps, type RawAttempt, type RawStep, type StepRow, type StoredRequest } from '../rows.js';
 
 
 
@@ -33,6 +33,8 @@ export class StepRepo {
   private readonly selectLastTs;
   private readonly selectTsFrom;
   private readonly toSending;
+  private readonly signed;
+  private readonly signedAttempt;
   private readonly selectEarlierOpen;
   private readonly fromSending;
   private readonly refuse;
@@ -83,6 +85,12 @@ export class StepRepo {
         AND NOT EXISTS (SELECT 1 FROM steps e WHERE e.plan_id = steps.plan_id AND e.idx < steps.idx
                                                 AND e.state NOT IN ('acknowledged', 'skipped'))
       RETURNING attempts`);
+    this.signed = db.prepare<Record<string, unknown>, { attempts: number }>(
+      `UPDATE steps SET request = @request, updated_at = @now
+       WHERE id = @id AND state = 'sending' AND (@attempt IS NULL OR attempts = @attempt)
+         AND json_extract(request, '$.body') = '' RETURNING attempts`,
+    );
+    this.signedAttempt = db.prepare<[string, number, number]>('UPDATE attempts SET request = ? WHERE step_id = ? AND n = ?');
     this.selectEarlierOpen = db.prepare<[number, number], { idx: number; state: StepState }>(
       "SELECT idx, state FROM steps WHERE plan_id = ? AND idx < ? AND state NOT IN ('acknowledged', 'skipped') ORDER BY idx LIMIT 1",
     );
@@ -154,6 +162,18 @@ export class StepRepo {
       if (r === undefined) throw this.whyNot(stepId, 'planned', 'send');
       this.insertAttempt.run(stepId, r.attempts, requestJson, now);
       return this.afterChange(stepId, now);
+    });
+  }
+
+  /** sending (unsigned) → sending (signed): see the store port. */
+  recordSigned(ref: StepRef, request: StoredRequest, now: number): StepRow {
+    const { id: stepId, attempt } = stepRef(ref);
+    const requestJson = this.scrub(encodeRequest(request, stepId));
+    return this.tx(() => {
+      const r = this.signed.get({ id: stepId, attempt, request: requestJson, now });
+      if (r === undefined) throw this.whyNot(stepId, 'sending', 'record the signature of', false, attempt);
+      this.signedAttempt.run(requestJson, stepId, r.attempts);
+      return this.mustGet(stepId);
     });
   }
 
@@ -301,7 +321,9 @@ export class StepRepo {
   recoverInFlight(now: number, address?: string, except?: ReadonlySet<number>): StepRow[] {
     return this.tx(() =>
       this.inFlightOf(address, except).map((s) => {
-        this.leaveSending(s.id, 'unknown', {}, IN_FLIGHT_ERROR, now);
+        // A step whose signer never answered was never sent: it may be signed and sent afresh.
+        if (isUnsigned(stepFromRaw(s).request)) this.leaveSending(s.id, 'planned', {}, UNSIGNED_ERROR, now, 'not_sent');
+        else this.leaveSending(s.id, 'unknown', {}, IN_FLIGHT_ERROR, now);
         return this.afterChange(s.id, now);
       }),
     );
