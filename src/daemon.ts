@@ -12,7 +12,7 @@ import { ClockSkewWatch } from './executor/clock-skew.js';
 import { ClaimDoubtWatch, type DoubtEpisode } from './executor/claim-doubt.js';
 import type { Failpoint } from './executor/failpoints.js';
 import type { WalletSigner } from './executor/ports.js';
-import { closeSigners, connectSigners } from './keys/backends/index.js';
+import { swapSigners } from './keys/backends/index.js';
 import { runWalletCycle, type CycleDeps, type WalletCycleResult } from './executor/wallet-cycle.js';
 import { epochsExempt } from './executor/epoch-check.js';
 import { carryRuleIds } from './rules/rule-ids.js';
@@ -355,17 +355,7 @@ export class Daemon {
    * a removed wallet's key is dropped, a changed one replaced, a new one added.
    */
   private replaceSigners(next: ReadonlyMap<string, WalletSigner>): void {
-    const signers = this.opts.runtime.signers;
-    const old = [...signers.values()];
-    signers.clear();
-    for (const [address, signer] of next) signers.set(address, signer);
-    // A remote backend of the new config connects now, in the background; until its public key is
-    // fetched and matches, it refuses to sign (remote.ts connects before its first signature).
-    void connectSigners(next.values()).then((problems) => {
-      for (const p of problems) this.opts.logger.error({ event: 'config.invalid', issues: [`wallet ${p.address}: the ${p.backend} signer: ${p.message}`] }, `wallet ${p.address}: its ${p.backend} signer does not answer or is not its key; its steps are refused until fixed`);
-    });
-    // The old ones may be signing for a step right now: closed once that is surely over.
-    setTimeout(() => void closeSigners(old.filter((s) => ![...next.values()].includes(s))), 60_000).unref();
+    swapSigners(this.opts.runtime.signers, next, this.opts.logger);
   }
 
   /** Stops taking new work; waits up to timeoutMs for the steps in flight to be recorded. */

@@ -14,7 +14,6 @@ import type {
   CmpOp,
   Condition,
   SignedEndpoint,
-  KeySource,
   Rule,
   SignedOp,
   StepSpec,
@@ -29,6 +28,7 @@ import { stateUrlProblem } from './state-url.js';
 import type { ConfigSource, IssueList, Path } from './positions.js';
 import type { SetAside } from './salvage.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
+import { keySource } from './resolve-keys.js';
 
 const TRANSFER_OPS = SIGNED_OPS.filter((op): op is TransferOp => op !== 'claim');
 
@@ -237,45 +237,6 @@ function address(text: string, path: Path, ctx: ResolveContext): string {
     ctx.broken.add(formatPath(path));
   }
   return text;
-}
-
-function keySource(key: RawWallet['key'], dir: string): KeySource {
-  if ('file' in key) return { file: fromDir(key.file, dir) };
-  if ('env' in key) return { env: key.env };
-  if ('credential' in key) return { credential: key.credential };
-  if ('pkcs11' in key) {
-    const k = key.pkcs11;
-    return {
-      pkcs11: {
-        module: fromDir(k.module, dir),
-        token: k.token,
-        sessions: k.sessions,
-        ...(k.label !== undefined ? { label: k.label } : {}),
-        ...(k.id !== undefined ? { id: k.id.toLowerCase() } : {}),
-        ...(k.pin_env !== undefined ? { pinEnv: k.pin_env } : {}),
-        ...(k.pin_credential !== undefined ? { pinCredential: k.pin_credential } : {}),
-      },
-    };
-  }
-  if ('vault' in key) {
-    const k = key.vault;
-    return {
-      vault: {
-        address: k.address.replace(/\/+$/, ''),
-        mount: k.mount,
-        key: k.key,
-        ...(k.namespace !== undefined ? { namespace: k.namespace } : {}),
-        ...(k.token_env !== undefined ? { tokenEnv: k.token_env } : {}),
-        ...(k.token_file !== undefined ? { tokenFile: fromDir(k.token_file, dir) } : {}),
-        ...(k.token_credential !== undefined ? { tokenCredential: k.token_credential } : {}),
-      },
-    };
-  }
-  if ('aws_kms' in key) {
-    const k = key.aws_kms;
-    return { aws_kms: { keyId: k.key_id, region: k.region, ...(k.endpoint !== undefined ? { endpoint: k.endpoint } : {}) } };
-  }
-  return { signer: { socket: key.signer.socket, key: key.signer.key } };
 }
 
 // ------------------------------------------------------------------------------------------------

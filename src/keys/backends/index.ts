@@ -3,7 +3,6 @@
 // backend is set up here (its secret read and registered for redaction) and connected by
 // connectSigners, which fetches its public key and compares it with the configured address.
 import type { InProcessKeySource, KeySource } from '../../domain.js';
-import { KeyError } from '../../errors.js';
 import { checkAddress, loadKey, type LoadKeyOptions } from '../keys.js';
 import type { MessageTemplates } from '../message.js';
 import type { SignerBackend, WalletSigner } from '../port.js';
@@ -86,4 +85,25 @@ export async function closeSigners(signers: Iterable<WalletSigner>): Promise<voi
   for (const s of signers) await s.close?.().catch(() => undefined);
 }
 
-export { KeyError };
+/**
+ * A reload's signers replace the running ones in place. A remote backend of the new config
+ * connects now, in the background; until its public key is fetched and matches, it refuses to sign
+ * (remote.ts connects before its first signature). The old ones may be signing for a step right
+ * now: they are closed once that is surely over.
+ */
+export function swapSigners(
+  signers: Map<string, WalletSigner>,
+  next: ReadonlyMap<string, WalletSigner>,
+  logger: { error(fields: { event: 'config.invalid'; issues: string[] }, msg: string): void },
+): void {
+  const old = [...signers.values()];
+  signers.clear();
+  for (const [address, signer] of next) signers.set(address, signer);
+  void connectSigners(next.values()).then((problems) => {
+    for (const p of problems) {
+      logger.error({ event: 'config.invalid', issues: [`wallet ${p.address}: the ${p.backend} signer: ${p.message}`] }, `wallet ${p.address}: its ${p.backend} signer does not answer or is not its key; its steps are refused until fixed`);
+    }
+  });
+  const kept = new Set(next.values());
+  setTimeout(() => void closeSigners(old.filter((s) => !kept.has(s))), 60_000).unref();
+}

@@ -18,8 +18,6 @@ import type { PlanRepo } from './plans.js';
 import { stepRef, type ResponseRecord, type StepRef } from '../port.js';
 import { isUnsigned, type AttemptRow, type PlanWithSteps, type RawAttempt, type RawStep, type StepRow, type StoredRequest } from '../rows.js';
 
-
-
 type Outcome = 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'not_sent';
 type Scrub = (text: string) => string;
 
@@ -85,11 +83,8 @@ export class StepRepo {
         AND NOT EXISTS (SELECT 1 FROM steps e WHERE e.plan_id = steps.plan_id AND e.idx < steps.idx
                                                 AND e.state NOT IN ('acknowledged', 'skipped'))
       RETURNING attempts`);
-    this.signed = db.prepare<Record<string, unknown>, { attempts: number }>(
-      `UPDATE steps SET request = @request, updated_at = @now
-       WHERE id = @id AND state = 'sending' AND (@attempt IS NULL OR attempts = @attempt)
-         AND json_extract(request, '$.body') = '' RETURNING attempts`,
-    );
+    this.signed = db.prepare<Record<string, unknown>, { attempts: number }>(`UPDATE steps SET request = @request, updated_at = @now
+      WHERE id = @id AND state = 'sending' AND (@attempt IS NULL OR attempts = @attempt) AND json_extract(request, '$.body') = '' RETURNING attempts`);
     this.signedAttempt = db.prepare<[string, number, number]>('UPDATE attempts SET request = ? WHERE step_id = ? AND n = ?');
     this.selectEarlierOpen = db.prepare<[number, number], { idx: number; state: StepState }>(
       "SELECT idx, state FROM steps WHERE plan_id = ? AND idx < ? AND state NOT IN ('acknowledged', 'skipped') ORDER BY idx LIMIT 1",
