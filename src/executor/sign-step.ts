@@ -38,7 +38,7 @@ export async function signAndSend(
       await store.markSending(step.id, { ...request, body: UNSIGNED_BODY }, clock.now());
     } catch (err) {
       // Fail closed: what is not recorded is not signed, let alone sent.
-      log.error({ event: 'state.write_failed', err: errorSummary(err) }, `could not record the ${step.kind} before signing it; nothing was signed or sent`);
+      log.error({ event: 'state.write_failed', err: errorSummary(err) }, `could not record the ${step.kind} before sending it; nothing was sent (nor signed)`);
       return 'retry_later';
     }
     deps.failpoint('before_signature');
