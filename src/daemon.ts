@@ -11,7 +11,8 @@ import { createDecisionClock } from './executor/decision-clock.js';
 import { ClockSkewWatch } from './executor/clock-skew.js';
 import { ClaimDoubtWatch, type DoubtEpisode } from './executor/claim-doubt.js';
 import type { Failpoint } from './executor/failpoints.js';
-import type { Signer } from './executor/ports.js';
+import type { WalletSigner } from './executor/ports.js';
+import { swapSigners } from './keys/backends/index.js';
 import { EpochHoldNotice, pollOkLevel, runWalletCycle, tallyTurn, type CycleDeps, type OnceReport, type WalletCycleResult } from './executor/wallet-cycle.js';
 import { epochsExempt } from './executor/epoch-check.js';
 import { settleRuleIds } from './executor/rule-ids-settle.js';
@@ -263,7 +264,7 @@ export class Daemon {
     const { logger, env, cwd, configPath, redactor } = this.opts;
     this.events.emit('config:reloading', { at: this.opts.clock.now() });
     let next: AppConfig;
-    let keys: { signers: ReadonlyMap<string, Signer> };
+    let keys: { signers: ReadonlyMap<string, WalletSigner> };
     let apiKey: string | undefined;
     // Every key again, not only those of new wallets: a wallet pointed at another key file, or a key
     // file opened up to others since it was loaded, must not go on signing with what was read before.
@@ -337,10 +338,8 @@ export class Daemon {
    * The executor holds the runtime's map itself, so its contents are replaced in place, at once:
    * a removed wallet's key is dropped, a changed one replaced, a new one added.
    */
-  private replaceSigners(next: ReadonlyMap<string, Signer>): void {
-    const signers = this.opts.runtime.signers;
-    signers.clear();
-    for (const [address, signer] of next) signers.set(address, signer);
+  private replaceSigners(next: ReadonlyMap<string, WalletSigner>): void {
+    swapSigners(this.opts.runtime.signers, next, this.opts.logger);
   }
 
   /** Stops taking new work; waits up to timeoutMs for the steps in flight to be recorded. */

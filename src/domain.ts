@@ -69,7 +69,47 @@ export interface ApiConfig {
   claimSettleMs: number;
 }
 
-export type KeySource = { file: string } | { env: string } | { credential: string };
+/** A key held in the daemon's memory (keys/keys.ts). */
+export type InProcessKeySource = { file: string } | { env: string } | { credential: string };
+/** An Ed25519 key in an HSM or token, reached through PKCS#11 (keys/backends/pkcs11.ts). */
+export interface Pkcs11KeyConfig {
+  module: string;
+  /** The token's label: not a secret. */
+  token: string;
+  label?: string;
+  /** CKA_ID in hex. */
+  id?: string;
+  pinEnv?: string;
+  pinCredential?: string;
+  sessions: number;
+}
+/** A Vault transit ed25519 key (keys/backends/vault.ts). */
+export interface VaultKeyConfig {
+  address: string;
+  mount: string;
+  key: string;
+  namespace?: string;
+  tokenEnv?: string;
+  tokenFile?: string;
+  tokenCredential?: string;
+}
+/** An AWS KMS ECC_NIST_EDWARDS25519 key (keys/backends/aws-kms.ts). */
+export interface KmsKeyConfig {
+  keyId: string;
+  region: string;
+  endpoint?: string;
+}
+/** A key of the signer service (SPEC §7), over its unix socket. */
+export interface SignerServiceKeyConfig {
+  socket: string;
+  key: string;
+}
+export type KeySource =
+  | InProcessKeySource
+  | { pkcs11: Pkcs11KeyConfig }
+  | { vault: VaultKeyConfig }
+  | { aws_kms: KmsKeyConfig }
+  | { signer: SignerServiceKeyConfig };
 
 export interface WalletConfig {
   name: string;
@@ -202,10 +242,10 @@ export type ChannelConfig = {
   timeoutMs: number;
   allowLinkLocal: boolean;
 } & (
-  | { type: 'slack' | 'discord'; url: KeySource }
-  | { type: 'telegram'; token: KeySource; chatId: string; apiUrl: string }
-  | { type: 'pagerduty'; routingKey: KeySource; url: string }
-  | { type: 'email'; host: string; port: number; from: string; to: string[]; username: string | undefined; password: KeySource | undefined; caFile: string | undefined }
+  | { type: 'slack' | 'discord'; url: InProcessKeySource }
+  | { type: 'telegram'; token: InProcessKeySource; chatId: string; apiUrl: string }
+  | { type: 'pagerduty'; routingKey: InProcessKeySource; url: string }
+  | { type: 'email'; host: string; port: number; from: string; to: string[]; username: string | undefined; password: InProcessKeySource | undefined; caFile: string | undefined }
 );
 
 /** The kinds of webhook notification an operator can choose (alerts.webhook.events). */

@@ -88,6 +88,12 @@ export interface AutoclaimEventMap {
   'plan:settled': { wallet: string; plan: number; rule: string; status: PlanStatus };
   /** A step's outcome was recorded (or, for `anomaly`, judged); see StepEvent. */
   'step:outcome': StepEvent;
+  /**
+   * A wallet's signer answered (or did not) for a step (SPEC §7): `signed` (and verified),
+   * `refused` (by the backend, its policy, or the daemon's check of its answer: `code`), or
+   * `unanswered` (the deadline passed or the backend was unavailable: the step went back to planned).
+   */
+  'signer:answered': { backend: string; wallet: string; outcome: 'signed' | 'refused' | 'unanswered'; code?: string; seconds: number };
   /** An HTTP exchange finished, for latency and status metrics. */
   'request:done': RequestEvent;
   /** Every wallet of a scheduled cycle had its turn (not emitted by `once`). `at`: wall clock, ms. */

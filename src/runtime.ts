@@ -16,7 +16,8 @@ import type { EventSink } from './events.js';
 import { acquireLock, openStateStore, type Lock, type Store } from './store/index.js';
 import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
-import type { Signer } from './executor/ports.js';
+import type { WalletSigner } from './executor/ports.js';
+import { closeSigners, connectSigners } from './keys/backends/index.js';
 
 export interface RuntimeOptions {
   configPath: string;
@@ -45,7 +46,7 @@ export interface Runtime {
   client: ApiClient;
   limiter: RateLimiter;
   dispatcher: Dispatcher;
-  signers: Map<string, Signer>;
+  signers: Map<string, WalletSigner>;
   sandbox: Sandbox | undefined;
   lock: Lock | undefined;
   /** With `state.url`: the lease manager that splits the wallets among the daemons sharing it. */
@@ -192,6 +193,13 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // Keys with the config: a wallet whose key does not load must stop the start before anything listens.
   const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger, scheduled: opts.scheduled });
   const signers = secrets.signers;
+  // Every remote backend answers, and its key is the configured address's, before anything listens.
+  const problems = await connectSigners(signers.values());
+  if (problems.length > 0) {
+    await closeSigners(signers.values());
+    const where = (address: string): number => loaded.wallets.findIndex((w) => w.address === address);
+    throw new ConfigError(problems.map((p) => ({ file: loaded.file, line: 0, col: 0, path: `wallets[${where(p.address)}].key`, message: `wallet ${p.address}: the ${p.backend} signer: ${p.message}` })));
+  }
 
   const closers: Array<() => Promise<void> | void> = [];
   const closeAll = async () => {
@@ -203,6 +211,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const state = await openState(loaded, { ...opts, closers });
     const api = await openApi(loaded, { env, clock, logger, redactor, events: opts.events });
     closers.push(() => api.close());
+    closers.push(() => closeSigners(signers.values()));
     return { ...api, ...state, signers, close: closeAll };
   } catch (err) {
     await closeAll();

@@ -21,7 +21,7 @@ import { BodyTooLarge, exchange, type Answer } from './exchange.js';
 import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './rate-limit.js';
 import { parseJsonBody, requestIdOf, statusError, tooLargeError, transportError, type RawResponse } from './response.js';
 import { parseActionResponse, parseLeaderboard, parseWalletSummary, type ActionResponse, type ResponseContext } from './schemas.js';
-import { joinUrl, prepareSigned, type PreparedRequest, type SignedInput } from './signed-request.js';
+import { joinUrl, prepareSigned, prepareUnsigned, sealSigned, type PreparedRequest, type SignedInput, type UnsignedRequest } from './signed-request.js';
 import type { Signer } from '../keys/signer.js';
 
 export { createDispatcher } from './dispatcher.js';
@@ -181,6 +181,16 @@ export class ApiClient {
   /** Signs and builds a request; nothing is sent. Record it (as `sending`) before calling send. */
   prepare(input: SignedInput, signer: Signer, nowMs: number): PreparedRequest {
     return prepareSigned(this.config, this.baseUrl, input, signer, nowMs);
+  }
+
+  /** A request without its signature, and the action to ask the wallet's signer for (SPEC §7). */
+  unsigned(input: SignedInput, nowMs: number): UnsignedRequest {
+    return prepareUnsigned(this.config, this.baseUrl, input, nowMs);
+  }
+
+  /** The unsigned request with its (checked) signature: ready to record and send. */
+  seal(unsigned: UnsignedRequest, signature: Uint8Array): PreparedRequest {
+    return sealSigned(this.config, unsigned, signature);
   }
 
   /**

@@ -1,10 +1,12 @@
-// Builds a signed action request without sending it, so the worker can commit the step as
-// `sending` (with the exact body and signature) before the first byte goes out (SPEC §2).
+// Builds a signed action request without sending it, in two halves: everything but the signature
+// (recorded as `sending` before the wallet's signer is asked, SPEC §7), then the body with it,
+// recorded before the first byte goes out (SPEC §2).
 import type { ApiConfig, Lamports, SignedOp } from '../domain.js';
 import { AutoclaimError, KeyError } from '../errors.js';
 import { formatSol } from '../amount.js';
-import { renderTemplate, templateVariables, type TemplateVariable } from './endpoints.js';
 import { encodeSignature, type Signer } from '../keys/signer.js';
+import { messageFor, templatesOf } from '../keys/message.js';
+import type { SignAction } from '../keys/port.js';
 
 export interface SignedInput {
   op: SignedOp;
@@ -16,6 +18,9 @@ export interface SignedInput {
   amount?: Lamports;
   /** The plan's epoch ("YYYY-MM-DD"); needed only when the op's template signs `{epoch}`. */
   epoch?: string;
+  /** For the signer's journal (SPEC §7); not signed. */
+  planId?: string;
+  stepId?: string;
 }
 
 export interface PreparedRequest {
@@ -56,16 +61,18 @@ export function buildSignedBody(op: SignedOp, fields: { wallet: string; signatur
   return `{"symbol":${str(fields.symbol)},"amount":${fields.amountText},"wallet":${str(fields.wallet)},"signature":${str(fields.signature)}}`;
 }
 
-export function prepareSigned(
-  config: ApiConfig,
-  baseUrl: string,
-  input: SignedInput,
-  signer: Signer,
-  nowMs: number,
-): PreparedRequest {
-  if (signer.address !== input.wallet) {
-    throw new KeyError('KEY_MISMATCH', `the key loaded for wallet ${input.wallet} belongs to ${signer.address}`);
-  }
+/**
+ * A request whose every part is known but its signature: what the executor records as `sending`
+ * before it asks the wallet's signer (SPEC §7), and the action that signer is asked to sign.
+ */
+export interface UnsignedRequest extends Omit<PreparedRequest, 'body' | 'signature'> {
+  /** What the signer is asked for; it renders `message` from it itself. */
+  action: SignAction;
+  symbol: string | undefined;
+}
+
+/** Everything of a signed request but its signature; nothing is signed. */
+export function prepareUnsigned(config: ApiConfig, baseUrl: string, input: SignedInput, nowMs: number): UnsignedRequest {
   let amountText: string | undefined;
   if (input.op !== 'claim') {
     if (input.symbol === undefined || input.symbol === '') {
@@ -78,23 +85,19 @@ export function prepareSigned(
   }
   const endpoint = config.endpoints[input.op];
   const ts = Math.floor(nowMs / 1000);
-  const vars: Partial<Record<TemplateVariable, string>> = { wallet: input.wallet, ts: String(ts), op: input.op };
-  if (input.symbol !== undefined) vars.symbol = input.symbol;
-  if (amountText !== undefined) vars.amount = amountText;
-  if (input.epoch !== undefined && input.epoch !== '') vars.epoch = input.epoch;
-  else if (templateVariables(endpoint.message).includes('epoch')) {
-    // Refused before signing: a message with the wrong epoch would be refused by the server,
-    // and one with a made-up epoch could be accepted for the wrong one.
-    throw new AutoclaimError('INVALID_ACTION', `the ${input.op} message template signs {epoch}, but no epoch is known for this ${input.op}`);
+  const action: SignAction = { op: input.op, wallet: input.wallet, ts };
+  if (input.symbol !== undefined) action.symbol = input.symbol;
+  if (amountText !== undefined) action.amount = amountText;
+  if (input.epoch !== undefined && input.epoch !== '') action.epoch = input.epoch;
+  if (input.planId !== undefined) action.planId = input.planId;
+  if (input.stepId !== undefined) action.stepId = input.stepId;
+  let message: string;
+  try {
+    // The same rendering every signer does (keys/message.ts): what it must answer with.
+    message = messageFor(templatesOf(config.endpoints), action);
+  } catch (err) {
+    throw new AutoclaimError('INVALID_ACTION', (err as Error).message);
   }
-  const message = renderTemplate(endpoint.message, vars);
-  const signature = encodeSignature(signer.sign(new TextEncoder().encode(message)), config.signatureEncoding);
-  const body = buildSignedBody(input.op, {
-    wallet: input.wallet,
-    signature,
-    ...(input.symbol !== undefined ? { symbol: input.symbol } : {}),
-    ...(amountText !== undefined ? { amountText } : {}),
-  });
   const prefix = config.headerPrefix;
   return {
     op: input.op,
@@ -104,14 +107,42 @@ export function prepareSigned(
     url: joinUrl(baseUrl, endpoint.path),
     ts,
     message,
-    body,
     headers: {
       'content-type': 'application/json',
       accept: 'application/json',
       [`${prefix}-ts`]: String(ts),
       [`${prefix}-wallet`]: input.wallet,
     },
-    signature,
     amountText,
+    action,
+    symbol: input.symbol,
   };
+}
+
+/** The request with its signature (already checked by the caller against message and address). */
+export function sealSigned(config: Pick<ApiConfig, 'signatureEncoding'>, unsigned: UnsignedRequest, signature: Uint8Array): PreparedRequest {
+  const encoded = encodeSignature(signature, config.signatureEncoding);
+  const body = buildSignedBody(unsigned.op, {
+    wallet: unsigned.wallet,
+    signature: encoded,
+    ...(unsigned.symbol !== undefined ? { symbol: unsigned.symbol } : {}),
+    ...(unsigned.amountText !== undefined ? { amountText: unsigned.amountText } : {}),
+  });
+  const { action: _action, symbol: _symbol, ...rest } = unsigned;
+  return { ...rest, body, signature: encoded };
+}
+
+/** Signs in process with a loaded key and builds the request (doctor's sample requests, tests). */
+export function prepareSigned(
+  config: ApiConfig,
+  baseUrl: string,
+  input: SignedInput,
+  signer: Signer,
+  nowMs: number,
+): PreparedRequest {
+  if (signer.address !== input.wallet) {
+    throw new KeyError('KEY_MISMATCH', `the key loaded for wallet ${input.wallet} belongs to ${signer.address}`);
+  }
+  const unsigned = prepareUnsigned(config, baseUrl, input, nowMs);
+  return sealSigned(config, unsigned, signer.sign(new TextEncoder().encode(unsigned.message)));
 }

@@ -7,8 +7,10 @@ import type { AppConfig } from '../domain.js';
 import { ConfigError, KeyError } from '../errors.js';
 import { formatPath } from '../json.js';
 import type { Redactor } from '../log/redact.js';
-import { checkAddress, loadKey } from '../keys/keys.js';
-import type { Signer } from '../keys/signer.js';
+import { isInProcess, openSigner } from '../keys/backends/index.js';
+import { loadKey } from '../keys/keys.js';
+import { templatesOf } from '../keys/message.js';
+import type { WalletSigner } from '../keys/port.js';
 import type { IssueList, Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import { isSetAside } from './salvage.js';
@@ -28,7 +30,7 @@ export interface KeyCheckOptions {
 /** What the key check read, for a config without errors. */
 export interface LoadedSecrets {
   /** By address: a wallet is its address, and a key signs only for the address it derives. */
-  signers: Map<string, Signer>;
+  signers: Map<string, WalletSigner>;
   apiKey: string | undefined;
   webhookSecret: string | undefined;
 }
@@ -38,15 +40,21 @@ export function checkKeys(config: AppConfig, ctx: ResolveContext, opts: KeyCheck
   const credentialsDir = env.CREDENTIALS_DIRECTORY;
   if (config.api.baseUrl === 'sandbox' && !isSetAside(ctx.setAside, ['api'])) opts.prepareSandbox?.(config);
 
-  const signers = new Map<string, Signer>();
+  const signers = new Map<string, WalletSigner>();
+  const templates = templatesOf(config.api.endpoints);
   config.wallets.forEach((w, i) => {
     if (isSetAside(ctx.setAside, ['wallets', i])) return;
     const at: Path = ['wallets', i, 'key'];
+    const keyOpts = { env, credentialsDir, baseDir: ctx.configDir, redactor: opts.redactor };
     try {
-      const signer = loadKey(w.key, { env, credentialsDir, baseDir: ctx.configDir, redactor: opts.redactor });
-      // An address already refused has no key that could match it: one message is enough.
-      if (ctx.broken.size === 0 || !ctx.broken.has(formatPath(['wallets', i, 'address']))) checkAddress(signer, w.address, w.name);
-      signers.set(w.address, signer);
+      // An address already refused has no key that could match it: the key is read (its own
+      // problems reported), not compared, and one message is enough.
+      if (ctx.broken.size > 0 && ctx.broken.has(formatPath(['wallets', i, 'address']))) {
+        if (isInProcess(w.key)) loadKey(w.key, keyOpts);
+        return;
+      }
+      // In-process keys are loaded and checked now; a remote backend's key when it connects (runtime.ts).
+      signers.set(w.address, openSigner(w.key, w.address, w.name, { ...keyOpts, templates }));
     } catch (err) {
       if (!(err instanceof KeyError)) throw err;
       // Named as well as placed: in a fleet the name is what the operator searches for.

@@ -3,7 +3,7 @@
 // not secrets (Telegram's API server, PagerDuty's endpoint) checked by the webhook's rules
 // (webhook-url.ts). URLs that are secrets (Slack, Discord) are checked where they are read
 // (key-check.ts), with a message that never quotes them.
-import { WEBHOOK_CATEGORIES, type ChannelConfig, type KeySource, type WebhookCategory } from '../domain.js';
+import { WEBHOOK_CATEGORIES, type ChannelConfig, type InProcessKeySource, type WebhookCategory } from '../domain.js';
 import type { Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import type { RawConfig } from './schema.js';
@@ -62,7 +62,7 @@ export function resolveChannels(raw: RawConfig['alerts'], ctx: ResolveContext, h
   });
 }
 
-function source(s: KeySource, h: Helpers): KeySource {
+function source(s: InProcessKeySource, h: Helpers): InProcessKeySource {
   return 'file' in s ? { file: h.fromConfigDir(s.file) } : s;
 }
 

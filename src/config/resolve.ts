@@ -14,7 +14,6 @@ import type {
   CmpOp,
   Condition,
   SignedEndpoint,
-  KeySource,
   Rule,
   SignedOp,
   StepSpec,
@@ -30,6 +29,7 @@ import { stateUrlProblem } from './state-url.js';
 import type { ConfigSource, IssueList, Path } from './positions.js';
 import type { SetAside } from './salvage.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
+import { keySource } from './resolve-keys.js';
 
 const TRANSFER_OPS = SIGNED_OPS.filter((op): op is TransferOp => op !== 'claim');
 
@@ -243,12 +243,6 @@ function address(text: string, path: Path, ctx: ResolveContext): string {
     ctx.broken.add(formatPath(path));
   }
   return text;
-}
-
-function keySource(key: RawWallet['key'], dir: string): KeySource {
-  if ('file' in key) return { file: fromDir(key.file, dir) };
-  if ('env' in key) return { env: key.env };
-  return { credential: key.credential };
 }
 
 // ------------------------------------------------------------------------------------------------

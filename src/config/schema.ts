@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { Duration, name, posInt, SOL_MESSAGE, SolAmount, whenMissing, whenPresent } from './schema-fields.js';
 import { Rule } from './schema-rules.js';
 import { Channel, EventNames, MinSeverity } from './schema-alerts.js';
+import { KeySource } from './schema-keys.js';
 
 const LISTEN_MESSAGE = 'expected HOST:PORT or a bare port, e.g. 127.0.0.1:9464 or 9464';
 
@@ -111,27 +112,6 @@ const Api = z
 
 // ------------------------------------------------------------------------------------------------
 // wallets
-
-export const KeySource = z
-  .union(
-    [
-      z.strictObject({ file: z.string().min(1).describe('solana-keygen JSON file (64 numbers), mode 0600') }),
-      z.strictObject({
-        env: z
-          .string()
-          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' })
-          .describe('environment variable holding a base58 64-byte secret or 32-byte seed'),
-      }),
-      z.strictObject({
-        credential: z
-          .string()
-          .regex(/^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/, { error: 'expected a systemd credential name' })
-          .describe('systemd credential name, read from $CREDENTIALS_DIRECTORY'),
-      }),
-    ],
-    { error: whenPresent('expected exactly one of { file: PATH }, { env: VARIABLE } or { credential: NAME }') },
-  )
-  .describe('where the signing key is: never the key itself');
 
 /** One wallet: an entry of `wallets:`, and a line of wallets_file. */
 export const WalletSchema = z.strictObject({

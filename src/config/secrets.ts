@@ -2,7 +2,7 @@
 // the API key where it is allowed to be: the environment, a private file, a systemd credential.
 import { FILE_LIMITS, readBounded, tooBigText } from './read-bounded.js';
 import { join } from 'node:path';
-import type { AppConfig, ChannelConfig, KeySource } from '../domain.js';
+import type { AppConfig, ChannelConfig, InProcessKeySource } from '../domain.js';
 import { KeyError } from '../errors.js';
 import type { IssueList, Path, PathSegment } from './positions.js';
 
@@ -45,10 +45,15 @@ export function findLiteralSecrets(data: unknown, issues: IssueList, base: Path 
     if (value === null || typeof value !== 'object') return;
     // The first segment of the place the object is at (path still ends at it here).
     const inWallets = path[0] === 'wallets';
+    // A backend's `key:` settings name things, they hold none: a PKCS#11 `token` is the token's
+    // label and a Vault or signer `key` a key's name (their secrets come only from env, file or
+    // credential, by the *_env/_file/_credential fields).
+    const backend = inWallets && path[path.length - 2] === 'key' ? path[path.length - 1] : undefined;
+    const names = (key: string): boolean => (backend === 'pkcs11' && key === 'token') || ((backend === 'vault' || backend === 'signer') && key === 'key');
     for (const key of Object.keys(value)) {
       const v = (value as Record<string, unknown>)[key];
       path.push(key);
-      const literal = v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v));
+      const literal = v !== null && v !== undefined && (typeof v !== 'object' || Array.isArray(v)) && !names(key);
       if (literal && API_KEY_NAMES.test(key)) flag([...path], API_KEY_HELP);
       else if (literal && WALLET_SECRET_NAMES.test(key)) flag([...path], WALLET_KEY_HELP);
       else if (literal && OTHER_SECRET_NAMES.test(key)) flag([...path], 'secrets never live in the YAML; pass them through the environment or a mode-0600 file');
@@ -239,7 +244,7 @@ export function resolveStatePassword(config: AppConfig, env: NodeJS.ProcessEnv, 
  * says it is: a variable, a mode-0600 file, a systemd credential. Throws KeyError naming the source
  * (never the value) when it is not set or cannot be read. The caller registers it with the Redactor.
  */
-export function resolveChannelSecret(source: KeySource, what: string, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string {
+export function resolveChannelSecret(source: InProcessKeySource, what: string, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string {
   if ('env' in source) {
     const v = env[source.env]?.trim();
     if (!nonEmpty(v)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: $${source.env} is not set`);
@@ -252,7 +257,7 @@ export function resolveChannelSecret(source: KeySource, what: string, env: NodeJ
 }
 
 /** A channel's secrets, by the config key that names their source. */
-export function channelSecretSources(c: ChannelConfig): Array<[string, KeySource]> {
+export function channelSecretSources(c: ChannelConfig): Array<[string, InProcessKeySource]> {
   switch (c.type) {
     case 'slack':
     case 'discord':

@@ -80,7 +80,11 @@ function apiKeyLine(config: AppConfig, opts: SummaryOptions): string {
 function describeKey(key: KeySource): string {
   if ('file' in key) return `file ${key.file}`;
   if ('env' in key) return `env ${key.env}`;
-  return `systemd credential ${key.credential}`;
+  if ('credential' in key) return `systemd credential ${key.credential}`;
+  if ('pkcs11' in key) return `pkcs11 token ${key.pkcs11.token}, key ${key.pkcs11.label ?? `id ${key.pkcs11.id ?? ''}`}`;
+  if ('vault' in key) return `vault ${key.vault.address} ${key.vault.mount}/${key.vault.key}`;
+  if ('aws_kms' in key) return `aws_kms ${key.aws_kms.keyId} (${key.aws_kms.region})`;
+  return `signer service ${key.signer.socket}, key ${key.signer.key}`;
 }
 
 const FIELD_WORDS: Record<Condition['field'], string> = {

@@ -4,13 +4,15 @@ import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp } from '../dom
 import type { EventSink, ServerRefusal } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint } from './failpoints.js';
-import type { ApiPort, Signer, WorkerStore } from './ports.js';
+import type { ApiPort, WalletSigner, WorkerStore } from './ports.js';
 
 export interface WorkerDeps {
   store: WorkerStore;
   api: ApiPort;
   /** By wallet address: a wallet is its address, and a signer is only ever looked up by it. */
-  signers: ReadonlyMap<string, Signer>;
+  signers: ReadonlyMap<string, WalletSigner>;
+  /** How long a signer may take (signing-guard.ts DEFAULT_SIGN_DEADLINE_MS); past it the step goes back to planned, unsent. */
+  signDeadlineMs?: number;
   /** The current config (rules, safety, how answers read), read at each use. */
   config: () => WorkerConfig;
   /** The daemon's decision clock (limits' windows), so an NTP step cannot fake them. Default: clock. */

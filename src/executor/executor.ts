@@ -15,13 +15,15 @@ import type { Logger } from '../log/logger.js';
 import { checkActionLimit, resolveStepAmount } from '../rules/amounts.js';
 import { DAY_MS } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
-import type { ApiPort, PlanWithSteps, Signer, StepRow, StoredRequest } from './ports.js';
+import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
+import { UNSIGNED_BODY } from '../store/rows.js';
 import { beyondWindow } from '../api/ts-window.js';
 import { CLAIM_UNDETERMINED, heldForOperator } from '../store/plan-status.js';
 import { claimLooksApplied } from './reconcile.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
 import { errorSummary, OutcomeRecorder } from './outcome.js';
 import { SigningPauses, SigningTime } from './signing-guard.js';
+import { signAndSend } from './sign-step.js';
 
 export type { SigningPause, StepEvent, WorkerDeps } from './deps.js';
 export { errorSummary } from './outcome.js';
@@ -142,16 +144,16 @@ export class PlanExecutor {
     const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: 'claim', wallet: plan.address, epoch: plan.epoch }, signer, await this.time.next(plan.address, log));
+    const unsigned = api.unsigned({ op: 'claim', wallet: plan.address, epoch: plan.epoch, ...ids(plan, step) }, await this.time.next(plan.address, log));
     const request: StoredRequest = {
-      ...recordOf(prepared),
+      ...recordOf(unsigned),
       before: {
         pendingLamports: fresh.pendingLamports.toString(),
         lifetimeLamports: fresh.lifetimeLamports?.toString() ?? null,
         epoch: fresh.epoch,
       },
     };
-    return this.commitAndSend(plan, step, request, log, () => this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports));
+    return this.commitAndSend(plan, step, signer, unsigned, request, log, (prepared) => this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports));
   }
 
   private async reconcileClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
@@ -269,8 +271,8 @@ export class PlanExecutor {
     const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
     if (blocked !== undefined) return blocked;
 
-    const prepared = api.prepare({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount }, signer, await this.time.next(plan.address, log));
-    return this.commitAndSend(plan, step, recordOf(prepared), log, () => this.outcomes.send(plan, step, prepared, log, amount));
+    const unsigned = api.unsigned({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount, ...ids(plan, step) }, await this.time.next(plan.address, log));
+    return this.commitAndSend(plan, step, signer, unsigned, recordOf(unsigned), log, (prepared) => this.outcomes.send(plan, step, prepared, log, amount));
   }
 
   /**
@@ -328,26 +330,17 @@ export class PlanExecutor {
   // ------------------------------------------------------------------------------------------
   // shared
 
-  /**
-   * Records `sending`, then sends. The step is in inFlight() from before the record commits until
-   * its outcome is recorded (or it is left `sending` for a new owner), so no per-turn recovery of
-   * this process can take a slow answer for a lost one.
-   */
-  private async commitAndSend(plan: PlanWithSteps, step: StepRow, request: StoredRequest, log: Logger, send: () => Promise<StepResult>): Promise<StepResult> {
-    this.sending.add(step.id);
-    try {
-      try {
-        await this.deps.store.markSending(step.id, request, this.deps.clock.now());
-      } catch (err) {
-        // Fail closed: what is not recorded is not sent.
-        log.error({ event: 'state.write_failed', err: errorSummary(err) }, `could not record the ${step.kind} before sending it; nothing was sent`);
-        return 'retry_later';
-      }
-      this.deps.failpoint('after_sending_committed');
-      return await send();
-    } finally {
-      this.sending.delete(step.id);
-    }
+  /** Records `sending`, asks the signer, records the signature, sends (sign-step.ts). */
+  private async commitAndSend(
+    plan: PlanWithSteps,
+    step: StepRow,
+    signer: WalletSigner,
+    unsigned: UnsignedRequest,
+    request: StoredRequest,
+    log: Logger,
+    send: (prepared: PreparedRequest) => Promise<StepResult>,
+  ): Promise<StepResult> {
+    return signAndSend(this.deps, this.sending, { plan, step, signer, unsigned, request, log }, send);
   }
 
   private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {
@@ -365,7 +358,7 @@ export class PlanExecutor {
     return 'skipped';
   }
 
-  private signer(plan: PlanWithSteps): Signer | undefined {
+  private signer(plan: PlanWithSteps): WalletSigner | undefined {
     return this.deps.signers.get(plan.address);
   }
 
@@ -387,6 +380,12 @@ export class PlanExecutor {
   }
 }
 
-function recordOf(p: ReturnType<ApiPort['prepare']>): StoredRequest {
-  return { method: p.method, url: p.url, ts: p.ts, message: p.message, body: p.body };
+/** What is recorded of a request before it is signed; recordSigned adds its body. */
+function recordOf(p: UnsignedRequest): StoredRequest {
+  return { method: p.method, url: p.url, ts: p.ts, message: p.message, body: UNSIGNED_BODY };
+}
+
+/** The ids the signer's journal keeps with the action (SPEC §7); not signed. */
+function ids(plan: PlanWithSteps, step: StepRow): { planId: string; stepId: string } {
+  return { planId: String(plan.id), stepId: String(step.id) };
 }

@@ -3,7 +3,9 @@
 // a power cut would leave it (no finally blocks, no flushed buffers beyond what SQLite synced).
 //
 //   after_plan_recorded         the plan and its steps are committed; nothing signed yet
-//   after_sending_committed     a step is committed as `sending`; no byte of it has gone out
+//   before_signature            a step is committed as `sending` without its signature; its signer
+//                               has not answered (recovery returns it to planned: nothing was sent)
+//   after_sending_committed     a step's signed request is committed (`sending`); no byte of it has gone out
 //   after_request_written       undici has written the whole signed request to the socket; the
 //                               answer has not been read (the server may or may not apply it)
 //   after_answer_before_record  the answer (or a transport error) is in hand; not yet recorded
@@ -13,6 +15,7 @@ import { AutoclaimError } from '../errors.js';
 
 const FAILPOINTS = [
   'after_plan_recorded',
+  'before_signature',
   'after_sending_committed',
   'after_request_written',
   'after_answer_before_record',

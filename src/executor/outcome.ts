@@ -9,7 +9,7 @@ import { maxSendAgeMs } from '../api/ts-window.js';
 import type { Logger } from '../log/logger.js';
 import { classifyAnswer, requestRefusalScope } from './answer.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
-import type { ApiPort, PlanWithSteps, ResponseRecord, StepRow } from './ports.js';
+import type { PlanWithSteps, PreparedRequest, ResponseRecord, StepRow } from './ports.js';
 import type { StepRef } from '../store/port.js';
 import type { SigningPauses } from './signing-guard.js';
 import { clockSignal, REFUSAL_FIX, serverRefusal, type ServerRefusal } from './refusal.js';
@@ -24,7 +24,7 @@ export class OutcomeRecorder {
   async send(
     plan: PlanWithSteps,
     step: StepRow,
-    prepared: ReturnType<ApiPort['prepare']>,
+    prepared: PreparedRequest,
     log: Logger,
     amount: bigint,
   ): Promise<StepResult> {
@@ -87,7 +87,7 @@ export class OutcomeRecorder {
    * at any moment; and a request whose timestamp aged past maxSendAgeMs (a quarter of api.ts_window)
    * is better signed again than sent to be refused as stale.
    */
-  private holdBack(plan: PlanWithSteps, prepared: ReturnType<ApiPort['prepare']>): string | undefined {
+  private holdBack(plan: PlanWithSteps, prepared: PreparedRequest): string | undefined {
     if (this.deps.stillHolds?.(plan.address) === false) return "this daemon lost the wallet's lease while the request waited to go out";
     const windowMs = this.deps.config().api?.tsWindowMs;
     if (windowMs === undefined) return undefined;

@@ -1,15 +1,14 @@
 // What the worker needs from its edges, stated narrowly. The store's is a Pick of the one store port;
 // the undici client satisfies ApiPort structurally; tests can hand in anything that does.
 import type { Disposition } from '../errors.js';
-import type { Lamports, SignedOp, WalletSummary } from '../domain.js';
-import type { Signer } from '../keys/signer.js';
-import type { PreparedRequest } from '../api/signed-request.js';
+import type { Lamports, WalletSummary } from '../domain.js';
+import type { PreparedRequest, SignedInput, UnsignedRequest } from '../api/signed-request.js';
 import type { Store } from '../store/port.js';
 
 // The data shapes are the store's and the client's own (type-only imports: no runtime coupling);
 // what is narrowed here is the set of operations the worker may call.
-export type { Signer } from '../keys/signer.js';
-export type { PreparedRequest } from '../api/signed-request.js';
+export type { WalletSigner } from '../keys/port.js';
+export type { PreparedRequest, UnsignedRequest } from '../api/signed-request.js';
 export type { PlanWithSteps, StepRow, StoredRequest } from '../store/rows.js';
 export type { ResponseRecord } from '../store/port.js';
 
@@ -22,11 +21,10 @@ interface ActionResult {
 
 export interface ApiPort {
   walletSummary(address: string): Promise<WalletSummary>;
-  prepare(
-    input: { op: SignedOp; wallet: string; epoch?: string; symbol?: string; amount?: Lamports },
-    signer: Signer,
-    nowMs: number,
-  ): PreparedRequest;
+  /** Everything of a request but its signature, and the action the wallet's signer is asked for. */
+  unsigned(input: SignedInput, nowMs: number): UnsignedRequest;
+  /** The request with its signature, already checked against the message and the address. */
+  seal(unsigned: UnsignedRequest, signature: Uint8Array): PreparedRequest;
   /** `gate`: asked after every wait, right before the first byte (api/client.ts SendGate). */
   send(prepared: PreparedRequest, gate?: () => string | undefined): Promise<ActionResult>;
   /** Server Date minus our clock at the last response, when measured: a refusal's clock signal. */
@@ -47,6 +45,7 @@ export type WorkerStore = Pick<
   | 'planHistory'
   | 'setStepAmount'
   | 'markSending'
+  | 'recordSigned'
   | 'markAcknowledged'
   | 'markRejected'
   | 'markUnknown'

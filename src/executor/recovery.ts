@@ -24,6 +24,14 @@ export async function recoverInFlight(
   const steps = await deps.store.recoverInFlight(deps.clock.now(), address, opts.except);
   const when = opts.when === 'turn' ? 'by a process that is gone (or lost the wallet’s lease)' : 'at the last shutdown or crash';
   for (const step of steps) {
+    if (step.state === 'planned') {
+      // Recorded `sending` before its signer answered (SPEC §7): no signature, so nothing was sent.
+      deps.logger.warn(
+        { event: 'action.deferred', plan: step.planId, step: step.id, kind: step.kind, recovered: opts.when ?? 'start', reason: 'unsigned' },
+        `${step.kind} was left in flight ${when} before its signer answered; nothing was sent, and it will be signed afresh`,
+      );
+      continue;
+    }
     deps.logger.error(
       { event: 'action.unknown', plan: step.planId, step: step.id, kind: step.kind, recovered: opts.when ?? 'start' },
       step.kind === 'claim'

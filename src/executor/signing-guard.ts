@@ -5,6 +5,45 @@ import type { Clock } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import type { Awaitable } from '../store/port.js';
 import type { SigningPause } from './deps.js';
+import { checkSignResult } from '../keys/check.js';
+import { SIGNER_UNAVAILABLE, SignerRefused, type SignAction, type WalletSigner } from '../keys/port.js';
+
+/** How long a signer may take to answer before the step goes back to planned, unsent. */
+export const DEFAULT_SIGN_DEADLINE_MS = 10_000;
+
+
+/** What the wallet's signer said, checked: a signature over the expected text by the wallet's key, or why not. */
+export type SignVerdict =
+  | { ok: true; signature: Uint8Array; seconds: number }
+  | { ok: false; unanswered: boolean; code: string; detail: string; seconds: number };
+
+/**
+ * Asks `signer` for `action` under a deadline, and checks its answer (keys/check.ts): the
+ * message must be `expected` and the signature the wallet's. Never throws.
+ */
+export async function askSigner(signer: WalletSigner, action: SignAction, expected: string, deadlineMs: number, clock: Pick<Clock, 'monotonic'>): Promise<SignVerdict> {
+  const started = clock.monotonic();
+  const seconds = (): number => (clock.monotonic() - started) / 1000;
+  const ac = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(() => resolve('deadline'), deadlineMs);
+  });
+  try {
+    const answer = await Promise.race([signer.sign(action, ac.signal), deadline]);
+    if (answer === 'deadline') {
+      ac.abort();
+      return { ok: false, unanswered: true, code: 'SIGNER_TIMEOUT', detail: `the ${signer.backend} signer did not answer within ${deadlineMs} ms`, seconds: seconds() };
+    }
+    return { ok: true, signature: checkSignResult(signer.address, expected, answer), seconds: seconds() };
+  } catch (err) {
+    const code = err instanceof SignerRefused ? err.code : 'SIGNER_ERROR';
+    const detail = err instanceof Error ? err.message : String(err);
+    return { ok: false, unanswered: code === SIGNER_UNAVAILABLE, code, detail, seconds: seconds() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** What SigningTime asks the store: the store port's two questions about signed seconds. */
 export interface SignedSeconds {

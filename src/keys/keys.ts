@@ -4,13 +4,13 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import bs58 from 'bs58';
-import type { KeySource } from '../domain.js';
+import type { InProcessKeySource } from '../domain.js';
 import { FILE_LIMITS, readBounded, tooBigText } from '../config/read-bounded.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
 import { deriveSigner, type Signer } from './signer.js';
 
-interface LoadKeyOptions {
+export interface LoadKeyOptions {
   env: NodeJS.ProcessEnv;
   /** systemd's $CREDENTIALS_DIRECTORY; defaults to env.CREDENTIALS_DIRECTORY. */
   credentialsDir?: string;
@@ -53,7 +53,7 @@ function readSecretFile(path: string, label: string, checkMode: boolean): string
 }
 
 /** The key text of a source, unparsed. */
-function readSource(source: KeySource, opts: LoadKeyOptions): { text: string; label: string } {
+function readSource(source: InProcessKeySource, opts: LoadKeyOptions): { text: string; label: string } {
   if ('file' in source) {
     const path = resolveKeyPath(source.file, opts.baseDir);
     const label = `key file ${path}`;
@@ -76,6 +76,19 @@ function readSource(source: KeySource, opts: LoadKeyOptions): { text: string; la
   // systemd owns the credentials directory and its modes (0400 under a private mount), so the
   // group/other check that guards hand-made key files does not apply here.
   return { text: readSecretFile(join(dir, source.credential), `${label} (${join(dir, source.credential)})`, false), label };
+}
+
+/**
+ * A backend's secret (a PKCS#11 PIN, a Vault token) from where secrets may be: the environment, a
+ * mode-0600 file, a systemd credential. Registered with the redactor before it is returned;
+ * surrounding whitespace is dropped.
+ */
+export function readBackendSecret(source: InProcessKeySource, what: string, opts: LoadKeyOptions): string {
+  const { text, label } = readSource(source, opts);
+  const secret = text.trim();
+  if (secret === '') throw new KeyError('KEY_MISSING', `${what} (${label}) is empty`);
+  opts.redactor?.add(secret);
+  return secret;
 }
 
 /** Key text decoded. */
@@ -218,7 +231,7 @@ function keyFromText(raw: string, label: string, redactor: Redactor | undefined)
 }
 
 /** Loads a wallet key and returns a signer for it. Throws KeyError with a distinct code per problem. */
-export function loadKey(source: KeySource, opts: LoadKeyOptions): Signer & { readonly source: string } {
+export function loadKey(source: InProcessKeySource, opts: LoadKeyOptions): Signer & { readonly source: string } {
   const { text, label } = readSource(source, opts);
   return keyFromText(text, label, opts.redactor);
 }

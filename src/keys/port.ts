@@ -1,25 +1,30 @@
-// The signer port (SPEC §7): what the executor asks of a wallet's key. The request is the action,
-// never bare bytes: each backend builds the message from its own templates (message.ts), so
-// nothing can obtain a signature over bytes it did not check.
+// The signer port (SPEC §7): a wallet's key is reached through `sign(action)`, never through bare
+// bytes. The action says what is to be done; the backend renders the signed text from the
+// configured templates itself (message.ts), so whatever stands behind the port — the daemon's own
+// memory, an HSM, Vault, KMS or the signer service with its policy — signs only messages it built.
 import type { SignedOp } from '../domain.js';
 
+/** What is to be signed: the action, not its bytes. */
 export interface SignAction {
   op: SignedOp;
-  /** base58 address of the wallet. */
+  /** The wallet's address (base58); must be the signer's. */
   wallet: string;
+  /** Every op but claim. */
   symbol?: string;
-  /** Canonical SOL text (formatSol). */
+  /** Every op but claim: the canonical SOL text (formatSol), exactly what the body carries. */
   amount?: string;
-  /** Unix seconds, as in the `<prefix>-ts` header. */
+  /** Unix seconds; the same integer goes in the `<prefix>-ts` header. */
   ts: number;
+  /** The plan's epoch ("YYYY-MM-DD"), when known. */
   epoch?: string;
   planId?: string;
   stepId?: string;
 }
 
 export interface SignResult {
-  /** The exact text that was signed. */
+  /** The exact text that was signed (UTF-8). */
   message: string;
+  /** The 64-byte Ed25519 signature. */
   signature: Uint8Array;
 }
 
@@ -28,18 +33,31 @@ export type SignerBackend = 'file' | 'env' | 'credential' | 'pkcs11' | 'vault' |
 export interface WalletSigner {
   readonly address: string;
   readonly backend: SignerBackend;
+  /** Rejects with SignerRefused when the backend (or its policy) refuses; aborts with `signal`. */
   sign(action: SignAction, signal: AbortSignal): Promise<SignResult>;
+  /** Releases sessions, sockets, handles. */
   close?(): Promise<void>;
 }
 
-/** A backend refused to sign (its policy, an unknown key, a wrong answer): nothing is sent. */
+/**
+ * A signer that answered no: policy (SPEC §7 codes: POLICY_OP, POLICY_SYMBOL, POLICY_ACTION_CAP,
+ * POLICY_DAY_CAP, ALREADY_SIGNED_EPOCH, TS_SKEW, UNKNOWN_KEY), a malformed action
+ * (INVALID_ACTION), or a backend's own failure (e.g. PKCS11_*, VAULT_*, KMS_*, BAD_SIGNATURE).
+ * The daemon records the step refused before sending: nothing was sent.
+ */
 export class SignerRefused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  override readonly name = 'SignerRefused';
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'SignerRefused';
+    this.code = code;
   }
 }
+
+/**
+ * A backend's code for "could not be reached" (a connection refused, a 5xx from Vault or KMS, a
+ * token not present): like a deadline passed, the executor puts the step back to planned, to be
+ * signed afresh later, rather than refusing it on the word of a signer that never judged it.
+ */
+export const SIGNER_UNAVAILABLE = 'SIGNER_UNAVAILABLE';

@@ -35,6 +35,7 @@ export function instrument(metrics: Metrics, events: Pick<AutoclaimEvents, 'on'>
       // What the server acknowledged (for a claim, what it said it claimed, bounded by the executor).
       if (e.state === 'acknowledged' && e.amountLamports !== undefined) metrics.actionSol(e.kind, e.amountLamports);
     }),
+    events.on('signer:answered', ({ backend, outcome, code }) => metrics.signature(backend, outcome, code ?? '')),
     events.on('request:done', ({ method, url, status, seconds }) => metrics.request(operationOf(method, url, opts.endpoints()), status, seconds)),
   ];
   return {

@@ -68,6 +68,8 @@ export interface Metrics {
   planOutcome(rule: string, outcome: PlanOutcome): void;
   /** A step that reached a state worth counting. */
   step(kind: SignedOp, outcome: StepOutcome): void;
+  /** A wallet's signer answered (SPEC §7): signed, refused or unanswered (with its code). */
+  signature(backend: string, outcome: 'signed' | 'refused' | 'unanswered', code: string): void;
   /** SOL moved by an acknowledged action (claimed, deposited, minted, withdrawn, burnt). */
   actionSol(kind: SignedOp, lamports: Lamports): void;
   /** An answer that claimed more than could be true (e.g. claimed_sol above the pending seen). */
@@ -232,6 +234,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers,
   });
+  const signatures = new Counter({ name: `${PREFIX}signatures_total`, help: "Answers of the wallets' signers, by backend, outcome (signed | refused | unanswered) and code (empty when signed).", labelNames: ['backend', 'outcome', 'code'] as const, registers });
   const actionSol = new Counter({
     name: `${PREFIX}action_sol_total`,
     help: 'SOL in acknowledged actions, by action (claim | deposit | mint | withdraw | burn); display only.',
@@ -353,6 +356,10 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
     step(kind, outcome) {
       steps.inc({ kind, outcome });
+    },
+    signature(backend, outcome, code) {
+      // Codes are a closed set per backend (SPEC §7's and each backend's): a bounded label.
+      signatures.inc({ backend, outcome, code: /^[A-Z0-9_]{1,40}$/.test(code) ? code : 'OTHER' });
     },
     actionSol(kind, lamports) {
       if (lamports > 0n) actionSol.inc({ action: kind }, lamportsToDisplayNumber(lamports));

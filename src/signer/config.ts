@@ -11,10 +11,10 @@ import { readYamlData } from '../config/load.js';
 import type { IssueList, Path } from '../config/positions.js';
 import { FILE_LIMITS } from '../config/read-bounded.js';
 import { readTextFile } from '../config/read-text.js';
-import { KeySource } from '../config/schema.js';
+import { InProcessKeySource } from '../config/schema-keys.js';
 import { Duration, name, SolAmount } from '../config/schema-fields.js';
 import { errorMap, reportSchemaProblems } from '../config/zod-issues.js';
-import { SIGNED_OPS, type KeySource as KeySourceConfig, type SignedOp } from '../domain.js';
+import { SIGNED_OPS, type InProcessKeySource as KeySourceConfig, type SignedOp } from '../domain.js';
 import type { ConfigIssue } from '../errors.js';
 import { KeyError } from '../errors.js';
 import { checkAddress, loadKey } from '../keys/keys.js';
@@ -32,7 +32,7 @@ const Policy = z.strictObject({
 const KeyEntry = z.strictObject({
   name: name('key').describe('the name the daemon asks for (key: { signer: { key } })'),
   address: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, { error: 'expected a base58 public key' }),
-  key: KeySource,
+  key: InProcessKeySource,
   policy: Policy,
 });
 

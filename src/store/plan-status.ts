@@ -5,6 +5,8 @@ import type { PlanStatus, StepState } from '../domain.js';
 import type { PlanWithSteps, StepRow } from './rows.js';
 
 export const IN_FLIGHT_ERROR = 'in flight at shutdown or crash';
+/** Why a step left `sending` before its signer answered went back to planned: nothing was sent. */
+export const UNSIGNED_ERROR = 'left before its signer answered: nothing was signed for it, nothing was sent';
 
 /** all acknowledged/skipped → done; any unknown → blocked; any failed → failed; any rejected → rejected; else open. */
 export function deriveStatus(states: readonly StepState[]): Exclude<PlanStatus, 'dry'> {

@@ -93,6 +93,12 @@ export interface SyncStore {
 
   /** planned → sending, committed before the first byte of the request goes out. */
   markSending(stepId: number, request: StoredRequest, now?: number): StepRow;
+  /**
+   * The signed request of a step recorded `sending` with an unsigned one (rows.ts UNSIGNED_BODY),
+   * committed before its first byte goes out; guarded on the attempt, so a step recovery returned
+   * to planned (or another daemon re-sent) is never given a signature.
+   */
+  recordSigned(stepId: StepRef, request: StoredRequest, now?: number): StepRow;
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
   markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now?: number): StepRow;
   /** sending → failed: the request itself was refused (signature, timestamp, headers, auth). */

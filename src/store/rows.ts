@@ -57,7 +57,10 @@ export interface StoredRequest {
   ts: number;
   /** The signed message. */
   message: string;
-  /** The exact JSON text sent, so amounts keep the byte-for-byte form that was signed. */
+  /**
+   * The exact JSON text sent, so amounts keep the byte-for-byte form that was signed. Empty while
+   * the step waits for its signer (UNSIGNED_BODY): such a step was provably never sent.
+   */
   body: string;
   /** Other headers worth keeping (the x-svc-* ones). */
   headers?: Record<string, string>;
@@ -258,4 +261,16 @@ export function outboxRowFromRaw(r: RawOutboxRow): OutboxRow {
     lastError: r.last_error ?? undefined,
     createdAt: Number(r.created_at),
   };
+}
+
+/**
+ * The body of a step recorded `sending` before its signer answered (SPEC §7): no request exists
+ * yet, so none can have gone out. recordSigned fills it in before the first byte is sent; recovery
+ * returns a step still carrying it to `planned`.
+ */
+export const UNSIGNED_BODY = '';
+
+/** Whether a recorded request was never signed, hence never sent. */
+export function isUnsigned(request: StoredRequest | null): boolean {
+  return request !== null && request.body === UNSIGNED_BODY;
 }

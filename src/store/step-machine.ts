@@ -4,6 +4,7 @@
 // no row matches, nothing changed and a StateError says why, so a double transition cannot happen.
 //
 //   planned ──markSending──▶ sending ──markAcknowledged──▶ acknowledged
+//                  (unsigned, then recordSigned: the signer's answer, before the first byte; SPEC §7)
 //      ▲                        ├──markRejected / markFailed──▶ rejected / failed  (rest of the plan skipped)
 //      └──────markNotSent───────┤
 //      │                        └──markUnknown──▶ unknown ──reconcile(claim only)──▶ acknowledged | planned
@@ -22,9 +23,9 @@ import type { Lamports } from '../amount.js';
 import type { PlanStatus, StepState } from '../domain.js';
 import { StateError } from '../errors.js';
 import { encodeRequest, lamportsText, planFromRaw, stepFromRaw } from './codecs.js';
-import { cancelNote, cancelRefusal, deriveStatus } from './plan-status.js';
+import { cancelNote, cancelRefusal, deriveStatus, UNSIGNED_ERROR } from './plan-status.js';
 import { stepRef, type ResponseRecord, type StepRef } from './port.js';
-import type { PlanWithSteps, RawPlan, RawStep, StepRow, StoredRequest } from './rows.js';
+import { isUnsigned, type PlanWithSteps, type RawPlan, type RawStep, type StepRow, type StoredRequest } from './rows.js';
 
 /** One query of a transition: `get` answers the first row (or undefined), `all` every row, `run` the rows changed. */
 export interface Query {
@@ -88,6 +89,21 @@ export class StepMachine {
     return yield* this.afterChange(stepId, now);
   }
 
+  /**
+   * sending (unsigned) → sending (signed): the signer's answer recorded before the first byte goes
+   * out. Guarded on the attempt and on the request still being unsigned, so a step that recovery
+   * returned to planned (or that another daemon re-sent) is never given a signature.
+   */
+  *recordSigned(ref: StepRef, request: StoredRequest, now: number): Op<StepRow> {
+    const { id: stepId, attempt } = stepRef(ref);
+    const requestJson = this.scrub(encodeRequest(request, stepId));
+    const cur = yield* get<RawStep>(`SELECT * FROM steps WHERE id = $1 AND state = 'sending' AND ${ATTEMPT_GUARD(2)}`, stepId, attempt ?? null);
+    if (cur === undefined || !isUnsigned(stepFromRaw(cur).request)) throw yield* this.whyNot(stepId, 'sending', 'record the signature of', false, attempt);
+    yield* run('UPDATE steps SET request = $2, updated_at = $3 WHERE id = $1', stepId, requestJson, now);
+    yield* run('UPDATE attempts SET request = $1 WHERE step_id = $2 AND n = $3', requestJson, stepId, cur.attempts);
+    return yield* this.afterChange(stepId, now);
+  }
+
   *markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): Op<StepRow> {
     const r = yield* this.leaveSending(ref, 'acknowledged', res, null, now);
     if (r.kind === 'claim' && res.claimedLamports !== undefined) yield* this.setClaimed(r.plan_id, res.claimedLamports, now);
@@ -124,12 +140,22 @@ export class StepMachine {
     return yield* this.afterChange(stepId, now);
   }
 
-  /** Of these steps, those still `sending` are recovered; the others were settled meanwhile (by whoever) and are left alone. */
+  /**
+   * Of these steps, those still `sending` are recovered; the others were settled meanwhile (by
+   * whoever) and are left alone. One whose signer never answered (still unsigned) was provably
+   * never sent: it goes back to planned, to be signed and sent afresh.
+   */
   *recoverSending(ids: Iterable<number>, error: string, now: number): Op<StepRow[]> {
     const out: StepRow[] = [];
     for (const id of ids) {
-      const s = yield* get<{ state: StepState }>('SELECT state FROM steps WHERE id = $1', id);
-      if (s?.state === 'sending') out.push(yield* this.recover(id, error, now));
+      const s = yield* get<RawStep>('SELECT * FROM steps WHERE id = $1', id);
+      if (s?.state !== 'sending') continue;
+      if (isUnsigned(stepFromRaw(s).request)) {
+        yield* this.leaveSending(id, 'planned', {}, UNSIGNED_ERROR, now, 'not_sent');
+        out.push(yield* this.afterChange(id, now));
+      } else {
+        out.push(yield* this.recover(id, error, now));
+      }
     }
     return out;
   }

@@ -182,9 +182,11 @@ const CASES: Case[] = [
     errors: [`config.yaml:6:5 wallets[0].key: looks like key material; ${WALLET_KEY_HELP}`],
   },
   {
-    name: 'a key source that is none of the three',
+    name: 'a key source that is none of the known shapes',
     yaml: edit(BASE, '{ file: ./keys/treasury.json }', '{ path: ./keys/treasury.json }'),
-    errors: ['config.yaml:6:5 wallets[0].key: expected exactly one of { file: PATH }, { env: VARIABLE } or { credential: NAME }'],
+    errors: [
+      'config.yaml:6:5 wallets[0].key: expected exactly one of { file: PATH }, { env: VARIABLE }, { credential: NAME }, { pkcs11: {...} }, { vault: {...} }, { aws_kms: {...} } or { signer: { socket, key } }',
+    ],
   },
   {
     name: 'a key source with a wrong value type',

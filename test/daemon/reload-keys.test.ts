@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Daemon } from '../../src/daemon.js';
 import type { Redactor } from '../../src/log/redact.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { Signer } from '../../src/executor/ports.js';
+import type { WalletSigner } from '../../src/executor/ports.js';
 import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
 import { sandboxYaml, startInProcess, type ConfigWallet, type InProcess } from './in-process.js';
 
@@ -31,7 +31,7 @@ describe('reload re-reads every key', () => {
 
   const named = (event: string) => app.log.events(event);
   const writeYaml = (text: string) => writeFileSync(configPath, text);
-  const signer = (address: string): (Signer & { source?: string }) | undefined => runtime.signers.get(address);
+  const signer = (address: string): WalletSigner | undefined => runtime.signers.get(address);
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir('autoclaim-reload-'));
@@ -66,7 +66,7 @@ describe('reload re-reads every key', () => {
     const after = signer(alpha.address);
     expect(after).not.toBe(before);
     expect(after?.address).toBe(alpha.address);
-    expect(after?.source).toBe(`key file ${join(dir, 'keys', 'alpha-rotated.json')}`);
+    expect((after as { source?: string } | undefined)?.source).toBe(`key file ${join(dir, 'keys', 'alpha-rotated.json')}`);
     expect(daemon.currentConfig.wallets[0]?.key).toEqual({ file: join(dir, 'keys', 'alpha-rotated.json') });
   });
 

@@ -1,3 +1,4 @@
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 // Recovery on every turn (issue 25, finding 6): a step left `sending` by a process that is gone,
 // under a daemon that lives on (it held the wallet all along, or got its lease back), is turned
 // unknown and reconciled at the wallet's next turn — not only at start-up or a takeover; and a step
@@ -59,7 +60,7 @@ async function world() {
   const settings = () => ({ rules: [rule], safety: { maxLamportsPerAction: 100n * SOL } });
   /** One process: its own executor (and so its own in-flight set). */
   const process = (failpoint: (name: FailpointName) => void = () => {}) => {
-    const executor = new PlanExecutor({ store, api: client, signers: new Map([[address, signer]]), config: settings, clock: realClock, logger, failpoint });
+    const executor = new PlanExecutor({ store, api: client, signers: new Map([[address, inProcessSigner(signer)]]), config: settings, clock: realClock, logger, failpoint });
     const claimDoubt = new ClaimDoubtWatch();
     return {
       executor,

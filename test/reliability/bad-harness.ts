@@ -17,7 +17,8 @@ import { Redactor } from '../../src/log/redact.js';
 import { openStore, type SyncStore } from '../../src/store/index.js';
 import { PlanExecutor } from '../../src/executor/executor.js';
 import { noFailpoints } from '../../src/executor/failpoints.js';
-import type { Signer } from '../../src/executor/ports.js';
+import type { Signer } from '../../src/keys/signer.js';
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 import { runWalletCycle, type WalletCycleResult } from '../../src/executor/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
 
@@ -99,7 +100,7 @@ export async function openBadHarness(): Promise<BadHarness> {
     sleep: () => Promise.resolve(),
   });
   const settings = () => ({ rules: [GREEDY_RULE], safety: { maxLamportsPerAction: 10n ** 18n } });
-  const executor = new PlanExecutor({ store, api: client, signers: new Map([[wallet.address, signer]]), config: settings, clock: systemClock, logger, failpoint: noFailpoints });
+  const executor = new PlanExecutor({ store, api: client, signers: new Map([[wallet.address, inProcessSigner(signer)]]), config: settings, clock: systemClock, logger, failpoint: noFailpoints });
 
   return {
     wallet,

@@ -16,7 +16,10 @@ import { Redactor } from '../../src/log/redact.js';
 import { openStore, type SyncStore } from '../../src/store/index.js';
 import { PlanExecutor } from '../../src/executor/executor.js';
 import type { Failpoint, FailpointName } from '../../src/executor/failpoints.js';
-import type { Signer } from '../../src/executor/ports.js';
+import type { WalletSigner } from '../../src/executor/ports.js';
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
+import { templatesOf } from '../../src/keys/message.js';
+import type { InProcessKeySource } from '../../src/domain.js';
 import { runWalletCycle, type WalletCycleResult } from '../../src/executor/wallet-cycle.js';
 import { CANARY_API_KEY, runCli } from '../e2e/helpers.js';
 import { crashWorld, readState, SOL, type CrashWorld } from './crash-harness.js';
@@ -85,9 +88,9 @@ async function openRig(first: FirstOp, opts: { busyTimeoutMs?: number } = {}): P
     logger,
   });
   const wallet = config.wallets[0]!;
-  const signer = loadKey(wallet.key, { env: {}, baseDir: dirname(config.file), redactor });
+  const signer = loadKey(wallet.key as InProcessKeySource, { env: {}, baseDir: dirname(config.file), redactor });
   checkAddress(signer, wallet.address, wallet.name);
-  const signers = new Map<string, Signer>([[wallet.address, signer]]);
+  const signers = new Map<string, WalletSigner>([[wallet.address, inProcessSigner(signer, templatesOf(config.api.endpoints))]]);
   return {
     world,
     store,

@@ -20,7 +20,10 @@ import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/
 import { openStore, type AttemptRow, type PlanWithSteps } from '../../src/store/index.js';
 import { PlanExecutor } from '../../src/executor/executor.js';
 import { noFailpoints } from '../../src/executor/failpoints.js';
-import type { Signer } from '../../src/executor/ports.js';
+import type { WalletSigner } from '../../src/executor/ports.js';
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
+import { templatesOf } from '../../src/keys/message.js';
+import type { InProcessKeySource } from '../../src/domain.js';
 import { runWalletCycle } from '../../src/executor/wallet-cycle.js';
 import { closedPort } from '../support/net.js';
 import { CANARY_API_KEY, configYaml, makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
@@ -177,11 +180,11 @@ export async function runOnce(
   const posts: Record<SignedOp, number> = { claim: 0, deposit: 0, mint: 0, withdraw: 0, burn: 0 };
   const wire = await faultyDispatcher(config, opts.wireFault, opts.faultOp ?? 'claim', posts, opts.readsFailAfter);
   try {
-    const signers = new Map<string, Signer>();
+    const signers = new Map<string, WalletSigner>();
     for (const w of config.wallets) {
-      const signer = loadKey(w.key, { env: {}, baseDir: dirname(config.file), redactor });
+      const signer = loadKey(w.key as InProcessKeySource, { env: {}, baseDir: dirname(config.file), redactor });
       checkAddress(signer, w.address, w.name);
-      signers.set(w.address, signer);
+      signers.set(w.address, inProcessSigner(signer, templatesOf(config.api.endpoints)));
     }
     const limiter = new RateLimiter({ ...config.api.rateLimit, clock: systemClock });
     const client = new ApiClient({ config: config.api, apiKey: CANARY_API_KEY, dispatcher: wire.dispatcher, limiter, clock: systemClock, logger });

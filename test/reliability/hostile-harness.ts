@@ -19,7 +19,9 @@ import { Redactor } from '../../src/log/redact.js';
 import { openStore, type AttemptRow, type PlanWithSteps, type SyncStore } from '../../src/store/index.js';
 import { PlanExecutor } from '../../src/executor/executor.js';
 import type { Failpoint, FailpointName } from '../../src/executor/failpoints.js';
-import type { Signer } from '../../src/executor/ports.js';
+import type { Signer } from '../../src/keys/signer.js';
+import type { WalletSigner } from '../../src/executor/ports.js';
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 import { runWalletCycle } from '../../src/executor/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
 import { FakeClock } from '../support/clock.js';
@@ -209,9 +211,9 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
 
     const config: ApiConfig = { ...base, timeoutMs: seq.config.timeoutMs };
     const startProcess = () => {
-      const signers = new Map<string, Signer>();
+      const signers = new Map<string, WalletSigner>();
       // By name and by address: the executor's map is being re-keyed from one to the other.
-      for (const w of wallets) for (const key of [w.config.name, w.config.address]) signers.set(key, w.signer);
+      for (const w of wallets) for (const key of [w.config.name, w.config.address]) signers.set(key, inProcessSigner(w.signer));
       const sleep = (ms: number): Promise<void> => {
         clock.advance(ms);
         return Promise.resolve();

@@ -1,3 +1,4 @@
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 // Time (issue 4): the wall clock stepping back or forward in a running process, an epoch rolling
 // over in the middle of a plan, and a server whose clock disagrees with ours. Real code throughout:
 // runWalletCycle → decide → PlanExecutor, a real SQLite store in a temp dir, the real sandbox on
@@ -87,7 +88,7 @@ async function harness(rule: Rule, opts: { tsWindowSec?: number; clockSkewThresh
     executor = new PlanExecutor({
       store,
       api: client,
-      signers: new Map([[wallet.address, signer]]),
+      signers: new Map([[wallet.address, inProcessSigner(signer)]]),
       config: settings,
       clock: time.ours,
       logger,

@@ -1,3 +1,4 @@
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 // The rig for issue 11's regression tests ("trust no answer"): the real sandbox on loopback (its
 // ledger is the truth), a real SQLite state in a temp dir, the real ApiClient, PlanExecutor and
 // runWalletCycle. Two things are the test's own: time (our wall clock and the server's move when
@@ -173,7 +174,8 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
       rig.beforeRead?.(reads);
       return client.walletSummary(a);
     },
-    prepare: (input, s, nowMs) => client.prepare(input, s, nowMs),
+    unsigned: (input, nowMs) => client.unsigned(input, nowMs),
+    seal: (unsigned, signature) => client.seal(unsigned, signature),
     send: async (prepared, gate) => {
       rig.sent.push(prepared);
       rig.beforeSend?.(rig.sent.length);
@@ -200,7 +202,7 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
       store: workerStore,
       stillHolds: opts.stillHolds,
       api,
-      signers: new Map([[address, signer]]),
+      signers: new Map([[address, inProcessSigner(signer)]]),
       config: settings,
       clock: time.ours,
       logger,

@@ -252,7 +252,7 @@ describe('config/docker.example.yaml', () => {
     const wallets = result.config?.wallets ?? [];
     expect(wallets).toHaveLength(3);
     for (const w of wallets) {
-      const signer = loadKey(w.key, { env: envFile });
+      const signer = loadKey(w.key as { env: string }, { env: envFile });
       expect(() => checkAddress(signer, w.address, w.name)).not.toThrow();
     }
     expect(envFile['AUTOCLAIM_API_KEY']).toBe(

@@ -4,6 +4,8 @@
 import { lookup } from 'node:dns/promises';
 import { dirname } from 'node:path';
 import { checkAddress, loadKey } from '../../keys/keys.js';
+import { backendOf, closeSigners, connectSigners, isInProcess, openSigner } from '../../keys/backends/index.js';
+import { templatesOf } from '../../keys/message.js';
 import type { Signer } from '../../keys/signer.js';
 import { apiKeySource, describeApiKeySource, resolveApiKey } from '../../config/index.js';
 import { resolveStatePassword } from '../../config/secrets.js';
@@ -48,12 +50,24 @@ export async function doctorCommand(ctx: CommandContext, opts: { json?: boolean;
   const api = await openApi(openWith.config, { env: openWith.env, clock: io.clock, logger: ctx.logger, redactor: ctx.redactor });
   try {
     // After openApi: with base_url sandbox, it writes the demo wallets' keys first.
-    const keys = new Map<string, { signer: Signer } | { error: unknown }>();
+    const keys = new Map<string, { signer: Signer; backend?: string } | { remote: string } | { error: unknown }>();
+    const keyOpts = { env, credentialsDir: env.CREDENTIALS_DIRECTORY, baseDir: dirname(config.file), redactor: ctx.redactor };
     for (const w of config.wallets) {
       try {
-        const signer = loadKey(w.key, { env, credentialsDir: env.CREDENTIALS_DIRECTORY, baseDir: dirname(config.file), redactor: ctx.redactor });
-        checkAddress(signer, w.address, w.name);
-        keys.set(w.address, { signer });
+        if (isInProcess(w.key)) {
+          const signer = loadKey(w.key, keyOpts);
+          checkAddress(signer, w.address, w.name);
+          keys.set(w.address, { signer, backend: backendOf(w.key) });
+          continue;
+        }
+        // A backend outside the daemon: asked for its public key, which must derive the address.
+        const remote = openSigner(w.key, w.address, w.name, { ...keyOpts, templates: templatesOf(config.api.endpoints) });
+        try {
+          const [problem] = await connectSigners([remote]);
+          keys.set(w.address, problem === undefined ? { remote: remote.backend } : { error: new Error(`${remote.backend}: ${problem.message}`) });
+        } finally {
+          await closeSigners([remote]);
+        }
       } catch (err) {
         if (!(err instanceof KeyError)) throw err;
         keys.set(w.address, { error: err });

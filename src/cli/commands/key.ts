@@ -1,12 +1,12 @@
 // `key SOURCE`: prints the wallet address of a key file, `env:NAME` or `credential:NAME`.
 import { resolve } from 'node:path';
-import type { KeySource } from '../../domain.js';
+import type { InProcessKeySource } from '../../domain.js';
 import { loadKey } from '../../keys/keys.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 
-function parseKeySource(source: string, cwd: string): KeySource {
+function parseKeySource(source: string, cwd: string): InProcessKeySource {
   if (source.startsWith('env:')) return { env: source.slice(4) };
   if (source.startsWith('credential:')) return { credential: source.slice(11) };
   return { file: resolve(cwd, source) };

@@ -7,6 +7,7 @@
 import type { KeyObject } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import bs58 from 'bs58';
+import type { SignerServiceKeyConfig } from '../../domain.js';
 import { KeyError } from '../../errors.js';
 import { messageFor, type MessageTemplates } from '../message.js';
 import { SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
@@ -246,5 +247,38 @@ export class SignerServiceBackend implements WalletSigner {
       },
     );
     return this.#opening;
+  }
+}
+
+/**
+ * The port's shape for a wallet with `key: { signer: { socket, key } }` (backends/index.ts): like
+ * the other remote backends it is made at once and connected by connectSigners, which fetches the
+ * service's public keys and checks the wallet's address before anything is signed.
+ */
+export class SignerServiceClient implements WalletSigner {
+  readonly backend = 'signer' as const;
+  #backend: SignerServiceBackend | undefined;
+
+  constructor(
+    readonly config: SignerServiceKeyConfig,
+    readonly address: string,
+    readonly templates: MessageTemplates,
+  ) {}
+
+  async connect(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    const opened = await SignerServiceBackend.open({ socket: this.config.socket, key: this.config.key, address: this.address, templates: this.templates });
+    const previous = this.#backend;
+    this.#backend = opened;
+    await previous?.close();
+  }
+
+  sign(action: SignAction, signal: AbortSignal): Promise<SignResult> {
+    if (this.#backend === undefined) return Promise.reject(new SignerRefused('SIGNER_UNAVAILABLE', `the signer service at ${this.config.socket} is not connected`));
+    return this.#backend.sign(action, signal);
+  }
+
+  async close(): Promise<void> {
+    await this.#backend?.close();
   }
 }

@@ -233,6 +233,9 @@ class PostgresStore implements Store {
   markSending(stepId: number, request: StoredRequest, now = this.clock.now()): Promise<StepRow> {
     return this.transition('markSending', stepId, (m) => m.markSending(stepId, request, now));
   }
+  recordSigned(stepId: StepRef, request: StoredRequest, now = this.clock.now()): Promise<StepRow> {
+    return this.transition('recordSigned', stepId, (m) => m.recordSigned(stepId, request, now));
+  }
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): Promise<StepRow> {
     return this.transition('markAcknowledged', stepId, (m) => m.markAcknowledged(stepId, res, now));
   }

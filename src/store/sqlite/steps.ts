@@ -128,6 +128,10 @@ export class StepRepo {
   markUnknown(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
     return this.tx(() => this.machine.markUnknown(ref, res, now));
   }
+  recordSigned(ref: StepRef, request: StoredRequest, now: number): StepRow {
+    return this.tx(() => this.machine.recordSigned(ref, request, now));
+  }
+
   markNotSent(ref: StepRef, error: string, now: number): StepRow {
     return this.tx(() => this.machine.markNotSent(ref, error, now));
   }

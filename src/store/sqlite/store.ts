@@ -144,6 +144,10 @@ class SqliteStateStore implements SqliteStore {
     // Only while the files are the ones opened: a record written to a swapped-out file is no record.
     return this.files.sending(() => this.io('markSending', () => this.steps.markSending(stepId, request, now)));
   }
+  recordSigned(stepId: StepRef, request: StoredRequest, now = this.clock.now()): StepRow {
+    // The last write before the first byte: like markSending, only to the files opened.
+    return this.files.sending(() => this.io('recordSigned', () => this.steps.recordSigned(stepId, request, now)));
+  }
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
     return this.io('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
   }

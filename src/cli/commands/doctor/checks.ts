@@ -286,6 +286,7 @@ export function walletKeyProblem(name: string, err: unknown): Finding {
   return problem('keys', `${head}${fix}`);
 }
 
-export function walletKeyOk(name: string, address: string): Finding {
-  return ok('keys', `wallet ${name}: its key derives ${address}`);
+export function walletKeyOk(name: string, address: string, backend?: string): Finding {
+  if (backend === undefined) return ok('keys', `wallet ${name}: its key derives ${address}`);
+  return ok('keys', `wallet ${name}: signed by ${backend}, which answered and whose key derives ${address}`);
 }

@@ -46,7 +46,8 @@ export interface DoctorDeps {
   client: DoctorClient;
   apiKey: ApiKeyState;
   /** What loading each wallet's key gave: its signer (address checked) or the error. */
-  keys: Map<string, { signer: Signer } | { error: unknown }>;
+  /** `signer`: an in-process key (the sample requests are signed with it); `remote`: a backend that answered and derives the address. */
+  keys: Map<string, { signer: Signer; backend?: string } | { remote: string } | { error: unknown }>;
   /** The alerts.clock_skew threshold. */
   clockSkewThresholdMs: number;
   clock: Clock;
@@ -172,7 +173,10 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   add(apiKeyFinding(deps.apiKey));
   for (const w of deps.wallets) {
     const result = deps.keys.get(w.address);
-    if (result !== undefined) add('signer' in result ? walletKeyOk(w.name, w.address) : walletKeyProblem(w.name, result.error));
+    if (result === undefined) continue;
+    if ('signer' in result) add(walletKeyOk(w.name, w.address, result.backend));
+    else if ('remote' in result) add(walletKeyOk(w.name, w.address, result.remote));
+    else add(walletKeyProblem(w.name, result.error));
   }
   signing(deps, report);
   if (deps.probe === true && reachable) await probe(deps, report);

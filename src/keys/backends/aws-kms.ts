@@ -1,0 +1,78 @@
+// AWS KMS (SPEC §7): an ECC_NIST_EDWARDS25519 key; Sign with ED25519_SHA_512 over the RAW
+// message; credentials from the SDK's default chain (no secret in the config). The SDK is loaded
+// on first use.
+import type { KmsKeyConfig } from '../../domain.js';
+import { lazyRequire } from '../../lazy-require.js';
+import type { MessageTemplates } from '../message.js';
+import { SIGNER_UNAVAILABLE, SignerRefused } from '../port.js';
+import { RemoteSignerBase } from './remote.js';
+
+type KmsModule = typeof import('@aws-sdk/client-kms');
+const kms = lazyRequire<KmsModule>('@aws-sdk/client-kms');
+
+// SubjectPublicKeyInfo of an Ed25519 key (RFC 8410): this prefix, then the 32 bytes.
+const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+export class KmsSigner extends RemoteSignerBase {
+  readonly backend = 'aws_kms' as const;
+  #client: InstanceType<KmsModule['KMSClient']> | undefined;
+
+  constructor(
+    private readonly cfg: KmsKeyConfig,
+    address: string,
+    templates: MessageTemplates,
+  ) {
+    super(address, templates);
+  }
+
+  protected describe(): string {
+    return `AWS KMS key ${this.cfg.keyId} (${this.cfg.region})`;
+  }
+
+  private client(): InstanceType<KmsModule['KMSClient']> {
+    const { KMSClient } = kms();
+    this.#client ??= new KMSClient({ region: this.cfg.region, maxAttempts: 2, ...(this.cfg.endpoint !== undefined ? { endpoint: this.cfg.endpoint } : {}) });
+    return this.#client;
+  }
+
+  protected async fetchPublicKey(signal: AbortSignal): Promise<Uint8Array> {
+    const { GetPublicKeyCommand } = kms();
+    const out = await this.call(() => this.client().send(new GetPublicKeyCommand({ KeyId: this.cfg.keyId }), { abortSignal: signal }));
+    if (out.KeySpec !== 'ECC_NIST_EDWARDS25519') throw new SignerRefused('KMS_KEY_SPEC', `${this.describe()} is a ${String(out.KeySpec)} key, not ECC_NIST_EDWARDS25519`);
+    if (out.KeyUsage !== undefined && out.KeyUsage !== 'SIGN_VERIFY') throw new SignerRefused('KMS_KEY_USAGE', `${this.describe()} is not a signing key`);
+    const der = out.PublicKey === undefined ? undefined : Buffer.from(out.PublicKey);
+    if (der?.length !== 44 || !der.subarray(0, 12).equals(SPKI_ED25519_PREFIX)) throw new SignerRefused('KMS_BAD_ANSWER', `${this.describe()}: its public key is not an Ed25519 SubjectPublicKeyInfo`);
+    return new Uint8Array(der.subarray(12));
+  }
+
+  protected async signMessage(message: Uint8Array, signal: AbortSignal): Promise<Uint8Array> {
+    const { SignCommand } = kms();
+    const out = await this.call(() =>
+      this.client().send(new SignCommand({ KeyId: this.cfg.keyId, Message: message, MessageType: 'RAW', SigningAlgorithm: 'ED25519_SHA_512' }), { abortSignal: signal }),
+    );
+    if (out.Signature === undefined) throw new SignerRefused('KMS_BAD_ANSWER', `${this.describe()}: no signature in the answer`);
+    return new Uint8Array(out.Signature);
+  }
+
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string };
+      const status = e.$metadata?.httpStatusCode;
+      if (status === undefined || status >= 500 || e.name === 'KMSInternalException' || e.name === 'DependencyTimeoutException') {
+        throw new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()} cannot be reached (${e.name ?? 'error'})`);
+      }
+      if (e.name === 'NotFoundException') throw new SignerRefused('KMS_NO_KEY', `${this.describe()} does not exist`);
+      if (e.name === 'AccessDeniedException') throw new SignerRefused('KMS_DENIED', `${this.describe()}: access denied`);
+      if (e.name === 'DisabledException' || e.name === 'KMSInvalidStateException') throw new SignerRefused('KMS_KEY_STATE', `${this.describe()} is disabled or pending deletion`);
+      throw new SignerRefused('KMS_REFUSED', `${this.describe()}: ${e.name ?? 'error'} (HTTP ${status})`);
+    }
+  }
+
+  close(): Promise<void> {
+    this.#client?.destroy();
+    this.#client = undefined;
+    return Promise.resolve();
+  }
+}

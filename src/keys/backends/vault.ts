@@ -1,0 +1,77 @@
+// HashiCorp Vault transit (SPEC §7): an `ed25519` key that never leaves Vault. The public key
+// from GET /v1/<mount>/keys/<key>; signatures from POST /v1/<mount>/sign/<key>, answered as
+// `vault:v1:<base64>`. The token comes only from env, a mode-0600 file or a systemd credential,
+// and is registered with the redactor when read; no message here carries it or Vault's answer text.
+import type { VaultKeyConfig } from '../../domain.js';
+import { readBackendSecret } from '../keys.js';
+import { SIGNER_UNAVAILABLE, SignerRefused } from '../port.js';
+import type { BackendOptions } from './index.js';
+import { RemoteSignerBase } from './remote.js';
+
+const MAX_ANSWER = 64 * 1024;
+
+export class VaultSigner extends RemoteSignerBase {
+  readonly backend = 'vault' as const;
+  readonly #token: string;
+  /** The key version whose public key matched: signing with a rotated key would fail the check anyway. */
+  #version: number | undefined;
+
+  constructor(
+    private readonly cfg: VaultKeyConfig,
+    address: string,
+    opts: BackendOptions,
+  ) {
+    super(address, opts.templates);
+    const source = cfg.tokenEnv !== undefined ? { env: cfg.tokenEnv } : cfg.tokenFile !== undefined ? { file: cfg.tokenFile } : { credential: cfg.tokenCredential ?? '' };
+    this.#token = readBackendSecret(source, 'the Vault token', opts);
+  }
+
+  protected describe(): string {
+    return `Vault transit key ${this.cfg.mount}/${this.cfg.key} at ${this.cfg.address}`;
+  }
+
+  protected async fetchPublicKey(signal: AbortSignal): Promise<Uint8Array> {
+    const answer = await this.call('GET', `keys/${encodeURIComponent(this.cfg.key)}`, undefined, signal);
+    const data = (answer as { data?: { type?: unknown; latest_version?: unknown; keys?: Record<string, { public_key?: unknown }> } }).data;
+    if (data?.type !== 'ed25519') throw new SignerRefused('VAULT_KEY_TYPE', `${this.describe()} is not an ed25519 key (type ${String(data?.type)})`);
+    const version = typeof data.latest_version === 'number' ? data.latest_version : undefined;
+    const pub = version === undefined ? undefined : data.keys?.[String(version)]?.public_key;
+    if (version === undefined || typeof pub !== 'string') throw new SignerRefused('VAULT_BAD_ANSWER', `${this.describe()}: no public key in Vault's answer`);
+    this.#version = version;
+    return new Uint8Array(Buffer.from(pub, 'base64'));
+  }
+
+  protected async signMessage(message: Uint8Array, signal: AbortSignal): Promise<Uint8Array> {
+    const body: Record<string, unknown> = { input: Buffer.from(message).toString('base64') };
+    if (this.#version !== undefined) body['key_version'] = this.#version;
+    const answer = await this.call('POST', `sign/${encodeURIComponent(this.cfg.key)}`, body, signal);
+    const sig = (answer as { data?: { signature?: unknown } }).data?.signature;
+    const m = typeof sig === 'string' ? /^vault:v\d+:([A-Za-z0-9+/=]+)$/.exec(sig) : null;
+    if (m?.[1] === undefined) throw new SignerRefused('VAULT_BAD_ANSWER', `${this.describe()}: the answer carries no vault:v<n>:<base64> signature`);
+    return new Uint8Array(Buffer.from(m[1], 'base64'));
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+    const headers: Record<string, string> = { 'x-vault-token': this.#token, accept: 'application/json' };
+    if (this.cfg.namespace !== undefined) headers['x-vault-namespace'] = this.cfg.namespace;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(`${this.cfg.address}/v1/${this.cfg.mount}/${path}`, { method, headers, signal, redirect: 'error', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()} cannot be reached (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message})`);
+    }
+    const text = await res.text();
+    if (res.status >= 500) throw new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()} answered HTTP ${res.status}`);
+    if (res.status === 401 || res.status === 403) throw new SignerRefused('VAULT_DENIED', `${this.describe()} refused the token (HTTP ${res.status}); check its policy allows ${method === 'GET' ? 'read on keys' : 'update on sign'}`);
+    if (res.status === 404) throw new SignerRefused('VAULT_NO_KEY', `${this.describe()} does not exist (HTTP 404)`);
+    if (res.status < 200 || res.status > 299) throw new SignerRefused('VAULT_REFUSED', `${this.describe()} answered HTTP ${res.status}`);
+    if (text.length > MAX_ANSWER) throw new SignerRefused('VAULT_BAD_ANSWER', `${this.describe()}: answer too large`);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new SignerRefused('VAULT_BAD_ANSWER', `${this.describe()}: the answer is not JSON`);
+    }
+  }
+}
