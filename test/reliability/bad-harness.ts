@@ -8,18 +8,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
-import { ApiClient, createDispatcher } from '../../src/api/client.js';
-import { RateLimiter } from '../../src/api/rate-limit.js';
+import { createDispatcher, type ApiClient } from '../../src/api/client.js';
 import { generateKeypair } from '../../src/keys/signer.js';
 import { systemClock, type ApiConfig, type Rule, type WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
-import { openStore, type SyncStore } from '../../src/store/index.js';
-import { PlanExecutor } from '../../src/executor/executor.js';
-import { noFailpoints } from '../../src/executor/failpoints.js';
+import type { SyncStore } from '../../src/store/index.js';
 import type { Signer } from '../../src/keys/signer.js';
 import { inProcessSigner } from '../../src/keys/backends/in-process.js';
-import { runWalletCycle, type WalletCycleResult } from '../../src/executor/wallet-cycle.js';
+import type { WalletCycleResult } from '../../src/executor/wallet-cycle.js';
+import { openCycleRig } from '../support/cycle-rig.js';
 import { apiConfig } from '../api/helpers.js';
 
 // readAttempts stays above one (apiConfig's 3): a bad answer must still be read once, not retried.
@@ -89,23 +87,25 @@ export async function openBadHarness(): Promise<BadHarness> {
     return dispatch(opts, handler);
   });
 
-  const store = openStore(join(dir, 'state.db'), { logger, clock: systemClock });
-  const client = new ApiClient({
-    config,
-    apiKey: undefined,
-    dispatcher,
-    limiter: new RateLimiter({ ...API_CONFIG.rateLimit, clock: systemClock }),
+  // This file's subject is the shape of an answer; its valid summaries carry any date from 2020
+  // to 2035. The calendar (SPEC §2: a day from ours, never backward) has its own tests
+  // (test/executor/epoch-check.test.ts, the hostile suite), so only the real-date check runs here.
+  const rig = openCycleRig({
+    storePath: join(dir, 'state.db'),
     clock: systemClock,
     logger,
+    api: config,
+    dispatcher,
     sleep: () => Promise.resolve(),
+    signers: new Map([[wallet.address, inProcessSigner(signer)]]),
+    settings: () => ({ rules: [GREEDY_RULE], safety: { maxLamportsPerAction: 10n ** 18n } }),
+    epochsExempt: () => true,
   });
-  const settings = () => ({ rules: [GREEDY_RULE], safety: { maxLamportsPerAction: 10n ** 18n } });
-  const executor = new PlanExecutor({ store, api: client, signers: new Map([[wallet.address, inProcessSigner(signer)]]), config: settings, clock: systemClock, logger, failpoint: noFailpoints });
 
   return {
     wallet,
-    store,
-    client,
+    store: rig.store,
+    client: rig.client,
     lines,
     counts,
     answer: (text) => {
@@ -113,16 +113,9 @@ export async function openBadHarness(): Promise<BadHarness> {
       lines.length = 0;
       counts.gets = counts.posts = counts.signs = 0;
     },
-    cycle: () =>
-      // This file's subject is the shape of an answer; its valid summaries carry any date from 2020
-      // to 2035. The calendar (SPEC §2: a day from ours, never backward) has its own tests
-      // (test/executor/epoch-check.test.ts, the hostile suite), so only the real-date check runs here.
-      runWalletCycle(
-        { api: client, store, executor, config: settings, clock: systemClock, logger, failpoint: noFailpoints, dry: false, epochsExempt: () => true },
-        wallet,
-      ),
+    cycle: () => rig.cycle(wallet),
     close: async () => {
-      store.close();
+      await rig.close();
       await agent.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       cleanup();

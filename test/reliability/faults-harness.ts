@@ -8,8 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import bs58 from 'bs58';
 import { Agent } from 'undici';
-import { ApiClient, createDispatcher } from '../../src/api/client.js';
-import { RateLimiter } from '../../src/api/rate-limit.js';
+import { createDispatcher } from '../../src/api/client.js';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { checkAddress, loadKey } from '../../src/keys/keys.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -17,15 +16,13 @@ import { systemClock, type AppConfig, type SignedOp, type StepState } from '../.
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { startSandbox, type LedgerEntry, type Sandbox } from '../../src/sandbox/server.js';
-import { openStore, type AttemptRow, type PlanWithSteps } from '../../src/store/index.js';
-import { PlanExecutor } from '../../src/executor/executor.js';
-import { noFailpoints } from '../../src/executor/failpoints.js';
+import type { AttemptRow, PlanWithSteps } from '../../src/store/index.js';
 import type { WalletSigner } from '../../src/executor/ports.js';
 import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 import { templatesOf } from '../../src/keys/message.js';
 import type { InProcessKeySource } from '../../src/domain.js';
-import { runWalletCycle } from '../../src/executor/wallet-cycle.js';
 import { closedPort } from '../support/net.js';
+import { openCycleRig, type CycleRig } from '../support/cycle-rig.js';
 import { CANARY_API_KEY, configYaml, makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
 
 export const SOL = 1_000_000_000n;
@@ -176,9 +173,9 @@ export async function runOnce(
   const lines: Array<Record<string, unknown>> = [];
   const redactor = new Redactor().add(CANARY_API_KEY);
   const logger = createLogger({ level: 'debug', redactor, pretty: false, destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
-  const store = openStore(config.state.path, { logger, clock: systemClock, redactor });
   const posts: Record<SignedOp, number> = { claim: 0, deposit: 0, mint: 0, withdraw: 0, burn: 0 };
   const wire = await faultyDispatcher(config, opts.wireFault, opts.faultOp ?? 'claim', posts, opts.readsFailAfter);
+  let rig: CycleRig | undefined;
   try {
     const signers = new Map<string, WalletSigner>();
     for (const w of config.wallets) {
@@ -186,24 +183,20 @@ export async function runOnce(
       checkAddress(signer, w.address, w.name);
       signers.set(w.address, inProcessSigner(signer, templatesOf(config.api.endpoints)));
     }
-    const limiter = new RateLimiter({ ...config.api.rateLimit, clock: systemClock });
-    const client = new ApiClient({ config: config.api, apiKey: CANARY_API_KEY, dispatcher: wire.dispatcher, limiter, clock: systemClock, logger });
-    const executor = new PlanExecutor({
-      store,
-      api: client,
-      signers,
-      config: () => config,
+    rig = openCycleRig({
+      storePath: config.state.path,
       clock: systemClock,
       logger,
-      failpoint: noFailpoints,
+      redactor,
+      api: config.api,
+      apiKey: CANARY_API_KEY,
+      dispatcher: wire.dispatcher,
+      signers,
+      settings: () => config,
     });
+    const { store } = rig;
     store.recoverInFlight();
-    for (const wallet of config.wallets) {
-      await runWalletCycle(
-        { api: client, store, executor, config: () => config, clock: systemClock, logger, failpoint: noFailpoints, dry: false },
-        wallet,
-      );
-    }
+    for (const wallet of config.wallets) await rig.cycle(wallet);
     const plans = store.listPlans();
     const stepOf = (op: SignedOp) => plans[0]?.steps.find((s) => s.kind === op);
     const attempts = new Map<SignedOp, AttemptRow[]>();
@@ -214,7 +207,7 @@ export async function runOnce(
     return { events: lines, plans, state: (op) => stepOf(op)?.state, attempts: (op) => attempts.get(op) ?? [], posts };
   } finally {
     await wire.close();
-    store.close();
+    await rig?.close();
     assertNoSecret(world, lines);
   }
 }
