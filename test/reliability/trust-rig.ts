@@ -1,14 +1,12 @@
-import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 // The rig for issue 11's regression tests ("trust no answer"): the real sandbox on loopback (its
 // ledger is the truth), a real SQLite state in a temp dir, the real ApiClient, PlanExecutor and
-// runWalletCycle. Two things are the test's own: time (our wall clock and the server's move when
+// runWalletCycle, wired by the cycle rig (test/support/cycle-rig.ts). Two things are the test's own: time (our wall clock and the server's move when
 // the test says), and a thin tap on the API port that counts every summary read (a hook may change
 // the world right before a given read, as a server whose pending jumps would) and keeps every
 // signed request handed to the wire.
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { ApiClient, createDispatcher } from '../../src/api/client.js';
-import { RateLimiter } from '../../src/api/rate-limit.js';
+import type { RateLimiter } from '../../src/api/rate-limit.js';
 import { generateKeypair } from '../../src/keys/signer.js';
 import { signerFromSeed } from '../../src/keys/signer.js';
 import type { Clock, Rule, SafetyConfig, WalletConfig } from '../../src/domain.js';
@@ -16,13 +14,13 @@ import { StateError } from '../../src/errors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
 import { startSandbox, type FaultSpec, type LedgerEntry, type Sandbox } from '../../src/sandbox/server.js';
-import { openStore, type PlanWithSteps, type SyncStore } from '../../src/store/index.js';
-import { createDecisionClock } from '../../src/executor/decision-clock.js';
+import type { PlanWithSteps, SyncStore } from '../../src/store/index.js';
 import { createEvents, type StepEvent } from '../../src/events.js';
-import { PlanExecutor } from '../../src/executor/executor.js';
-import type { ApiPort, PreparedRequest } from '../../src/executor/ports.js';
-import { runWalletCycle, type WalletCycleResult } from '../../src/executor/wallet-cycle.js';
+import type { PreparedRequest } from '../../src/executor/ports.js';
+import { inProcessSigner } from '../../src/keys/backends/in-process.js';
+import type { WalletCycleResult } from '../../src/executor/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
+import { openCycleRig } from '../support/cycle-rig.js';
 import { CANARY_API_KEY, parseEvents, tempDir } from '../e2e/helpers.js';
 
 export const SOL = 1_000_000_000n;
@@ -82,19 +80,20 @@ export interface RigOptions {
 export interface Rig {
   time: Timeline;
   sandbox: Sandbox;
-  store: SyncStore;
+  /** The open state store (a new object after restart()). */
+  readonly store: SyncStore;
   wallet: WalletConfig;
   /** Called right before the n-th summary read (1-based, counted over the rig's life). */
   beforeRead: ((n: number) => void) | undefined;
   /** Called right before the n-th signed request (1-based) is handed to the client. */
   beforeSend: ((n: number) => void) | undefined;
-  /** The one rate limiter; its waits move the timeline (a sleep of n ms is n ms of true time). */
-  limiter: RateLimiter;
+  /** This process's rate limiter; its waits move the timeline (a sleep of n ms is n ms of true time). */
+  readonly limiter: RateLimiter;
   /** Every signed request handed to the client, in order. */
   sent: PreparedRequest[];
   steps: StepEvent[];
   cycle(): Promise<WalletCycleResult>;
-  /** A new process on the same state file: a fresh executor (no in-memory timestamps) and decision clock. */
+  /** A new process on the same state file: the store reopened and recovered, a fresh client, executor (no in-memory timestamps) and decision clock. */
   restart(): void;
   fault(spec: FaultSpec): void;
   setPending(lamports: bigint): void;
@@ -119,104 +118,96 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
   const redactor = new Redactor().add(CANARY_API_KEY);
   const logger = createLogger({ level: 'debug', redactor, destination: out });
   const config = apiConfig({ baseUrl: sandbox.url, readAttempts: 1, claimSettleMs: opts.claimSettleMs ?? 0 });
-  const dispatcher = createDispatcher(config);
-  const limiter = new RateLimiter({
-    perMinute: 0,
-    burst: 100,
-    clock: time.ours,
-    sleep: (ms) => {
-      time.advance(ms);
-      return Promise.resolve();
-    },
-  });
-  const client = new ApiClient({
-    config,
-    apiKey: CANARY_API_KEY,
-    dispatcher,
-    limiter,
-    clock: time.ours,
-    logger,
-  });
-  const store = openStore(join(dir, 'autoclaim.db'), { logger, clock: time.store, redactor });
   const rules = Array.isArray(opts.rule) ? opts.rule : [opts.rule];
   const wallet: WalletConfig = { name: 'w', address, key: { file: 'unused.json' }, rules: rules.map((r) => r.name) };
   const safety: SafetyConfig = { maxLamportsPerAction: opts.maxLamportsPerAction ?? 100n * SOL };
   const signer = signerFromSeed(secretKey64.slice(0, 32));
+  const steps: StepEvent[] = [];
+  const events = createEvents({ logger });
+  events.on('step:outcome', (e) => void steps.push(e));
   let reads = 0;
-  const rig: Rig = {
+  const sent: PreparedRequest[] = [];
+  const hooks: Pick<Rig, 'beforeRead' | 'beforeSend'> = { beforeRead: undefined, beforeSend: undefined };
+  const cycles = openCycleRig({
+    storePath: join(dir, 'autoclaim.db'),
+    clock: time.ours,
+    storeClock: time.store,
+    decisionClock: true,
+    logger,
+    redactor,
+    api: config,
+    apiKey: CANARY_API_KEY,
+    sleep: (ms) => {
+      time.advance(ms);
+      return Promise.resolve();
+    },
+    signers: new Map([[address, inProcessSigner(signer)]]),
+    settings: () => ({ rules, safety, api: { claimSettleMs: opts.claimSettleMs ?? 0, tsWindowMs: opts.tsWindowMs } }),
+    failpoint: () => {},
+    events,
+    stillHolds: opts.stillHolds,
+    // The tap: the real client underneath, every call passed through unchanged.
+    tap: (client) => ({
+      walletSummary: async (a) => {
+        reads += 1;
+        hooks.beforeRead?.(reads);
+        return client.walletSummary(a);
+      },
+      unsigned: (input, nowMs) => client.unsigned(input, nowMs),
+      seal: (unsigned, signature) => client.seal(unsigned, signature),
+      send: async (prepared, gate) => {
+        sent.push(prepared);
+        hooks.beforeSend?.(sent.length);
+        return client.send(prepared, gate);
+      },
+    }),
+    workerStore: (store) =>
+      opts.markNotSentFails === true
+        ? new Proxy(store, {
+            get: (target, prop, receiver) =>
+              prop === 'markNotSent'
+                ? () => {
+                    throw new StateError('STATE_LEASE_LOST', 'lease on the wallet lost: not held by this daemon');
+                  }
+                : (Reflect.get(target, prop, receiver) as unknown),
+          })
+        : store,
+  });
+  return {
     time,
     sandbox,
-    store,
+    get store() {
+      return cycles.store;
+    },
+    get beforeRead() {
+      return hooks.beforeRead;
+    },
+    set beforeRead(hook) {
+      hooks.beforeRead = hook;
+    },
+    get beforeSend() {
+      return hooks.beforeSend;
+    },
+    set beforeSend(hook) {
+      hooks.beforeSend = hook;
+    },
+    get limiter() {
+      return cycles.limiter;
+    },
+    sent,
+    steps,
     wallet,
-    beforeRead: undefined,
-    beforeSend: undefined,
-    limiter,
-    sent: [],
-    steps: [],
-    cycle: async () => cycle(),
-    restart: () => restart(),
+    cycle: () => cycles.cycle(wallet),
+    restart: () => cycles.restart(),
     fault: (spec) => void sandbox.addFault(spec),
     setPending: (lamports) => void sandbox.world.setWallet(address, { pendingLamports: lamports }),
     ledger: (op) => sandbox.ledger().filter((e) => e.wallet === address && (op === undefined || e.op === op)),
-    plans: () => store.listPlans({}).filter((p) => !p.dry).sort((a, b) => a.id - b.id),
+    plans: () => cycles.store.listPlans({}).filter((p) => !p.dry).sort((a, b) => a.id - b.id),
     events: (name) => parseEvents(out.text).filter((e) => name === undefined || e['event'] === name),
     close: async () => {
-      await dispatcher.close();
+      await cycles.close();
       await sandbox.close();
-      store.close();
       cleanup();
     },
   };
-  // The tap: the real client underneath, every call passed through unchanged.
-  const api: ApiPort = {
-    walletSummary: async (a) => {
-      reads += 1;
-      rig.beforeRead?.(reads);
-      return client.walletSummary(a);
-    },
-    unsigned: (input, nowMs) => client.unsigned(input, nowMs),
-    seal: (unsigned, signature) => client.seal(unsigned, signature),
-    send: async (prepared, gate) => {
-      rig.sent.push(prepared);
-      rig.beforeSend?.(rig.sent.length);
-      return client.send(prepared, gate);
-    },
-  };
-  const workerStore: SyncStore = opts.markNotSentFails === true
-    ? new Proxy(store, {
-        get: (target, prop, receiver) =>
-          prop === 'markNotSent'
-            ? () => {
-                throw new StateError('STATE_LEASE_LOST', 'lease on the wallet lost: not held by this daemon');
-              }
-            : (Reflect.get(target, prop, receiver) as unknown),
-      })
-    : store;
-  let executor: PlanExecutor;
-  let decisionClock: Clock;
-  const settings = () => ({ rules, safety, api: { claimSettleMs: opts.claimSettleMs ?? 0, tsWindowMs: opts.tsWindowMs } });
-  const events = createEvents({ logger });
-  events.on('step:outcome', (e) => void rig.steps.push(e));
-  const restart = () => {
-    executor = new PlanExecutor({
-      store: workerStore,
-      stillHolds: opts.stillHolds,
-      api,
-      signers: new Map([[address, inProcessSigner(signer)]]),
-      config: settings,
-      clock: time.ours,
-      logger,
-      failpoint: () => {},
-      events,
-    });
-    decisionClock = createDecisionClock(time.ours);
-  };
-  const cycle = () =>
-    runWalletCycle(
-      { api, store, executor, config: settings, clock: time.ours, decisionClock, logger, failpoint: () => {}, dry: false },
-      wallet,
-    );
-  restart();
-  return rig;
 }
-
