@@ -1,29 +1,27 @@
 // Drives the real product against the hostile server, one Sequence at a time: the real ApiClient
 // over undici, the real SQLite store (on tmpfs when there is one), the real PlanExecutor and
-// runWalletCycle. One server, dispatcher, store and redactor serve a whole test file; each sequence
-// gets fresh wallet keypairs (so its state is isolated by address), its own API key, its own fake
-// clock, and a new client and executor per simulated process. Every log line is captured, and the
+// runWalletCycle (test/support/cycle-rig.ts). One server, dispatcher, state file and redactor serve a
+// whole test file; each sequence gets fresh wallet keypairs (so its state is isolated by address),
+// its own API key, its own fake clock, and its own cycle rig: the store opened on the file for the
+// sequence, a new client and executor per simulated process. Every log line is captured, and the
 // rows the sequence added to the state file are read back as text for the secret check.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import bs58 from 'bs58';
-import { ApiClient, createDispatcher } from '../../src/api/client.js';
-import { RateLimiter } from '../../src/api/rate-limit.js';
+import { createDispatcher } from '../../src/api/client.js';
 import { generateKeypair } from '../../src/keys/signer.js';
 import { loadKey } from '../../src/keys/keys.js';
-import type { ApiConfig, Clock, Rule, SafetyConfig, StepSpec, WalletConfig } from '../../src/domain.js';
+import type { ApiConfig, Rule, SafetyConfig, StepSpec, WalletConfig } from '../../src/domain.js';
 import { createLogger } from '../../src/log/logger.js';
 import { Redactor } from '../../src/log/redact.js';
-import { openStore, type AttemptRow, type PlanWithSteps, type SyncStore } from '../../src/store/index.js';
-import { PlanExecutor } from '../../src/executor/executor.js';
+import { openStore, type AttemptRow, type PlanWithSteps } from '../../src/store/index.js';
 import type { Failpoint, FailpointName } from '../../src/executor/failpoints.js';
-import type { Signer } from '../../src/keys/signer.js';
 import type { WalletSigner } from '../../src/executor/ports.js';
 import { inProcessSigner } from '../../src/keys/backends/in-process.js';
-import { runWalletCycle } from '../../src/executor/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
+import { openCycleRig } from '../support/cycle-rig.js';
 import { FakeClock } from '../support/clock.js';
 import { buildApiKey, type Sequence } from './hostile-grammar.js';
 import { startHostileServer } from './hostile-server.js';
@@ -103,12 +101,9 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
   const redactor = new Redactor();
   let lines: string[] = [];
   const logger = createLogger({ level: 'debug', redactor, pretty: false, destination: { write: (l: string) => void lines.push(l) } });
-  let clock = new FakeClock(FIRST_DAY * DAY_MS, 1_000_000);
-  const storeClock: Clock = { now: () => clock.now(), monotonic: () => clock.monotonic() };
 
   let generation = 0;
   let path = '';
-  let store: SyncStore;
   let inspector: Database.Database;
   /** Per table with row ids: the statements that read its newest row id and the rows after one. */
   let tableReads: Array<{ name: string; max: Database.Statement; since: Database.Statement }> | undefined;
@@ -129,17 +124,13 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
   const openGeneration = (): void => {
     generation += 1;
     path = join(dir, `state-${generation}.db`);
-    store = openStore(path, { logger, clock: storeClock, redactor });
+    // Created here so that the inspector can open it; each sequence's rig opens it again.
+    openStore(path, { logger, clock: new FakeClock(FIRST_DAY * DAY_MS, 1_000_000), redactor }).close();
     inspector = new Database(path, { readonly: true });
     tableReads = undefined;
   };
-  const reopenStore = (): void => {
-    store.close();
-    store = openStore(path, { logger, clock: storeClock, redactor });
-  };
   /** Scans the raw bytes of the state files for every secret of the sequences since the last scan, then starts a new file. */
   const rotate = (): void => {
-    store.close();
     inspector.close();
     for (const suffix of ['', '-wal', '-shm', '-journal']) {
       if (!existsSync(path + suffix)) continue;
@@ -173,7 +164,7 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
     runs += 1;
     if (sequencesSinceRotation >= ROTATE_EVERY) rotate();
     lines = [];
-    clock = new FakeClock(FIRST_DAY * DAY_MS + seq.startOffsetMs, 1_000_000);
+    const clock = new FakeClock(FIRST_DAY * DAY_MS + seq.startOffsetMs, 1_000_000);
     const before = maxRowids();
     const apiKey = buildApiKey(seq.apiKey);
     redactor.add(apiKey); // as openApi does with the configured key
@@ -182,7 +173,8 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
     const secrets = new SecretWindows();
     secrets.add('api key', apiKey);
 
-    const wallets: Array<{ config: WalletConfig; signer: Signer; names: string[] }> = [];
+    const wallets: Array<{ config: WalletConfig; names: string[] }> = [];
+    const signers = new Map<string, WalletSigner>();
     seq.wallets.forEach((ws, i) => {
       const { secretKey64, address } = generateKeypair();
       const seed = secretKey64.subarray(0, 32);
@@ -205,36 +197,40 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
       const env = { HOSTILE_KEY: ws58.secret58 };
       const signer = loadKey({ env: 'HOSTILE_KEY' }, { env, baseDir: dir, redactor });
       const name = `s${runs}w${i}`;
-      wallets.push({ config: { name, address, key: { env: 'HOSTILE_KEY' }, rules: ['r'] }, signer, names: [name] });
+      wallets.push({ config: { name, address, key: { env: 'HOSTILE_KEY' }, rules: ['r'] }, names: [name] });
+      signers.set(address, inProcessSigner(signer));
       server.register({ address, secrets: ws58, now: () => clock.now(), pending: ws.pending, script: ws.script, timeoutMs: seq.config.timeoutMs });
     });
 
     const config: ApiConfig = { ...base, timeoutMs: seq.config.timeoutMs };
-    const startProcess = () => {
-      const signers = new Map<string, WalletSigner>();
-      // By name and by address: the executor's map is being re-keyed from one to the other.
-      for (const w of wallets) for (const key of [w.config.name, w.config.address]) signers.set(key, inProcessSigner(w.signer));
-      const sleep = (ms: number): Promise<void> => {
+    const rig = openCycleRig({
+      storePath: path,
+      clock,
+      logger,
+      redactor,
+      // The redactor scrubs each answer as it is read, as openApi wires the product's client.
+      redact: (t) => redactor.redact(t),
+      api: config,
+      apiKey,
+      dispatcher,
+      sleep: (ms) => {
         clock.advance(ms);
         return Promise.resolve();
-      };
-      const limiter = new RateLimiter({ perMinute: 0, burst: 100, clock, sleep });
-      // The redactor scrubs each answer as it is read, as openApi wires the product's client.
-      const client = new ApiClient({ config, apiKey, dispatcher, limiter, clock, logger, sleep, random: () => 0.5, redact: (t) => redactor.redact(t) });
-      const executor = new PlanExecutor({ store, api: client, signers, config: () => ({ rules: [rule], safety }), clock, logger, failpoint });
-      return { client, executor };
-    };
+      },
+      random: () => 0.5,
+      signers,
+      settings: () => ({ rules: [rule], safety }),
+      failpoint,
+    });
 
     const crashes: string[] = [];
-    let proc = startProcess();
     let renames = 0;
     const mark = (line: string): void => {
       for (const w of wallets) server.mark(w.config.address, line);
     };
     const restart = (rename: boolean): void => {
       // A new process: the store reopened, in-flight steps recovered, a new client and executor.
-      reopenStore();
-      store.recoverInFlight();
+      rig.restart();
       mark(rename ? 'restart, wallets renamed' : 'restart');
       if (rename) {
         renames += 1;
@@ -243,47 +239,48 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
           w.names.push(w.config.name);
         }
       }
-      proc = startProcess();
     };
-    for (const ev of seq.events) {
-      if (ev.kind === 'restart') {
-        restart(ev.rename);
-        continue;
-      }
-      if (ev.kind === 'crash') {
-        armed = { point: ev.point, left: ev.nth };
-        continue;
-      }
-      clock.advance(ev.advanceMs);
-      mark(`cycle at ${new Date(clock.now()).toISOString()}`);
-      let killed = false;
-      for (const w of wallets) {
-        try {
-          await runWalletCycle(
-            { api: proc.client, store, executor: proc.executor, config: () => ({ rules: [rule], safety }), clock, logger, failpoint, dry: false },
-            w.config,
-          );
-        } catch (err) {
-          if (err instanceof CrashSignal) {
-            mark(err.message);
-            killed = true;
-            break; // the process is gone: no other wallet runs in it
-          }
-          crashes.push(`cycle of ${w.config.name} threw: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    let outcomes: WalletOutcome[];
+    try {
+      for (const ev of seq.events) {
+        if (ev.kind === 'restart') {
+          restart(ev.rename);
+          continue;
         }
+        if (ev.kind === 'crash') {
+          armed = { point: ev.point, left: ev.nth };
+          continue;
+        }
+        clock.advance(ev.advanceMs);
+        mark(`cycle at ${new Date(clock.now()).toISOString()}`);
+        let killed = false;
+        for (const w of wallets) {
+          try {
+            await rig.cycle(w.config);
+          } catch (err) {
+            if (err instanceof CrashSignal) {
+              mark(err.message);
+              killed = true;
+              break; // the process is gone: no other wallet runs in it
+            }
+            crashes.push(`cycle of ${w.config.name} threw: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+          }
+        }
+        if (killed) restart(false);
       }
-      if (killed) restart(false);
-    }
-    armed = undefined;
+      armed = undefined;
 
-    const outcomes: WalletOutcome[] = wallets.map((w) => {
-      const world = server.world(w.config.address);
-      const plans = store.listPlans({ address: w.config.address, limit: 10_000 }).filter((p) => p.address === w.config.address);
-      const attempts = new Map<number, AttemptRow[]>();
-      for (const p of plans) for (const s of p.steps) attempts.set(s.id, store.stepAttempts(s.id));
-      server.forget(w.config.address);
-      return { address: w.config.address, names: w.names, ledger: world.ledger, transcript: world.transcript, refusals: world.refusals, plans, attempts };
-    });
+      outcomes = wallets.map((w) => {
+        const world = server.world(w.config.address);
+        const plans = rig.store.listPlans({ address: w.config.address, limit: 10_000 }).filter((p) => p.address === w.config.address);
+        const attempts = new Map<number, AttemptRow[]>();
+        for (const p of plans) for (const s of p.steps) attempts.set(s.id, rig.store.stepAttempts(s.id));
+        server.forget(w.config.address);
+        return { address: w.config.address, names: w.names, ledger: world.ledger, transcript: world.transcript, refusals: world.refusals, plans, attempts };
+      });
+    } finally {
+      await rig.close();
+    }
     const stateText = rowsSince(before);
     sinceRotation.merge(secrets, `sequence #${runs} (wallets ${wallets.map((w) => w.config.address).join(', ')})`);
     sequencesSinceRotation += 1;
@@ -297,7 +294,6 @@ export async function openHostileHarness(label: string): Promise<HostileHarness>
     sequencesRun: () => runs,
     close: async () => {
       rotate();
-      store.close();
       inspector.close();
       await dispatcher.close();
       await server.close();
