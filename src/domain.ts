@@ -209,6 +209,8 @@ interface AlertsConfig {
   staleAfterIntervals: number;
   /** An unknown step open longer than this raises an alert. */
   unknownStepAfterMs: number;
+  /** alerts.unclaimed_after: pending grown with no claim applied for this long is told; off when undefined. */
+  unclaimedAfterMs?: number;
   /** Server Date vs our clock beyond this is warned about (x-svc-ts would be refused). */
   clockSkewMs: number;
   /** What the webhook (if one is set up) is sent: alerts.webhook.events, shorthands expanded. */

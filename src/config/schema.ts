@@ -256,6 +256,9 @@ export const ConfigSchema = z
             .default(3)
             .describe('a wallet without a successful poll for this many poll intervals is reported stale (error log, webhook)'),
           unknown_step_after: Duration.default('15m').describe('an unknown step open longer than this is reported (error log, webhook)'),
+          unclaimed_after: Duration.optional().describe(
+            "a wallet whose pending has grown with no claim applied for this long is reported (claims_stalled: a rule that cannot fire, a pause forgotten); off when absent, as a rule's own threshold may rightly wait days",
+          ),
           clock_skew: Duration.default('30s').describe("warn when the server's Date differs from our clock by more than this"),
           webhook: z
             .strictObject({

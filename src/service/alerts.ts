@@ -7,6 +7,7 @@
 // daemon feeds them what it knows and logs (and notifies) the transitions.
 import type { LogFields, Logger } from '../log/logger.js';
 import type { WebhookNotifier } from './webhook.js';
+import type { AlertKind } from './alert-kinds.js';
 
 type EpisodeChange = 'opened' | 'closed' | undefined;
 
@@ -20,6 +21,8 @@ interface AlertTracker {
   observe(key: string, bad: boolean, now: number): EpisodeChange;
   isOpen(key: string): boolean;
   open(): OpenEpisode[];
+  /** Open episodes by alert kind (the part of each key before ':'), for autoclaim_alerts_open. */
+  openKinds(): Map<string, number>;
 }
 
 export function createAlertTracker(): AlertTracker {
@@ -39,13 +42,20 @@ export function createAlertTracker(): AlertTracker {
     },
     isOpen: (key) => episodes.has(key),
     open: () => [...episodes].map(([key, since]) => ({ key, since })),
+    openKinds: () => {
+      const counts = new Map<string, number>();
+      for (const key of episodes.keys()) {
+        const kind = splitKey(key)[0];
+        counts.set(kind, (counts.get(kind) ?? 0) + 1);
+      }
+      return counts;
+    },
   };
 }
 
-type AlertKind = 'wallet_stale' | 'unknown_step' | 'claim_undetermined' | 'state_unreachable' | 'claim_in_doubt' | 'epoch_refused' | ClusterAlertKind;
 
 /** Conditions of the whole daemon in a cluster (state.url): each is one episode while it lasts. */
-export type ClusterAlertKind = 'clock_skew' | 'config_differs';
+export type ClusterAlertKind = Extract<AlertKind, 'clock_skew' | 'config_differs'>;
 
 export interface AlertInputs {
   now: number;
@@ -71,6 +81,14 @@ export interface AlertInputs {
    * the list at its next good poll. Absent: none.
    */
   epochRefused?: Array<{ name: string; detail: string }>;
+  /**
+   * alerts.unclaimed_after (absent: off) and, per wallet, since when no claim was applied (or since
+   * it was first polled in this process) and whether its pending has grown since: a wallet whose
+   * rewards pile up with nothing claimed for that long (a rule that can never fire, a pause
+   * forgotten) is told.
+   */
+  unclaimedAfterMs?: number;
+  claimWatch?: Array<{ wallet: string; since: number; grew: boolean }>;
 }
 
 interface AlertTransition {
@@ -173,13 +191,28 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     out.push({ key, kind: 'epoch_refused', change, wallet: w.name, text });
   }
 
+  const unclaimedAfterMs = inputs.unclaimedAfterMs;
+  for (const c of inputs.claimWatch ?? []) {
+    if (unclaimedAfterMs === undefined) break;
+    const key = `claims_stalled:${c.wallet}`;
+    seen.add(key);
+    const ageMs = inputs.now - c.since;
+    const change = tracker.observe(key, c.grew && ageMs > unclaimedAfterMs, inputs.now);
+    if (change === undefined) continue;
+    const text =
+      change === 'opened'
+        ? `wallet ${c.wallet}: pending has grown for ${minutes(ageMs)} and nothing was claimed; check its rules (thresholds, enabled), safety.paused and \`autoclaim status\``
+        : `wallet ${c.wallet}: claimed again`;
+    out.push({ key, kind: 'claims_stalled', change, wallet: c.wallet, text });
+  }
+
   for (const { key } of tracker.open()) {
     if (seen.has(key)) continue;
     tracker.observe(key, false, inputs.now);
     const [kind, rest = ''] = splitKey(key);
     if (kind === 'unknown_step' || kind === 'claim_undetermined') {
       out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
-    } else if (kind === 'wallet_stale' || kind === 'claim_in_doubt') {
+    } else if (kind === 'wallet_stale' || kind === 'claim_in_doubt' || kind === 'claims_stalled') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });
     } else if (kind === 'epoch_refused') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest}: its epoch is believed again` });

@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { lamportsToDisplayNumber, type Lamports } from '../amount.js';
 import type { LossReason } from '../cluster/leases.js';
 import { registerClusterMetrics, type ClusterCounts } from './cluster-metrics.js';
+import { registerAlertMetrics } from './alert-metrics.js';
 import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js';
 export { LEASE_LOSS_REASONS, type ClusterCounts } from './cluster-metrics.js';
 import { createFleet, type Fleet, type FleetWallet, type WalletView } from './fleet.js';
@@ -47,7 +48,6 @@ export interface SigningPauseCounts {
   /** Wallets paused one by one (their request was refused as invalid). */
   wallets: number;
 }
-
 
 export interface Metrics {
   readonly registry: Registry;
@@ -96,6 +96,8 @@ interface MetricsOptions {
   clock?: Clock;
   /** A wallet never polled successfully is stale counted from here; default the clock at creation. */
   startedAt?: number;
+  /** Read at scrape time, for autoclaim_alerts_open. */
+  alertsOpen?: () => ReadonlyMap<string, number>;
   /** Read at scrape time, for autoclaim_signing_paused. */
   signing?: () => SigningPauseCounts;
   /** Read at scrape time, for autoclaim_leases_held and autoclaim_cluster_daemons_live; undefined when the state is not shared. */
@@ -301,6 +303,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
 
   const cluster = registerClusterMetrics(registers, opts.cluster);
+  registerAlertMetrics(registers, opts.alertsOpen);
   for (const outcome of ['ok', 'failed'] as const) polls.inc({ outcome }, 0);
   for (const kind of SIGNED_OPS) {
     anomalies.inc({ kind }, 0);

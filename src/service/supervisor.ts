@@ -9,6 +9,7 @@
 // With shared state (state.url) it also hears the lease manager (cluster-signals.ts): the leases
 // held and the live daemons (metrics, readiness), lease losses, and the wallets this daemon answers
 // for (the fleet's scope), so no daemon reports another's wallets as stale.
+import type { Lamports } from '../amount.js';
 import { hostname } from 'node:os';
 import { AutoclaimError } from '../errors.js';
 import type { Clock } from '../domain.js';
@@ -63,6 +64,8 @@ export class Supervisor {
   private alertTimer: NodeJS.Timeout | undefined;
   /** Wallets (by name) whose last poll was refused for its epoch, with why: the epoch_refused alert. */
   private readonly epochRefused = new Map<string, string>();
+  /** Per wallet: since when no claim was applied (or first polled here), the pending then, and whether it has grown since. */
+  private readonly claimWatch = new Map<string, { since: number; pending: Lamports; grew: boolean }>();
 
   /**
    * Built once the runtime is open and the daemon made, before the daemon starts: it subscribes to
@@ -81,6 +84,7 @@ export class Supervisor {
       startedAt: this.startedAt,
       signing: () => this.signingCounts(),
       cluster: () => this.clusterCounts(),
+      alertsOpen: () => this.tracker.openKinds(),
       fleet: createFleet({ scope: manager === undefined ? undefined : heldScope(manager) }),
     });
     // Requests are labelled by the endpoints the client was opened with.
@@ -111,7 +115,16 @@ export class Supervisor {
       events.on('poll:failed', ({ wallet, error }) => {
         if (error instanceof AutoclaimError && error.code === 'INVALID_EPOCH') this.epochRefused.set(wallet.name, error.message);
       }),
-      events.on('poll:ok', ({ wallet }) => this.epochRefused.delete(wallet.name)),
+      events.on('poll:ok', ({ wallet, summary, at }) => {
+        this.epochRefused.delete(wallet.name);
+        const watch = this.claimWatch.get(wallet.name);
+        if (watch === undefined) this.claimWatch.set(wallet.name, { since: at, pending: summary.pendingLamports, grew: false });
+        else watch.grew = summary.pendingLamports > watch.pending;
+      }),
+      // An applied claim starts the wallet's watch afresh at its next poll (alerts.unclaimed_after).
+      events.on('step:outcome', (e) => {
+        if (e.kind === 'claim' && e.state === 'acknowledged') this.claimWatch.delete(e.wallet);
+      }),
       events.on('config:reloading', () => this.notifier.reloading()),
       events.on('config:reloaded', (r) => this.reloaded(r)),
       ...(manager === undefined ? [] : watchLeases(manager, { metrics: this.metrics, store: runtime.store, logger: opts.logger })),
@@ -164,6 +177,8 @@ export class Supervisor {
         claimsInDoubt: daemon.claimsInDoubt(),
         cluster: runtime.cluster === undefined ? undefined : clusterConditions(runtime.cluster.manager),
         epochRefused: [...this.epochRefused].map(([name, detail]) => ({ name, detail })),
+        unclaimedAfterMs: config.alerts.unclaimedAfterMs,
+        claimWatch: [...this.claimWatch].map(([wallet, w]) => ({ wallet, since: w.since, grew: w.grew })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {

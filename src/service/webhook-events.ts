@@ -21,6 +21,7 @@ import type { NotificationOutcome } from './metrics.js';
 import type { Dispatcher } from 'undici';
 import { buildChannel } from './channels/build.js';
 import { severityAtLeast } from './channels/facts.js';
+import { ALERT_KINDS, isAlertKind } from './alert-kinds.js';
 import { createOutboxNotifier, type Notifier, type OutboxStore } from './outbox.js';
 import { createWebhookNotifier, type WebhookEvent, type WebhookNotifier } from './webhook.js';
 
@@ -41,15 +42,6 @@ const CATEGORY_SEVERITY: Record<WebhookCategory, Severity> = {
   unknown_step: 'error',
   epoch_refused: 'error',
   failed: 'critical',
-};
-
-/** An alert's severity: its category's, except where the alert itself says more (or less). */
-const ALERT_SEVERITY: Record<string, Severity> = {
-  claim_undetermined: 'critical',
-  state_unreachable: 'critical',
-  claim_in_doubt: 'warning',
-  clock_skew: 'warning',
-  config_differs: 'warning',
 };
 
 export interface FailureWebhook {
@@ -146,7 +138,7 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
 
   const post = (category: WebhookCategory, e: WebhookEvent): void => {
     const alert = e.details?.['alert'];
-    const severity = (typeof alert === 'string' ? ALERT_SEVERITY[alert] : undefined) ?? CATEGORY_SEVERITY[category];
+    const severity = isAlertKind(alert) ? ALERT_KINDS[alert].severity : CATEGORY_SEVERITY[category];
     const notice = { ...e, priority: category === 'acknowledged' ? ('info' as const) : ('failure' as const), details: { category, severity, ...e.details, ...where } };
     for (const t of targets) {
       if (!t.events().includes(category) || !severityAtLeast(severity, t.minSeverity())) continue;
@@ -173,15 +165,9 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
     alerts: {
       notify(e) {
         const alert = e.details?.['alert'];
-        // The cluster's alerts ride on the nearest category an operator already subscribes to: a
-        // claim held in doubt, or an undetermined claim that needs the operator now, is an unknown
-        // step's consequence; daemons running other configs a config problem; a clock out of
-        // bounds, or the state database unreachable, stops the wallets' work: told with the stale
-        // wallets it causes.
-        if (alert === 'wallet_stale' || alert === 'clock_skew' || alert === 'state_unreachable') post('stale', e);
-        else if (alert === 'unknown_step' || alert === 'claim_in_doubt' || alert === 'claim_undetermined') post('unknown_step', e);
-        else if (alert === 'config_differs') post('config_invalid', e);
-        else if (alert === 'epoch_refused') post('epoch_refused', e);
+        // Each alert rides on the category alert-kinds.ts gives it, the nearest one an operator
+        // already subscribes to (a clock out of bounds is told with the stale wallets it causes).
+        if (isAlertKind(alert)) post(ALERT_KINDS[alert].category, e);
       },
       close: () => Promise.resolve(),
     },

@@ -199,3 +199,41 @@ describe('evaluateAlerts: claims held in doubt and the cluster conditions (issue
     expect(evaluateAlerts(t, inputs({ cluster: cluster(false, true) }))).toMatchObject([{ kind: 'clock_skew', change: 'closed' }]);
   });
 });
+
+describe('evaluateAlerts: claims_stalled (issue 27) and the open alerts by kind', () => {
+  const base = (over: Partial<AlertInputs>): AlertInputs => ({
+    now: 0,
+    intervalMs: MIN,
+    staleAfterIntervals: 3,
+    unknownStepAfterMs: 15 * MIN,
+    wallets: [],
+    unknownSteps: [],
+    ...over,
+  });
+  const H = 60 * MIN;
+
+  it('opens when pending has grown with nothing claimed past alerts.unclaimed_after, and closes at the next claim', () => {
+    const t = createAlertTracker();
+    const at = (now: number, watch: AlertInputs['claimWatch']) =>
+      evaluateAlerts(t, base({ now, unclaimedAfterMs: 24 * H, claimWatch: watch })).map((a) => [a.kind, a.change, a.wallet]);
+    expect(at(24 * H, [{ wallet: 'w1', since: 0, grew: true }])).toEqual([]); // exactly the bound: not yet
+    expect(at(24 * H + 1, [{ wallet: 'w1', since: 0, grew: false }])).toEqual([]); // nothing accrued: nothing to claim
+    expect(at(25 * H, [{ wallet: 'w1', since: 0, grew: true }])).toEqual([['claims_stalled', 'opened', 'w1']]);
+    expect(at(26 * H, [{ wallet: 'w1', since: 0, grew: true }])).toEqual([]);
+    expect(t.openKinds()).toEqual(new Map([['claims_stalled', 1]]));
+    // A claim applied: the supervisor starts the watch afresh.
+    expect(at(27 * H, [{ wallet: 'w1', since: 27 * H, grew: false }])).toEqual([['claims_stalled', 'closed', 'w1']]);
+    expect(t.openKinds()).toEqual(new Map());
+  });
+
+  it('is off without alerts.unclaimed_after', () => {
+    const t = createAlertTracker();
+    expect(evaluateAlerts(t, base({ now: 1000 * H, claimWatch: [{ wallet: 'w1', since: 0, grew: true }] }))).toEqual([]);
+  });
+
+  it('counts the open episodes of each kind, as autoclaim_alerts_open exports them', () => {
+    const t = createAlertTracker();
+    evaluateAlerts(t, base({ now: 10 * MIN, wallets: [{ name: 'a', lastOkAt: 0, since: 0 }, { name: 'b', lastOkAt: 0, since: 0 }, { name: 'c', lastOkAt: 9 * MIN, since: 0 }] }));
+    expect(t.openKinds()).toEqual(new Map([['wallet_stale', 2]]));
+  });
+});

@@ -68,6 +68,20 @@ describe('createMetrics', () => {
     expect(samples(text, 'autoclaim_last_successful_poll_timestamp_seconds')).toEqual(['autoclaim_last_successful_poll_timestamp_seconds 0']);
   });
 
+  it("exports each of the daemon's alerts with its severity, 0 while closed and the open count while open", async () => {
+    let open = new Map<string, number>();
+    const m = createMetrics({ processMetrics: false, alertsOpen: () => open });
+    setup(m);
+    const text = await m.render();
+    expect(samples(text, 'autoclaim_alerts_open')).toContain('autoclaim_alerts_open{alert="wallet_stale",severity="error"} 0');
+    expect(samples(text, 'autoclaim_alerts_open')).toContain('autoclaim_alerts_open{alert="claim_undetermined",severity="critical"} 0');
+    open = new Map([['wallet_stale', 2], ['claims_stalled', 1]]);
+    const later = await m.render();
+    expect(samples(later, 'autoclaim_alerts_open')).toContain('autoclaim_alerts_open{alert="wallet_stale",severity="error"} 2');
+    expect(samples(later, 'autoclaim_alerts_open')).toContain('autoclaim_alerts_open{alert="claims_stalled",severity="warning"} 1');
+    expect(samples(later, 'autoclaim_alerts_open')).toContain('autoclaim_alerts_open{alert="unknown_step",severity="error"} 0');
+  });
+
   it('counts plans created apart from how they ended, steps, SOL moved, reloads and notifications', async () => {
     const m = createMetrics({ processMetrics: false });
     m.planCreated('compound');
