@@ -1,8 +1,8 @@
 // Issue #28, "how it is shown": the daemon (`autoclaim once`, a real process) signs through each
 // backend that keeps the key out of it — the signer service (a real `autoclaim signer` process on
-// its socket), Vault transit (the local double of test/support/vault-transit.ts) and PKCS#11 (a
-// SoftHSM2 token the test creates) — and claims, then deposits, through the sandbox, which verifies
-// every signature. The ledger shows exactly one claim and one deposit; a second `once` in the same
+// its socket), Vault transit (the local double of test/support/vault-transit.ts), AWS KMS (the
+// double of test/support/kms-double.ts) and PKCS#11 (a SoftHSM2 token the test creates) — and
+// claims, then deposits, through the sandbox, which verifies every signature. The ledger shows exactly one claim and one deposit; a second `once` in the same
 // epoch adds nothing. The daemon holds no key file for the wallet.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { generateKeypair } from '../../src/keys/signer.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { SqliteJournal } from '../../src/signer/journal.js';
 import { signerSetup } from '../signer/support.js';
+import { KMS_KEY_ID, KMS_TEST_ENV, kmsDouble } from '../support/kms-double.js';
 import { makeToken, MODULE, SKIP_REASON, softhsmConf } from '../support/softhsm.js';
 import { TOKEN, transit } from '../support/vault-transit.js';
 import { buildOnce } from './build.js';
@@ -105,6 +106,16 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
     // The token is a secret: it never reaches the state file.
     const state = readFileSync(join(dir, 'state/autoclaim.db'));
     expect(state.includes(TOKEN)).toBe(false);
+  }, 60_000);
+
+  it('aws_kms: Sign RAW with ED25519_SHA_512 at the KMS double, static test credentials from the default chain', async () => {
+    const { secretKey64, address } = generateKeypair();
+    const kms = await kmsDouble({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
+    undo.push(() => kms.close());
+    const { dir, cleanup } = tempDir();
+    undo.push(cleanup);
+    await claimsAndDepositsOnce(dir, address, `{ aws_kms: { key_id: "${KMS_KEY_ID}", region: eu-west-1, endpoint: "${kms.url}" } }`, { ...KMS_TEST_ENV, HOME: dir });
+    expect(kms.seen.filter((r) => r.target === 'TrentService.Sign')).toHaveLength(2);
   }, 60_000);
 
   it.skipIf(MODULE === undefined)('pkcs11: CKM_EDDSA on a SoftHSM2 token the test creates, the PIN read from the environment', async () => {

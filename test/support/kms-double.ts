@@ -7,8 +7,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const KMS_KEY_ID = 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab';
-/** Static test credentials (the SDK's default chain reads them from the environment). */
-export const KMS_TEST_ENV = { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLETEST00000', AWS_SECRET_ACCESS_KEY: 'test-secret-not-real-0000000000000000000', AWS_EC2_METADATA_DISABLED: 'true' };
+/**
+ * Static test credentials (the SDK's default chain reads them from the environment), and the SDK's
+ * own warning about Node 20 silenced, so a test can hold the daemon's stderr empty.
+ */
+export const KMS_TEST_ENV = {
+  AWS_ACCESS_KEY_ID: 'AKIDEXAMPLETEST00000',
+  AWS_SECRET_ACCESS_KEY: 'test-secret-not-real-0000000000000000000',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
 
 export interface KmsDouble {
   url: string;
