@@ -80,3 +80,13 @@ it.skipIf(MODULE === undefined)('a key of another address is refused at connect 
 it.runIf(MODULE === undefined)('SoftHSM2 is not installed (apt-get install softhsm2 opensc): the PKCS#11 tests are skipped', () => {
   expect(MODULE).toBeUndefined();
 });
+
+// Regression: C_Initialize without CKF_OS_LOCKING_OK let SoftHSM2 assume a single thread while
+// the async C_Sign ran on several libuv threads at once: its heap was corrupted (a segfault or
+// "malloc(): unaligned fastbin chunk detected") with 4 sessions under load.
+it.skipIf(MODULE === undefined)('many signatures at once on 4 sessions: every one verifies, the process survives', async () => {
+  const s = hsm({ sessions: 4 });
+  await s.connect(AbortSignal.timeout(10_000));
+  const results = await Promise.all(Array.from({ length: 2000 }, (_, n) => s.sign(deposit(address, n), AbortSignal.timeout(30_000))));
+  results.forEach((r) => expect(checkSignResult(address, r.message, r)).toHaveLength(64));
+}, 60_000);
