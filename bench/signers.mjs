@@ -8,7 +8,7 @@
 //               askSigner takes — what signing adds to an action;
 //   throughput  32 actions in flight (one daemon, many wallets' turns): signatures per second.
 // Goal (issue #28): the signer service ≥ 2,000 signs/s and ≤ 2 ms p99 added.
-// Run: npm run build && node bench/signers.mjs [--quick] [--backends=file,pkcs11,signer]   (or: node bench/run.mjs --only=signers)
+// Run: npm run build && node bench/signers.mjs [--quick] [--backends=file,pkcs11,signer] [--journal-dir=/dev/shm]   (or: node bench/run.mjs --only=signers)
 import { execFileSync } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -114,7 +114,7 @@ async function pkcs11(opts) {
 }
 
 async function signerService(opts) {
-  const service = await startSignerService();
+  const service = await startSignerService({ journalDir: opts.journalDir });
   let signer;
   try {
     signer = openSigner({ signer: { socket: service.socket, key: service.key } }, service.address, 'bench', { env: {}, templates });
@@ -125,8 +125,8 @@ async function signerService(opts) {
   }
 }
 
-export async function benchSigners({ quick = false, only = ['file', 'pkcs11', 'signer'] } = {}) {
-  const opts = { quick };
+export async function benchSigners({ quick = false, only = ['file', 'pkcs11', 'signer'], journalDir = undefined } = {}) {
+  const opts = { quick, journalDir };
   const backends = [];
   for (const [name, fn] of [['file', inProcess], ['pkcs11', pkcs11], ['signer', signerService]]) if (only.includes(name)) backends.push(await fn(opts));
   const base = backends.find((b) => b.backend === 'file');
@@ -143,5 +143,7 @@ export async function benchSigners({ quick = false, only = ['file', 'pkcs11', 's
 if (import.meta.url === `file://${process.argv[1]}`) {
   // --backends=file,pkcs11,signer: a subset.
   const only = process.argv.find((a) => a.startsWith('--backends='))?.slice('--backends='.length).split(',');
-  console.log(JSON.stringify(await benchSigners({ quick: process.argv.includes('--quick'), ...(only ? { only } : {}) }), null, 1));
+  // --journal-dir=/dev/shm: the signer service's journal on tmpfs, to tell its own cost from the disk's fsync.
+  const journalDir = process.argv.find((a) => a.startsWith('--journal-dir='))?.slice('--journal-dir='.length);
+  console.log(JSON.stringify(await benchSigners({ quick: process.argv.includes('--quick'), journalDir, ...(only ? { only } : {}) }), null, 1));
 }
