@@ -40,6 +40,7 @@ export function renderReport(r) {
   if (s.rate) rateSection(p, s.rate);
   if (s.latency) latencySection(p, s.latency);
   if (s.signing) signingSection(p, s.signing);
+  if (s.signers) signersSection(p, s.signers);
   if (s.scheduling) schedulingSection(p, s.scheduling.scenarios);
   if (s.plannerLive) plannerLiveSection(p, s.plannerLive);
   if (s.cluster) {
@@ -221,6 +222,26 @@ function signingSection(p, sg) {
   p(`| key from seed (what start-up pays per wallet) | ${n(Math.round(ps.nodeKeyJwk))}/s (JWK import) · ${n(Math.round(ps.nodeKeyPkcs8))}/s (PKCS#8 import) | ${n(Math.round(ps.naclKey))}/s | ${fmt(sg.keyRatio, 0)}× |`);
   p();
   p('The key import went from PKCS#8 DER to JWK during this work: OpenSSL 3\'s DER decoder lookup made each import ~0.6 ms, the JWK path goes straight to the raw-key constructor.');
+  p();
+}
+
+function signersSection(p, sg) {
+  p('## Signer backends (issue #28)');
+  p();
+  p("What signing costs an action through each backend, as the executor pays it (`askSigner`: the action rendered to its message, signed by the wallet's backend, the answer checked against the address), a SOL2X deposit each time. Latency: one action at a time; added: beyond in-process signing. Throughput: 32 actions in flight. PKCS#11: SoftHSM2 with 4 sessions. The signer service: its own process over its unix socket, each signature committed to its journal (`synchronous=FULL`) before the answer.");
+  p();
+  p('| backend | p50 | p99 | added p50 | added p99 | signs/s (32 in flight) | signs/s (one at a time) |');
+  p('|---|---|---|---|---|---|---|');
+  for (const b of sg.backends) {
+    if (b.skipped !== undefined) {
+      p(`| ${b.backend} | skipped: ${b.skipped} | | | | | |`);
+      continue;
+    }
+    const added = (v) => (v === undefined ? '—' : `${fmt(v, 2)} ms`);
+    p(`| ${b.backend} | ${fmt(b.p50Ms, 2)} ms | ${fmt(b.p99Ms, 2)} ms | ${added(b.addedP50Ms)} | ${added(b.addedP99Ms)} | ${n(Math.round(b.signsPerSec))} | ${n(Math.round(b.sequentialSignsPerSec))} |`);
+  }
+  p();
+  if (sg.goal.met !== undefined) p(`Goal for the signer service: ≥ ${n(sg.goal.signsPerSec)} signs/s and ≤ ${sg.goal.p99AddedMs} ms p99 — **${sg.goal.met ? 'met' : 'not met'}** on this machine.`);
   p();
 }
 

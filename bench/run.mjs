@@ -4,9 +4,10 @@
 //             without the node flags and MALLOC_ARENA_MAX of the systemd unit and the image, side
 //             by side (both at once, so both see the same load on a shared machine).
 //   --quick   a smoke test of the harness (~1 min): 1,000 wallets for 20 s, `--help` once.
-//   --only=help,scale,flags,signing,scheduling,rate,latency,plannerLive,cluster
-//             a subset; the last six are the older focused benchmarks (signing speed, the planner
-//             simulated and live, burst shape, decision latency, the cluster), run only when named.
+//   --only=help,scale,flags,signing,signers,scheduling,rate,latency,plannerLive,cluster
+//             a subset; the last seven are the focused benchmarks (signing speed, each signer
+//             backend's signs/s and added latency, the planner simulated and live, burst shape,
+//             decision latency, the cluster), run only when named.
 //   --render  rewrite RESULTS.md from bench/out/results.json (e.g. to fold in a new SOAK.json).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,6 +62,7 @@ await timed('flags', async () => {
 });
 const older = {
   signing: async () => (await import('./signing.mjs')).benchSigning({ runs: quick ? 1 : 5 }),
+  signers: async () => (await import('./signers.mjs')).benchSigners({ quick }),
   scheduling: async () => ({ scenarios: (await import('./scheduling.mjs')).benchScheduling(quick ? { wallets: 400, hours: 3, perMinute: 100 } : {}) }),
   rate: async () => (await import('./rate-budget.mjs')).benchRateBudget(quick ? { seconds: 20 } : { seconds: 75 }),
   latency: async () => (await import('./latency.mjs')).benchLatency(quick ? { runs: 1, onceWallets: 200, runWallets: 100 } : { runs: 3 }),

@@ -19,7 +19,11 @@ const { formatSol } = await import(join(DIST, 'amount.js'));
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-export async function benchSignerService({ quick = false, journalDir = undefined } = {}) {
+/**
+ * An `autoclaim signer` process on a socket in a temp dir, holding one key (`bench`) whose policy
+ * allows SOL2X deposits far beyond what a benchmark signs; `stop` ends it and removes its files.
+ */
+export async function startSignerService({ journalDir = undefined } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'autoclaim-signer-bench-'));
   const journal = journalDir === undefined ? './journal.db' : join(mkdtempSync(join(journalDir, 'autoclaim-signer-bench-')), 'journal.db');
   const { secretKey64, address } = generateKeypair();
@@ -30,8 +34,24 @@ export async function benchSignerService({ quick = false, journalDir = undefined
     `socket: ${socket}\nstate: { path: ${journal} }\nkeys:\n  - name: bench\n    address: ${address}\n    key: { file: ./k.json }\n    policy:\n      ops: [deposit]\n      symbols: [SOL2X]\n      max_sol_per_action: 1000\n      max_sol_per_day: 1000000000\n`,
   );
   const child = spawn(process.execPath, [join(DIST, 'cli/main.js'), 'signer', '--config', join(dir, 'signer.yaml'), '--log-level', 'warn'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  for (let i = 0; i < 300 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
+  return {
+    socket,
+    address,
+    secretKey64,
+    key: 'bench',
+    stop: async () => {
+      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.once('exit', r));
+      rmSync(dir, { recursive: true, force: true });
+      if (journalDir !== undefined) rmSync(join(journal, '..'), { recursive: true, force: true });
+    },
+  };
+}
+
+export async function benchSignerService({ quick = false, journalDir = undefined } = {}) {
+  const { socket, address, secretKey64, stop } = await startSignerService({ journalDir });
   try {
-    for (let i = 0; i < 300 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
     const templates = Object.fromEntries(Object.entries(DEFAULT_ENDPOINTS).map(([op, e]) => [op, e.message]));
     const backend = await SignerServiceBackend.open({ socket, key: 'bench', address, templates });
     let n = 1;
@@ -79,10 +99,7 @@ export async function benchSignerService({ quick = false, journalDir = undefined
       sequentialSignsPerSec: 1000 / (times.reduce((a, b) => a + b, 0) / times.length),
     };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    rmSync(dir, { recursive: true, force: true });
-    if (journalDir !== undefined) rmSync(join(journal, '..'), { recursive: true, force: true });
+    await stop();
   }
 }
 

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Dispatcher } from 'undici';
 import type { AppConfig, Clock } from './domain.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, type ConfigIssue } from './errors.js';
 import type { Logger } from './log/logger.js';
 import type { Redactor } from './log/redact.js';
 import { loadConfig, resolveApiKey, type LoadedSecrets, type LoadResult } from './config/index.js';
@@ -188,17 +188,26 @@ async function openState(
   return { store, lock, cluster: undefined };
 }
 
+/**
+ * Connects every remote signer (start and `check`): each must answer and its key derive the
+ * wallet's address. What does not, as the config issues that stop a start.
+ */
+export async function connectWalletSigners(config: AppConfig, signers: ReadonlyMap<string, WalletSigner>): Promise<ConfigIssue[]> {
+  const problems = await connectSigners(signers.values());
+  const where = (address: string): number => config.wallets.findIndex((w) => w.address === address);
+  return problems.map((p) => ({ file: config.file, line: 0, col: 0, path: `wallets[${where(p.address)}].key`, message: `wallet ${p.address}: the ${p.backend} signer: ${p.message}` }));
+}
+
 export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { env, logger, redactor, clock } = opts;
   // Keys with the config: a wallet whose key does not load must stop the start before anything listens.
   const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger, scheduled: opts.scheduled });
   const signers = secrets.signers;
   // Every remote backend answers, and its key is the configured address's, before anything listens.
-  const problems = await connectSigners(signers.values());
+  const problems = await connectWalletSigners(loaded, signers);
   if (problems.length > 0) {
     await closeSigners(signers.values());
-    const where = (address: string): number => loaded.wallets.findIndex((w) => w.address === address);
-    throw new ConfigError(problems.map((p) => ({ file: loaded.file, line: 0, col: 0, path: `wallets[${where(p.address)}].key`, message: `wallet ${p.address}: the ${p.backend} signer: ${p.message}` })));
+    throw new ConfigError(problems);
   }
 
   const closers: Array<() => Promise<void> | void> = [];

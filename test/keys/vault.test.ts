@@ -2,9 +2,6 @@
 // is fetched at connect and must derive the address; signatures come back as vault:v1:<base64>
 // over the message rendered from the action; the token is sent only as X-Vault-Token and never
 // appears in a refusal. An opt-in live test runs when VAULT_ADDR (and VAULT_TOKEN, VAULT_KEY) are set.
-import { createServer, type Server } from 'node:http';
-import { createPrivateKey, sign } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { VaultSigner } from '../../src/keys/backends/vault.js';
@@ -13,43 +10,19 @@ import { messageFor, templatesOf } from '../../src/keys/message.js';
 import { SignerRefused, type SignAction } from '../../src/keys/port.js';
 import { generateKeypair } from '../../src/keys/signer.js';
 import { Redactor } from '../../src/log/redact.js';
+import { TOKEN, transit as startTransit, type Transit } from '../support/vault-transit.js';
 
 const templates = templatesOf(DEFAULT_ENDPOINTS);
-const TOKEN = 'hvs.CANARYvaulttoken0123456789abcdef';
-const servers: Server[] = [];
+const doubles: Transit[] = [];
 afterEach(async () => {
-  for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
+  for (const t of doubles.splice(0)) await t.close();
 });
 
-/** A double of Vault transit for one ed25519 key. */
-async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; type?: string; status?: number }) {
-  const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(opts.seed).toString('base64url'), x: Buffer.from(opts.publicKey).toString('base64url') }, format: 'jwk' });
-  const seen: Array<{ method: string; url: string; token: string | undefined; body: string }> = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', token: req.headers['x-vault-token'] as string | undefined, body });
-      const reply = (status: number, o: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(o));
-      };
-      if (req.headers['x-vault-token'] !== TOKEN) return reply(403, { errors: ['permission denied'] });
-      if (opts.status !== undefined) return reply(opts.status, { errors: ['sealed'] });
-      if (req.method === 'GET' && req.url === '/v1/transit/keys/treasury') {
-        return reply(200, { data: { type: opts.type ?? 'ed25519', latest_version: 1, keys: { '1': { public_key: Buffer.from(opts.publicKey).toString('base64') } } } });
-      }
-      if (req.method === 'POST' && req.url === '/v1/transit/sign/treasury') {
-        const input = Buffer.from((JSON.parse(body) as { input: string }).input, 'base64');
-        return reply(200, { data: { signature: `vault:v1:${sign(null, input, key).toString('base64')}`, key_version: 1 } });
-      }
-      return reply(404, { errors: [] });
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
+const transit = async (opts: Parameters<typeof startTransit>[0]) => {
+  const t = await startTransit(opts);
+  doubles.push(t);
+  return t;
+};
 
 function vault(url: string, address: string, redactor = new Redactor()) {
   return new VaultSigner({ address: url, mount: 'transit', key: 'treasury', tokenEnv: 'VAULT_TOKEN_T' }, address, { env: { VAULT_TOKEN_T: TOKEN }, templates, redactor });

@@ -73,7 +73,10 @@ export class Pkcs11Signer extends RemoteSignerBase {
       if (entry === undefined) {
         const lib = new P.PKCS11();
         lib.load(this.cfg.module);
-        lib.C_Initialize();
+        // The async C_Sign runs on libuv's thread pool, one per session at once: the module must lock
+        // for itself (CKF_OS_LOCKING_OK). Without it SoftHSM2 assumes one thread and, with several
+        // sessions signing at once, corrupts its heap (a crash seen with 4 sessions under load).
+        lib.C_Initialize({ flags: P.CKF_OS_LOCKING_OK });
         entry = { lib, users: 0 };
         modules.set(this.cfg.module, entry);
       }

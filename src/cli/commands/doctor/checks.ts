@@ -286,7 +286,9 @@ export function walletKeyProblem(name: string, err: unknown): Finding {
   return problem('keys', `${head}${fix}`);
 }
 
+/** A wallet whose signer is usable: which backend signs, and (remote) that it answered. Also `check`'s line. */
 export function walletKeyOk(name: string, address: string, backend?: string): Finding {
   if (backend === undefined) return ok('keys', `wallet ${name}: its key derives ${address}`);
+  if (backend === 'file' || backend === 'env' || backend === 'credential') return ok('keys', `wallet ${name}: its key derives ${address} (signed in-process, key from ${backend})`);
   return ok('keys', `wallet ${name}: signed by ${backend}, which answered and whose key derives ${address}`);
 }

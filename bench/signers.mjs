@@ -1,0 +1,149 @@
+// Issue #28's signing cost per backend, measured as the executor pays it: askSigner
+// (executor/signing-guard.ts) on the daemon's own WalletSigner for the backend (keys/backends:
+// openSigner) — the action rendered to its message, signed, and the answer checked against the
+// wallet's address — for a SOL2X deposit. Backends: in-process (a key file), PKCS#11 on a SoftHSM2
+// token made here (skipped, saying so, without softhsm2 and pkcs11-tool), and the signer service as
+// its own process over its unix socket (journal commit with synchronous=FULL before each answer).
+//   latency     one action at a time, as one wallet's steps are signed: p50/p99 of the time
+//               askSigner takes — what signing adds to an action;
+//   throughput  32 actions in flight (one daemon, many wallets' turns): signatures per second.
+// Goal (issue #28): the signer service ≥ 2,000 signs/s and ≤ 2 ms p99 added.
+// Run: npm run build && node bench/signers.mjs [--quick] [--backends=file,pkcs11,signer] [--journal-dir=/dev/shm]   (or: node bench/run.mjs --only=signers)
+import { execFileSync } from 'node:child_process';
+import { createPublicKey } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DIST } from './lib/common.mjs';
+import { startSignerService } from './signer-service.mjs';
+
+const { generateKeypair } = await import(join(DIST, 'keys/signer.js'));
+const { writeKeyFile } = await import(join(DIST, 'keys/keys.js'));
+const { openSigner, connectSigners, closeSigners } = await import(join(DIST, 'keys/backends/index.js'));
+const { messageFor, templatesOf } = await import(join(DIST, 'keys/message.js'));
+const { askSigner } = await import(join(DIST, 'executor/signing-guard.js'));
+const { DEFAULT_ENDPOINTS } = await import(join(DIST, 'api/endpoints.js'));
+const { formatSol } = await import(join(DIST, 'amount.js'));
+const bs58 = (await import('bs58')).default;
+
+const templates = templatesOf(DEFAULT_ENDPOINTS);
+const clock = { monotonic: () => performance.now() };
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const SOFTHSM = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so', '/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so'].find((p) => existsSync(p));
+
+/** The executor's cost of signing with `signer`: sequential latency and 32-in-flight throughput. */
+async function measure(signer, { quick }) {
+  const problems = await connectSigners([signer]);
+  if (problems.length > 0) throw new Error(`${signer.backend}: ${problems[0].message}`);
+  let n = 1;
+  const ask = async () => {
+    // Lamports, distinct per action (the signer service's journal sees no replay).
+    const action = { op: 'deposit', wallet: signer.address, symbol: 'SOL2X', amount: formatSol(BigInt(n++)), ts: Math.floor(Date.now() / 1000) };
+    const v = await askSigner(signer, action, messageFor(templates, action), 10_000, clock);
+    if (!v.ok) throw new Error(`${signer.backend} refused: ${v.code} ${v.detail}`);
+  };
+  for (let i = 0; i < (quick ? 30 : 200); i++) await ask(); // warm-up
+  const count = quick ? 300 : 3000;
+  const times = [];
+  for (let i = 0; i < count; i++) {
+    const s = performance.now();
+    await ask();
+    times.push(performance.now() - s);
+  }
+  times.sort((a, b) => a - b);
+  const seconds = quick ? 1 : 4;
+  let done = 0;
+  const until = performance.now() + seconds * 1000;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (performance.now() < until) {
+        await ask();
+        done++;
+      }
+    }),
+  );
+  return {
+    backend: signer.backend,
+    count,
+    p50Ms: percentile(times, 50),
+    p99Ms: percentile(times, 99),
+    maxMs: times.at(-1),
+    sequentialSignsPerSec: 1000 / (times.reduce((a, b) => a + b, 0) / times.length),
+    signsPerSec: (done * 1000) / (performance.now() - start),
+  };
+}
+
+async function inProcess(opts) {
+  const dir = mkdtempSync(join(tmpdir(), 'autoclaim-signers-bench-'));
+  try {
+    const { secretKey64, address } = generateKeypair();
+    writeKeyFile(join(dir, 'k.json'), secretKey64);
+    const signer = openSigner({ file: join(dir, 'k.json') }, address, 'bench', { env: {}, templates });
+    return await measure(signer, opts);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A SoftHSM2 token of its own (SOFTHSM2_CONF, read at C_Initialize) with an Ed25519 key made on it. */
+async function pkcs11(opts) {
+  if (SOFTHSM === undefined) return { backend: 'pkcs11', skipped: 'SoftHSM2 is not installed (apt-get install softhsm2 opensc)' };
+  const dir = mkdtempSync(join(tmpdir(), 'autoclaim-signers-hsm-'));
+  const conf = join(dir, 'softhsm2.conf');
+  mkdirSync(join(dir, 'tokens'));
+  writeFileSync(conf, `directories.tokendir = ${join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\n`);
+  const before = process.env.SOFTHSM2_CONF;
+  process.env.SOFTHSM2_CONF = conf;
+  const tool = (...args) => execFileSync(args[0], args.slice(1), { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let signer;
+  try {
+    tool('softhsm2-util', '--init-token', '--free', '--label', 'bench', '--so-pin', '12345678', '--pin', '5678');
+    tool('pkcs11-tool', '--module', SOFTHSM, '--token-label', 'bench', '--login', '--pin', '5678', '--keypairgen', '--key-type', 'EC:edwards25519', '--label', 'wk', '--id', '01');
+    tool('pkcs11-tool', '--module', SOFTHSM, '--token-label', 'bench', '--read-object', '--type', 'pubkey', '--id', '01', '-o', join(dir, 'pub.pem'));
+    const x = createPublicKey(readFileSync(join(dir, 'pub.pem'))).export({ format: 'jwk' }).x;
+    const address = bs58.encode(Buffer.from(x, 'base64url'));
+    signer = openSigner({ pkcs11: { module: SOFTHSM, token: 'bench', label: 'wk', pinEnv: 'BENCH_PIN', sessions: 4 } }, address, 'bench', { env: { BENCH_PIN: '5678' }, templates });
+    return { ...(await measure(signer, opts)), sessions: 4 };
+  } finally {
+    if (signer !== undefined) await closeSigners([signer]);
+    if (before === undefined) delete process.env.SOFTHSM2_CONF;
+    else process.env.SOFTHSM2_CONF = before;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function signerService(opts) {
+  const service = await startSignerService({ journalDir: opts.journalDir });
+  let signer;
+  try {
+    signer = openSigner({ signer: { socket: service.socket, key: service.key } }, service.address, 'bench', { env: {}, templates });
+    return await measure(signer, opts);
+  } finally {
+    if (signer !== undefined) await closeSigners([signer]);
+    await service.stop();
+  }
+}
+
+export async function benchSigners({ quick = false, only = ['file', 'pkcs11', 'signer'], journalDir = undefined } = {}) {
+  const opts = { quick, journalDir };
+  const backends = [];
+  for (const [name, fn] of [['file', inProcess], ['pkcs11', pkcs11], ['signer', signerService]]) if (only.includes(name)) backends.push(await fn(opts));
+  const base = backends.find((b) => b.backend === 'file');
+  // "Added": beyond what in-process signing (today's default) already costs an action.
+  for (const b of backends) {
+    if (b.skipped !== undefined || base === undefined || b === base) continue;
+    b.addedP50Ms = b.p50Ms - base.p50Ms;
+    b.addedP99Ms = b.p99Ms - base.p99Ms;
+  }
+  const service = backends.find((b) => b.backend === 'signer');
+  return { backends, goal: { signsPerSec: 2000, p99AddedMs: 2, met: service === undefined ? undefined : service.signsPerSec >= 2000 && (service.addedP99Ms ?? service.p99Ms) <= 2 } };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  // --backends=file,pkcs11,signer: a subset.
+  const only = process.argv.find((a) => a.startsWith('--backends='))?.slice('--backends='.length).split(',');
+  // --journal-dir=/dev/shm: the signer service's journal on tmpfs, to tell its own cost from the disk's fsync.
+  const journalDir = process.argv.find((a) => a.startsWith('--journal-dir='))?.slice('--journal-dir='.length);
+  console.log(JSON.stringify(await benchSigners({ quick: process.argv.includes('--quick'), journalDir, ...(only ? { only } : {}) }), null, 1));
+}
