@@ -52,8 +52,10 @@ describe('status and actions on shared PostgreSQL state', () => {
     const tables = await pool.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`);
     expect(tables.rows[0]).toEqual({ n: 0 });
     const actions = await runCli(['actions', '--config', config], { cwd: dir, env });
-    expect(actions.code).not.toBe(0);
-    expect(actions.stderr).toMatch(/no autoclaim state in the database at state.url yet/);
+    // An empty journal, as status says "no polls yet" (exit 0, SPEC §3), and still no schema created.
+    expect(actions.code).toBe(0);
+    expect(actions.stdout).toMatch(/^no actions yet: no autoclaim state in the database at state.url/);
+    expect((await pool.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`)).rows[0]).toEqual({ n: 0 });
   });
 
   it("shows each wallet's owner (id, host, pid) and lease expiry, the live daemons, and a wallet nobody holds", async () => {
