@@ -52,10 +52,10 @@ describe('the npm package', () => {
   it('installs with npm install -g and runs: --version, --help, and service install with the installed paths', () => {
     const prefix = join(dir, 'prefix');
     const r = npm(['install', '-g', '--prefix', prefix, '--offline', '--ignore-scripts', tarball], dir);
-    let bin: string;
+    let bin: string[];
     let installed: string;
     if (r.status === 0) {
-      bin = join(prefix, 'bin', 'autoclaim');
+      bin = [join(prefix, 'bin', 'autoclaim')];
       installed = join(prefix, 'lib', 'node_modules', pkg.name);
     } else {
       // Not a failure of the package: npm's cache lacks a dependency and the test stays offline.
@@ -66,9 +66,11 @@ describe('the npm package', () => {
       execFileSync('tar', ['-xzf', tarball, '-C', extracted]);
       installed = join(extracted, 'package');
       symlinkSync(join(REPO, 'node_modules'), join(installed, 'node_modules'));
-      bin = join(installed, 'dist', 'cli', 'main.js');
+      // npm makes a bin executable when it installs it; the tarball's file is not.
+      bin = [process.execPath, join(installed, 'dist', 'cli', 'main.js')];
     }
-    const run = (...args: string[]) => execFileSync(bin, args, { encoding: 'utf8', cwd: dir });
+    const [cmd = '', ...pre] = bin;
+    const run = (...args: string[]) => execFileSync(cmd, [...pre, ...args], { encoding: 'utf8', cwd: dir });
     expect(run('--version').trim()).toBe(pkg.version);
     const help = run('--help');
     for (const c of ['run', 'check', 'status', 'service']) expect(help).toMatch(new RegExp(`^  ${c}\\b`, 'm'));

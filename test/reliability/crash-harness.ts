@@ -119,7 +119,8 @@ export interface StateSnap {
 function signatureOf(requestJson: string | null): string | undefined {
   if (requestJson === null) return undefined;
   const request = JSON.parse(requestJson) as { body?: string };
-  if (request.body === undefined) return undefined;
+  // An empty body is a step recorded `sending` before its signer answered (SPEC §7): nothing signed.
+  if (request.body === undefined || request.body === '') return undefined;
   return (JSON.parse(request.body) as { signature?: string }).signature;
 }
 
