@@ -275,6 +275,7 @@ async function pickTarget(fleet: DaemonFleet, busy: ReadonlySet<Slot>, random: (
 }
 
 function signatureOf(body: string): string | undefined {
+  if (body === '') return undefined; // recorded before its signer answered: nothing signed
   const parsed = JSON.parse(body) as { signature?: unknown };
   return typeof parsed.signature === 'string' ? parsed.signature : undefined;
 }

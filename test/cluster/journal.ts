@@ -21,7 +21,8 @@ export async function recordedSteps(stateUrl: string): Promise<RecordedStep[]> {
     );
     return rows.rows.map((r) => {
       const body = (JSON.parse(r.request) as { body: string }).body;
-      const signature = (JSON.parse(body) as { signature?: string }).signature;
+      // An empty body: recorded before its signer answered (SPEC §7), nothing signed or sent.
+      const signature = body === '' ? undefined : (JSON.parse(body) as { signature?: string }).signature;
       return { stepId: r.step_id, address: r.address, kind: r.kind, planEpoch: r.epoch, signatures: signature === undefined ? [] : [signature] };
     });
   } finally {
@@ -67,7 +68,7 @@ export async function operator(stateUrl: string, ledger: () => readonly LedgerEn
     while (running) {
       try {
         for (const step of await store.unknownSteps()) {
-          if ((step.kind === 'claim' && !heldForOperator(step)) || step.request === null) continue; // other claims reconcile themselves
+          if ((step.kind === 'claim' && !heldForOperator(step)) || step.request === null || step.request.body === '') continue; // other claims reconcile themselves
           const signature = (JSON.parse(step.request.body) as { signature?: string }).signature;
           const applied = ledger().some((e) => e.signature === signature);
           if (!applied && Date.now() / 1000 <= step.request.ts + tsWindowSec + 1) continue;
