@@ -1,8 +1,7 @@
-// A CommonJS package loaded at its first use, synchronously: for a package most starts of the
-// daemon never need (yaml's positioned document, tweetnacl's demo keys), whose module loading
-// would otherwise be paid at every start, and for one file of a package instead of its index
-// (undici's Agent, api/dispatcher.ts). `import` would load it up front; `import()` is async,
-// and the code that needs it (the config pipeline, the demo world, the client) is not.
+// A CommonJS package loaded at its first use, synchronously: for a package only some configs use
+// (pkcs11js, an optional dependency that may not be built; the AWS SDK; nodemailer; tweetnacl for
+// the sandbox's demo keys). A static `import` would load it, or fail for want of it, at every
+// start of every command; `import()` is async, and the constructors that need it are not.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
