@@ -10,6 +10,16 @@ import { captureLog } from '../support/log.js';
 
 const MIN = 60_000;
 
+const base = (over: Partial<AlertInputs>): AlertInputs => ({
+  now: 0,
+  intervalMs: MIN,
+  staleAfterIntervals: 3,
+  unknownStepAfterMs: 15 * MIN,
+  wallets: [],
+  unknownSteps: [],
+  ...over,
+});
+
 describe('createAlertTracker', () => {
   it('reports one opening and one closing per episode', () => {
     const t = createAlertTracker();
@@ -61,15 +71,6 @@ describe('evaluateAlerts: epoch_refused (SPEC §2)', () => {
 });
 
 describe('evaluateAlerts', () => {
-  const base = (over: Partial<AlertInputs>): AlertInputs => ({
-    now: 0,
-    intervalMs: MIN,
-    staleAfterIntervals: 3,
-    unknownStepAfterMs: 15 * MIN,
-    wallets: [],
-    unknownSteps: [],
-    ...over,
-  });
 
   it('opens a stale-wallet episode after N intervals without a successful poll, once, and closes it on the next success', () => {
     const t = createAlertTracker();
@@ -201,15 +202,6 @@ describe('evaluateAlerts: claims held in doubt and the cluster conditions (issue
 });
 
 describe('evaluateAlerts: claims_stalled (issue 27) and the open alerts by kind', () => {
-  const base = (over: Partial<AlertInputs>): AlertInputs => ({
-    now: 0,
-    intervalMs: MIN,
-    staleAfterIntervals: 3,
-    unknownStepAfterMs: 15 * MIN,
-    wallets: [],
-    unknownSteps: [],
-    ...over,
-  });
   const H = 60 * MIN;
 
   it('opens when pending has grown with nothing claimed past alerts.unclaimed_after, and closes at the next claim', () => {
