@@ -84,28 +84,36 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     // first turn, so a pause recorded before a restart holds from the first poll.
     const control = new DaemonControl({ daemon, events, logger, clock: io.clock, dry: opts.dryRun === true });
     control.start();
+    // The handlers go in before the first turn: a signal's default action ends the process, and a
+    // SIGHUP or SIGTERM sent while it starts (systemd's reload or stop) must not. One asked for
+    // before the start finished is acted on when it has.
+    let started = false;
+    let reloadAsked = false;
+    let requestStop = (): void => {};
+    const stopAsked = new Promise<void>((resolve) => (requestStop = resolve));
+    const reload = () => (started ? void daemon.reload() : (reloadAsked = true));
+    const pollNow = () => started && control.onPollSignal();
+    const pauseRecord = () => control.onPauseSignal();
+    const stop = () => {
+      io.signals.off('SIGTERM', stop);
+      io.signals.off('SIGINT', stop);
+      io.signals.off('SIGHUP', reload);
+      io.signals.off('SIGUSR1', pollNow);
+      io.signals.off('SIGUSR2', pauseRecord);
+      requestStop();
+    };
+    io.signals.on('SIGTERM', stop);
+    io.signals.on('SIGINT', stop);
+    io.signals.on('SIGHUP', reload);
+    io.signals.on('SIGUSR1', pollNow);
+    io.signals.on('SIGUSR2', pauseRecord);
     try {
       await daemon.start();
       await supervisor.start();
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          io.signals.off('SIGTERM', stop);
-          io.signals.off('SIGINT', stop);
-          io.signals.off('SIGHUP', reload);
-          io.signals.off('SIGUSR1', pollNow);
-          io.signals.off('SIGUSR2', pauseRecord);
-          resolve();
-        };
-        const reload = () => void daemon.reload();
-        const pollNow = () => control.onPollSignal();
-        const pauseRecord = () => control.onPauseSignal();
-        io.signals.on('SIGTERM', stop);
-        io.signals.on('SIGINT', stop);
-        io.signals.on('SIGHUP', reload);
-        io.signals.on('SIGUSR1', pollNow);
-        io.signals.on('SIGUSR2', pauseRecord);
-        control.publish();
-      });
+      started = true;
+      if (reloadAsked) void daemon.reload();
+      control.publish();
+      await stopAsked;
       logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
       control.stop();
       stopping = true;
@@ -131,6 +139,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
       return EXIT.OK;
     } finally {
       if (!stopping) {
+        stop(); // the handlers off: the start failed
         control.stop();
         await supervisor.stop();
       }
