@@ -9,7 +9,8 @@ import { SignerRefused, type SignResult } from './port.js';
 const publicKeys = new Map<string, KeyObject>();
 const MAX_CACHED = 100_000;
 
-function publicKeyOf(address: string): KeyObject | undefined {
+/** The node:crypto public key of a base58 address (cached); undefined when it is not a 32-byte key. */
+export function publicKeyOf(address: string): KeyObject | undefined {
   let key = publicKeys.get(address);
   if (key !== undefined) return key;
   let raw: Uint8Array;

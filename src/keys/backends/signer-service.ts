@@ -2,16 +2,15 @@
 // over its unix socket (SPEC §7). It trusts the service no more than the network: at open, the
 // service's public key for `key` must be the wallet's address; every answer's message must be the
 // one the daemon builds from its own templates, and its signature must verify locally (OpenSSL,
-// verify-native.ts)
+// keys/check.ts, the check the executor makes of every backend's answer)
 // — else the action is refused, never sent. A refusal keeps the service's code.
-import type { KeyObject } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import bs58 from 'bs58';
 import type { SignerServiceKeyConfig } from '../../domain.js';
 import { KeyError } from '../../errors.js';
 import { messageFor, type MessageTemplates } from '../message.js';
 import { SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
-import { publicKeyOf, verifyWith } from '../verify-native.js';
+import { publicKeyOf, signatureValid } from '../check.js';
 import { requestLine } from '../../signer/protocol.js';
 
 export interface SignerServiceOptions {
@@ -148,21 +147,18 @@ export class SignerServiceBackend implements WalletSigner {
   readonly backend = 'signer' as const;
   readonly address: string;
   readonly #opts: SignerServiceOptions;
-  readonly #publicKey: KeyObject;
   #connection: Connection | undefined;
   #opening: Promise<Connection> | undefined;
 
-  private constructor(opts: SignerServiceOptions, publicKey: KeyObject) {
+  private constructor(opts: SignerServiceOptions) {
     this.#opts = opts;
-    this.#publicKey = publicKey;
     this.address = opts.address;
   }
 
   /** Connects and checks that the service's key `key` is the wallet's address (KeyError if not). */
   static async open(opts: SignerServiceOptions): Promise<SignerServiceBackend> {
-    const publicKey = publicKeyOf(opts.address);
-    if (publicKey === undefined) throw new KeyError('KEY_INVALID', `wallet address ${opts.address} is not an Ed25519 public key`);
-    const backend = new SignerServiceBackend(opts, publicKey);
+    if (publicKeyOf(opts.address) === undefined) throw new KeyError('KEY_INVALID', `wallet address ${opts.address} is not an Ed25519 public key`);
+    const backend = new SignerServiceBackend(opts);
     const signal = AbortSignal.timeout(opts.openTimeoutMs ?? 5_000);
     let answer: Record<string, unknown>;
     try {
@@ -215,7 +211,7 @@ export class SignerServiceBackend implements WalletSigner {
     } catch {
       signature = new Uint8Array();
     }
-    if (!verifyWith(this.#publicKey, new TextEncoder().encode(expected), signature)) {
+    if (!signatureValid(this.address, new TextEncoder().encode(expected), signature)) {
       throw new SignerRefused('SIGNER_BAD_SIGNATURE', 'the signer returned a signature that does not verify for this wallet; not sent');
     }
     return { message: expected, signature };
