@@ -49,8 +49,15 @@ export interface StepEvent extends ServerRefusal {
   wallet: string;
   plan: number;
   step: number;
-  /** Acknowledged: what was moved (a claim: what it claimed, bounded). Anomaly: what the server said. */
+  /**
+   * Acknowledged: what was moved (a claim: what it claimed, bounded). Anomaly: what the server said.
+   * Otherwise what the step was to move, when it is known (a deposit's resolved amount).
+   */
   amountLamports?: bigint | undefined;
+  /** Deposit, mint, withdraw and burn: the vault or token's symbol. */
+  symbol?: string | undefined;
+  /** The transaction id the API answered with (the body's `tx`), when an answer carried one. */
+  tx?: string | undefined;
   // Rejected and failed: the ServerRefusal fields, when the server answered.
 }
 

@@ -21,7 +21,7 @@ import { beyondWindow } from '../api/ts-window.js';
 import { CLAIM_UNDETERMINED, heldForOperator } from '../store/plan-status.js';
 import { claimLooksApplied } from './reconcile.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
-import { errorSummary, OutcomeRecorder } from './outcome.js';
+import { errorSummary, OutcomeRecorder, stepEventOf } from './outcome.js';
 import { SigningPauses, SigningTime } from './signing-guard.js';
 import { signAndSend } from './sign-step.js';
 
@@ -323,7 +323,7 @@ export class PlanExecutor {
       `${step.kind} refused before signing: ${detail}`,
     );
     await this.deps.store.markRefused(step.id, `${step.kind} refused before signing: ${detail}`, this.deps.clock.now());
-    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'rejected', amountLamports: lamports });
     return 'rejected';
   }
 

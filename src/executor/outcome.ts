@@ -14,6 +14,15 @@ import type { StepRef } from '../store/port.js';
 import type { SigningPauses } from './signing-guard.js';
 import { clockSignal, REFUSAL_FIX, serverRefusal, type ServerRefusal } from './refusal.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS } from './clock-skew.js';
+import type { StepEvent } from '../events.js';
+
+/**
+ * What every `step:outcome` of this step says, whatever its state: which step of which wallet, its
+ * symbol, and the amount it was to move when known; each outcome adds its own (tx, the server's words).
+ */
+export function stepEventOf(plan: PlanWithSteps, step: StepRow): Omit<StepEvent, 'state'> {
+  return { kind: step.kind, wallet: plan.wallet, plan: plan.id, step: step.id, symbol: step.symbol ?? undefined, amountLamports: step.amountLamports ?? undefined };
+}
 
 export class OutcomeRecorder {
   constructor(
@@ -62,17 +71,17 @@ export class OutcomeRecorder {
     const tx = typeof result.body.tx === 'string' ? result.body.tx : undefined;
     if (verdict.outcome === 'refused') {
       await store.markRejected(sent(step), { ...record, error: `refused: ${verdict.detail}` }, clock.now());
-      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+      this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'rejected', amountLamports: amount, tx });
       log.warn({ event: 'action.rejected', status: result.status, answer: verdict.status, error_code: verdict.errorCode, request_id }, `${step.kind} rejected by the API (${verdict.detail})`);
       return 'rejected';
     }
     if (verdict.outcome === 'unknown') {
-      return await this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` });
+      return await this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` }, tx);
     }
 
     const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
     await store.markAcknowledged(sent(step), { ...record, claimedLamports: claimed }, clock.now());
-    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'acknowledged', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: claimed ?? amount });
+    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'acknowledged', amountLamports: claimed ?? amount, tx });
     // A claim's amount_sol is what it counts as, min(claimed, seen); the server's own figure is
     // beside it (server_claimed_sol, absent when the answer had none), so a reader sees both.
     const said = step.kind === 'claim' && result.body.claimedLamports != null ? { server_claimed_sol: formatSol(result.body.claimedLamports), seen_sol: formatSol(amount) } : {};
@@ -113,7 +122,7 @@ export class OutcomeRecorder {
       );
       return 'retry_later';
     }
-    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
+    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'deferred' });
     log.warn({ event: 'action.deferred', err: message }, `${step.kind} not sent after waiting to go out; it will be signed again`);
     return 'retry_later';
   }
@@ -135,13 +144,14 @@ export class OutcomeRecorder {
       { event: 'action.anomaly', claimed_sol: formatSol(said), seen_sol: formatSol(seen) },
       `the API says the claim took ${formatSol(said)} SOL, more than the ${formatSol(seen)} SOL pending seen just before it; counting ${formatSol(seen)} SOL`,
     );
-    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'anomaly', wallet: plan.wallet, plan: plan.id, step: step.id, amountLamports: said });
+    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'anomaly', amountLamports: said });
     return seen;
   }
 
-  private async markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }): Promise<StepResult> {
+  /** `tx`: the one a 2xx answer named although it did not say the action was applied (a `pending`), to look up. */
+  private async markUnknown(plan: PlanWithSteps, step: StepRow, log: Logger, r: ResponseRecord & { error: string }, tx?: string): Promise<StepResult> {
     await this.deps.store.markUnknown(sent(step), r, this.deps.clock.now());
-    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'unknown', wallet: plan.wallet, plan: plan.id, step: step.id });
+    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'unknown', tx });
     if (step.kind === 'claim') {
       log.warn({ event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId }, 'claim outcome unknown; reconciling from the wallet summary');
     } else {
@@ -161,7 +171,7 @@ export class OutcomeRecorder {
     if (e?.disposition === 'not_sent' || (e?.disposition === 'refused' && e.status === 429)) {
       // Provably not applied: the step goes back to planned and is tried again later, freshly signed.
       await store.markNotSent(sent(step), message, now);
-      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
+      this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'deferred' });
       const level = e.status === 429 ? 'debug' : 'warn';
       log[level]({ event: 'action.deferred', status: e.status, err: message }, `${step.kind} not sent; it will be tried again`);
       return 'retry_later';
@@ -171,7 +181,7 @@ export class OutcomeRecorder {
     if (e?.disposition === 'refused') {
       await store.markRejected(sent(step), { status: e.status, responseRaw: e.rawBody, requestId: e.requestId, error: message }, now);
       const refusal = serverRefusal(e);
-      this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id, ...refusal });
+      this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'rejected', ...refusal });
       await store.skipRemaining(plan.id, `${step.kind} was rejected`, now);
       log.warn({ event: 'action.rejected', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId }, `${step.kind} rejected by the API`);
       this.clockSkewFrom(refusal, message, log);
@@ -195,7 +205,7 @@ export class OutcomeRecorder {
     const refusal = serverRefusal(e);
     const hint = refusal.hint ?? 'unknown';
     const fix = REFUSAL_FIX[hint];
-    this.deps.events?.emit('step:outcome', { kind: step.kind, state: 'failed', wallet: plan.wallet, plan: plan.id, step: step.id, ...refusal });
+    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'failed', ...refusal });
     const said = [e.serverCode, e.serverMessage].filter((t) => t !== undefined).join(': ');
     const pause: SigningPause = { scope, reason: `HTTP ${e.status ?? '?'}: ${said === '' ? e.code : said}`, since: now, step: step.id, refusal, fix };
     this.pauses.pause(plan.address, pause);

@@ -5,7 +5,7 @@
 import type { Logger } from '../log/logger.js';
 import { UNSIGNED_BODY } from '../store/rows.js';
 import type { StepResult, WorkerDeps } from './deps.js';
-import { errorSummary } from './outcome.js';
+import { errorSummary, stepEventOf } from './outcome.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
 import { askSigner, DEFAULT_SIGN_DEADLINE_MS, type SignVerdict } from './signing-guard.js';
 
@@ -87,11 +87,11 @@ async function notSigned(deps: WorkerDeps, s: SignStep, ref: { id: number; attem
   }
   if (verdict.unanswered) {
     log.warn({ event: 'action.deferred', reason: 'signer', code: verdict.code, backend: signer.backend }, `${step.kind} not sent: ${why}; it will be signed afresh later`);
-    deps.events?.emit('step:outcome', { kind: step.kind, state: 'deferred', wallet: plan.wallet, plan: plan.id, step: step.id });
+    deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'deferred' });
     return 'retry_later';
   }
   log.error({ event: 'action.refused', reason: 'signer', code: verdict.code, backend: signer.backend }, `${step.kind} refused before sending: ${why}`);
   await store.markRefused(step.id, `${step.kind} refused before sending: ${why}`, clock.now());
-  deps.events?.emit('step:outcome', { kind: step.kind, state: 'rejected', wallet: plan.wallet, plan: plan.id, step: step.id });
+  deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'rejected' });
   return 'rejected';
 }

@@ -177,31 +177,17 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
   };
 }
 
-/**
- * What a failure's event may carry beyond StepEvent's own fields: the server's words (the request's
- * classification adds them to the failure event data) and what the step moved. Read when present.
- */
-interface StepFacts {
-  code?: string;
-  server_message?: string;
-  http_status?: number;
-  request_id?: string;
-  symbol?: string;
-  tx?: string;
-}
-
 /** The category and words of a step outcome; undefined for outcomes nobody needs to hear of. */
 function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEvent } | undefined {
-  const x = e as StepEvent & StepFacts;
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
   const facts = {
-    code: str(x.code),
-    server_message: str(x.server_message),
-    http_status: typeof x.http_status === 'number' ? x.http_status : undefined,
-    request_id: str(x.request_id),
-    symbol: str(x.symbol),
-    tx: str(x.tx),
-    hint: str(x.hint),
+    code: str(e.code),
+    server_message: str(e.server_message),
+    http_status: typeof e.http_status === 'number' ? e.http_status : undefined,
+    request_id: str(e.request_id),
+    symbol: str(e.symbol),
+    tx: str(e.tx),
+    hint: str(e.hint),
   };
   const details = {
     wallet: e.wallet,
@@ -223,10 +209,11 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
   switch (e.state) {
     case 'acknowledged': {
       const amount = e.amountLamports === undefined ? '' : ` ${formatSol(e.amountLamports)} SOL`;
+      const symbol = facts.symbol === undefined ? '' : ` (${facts.symbol})`;
       const tx = facts.tx === undefined ? '' : `, tx ${facts.tx}`;
       return {
         category: 'acknowledged',
-        event: { key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan}${tx})`, details },
+        event: { key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount}${symbol} acknowledged (plan ${e.plan}${tx})`, details },
       };
     }
     case 'rejected':
@@ -258,7 +245,7 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
         event: {
           key: `unknown:step:${e.step}`,
           event: 'action.unknown',
-          text: `${where}: outcome unknown${why}; check it on the server, then \`autoclaim actions resolve ${e.step} --applied|--not-applied\` if it is not reconciled`,
+          text: `${where}: outcome unknown${why}${facts.tx === undefined ? '' : ` (the answer named tx ${facts.tx})`}; check it on the server, then \`autoclaim actions resolve ${e.step} --applied|--not-applied\` if it is not reconciled`,
           details,
         },
       };

@@ -97,6 +97,25 @@ describe('the daemon on the event channel', () => {
     expect(of('cycle:done')).toEqual([]);
   });
 
+  it("names each step's tx (from the API's answer) and a deposit's symbol, as the notices show them", async () => {
+    // A claim, then a deposit of half of it into SOL2X.
+    writeFileSync(configPath, yaml(wallets).replace('      - claim\n', '      - claim\n      - deposit: { symbol: SOL2X, amount: "50%" }\n'));
+    expect(daemon.reload()).toBe(true);
+    await daemon.once();
+    const ledger = app.runtime.sandbox!.ledger();
+    const steps = of('step:outcome').filter((e) => e.wallet === 'alpha');
+    expect(steps.map((e) => [e.kind, e.state, e.symbol])).toEqual([
+      ['claim', 'acknowledged', undefined],
+      ['deposit', 'acknowledged', 'SOL2X'],
+    ]);
+    const alpha = wallets.find((w) => w.name === 'alpha')!.address;
+    for (const s of steps) {
+      const entry = ledger.find((e) => e.wallet === alpha && e.op === s.kind);
+      expect(s.tx, s.kind).toBe(entry?.tx);
+      expect(s.tx).toMatch(/\S/);
+    }
+  });
+
   it('a listener that throws costs neither the cycle nor the other listeners', async () => {
     events.on('poll:ok', () => {
       throw new Error('subscriber bug');

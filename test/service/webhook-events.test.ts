@@ -106,10 +106,16 @@ describe('the failure webhook', () => {
     const base = { kind: 'deposit' as const, wallet: 'W2', plan: 9 };
     hook.onStep({ ...base, state: 'rejected', step: 20 }); // goes out at once
     await r.settle(1);
-    hook.onStep({ ...base, state: 'acknowledged', step: 21, amountLamports: 1n });
-    hook.onStep({ ...base, state: 'unknown', step: 22 });
+    hook.onStep({ ...base, state: 'acknowledged', step: 21, amountLamports: 1n, symbol: 'SOL2X', tx: 'tx-21' });
+    hook.onStep({ ...base, state: 'unknown', step: 22, amountLamports: 2_000_000_000n, symbol: 'SOL2X', tx: 'tx-22' });
     await r.settle(3);
-    expect(r.posts.flatMap((p) => p.body.events.map((e) => e.key))).toEqual(['rejected:step:20', 'unknown:step:22', 'acknowledged:step:21']);
+    const events = r.posts.flatMap((p) => p.body.events);
+    expect(events.map((e) => e.key)).toEqual(['rejected:step:20', 'unknown:step:22', 'acknowledged:step:21']);
+    // The vault's symbol and the answer's tx travel with the notice, in its words and its details (issue 27).
+    expect(events[1]?.text).toMatch(/^wallet W2: deposit of 2 SOL \(SOL2X\) step 22 \(plan 9\): outcome unknown \(the answer named tx tx-22\);/);
+    expect(events[1]?.details).toMatchObject({ op: 'deposit', amount_sol: '2', symbol: 'SOL2X', tx: 'tx-22' });
+    expect(events[2]?.text).toBe('wallet W2: deposit 0.000000001 SOL (SOL2X) acknowledged (plan 9, tx tx-21)');
+    expect(events[2]?.details).toMatchObject({ symbol: 'SOL2X', tx: 'tx-21' });
     // No secret configured: unsigned.
     expect(r.posts[0]?.headers['x-autoclaim-signature']).toBeUndefined();
   });

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FailureWebhook } from '../../../src/service/webhook-events.js';
 import { startReceiver, stopReceivers } from '../webhook-receiver.js';
-import { CANARY, channel, notifierFor, sendTheNotices } from './support.js';
+import { CANARY, channel, notifierFor, sendTheNotices, TX } from './support.js';
 
 interface Embed {
   title: string;
@@ -55,6 +55,8 @@ describe('the discord channel', () => {
     expect(embeds.map((e) => e.title)).toEqual(['ERROR · action.rejected · alpha', 'WARNING · action.anomaly · alpha', 'ERROR · alert.opened · alpha', 'RESOLVED · alert.closed · alpha']);
     expect(embeds[0]?.description).toContain('insufficient_funds "balance too low for key [REDACTED]" (HTTP 422, request id req-81f2)');
     expect(embeds[0]?.fields).toContainEqual({ name: 'Request id', value: 'req-81f2', inline: true });
+    expect(embeds[0]?.fields).toContainEqual({ name: 'Symbol', value: 'SOL2X', inline: true });
+    expect(embeds[0]?.fields).toContainEqual({ name: 'Tx', value: TX, inline: true });
     expect(embeds[0]?.fields).toContainEqual({ name: 'Instance', value: 'host-a/4242', inline: true });
     expect(embeds[3]?.color).toBe(0x2eb67d);
   });

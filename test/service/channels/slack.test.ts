@@ -5,7 +5,7 @@
 // no secret in anything sent.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReceiver, stopReceivers } from '../webhook-receiver.js';
-import { CANARY, channel, notifierFor, sendTheNotices } from './support.js';
+import { CANARY, channel, notifierFor, sendTheNotices, TX } from './support.js';
 import type { FailureWebhook } from '../../../src/service/webhook-events.js';
 
 interface Block {
@@ -75,6 +75,7 @@ describe('the slack channel', () => {
       '*Op*': 'deposit',
       '*Amount (SOL)*': '1.5',
       '*Symbol*': 'SOL2X',
+      '*Tx*': TX,
       '*Error code*': 'insufficient_funds',
       '*HTTP status*': '422',
       '*Request id*': 'req-81f2',

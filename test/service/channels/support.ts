@@ -1,6 +1,6 @@
 // What the channel tests share: a channel entry as the config resolves it, the notifier made from
 // it (createFailureWebhook, the daemon's one way in), a canary secret the server "echoes", and the
-// notices every channel is sent: a rejection with the server's words, an anomaly (a warning), and
+// notices every channel is sent: a rejection with the server's words, its symbol and tx, an anomaly (a warning), and
 // an alert opened then resolved.
 import type { ChannelConfig, WebhookCategory } from '../../../src/domain.js';
 import { WEBHOOK_CATEGORIES } from '../../../src/domain.js';
@@ -11,6 +11,9 @@ import { captureLog } from '../../support/log.js';
 
 /** A secret the process knows (an API key, say) that a server echoes back in its error message. */
 export const CANARY = 'canary-api-key-7f3a9c1e5b2d4f6a';
+
+/** The transaction id the rejecting answer named (a 2xx body with a failure status may carry one). */
+export const TX = '4vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi';
 
 const ALL: WebhookCategory[] = [...WEBHOOK_CATEGORIES];
 
@@ -31,7 +34,7 @@ export function notifierFor(c: ChannelConfig, env: NodeJS.ProcessEnv, more: { re
 /** A rejection with the server's words (echoing the canary), an anomaly (warning), an alert opened and resolved. */
 export function sendTheNotices(hook: FailureWebhook, opts: { alert?: boolean } = {}): void {
   const base = { kind: 'deposit' as const, wallet: 'alpha', plan: 7 };
-  hook.onStep({ ...base, state: 'rejected', step: 3, amountLamports: 1_500_000_000n, ...{ code: 'insufficient_funds', server_message: `balance too low for key ${CANARY}`, http_status: 422, request_id: 'req-81f2', symbol: 'SOL2X' } });
+  hook.onStep({ ...base, state: 'rejected', step: 3, amountLamports: 1_500_000_000n, symbol: 'SOL2X', tx: TX, code: 'insufficient_funds', server_message: `balance too low for key ${CANARY}`, http_status: 422, request_id: 'req-81f2' });
   hook.onStep({ ...base, state: 'anomaly', step: 4, amountLamports: 9_000_000_000n });
   if (opts.alert === false) return;
   const log = captureLog().logger;
