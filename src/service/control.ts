@@ -12,6 +12,7 @@
 //   to read and remove it. A SIGUSR1 with no request polls every wallet.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import type { OperatorPause } from '../executor/kill-switch.js';
 import type { ServerRefusal } from '../events.js';
 
@@ -46,8 +47,11 @@ export interface DaemonInfo {
   signing: SigningHold[];
 }
 
-// Written with a temporary file and a rename, so a reader never sees half of one.
+// Written with a temporary file and a rename, so a reader never sees half of one. The state's
+// directory is made as the state file's own is (0700) when it is not there yet: `autoclaim pause`
+// before the first start is a pause a daemon started later must find.
 function writeJson(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   fs.renameSync(tmp, file);

@@ -46,18 +46,26 @@ export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean 
   const runtime = await open(ctx, events, false);
   // Its step outcomes are told as the daemon's are, and delivered before it exits (bounded).
   const notices = await openNotices(ctx, runtime, events);
+  let control: DaemonControl | undefined;
   try {
     const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
+    // The kill switch holds `once` as it holds `run`: `autoclaim pause` recorded beside the state
+    // (or safety.paused) means polled, decided dry and reported, nothing signed. Read as `run`
+    // reads it at start, logged as `run` logs it; `once` publishes no daemon file.
+    control = new DaemonControl({ daemon, events, logger: ctx.logger, clock: ctx.io.clock, dry: opts.dryRun === true });
+    control.start();
     const report = await daemon.once();
     // "All fine" means every wallet was read and every plan finished; a step merely deferred to a
     // retry (429, not sent) is not a failure, but the cycle did not finish its work either.
     const ok = report.polled === report.wallets && report.failed === 0 && report.unknown === 0 && report.pending === 0 && report.crashed === 0;
+    const held = daemon.killSwitch(undefined)?.reason;
     ctx.logger.info(
-      { event: 'once.done', ...report, dry_run: opts.dryRun === true },
-      `cycle done: ${report.polled}/${report.wallets} polled, ${report.plans} plan(s), ${report.failed} failed, ${report.unknown} unknown, ${report.pending} waiting to retry`,
+      { event: 'once.done', ...report, dry_run: opts.dryRun === true, ...(held === undefined ? {} : { kill_switch: held }) },
+      `cycle done: ${report.polled}/${report.wallets} polled, ${report.plans} plan(s), ${report.failed} failed, ${report.unknown} unknown, ${report.pending} waiting to retry${held === undefined ? '' : `; nothing signed: ${held}`}`,
     );
     return ok ? EXIT.OK : EXIT.FAILURE;
   } finally {
+    control?.stop();
     try {
       await notices?.close();
     } finally {

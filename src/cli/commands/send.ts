@@ -12,6 +12,8 @@ import { createEvents } from '../../events.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
 import type { PlanWithSteps } from '../../store/index.js';
 import { failpointsFromEnv } from '../../executor/failpoints.js';
+import { killSwitchPause } from '../../executor/kill-switch.js';
+import { controlPaths, readPause } from '../../service/control.js';
 import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
@@ -148,9 +150,18 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     if (existing !== undefined) return reportAgain(ctx, existing, request, wallet, shared);
 
     const text = describe(request, wallet);
+    // The kill switch (`autoclaim pause` recorded beside the state, safety.paused, the wallet's
+    // enabled: false) refuses a one-off before it is recorded: a plan queued now would be sent,
+    // unasked, by whichever daemon signs after the switch is lifted.
+    const held = killSwitchPause(runtime.config.safety, readPause(controlPaths(runtime.config.state.path)), wallet, io.clock.now());
     if (opts.dryRun === true) {
-      writeLine(io.stdout, `dry run: would ${text}; nothing recorded, nothing sent`);
+      writeLine(io.stdout, `dry run: would ${text}; nothing recorded, nothing sent${held === undefined ? '' : ` (signing is paused — ${held.reason} — so a real send is refused now)`}`);
       return EXIT.OK;
+    }
+    if (held !== undefined) {
+      logger.warn({ event: 'signing.kill_switch_on', reason: held.reason, since: new Date(held.since).toISOString(), wallet: wallet.name }, 'send refused: the kill switch holds signing');
+      writeLine(io.stderr, `signing is paused: ${held.reason}. Refused: ${text}; nothing recorded, nothing sent. To lift it: ${held.fix ?? 'see autoclaim status'}`);
+      return EXIT.FAILURE;
     }
     if (opts.yes !== true && !(await confirm(ctx, `${text}?`))) {
       writeLine(io.stdout, 'not confirmed; nothing recorded, nothing sent');
