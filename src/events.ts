@@ -287,6 +287,7 @@ export const LOG_EVENTS = [
   'notify.webhook_expired',
   'notify.webhook_failed',
   'notify.webhook_sent',
+  'notify.channels_reloaded',
   // the signer service (signer/) and the daemon's client of it (keys/backends/signer-service.ts)
   'signer.started',
   'signer.stopped',

@@ -69,7 +69,7 @@ export interface NoticeChannel {
 
 export interface Notifier {
   notify(notice: Notice): void;
-  /** Stops accepting notices, delivers what is due for up to timeoutMs, then stops. */
+  /** Stops accepting notices, delivers what is due for up to timeoutMs (0: none), then stops. */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -114,7 +114,6 @@ export interface NotifierOptions {
 }
 
 const MINUTE = 60_000;
-
 export function createOutboxNotifier(opts: NotifierOptions): Notifier {
   const { channel, logger: log, redactor } = opts;
   const clock = opts.clock ?? systemClock;
@@ -302,6 +301,7 @@ export function createOutboxNotifier(opts: NotifierOptions): Notifier {
           const wait = lastPostAt + minInterval - clock.monotonic();
           if (wait > 0) await sleep(wait);
         }
+        if (halted) return; // stopped at once meanwhile (close(0)): not sent; its claim lapses for another notifier
         lastPostAt = clock.monotonic();
         await settle(batch, await post(batch));
       } catch (err) {
@@ -350,6 +350,7 @@ export function createOutboxNotifier(opts: NotifierOptions): Notifier {
     },
     async close(closeTimeoutMs = 5000) {
       closed = true;
+      halted = closeTimeoutMs <= 0; // 0: no new POST from now (a reload that replaced this channel)
       wake?.();
       const running = loop;
       if (running !== undefined) {

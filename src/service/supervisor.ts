@@ -50,7 +50,8 @@ export class Supervisor {
   private readonly instruments: Instruments;
   private readonly notifier;
   private readonly tracker = createAlertTracker();
-  private readonly webhook: FailureWebhook | undefined;
+  /** Made at start; made or its channels replaced by an accepted reload (reloadChannels). */
+  private webhook: FailureWebhook | undefined;
   private readonly startedAt: number;
   private readonly runtime: Runtime;
   private readonly daemon: Daemon;
@@ -90,26 +91,10 @@ export class Supervisor {
     // Requests are labelled by the endpoints the client was opened with.
     this.instruments = instrument(this.metrics, events, { endpoints: () => runtime.config.api.endpoints });
     this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
-    const alerts = daemon.currentConfig.alerts;
-    this.webhook = createFailureWebhook({
-      env: opts.env,
-      logger: opts.logger,
-      redactor: opts.redactor,
-      // Failure notices wait in the state database until delivered (shared with other daemons on PostgreSQL).
-      store: runtime.store,
-      settings: { expireMs: alerts.webhookExpireMs, timeoutMs: alerts.webhookTimeoutMs, allowLinkLocal: alerts.webhookAllowLinkLocal },
-      clock: opts.clock,
-      events: () => daemon.currentConfig.alerts.webhookEvents,
-      minSeverity: () => daemon.currentConfig.alerts.webhookMinSeverity,
-      channels: alerts.channels,
-      host: hostname(),
-      instance: manager?.id ?? `${hostname()}/${process.pid}`,
-      onOutcome: (o) => this.metrics.notification(o),
-    });
-    const webhook = this.webhook;
+    this.webhook = this.createWebhook();
     this.unsubscribe = [
       // Step outcomes are counted (instrument) and announced when they matter to a human.
-      ...(webhook === undefined ? [] : [events.on('step:outcome', (e) => webhook.onStep(e))]),
+      events.on('step:outcome', (e) => this.webhook?.onStep(e)),
       events.on('cycle:done', ({ at }) => void this.evaluate(at, true)),
       // Open from a refused epoch until the wallet's next good poll (another failure leaves it open).
       events.on('poll:failed', ({ wallet, error }) => {
@@ -129,6 +114,53 @@ export class Supervisor {
       events.on('config:reloaded', (r) => this.reloaded(r)),
       ...(manager === undefined ? [] : watchLeases(manager, { metrics: this.metrics, store: runtime.store, logger: opts.logger })),
     ];
+  }
+
+  /**
+   * The webhook and alerts.channels as the running config has them; undefined when neither is set.
+   * The webhook's URL, secret and settings are read here only (at start); channels again at each
+   * accepted reload (reloaded()).
+   */
+  private createWebhook(): FailureWebhook | undefined {
+    const { opts, daemon, runtime } = this;
+    const alerts = daemon.currentConfig.alerts;
+    return createFailureWebhook({
+      env: opts.env,
+      logger: opts.logger,
+      redactor: opts.redactor,
+      // Failure notices wait in the state database until delivered (shared with other daemons on PostgreSQL).
+      store: runtime.store,
+      settings: { expireMs: alerts.webhookExpireMs, timeoutMs: alerts.webhookTimeoutMs, allowLinkLocal: alerts.webhookAllowLinkLocal },
+      clock: opts.clock,
+      events: () => daemon.currentConfig.alerts.webhookEvents,
+      minSeverity: () => daemon.currentConfig.alerts.webhookMinSeverity,
+      channels: alerts.channels,
+      host: hostname(),
+      instance: runtime.cluster?.manager.id ?? `${hostname()}/${process.pid}`,
+      onOutcome: (o) => this.metrics.notification(o),
+    });
+  }
+
+  /**
+   * An accepted reload's alerts.channels, at once: added, removed and changed channels (a URL, a
+   * secret, a min_severity). Only after the reload was accepted: a refused one keeps the running
+   * channels, and nothing of its config (its secrets, its destinations) is ever used.
+   */
+  private reloadChannels(): void {
+    const channels = this.daemon.currentConfig.alerts.channels;
+    try {
+      if (this.webhook === undefined) {
+        if (channels.length > 0) this.webhook = this.createWebhook();
+        if (this.webhook !== undefined) this.opts.logger.info({ event: 'notify.channels_reloaded', started: channels.map((c) => c.name), stopped: [] }, 'notification channels started');
+        return;
+      }
+      const change = this.webhook.useChannels(channels);
+      if (change.started.length + change.stopped.length > 0) {
+        this.opts.logger.info({ event: 'notify.channels_reloaded', ...change }, `notification channels reloaded: ${change.started.length} started, ${change.stopped.length} stopped`);
+      }
+    } catch (err) {
+      this.opts.logger.warn({ event: 'notify.webhook_failed', err }, 'the reloaded notification channels could not be set up; the running ones stay');
+    }
   }
 
   /** The counts, and any config conflict, for readiness (state.url only). */
@@ -229,6 +261,7 @@ export class Supervisor {
   private reloaded(r: AutoclaimEventMap['config:reloaded']): void {
     const { ok } = r;
     if (!r.ok) this.webhook?.configInvalid(r.issues);
+    else this.reloadChannels();
     this.configValid = ok;
     this.metrics.configReload(ok ? 'ok' : 'invalid');
     if (ok) void this.configureMetrics();

@@ -19,7 +19,7 @@ import type { Redactor } from '../log/redact.js';
 import type { StepEvent } from '../events.js';
 import type { NotificationOutcome } from './metrics.js';
 import type { Dispatcher } from 'undici';
-import { buildChannel } from './channels/build.js';
+import { buildChannel, type BuiltChannel } from './channels/build.js';
 import { severityAtLeast } from './channels/facts.js';
 import { ALERT_KINDS, isAlertKind } from './alert-kinds.js';
 import { createOutboxNotifier, type Notifier, type OutboxStore } from './outbox.js';
@@ -51,8 +51,21 @@ export interface FailureWebhook {
   configInvalid(issues: readonly string[]): void;
   /** For reportAlerts: alerts opened and closed, filtered by category and severity. */
   readonly alerts: WebhookNotifier;
+  /**
+   * A reload's alerts.channels: an entry whose destination and secrets are unchanged keeps its
+   * notifier (its events and min_severity follow the new entry), a new or changed one starts, a
+   * removed or changed one stops. Throws, changing nothing, when an entry cannot be built.
+   */
+  useChannels(channels: readonly ChannelConfig[]): ChannelChange;
   /** Delivers what is due for up to timeoutMs, then stops; what is left waits in the outbox. */
   close(timeoutMs?: number): Promise<void>;
+}
+
+/** What a reload did to the channels, by name (a changed one is both started and stopped). */
+export interface ChannelChange {
+  kept: string[];
+  started: string[];
+  stopped: string[];
 }
 
 interface FailureWebhookOptions {
@@ -63,7 +76,7 @@ interface FailureWebhookOptions {
   events: () => readonly WebhookCategory[];
   /** alerts.webhook.min_severity, read at each event; info (everything) when absent. */
   minSeverity?: () => Severity;
-  /** alerts.channels as the config had them at start (a reload does not rebuild channels). */
+  /** alerts.channels as the config has them at start; a reload hands the new ones to useChannels. */
   channels?: readonly ChannelConfig[];
   /** Where failure notices wait until delivered: the state store (its outbox); memory when absent. */
   store?: OutboxStore | undefined;
@@ -84,6 +97,13 @@ interface Target {
   notifier: Notifier;
   events: () => readonly WebhookCategory[];
   minSeverity: () => Severity;
+}
+
+/** One of alerts.channels as running: its entry (read at each notice), what it was built from, its notifier. */
+interface ChannelTarget {
+  config: ChannelConfig;
+  fingerprint: string;
+  notifier: Notifier;
 }
 
 /** The webhook URL is a secret (Slack and Discord URLs are bearer tokens): env or systemd credential. */
@@ -128,19 +148,25 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
     });
     targets.push({ notifier, events: opts.events, minSeverity: opts.minSeverity ?? (() => 'info') });
   }
-  for (const c of opts.channels ?? []) {
-    const built = buildChannel(c, { env: opts.env, redactor: opts.redactor, clock: opts.clock, dispatcher: opts.dispatcher });
-    const notifier = createOutboxNotifier({ ...shared, channel: built.channel, maxBatch: built.maxBatch, deadlineMs: c.timeoutMs });
-    targets.push({ notifier, events: () => c.events, minSeverity: () => c.minSeverity });
-  }
-  if (targets.length === 0) return undefined;
+  // alerts.channels by name (the outbox's channel column). A reload swaps the map (useChannels).
+  let channels = new Map<string, ChannelTarget>();
+  const build = (list: readonly ChannelConfig[]): Array<{ c: ChannelConfig; built: BuiltChannel }> =>
+    list.map((c) => ({ c, built: buildChannel(c, { env: opts.env, redactor: opts.redactor, clock: opts.clock, dispatcher: opts.dispatcher }) }));
+  const start = (c: ChannelConfig, built: BuiltChannel): ChannelTarget => ({
+    config: c,
+    fingerprint: built.fingerprint,
+    notifier: createOutboxNotifier({ ...shared, channel: built.channel, maxBatch: built.maxBatch, deadlineMs: c.timeoutMs }),
+  });
+  for (const { c, built } of build(opts.channels ?? [])) channels.set(c.name, start(c, built));
+  if (targets.length === 0 && channels.size === 0) return undefined;
   const where = { host: opts.host, instance: opts.instance };
+  const everyTarget = (): Target[] => [...targets, ...[...channels.values()].map((t) => ({ notifier: t.notifier, events: () => t.config.events, minSeverity: () => t.config.minSeverity }))];
 
   const post = (category: WebhookCategory, e: WebhookEvent): void => {
     const alert = e.details?.['alert'];
     const severity = isAlertKind(alert) ? ALERT_KINDS[alert].severity : CATEGORY_SEVERITY[category];
     const notice = { ...e, priority: category === 'acknowledged' ? ('info' as const) : ('failure' as const), details: { category, severity, ...e.details, ...where } };
-    for (const t of targets) {
+    for (const t of everyTarget()) {
       if (!t.events().includes(category) || !severityAtLeast(severity, t.minSeverity())) continue;
       t.notifier.notify(notice);
     }
@@ -171,8 +197,36 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
       },
       close: () => Promise.resolve(),
     },
+    useChannels(next) {
+      // Every entry built first: one that cannot be (a secret gone since the check) throws here,
+      // and the running channels stay, all of them.
+      const built = build(next);
+      const now = new Map<string, ChannelTarget>();
+      const change: ChannelChange = { kept: [], started: [], stopped: [] };
+      for (const { c, built: b } of built) {
+        const old = channels.get(c.name);
+        if (old !== undefined && old.fingerprint === b.fingerprint) {
+          // Same destination and secrets: the same notifier, with the entry's events and min_severity as now.
+          old.config = c;
+          now.set(c.name, old);
+          change.kept.push(c.name);
+        } else {
+          now.set(c.name, start(c, b));
+          change.started.push(c.name);
+        }
+      }
+      const retired = [...channels.values()].filter((t) => now.get(t.config.name) !== t);
+      channels = now;
+      // A channel removed or changed stops at once: a POST in flight is aborted, and what the
+      // outbox keeps under its name goes to the new entry of that name (nowhere, if removed).
+      for (const t of retired) {
+        change.stopped.push(t.config.name);
+        void t.notifier.close(0).catch(() => undefined);
+      }
+      return change;
+    },
     close: async (timeoutMs) => {
-      await Promise.all(targets.map((t) => t.notifier.close(timeoutMs)));
+      await Promise.all(everyTarget().map((t) => t.notifier.close(timeoutMs)));
     },
   };
 }

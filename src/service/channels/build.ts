@@ -1,6 +1,7 @@
 // From a channel of alerts.channels to a NoticeChannel: its secrets read where the config says
 // (env, file, credential) and registered with the redactor before anything is sent, its URL
 // checked by the webhook's rules, and the batch size its API allows.
+import { createHash } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { channelSecretSources, resolveChannelSecret } from '../../config/secrets.js';
 import { webhookUrlProblem } from '../../config/webhook-url.js';
@@ -18,6 +19,11 @@ export interface BuiltChannel {
   channel: NoticeChannel;
   /** Notices in one request, as the API allows. */
   maxBatch: number;
+  /**
+   * A digest of what it sends with and where (the entry but its events and min_severity, and the
+   * secrets' values): equal after a reload, the running channel is kept. Held in memory only.
+   */
+  fingerprint: string;
 }
 
 /** Throws KeyError for a secret that is not set or unreadable, ConfigError for a URL refused. */
@@ -29,6 +35,8 @@ export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; reda
     secrets.set(key, value);
   }
   const secret = (key: string): string => secrets.get(key) ?? '';
+  const { events: _events, minSeverity: _minSeverity, ...sending } = c;
+  const fingerprint = createHash('sha256').update(JSON.stringify([sending, [...secrets]])).digest('hex');
   const common = { name: c.name, dispatcher: o.dispatcher, timeoutMs: c.timeoutMs, ...(o.clock === undefined ? {} : { clock: o.clock }) };
   const checked = (url: string): string => {
     const problem = webhookUrlProblem(url, c.allowLinkLocal);
@@ -37,17 +45,17 @@ export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; reda
   };
   switch (c.type) {
     case 'slack':
-      return { channel: slackChannel({ ...common, url: checked(secret('url')) }), maxBatch: SLACK_MAX_BATCH };
+      return { channel: slackChannel({ ...common, url: checked(secret('url')) }), maxBatch: SLACK_MAX_BATCH, fingerprint };
     case 'discord':
-      return { channel: discordChannel({ ...common, url: checked(secret('url')) }), maxBatch: DISCORD_MAX_BATCH };
+      return { channel: discordChannel({ ...common, url: checked(secret('url')) }), maxBatch: DISCORD_MAX_BATCH, fingerprint };
     case 'telegram':
-      return { channel: telegramChannel({ ...common, apiUrl: checked(c.apiUrl), token: secret('token'), chatId: c.chatId }), maxBatch: TELEGRAM_MAX_BATCH };
+      return { channel: telegramChannel({ ...common, apiUrl: checked(c.apiUrl), token: secret('token'), chatId: c.chatId }), maxBatch: TELEGRAM_MAX_BATCH, fingerprint };
     case 'pagerduty':
-      return { channel: pagerdutyChannel({ ...common, url: checked(c.url), routingKey: secret('routing_key') }), maxBatch: PAGERDUTY_MAX_BATCH };
+      return { channel: pagerdutyChannel({ ...common, url: checked(c.url), routingKey: secret('routing_key') }), maxBatch: PAGERDUTY_MAX_BATCH, fingerprint };
     case 'email': {
       const { host, port, from, to, username, caFile } = c;
       const password = c.password === undefined ? undefined : secret('password');
-      return { channel: emailChannel({ name: c.name, host, port, from, to, username, password, caFile, timeoutMs: c.timeoutMs, ...(o.clock === undefined ? {} : { clock: o.clock }) }), maxBatch: EMAIL_MAX_BATCH };
+      return { channel: emailChannel({ name: c.name, host, port, from, to, username, password, caFile, timeoutMs: c.timeoutMs, ...(o.clock === undefined ? {} : { clock: o.clock }) }), maxBatch: EMAIL_MAX_BATCH, fingerprint };
     }
   }
 }
