@@ -213,6 +213,8 @@ interface AlertsConfig {
   unclaimedAfterMs?: number;
   /** Server Date vs our clock beyond this is warned about (x-svc-ts would be refused). */
   clockSkewMs: number;
+  /** alerts.runbook_base_url as written (service/runbook.ts makes it a base, or finds one when absent). */
+  runbookBaseUrl?: string;
   /** What the webhook (if one is set up) is sent: alerts.webhook.events, shorthands expanded. */
   webhookEvents: WebhookCategory[];
   /** alerts.webhook.expire_after: an undelivered failure notice is dropped after this. */

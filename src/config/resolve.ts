@@ -83,6 +83,7 @@ export function resolveConfig(raw: RawConfig, absFile: string, ctx: ResolveConte
       unknownStepAfterMs: positiveDuration(raw.alerts.unknown_step_after, ['alerts', 'unknown_step_after'], ctx),
       ...(raw.alerts.unclaimed_after === undefined ? {} : { unclaimedAfterMs: positiveDuration(raw.alerts.unclaimed_after, ['alerts', 'unclaimed_after'], ctx) }),
       clockSkewMs: positiveDuration(raw.alerts.clock_skew, ['alerts', 'clock_skew'], ctx),
+      ...(raw.alerts.runbook_base_url === undefined ? {} : { runbookBaseUrl: raw.alerts.runbook_base_url }),
       webhookEvents: webhookEvents(raw.alerts.webhook.events),
       webhookExpireMs: positiveDuration(raw.alerts.webhook.expire_after, ['alerts', 'webhook', 'expire_after'], ctx),
       webhookTimeoutMs: positiveDuration(raw.alerts.webhook.timeout, ['alerts', 'webhook', 'timeout'], ctx),

@@ -8,6 +8,7 @@ import { Duration, name, posInt, SOL_MESSAGE, SolAmount, whenMissing, whenPresen
 import { Rule } from './schema-rules.js';
 import { Channel, EventNames, MinSeverity } from './schema-alerts.js';
 import { KeySource } from './schema-keys.js';
+import { runbookBaseProblem } from './runbook-url.js';
 
 const LISTEN_MESSAGE = 'expected HOST:PORT or a bare port, e.g. 127.0.0.1:9464 or 9464';
 
@@ -260,6 +261,13 @@ export const ConfigSchema = z
             "a wallet whose pending has grown with no claim applied for this long is reported (claims_stalled: a rule that cannot fire, a pause forgotten); off when absent, as a rule's own threshold may rightly wait days",
           ),
           clock_skew: Duration.default('30s').describe("warn when the server's Date differs from our clock by more than this"),
+          runbook_base_url: z
+            .string()
+            .refine((t) => runbookBaseProblem(t) === undefined, { error: (i) => runbookBaseProblem(String(i.input)) ?? 'expected an absolute URL' })
+            .optional()
+            .describe(
+              "the URL of autoclaim's docs directory (where operations.md is), for the runbook link every notice carries; default: from package.json's homepage, else the installed docs/ as a file:// URL",
+            ),
           webhook: z
             .strictObject({
               events: EventNames,

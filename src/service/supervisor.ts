@@ -27,6 +27,7 @@ import { instrument, type Instruments } from './instrument.js';
 import { createMetrics, type ClusterCounts, type Metrics, type SigningPauseCounts } from './metrics.js';
 import type { HealthReport } from './readiness.js';
 import { createNotifier } from './notify.js';
+import { runbookBase } from './runbook.js';
 import { createFailureWebhook, type FailureWebhook } from './webhook-events.js';
 import { heldForOperator } from '../store/plan-status.js';
 
@@ -134,6 +135,7 @@ export class Supervisor {
       clock: opts.clock,
       events: () => daemon.currentConfig.alerts.webhookEvents,
       minSeverity: () => daemon.currentConfig.alerts.webhookMinSeverity,
+      runbookBase: () => runbookBase(daemon.currentConfig.alerts.runbookBaseUrl),
       channels: alerts.channels,
       host: hostname(),
       instance: runtime.cluster?.manager.id ?? `${hostname()}/${process.pid}`,

@@ -23,6 +23,7 @@ import { buildChannel, type BuiltChannel } from './channels/build.js';
 import { severityAtLeast } from './channels/facts.js';
 import { ALERT_KINDS, isAlertKind } from './alert-kinds.js';
 import { createOutboxNotifier, type Notifier, type OutboxStore } from './outbox.js';
+import { runbookUrl } from './runbook.js';
 import { createWebhookNotifier, type WebhookEvent, type WebhookNotifier } from './webhook.js';
 
 /** alerts.webhook.events when the config has not been read yet: failures only. */
@@ -82,6 +83,8 @@ interface FailureWebhookOptions {
   store?: OutboxStore | undefined;
   /** alerts.webhook (expire_after, timeout, allow_link_local), as the running config has them at start. */
   settings?: { expireMs: number; timeoutMs: number; allowLinkLocal: boolean };
+  /** The runbook links' base (service/runbook.ts), read at each notice: a reload that changes it applies at once. */
+  runbookBase?: () => string;
   /** Where the notices say they come from: the machine, and this daemon (its lease id in a cluster). */
   host?: string;
   instance?: string;
@@ -165,7 +168,9 @@ export function createFailureWebhook(opts: FailureWebhookOptions): FailureWebhoo
   const post = (category: WebhookCategory, e: WebhookEvent): void => {
     const alert = e.details?.['alert'];
     const severity = isAlertKind(alert) ? ALERT_KINDS[alert].severity : CATEGORY_SEVERITY[category];
-    const notice = { ...e, priority: category === 'acknowledged' ? ('info' as const) : ('failure' as const), details: { category, severity, ...e.details, ...where } };
+    // What to do about it, as an absolute link; an acknowledgement needs nothing done.
+    const runbook = category === 'acknowledged' || opts.runbookBase === undefined ? undefined : runbookUrl(opts.runbookBase(), isAlertKind(alert) ? 'alerts' : 'notices');
+    const notice = { ...e, priority: category === 'acknowledged' ? ('info' as const) : ('failure' as const), details: { category, severity, ...e.details, ...(runbook === undefined ? {} : { runbook }), ...where } };
     for (const t of everyTarget()) {
       if (!t.events().includes(category) || !severityAtLeast(severity, t.minSeverity())) continue;
       t.notifier.notify(notice);

@@ -10,6 +10,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, tempDir } from '../e2e/helpers.js';
 
@@ -39,9 +40,9 @@ describe('the npm package', () => {
   }, 120_000);
   afterAll(() => cleanup());
 
-  it('holds the program, the unit template and the config skeleton, and no sources, tests or demo secrets', () => {
+  it('holds the program, the unit template, the config skeleton and the docs (the runbook links open there), and no sources, tests or demo secrets', () => {
     expect(tarball.endsWith(`${pkg.name}-${pkg.version}.tgz`)).toBe(true);
-    for (const f of ['package.json', 'README.md', 'dist/cli/main.js', 'dist/daemon.js', 'systemd/autoclaim.service', 'config/production.example.yaml', 'config/autoclaim.schema.json']) {
+    for (const f of ['package.json', 'README.md', 'dist/cli/main.js', 'dist/daemon.js', 'systemd/autoclaim.service', 'config/production.example.yaml', 'config/autoclaim.schema.json', 'docs/operations.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => /^(src|test|bench|model|node_modules)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))).toEqual([]);
@@ -75,6 +76,10 @@ describe('the npm package', () => {
     const help = run('--help');
     for (const c of ['run', 'check', 'status', 'service']) expect(help).toMatch(new RegExp(`^  ${c}\\b`, 'm'));
     expect(JSON.parse(run('schema'))).toEqual(JSON.parse(readFileSync(join(REPO, 'config', 'autoclaim.schema.json'), 'utf8')));
+    // Runbook links with no alerts.runbook_base_url and no homepage: the installed copy's own docs, as a file:// URL that opens.
+    const base = execFileSync(process.execPath, ['--input-type=module', '-e', `import(${JSON.stringify(pathToFileURL(join(installed, 'dist', 'service', 'runbook.js')).href)}).then((m) => console.log(m.runbookBase(undefined)))`], { encoding: 'utf8' }).trim();
+    expect(base).toBe(pathToFileURL(join(installed, 'docs')).href + '/');
+    expect(existsSync(join(installed, 'docs', 'operations.md'))).toBe(true);
 
     const root = join(dir, 'root');
     const out = run('service', 'install', '--root', root);

@@ -21,6 +21,7 @@ export async function openNotices(ctx: CommandContext, runtime: Runtime, events:
   const alerts = runtime.config.alerts;
   try {
     const { createFailureWebhook } = await import('../../service/webhook-events.js');
+    const base = (await import('../../service/runbook.js')).runbookBase(alerts.runbookBaseUrl);
     const hook = createFailureWebhook({
       env: io.env,
       logger,
@@ -30,6 +31,7 @@ export async function openNotices(ctx: CommandContext, runtime: Runtime, events:
       clock: io.clock,
       events: () => alerts.webhookEvents,
       minSeverity: () => alerts.webhookMinSeverity,
+      runbookBase: () => base,
       channels: alerts.channels,
       host: hostname(),
       instance: `${hostname()}/${process.pid}`,

@@ -1,6 +1,7 @@
 // What every channel shows of a notice, read from its details one way for all: how severe it is,
 // whether it resolves an alert, and the facts an operator acts on (wallet, op, amount, symbol, tx,
-// the server's error code and message, HTTP status, request id, host, instance), labelled, in a
+// the server's error code and message, HTTP status, request id, host, instance, and the absolute
+// runbook link of what to do), labelled, in a
 // fixed order, only those known. The notice's details are written by webhook-events.ts.
 import { SEVERITIES, type Severity } from '../../domain.js';
 import type { KeptNotice } from '../outbox.js';
@@ -13,10 +14,12 @@ export interface NoticeFacts {
   dedupKey: string;
   /** One line: severity (or RESOLVED), what happened, the wallet. */
   title: string;
-  /** Label and value, known ones only, in FIELD_ORDER (host and instance last). */
+  /** Label and value, known ones only, in FIELD_ORDER (host, instance and runbook last). */
   fields: Array<[string, string]>;
   /** Where it comes from: "host-a · host-a/4242", or "" when neither is known. */
   origin: string;
+  /** The absolute link to what to do (also among the fields), when the notice has one. */
+  runbook: string | undefined;
 }
 
 /** The details' keys a channel shows, with their labels, in this order. */
@@ -34,6 +37,7 @@ const FIELD_ORDER: ReadonlyArray<[string, string]> = [
   ['alert', 'Alert'],
   ['host', 'Host'],
   ['instance', 'Instance'],
+  ['runbook', 'Runbook'],
 ];
 
 export function severityAtLeast(s: Severity, min: Severity): boolean {
@@ -54,7 +58,8 @@ export function factsOf(n: KeptNotice): NoticeFacts {
   const wallet = typeof d['wallet'] === 'string' ? ` · ${d['wallet']}` : '';
   const title = `${resolved ? 'RESOLVED' : severity.toUpperCase()} · ${n.event}${wallet}`;
   const origin = [d['host'], d['instance']].filter((v): v is string => typeof v === 'string' && v !== '').join(' · ');
-  return { severity, resolved, origin, dedupKey: `autoclaim/${alertKey ?? n.key}`, title, fields };
+  const runbook = typeof d['runbook'] === 'string' && d['runbook'] !== '' ? d['runbook'] : undefined;
+  return { severity, resolved, origin, dedupKey: `autoclaim/${alertKey ?? n.key}`, title, fields, runbook };
 }
 
 /** `text` cut to `max` characters, with an ellipsis when cut. */

@@ -51,5 +51,7 @@ export function pagerdutyEvent(n: KeptNotice | undefined): Record<string, unknow
       custom_details,
     },
     client: 'autoclaim',
+    // The runbook as a link PagerDuty shows on the incident (a file:// one stays in custom_details).
+    ...(f.runbook !== undefined && /^https?:/.test(f.runbook) ? { links: [{ href: f.runbook, text: 'Runbook' }] } : {}),
   };
 }

@@ -37,10 +37,12 @@ export function slackPayload(batch: readonly KeptNotice[]): Record<string, unkno
     if (blocks.length > 0) blocks.push({ type: 'divider' });
     blocks.push({ type: 'header', text: { type: 'plain_text', text: clip(`${f.title}`, 150), emoji: false } });
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: clip(`${mark} ${escape(n.text)}`, 3000) } });
-    // Host and instance go in the context line: 10 fields is Slack's limit.
-    const fields = f.fields.filter(([label]) => label !== 'Host' && label !== 'Instance').slice(0, 10).map(([label, value]) => ({ type: 'mrkdwn', text: clip(`*${label}*\n${escape(value)}`, 2000) }));
+    // Host, instance and the runbook go in the context line: 10 fields is Slack's limit.
+    const fields = f.fields.filter(([label]) => label !== 'Host' && label !== 'Instance' && label !== 'Runbook').slice(0, 10).map(([label, value]) => ({ type: 'mrkdwn', text: clip(`*${label}*\n${escape(value)}`, 2000) }));
     if (fields.length > 0) blocks.push({ type: 'section', fields });
-    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: escape(['autoclaim', f.origin, new Date(n.at).toISOString()].filter((v) => v !== '').join(' · ')) }] });
+    const context = [{ type: 'mrkdwn', text: escape(['autoclaim', f.origin, new Date(n.at).toISOString()].filter((v) => v !== '').join(' · ')) }];
+    if (f.runbook !== undefined) context.push({ type: 'mrkdwn', text: `<${linkTarget(f.runbook)}|runbook>` });
+    blocks.push({ type: 'context', elements: context });
   }
   const more = batch.length > SLACK_MAX_BATCH ? `\n… and ${batch.length - SLACK_MAX_BATCH} more` : '';
   return { text: clip(escape(lines.join('\n')) + more, 3000), blocks };
@@ -49,4 +51,9 @@ export function slackPayload(batch: readonly KeptNotice[]): Record<string, unkno
 /** Slack's three mrkdwn control characters (https://api.slack.com/reference/surfaces/formatting#escaping). */
 function escape(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** A URL inside Slack's <url|text>: its control characters escaped, `|` and spaces percent-encoded. */
+function linkTarget(url: string): string {
+  return escape(url.replace(/\|/g, '%7C').replace(/\s/g, '%20'));
 }

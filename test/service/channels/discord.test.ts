@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FailureWebhook } from '../../../src/service/webhook-events.js';
 import { startReceiver, stopReceivers } from '../webhook-receiver.js';
-import { CANARY, channel, notifierFor, sendTheNotices, TX } from './support.js';
+import { CANARY, channel, notifierFor, sendTheNotices, TX, RUNBOOK } from './support.js';
 
 interface Embed {
   title: string;
@@ -57,6 +57,7 @@ describe('the discord channel', () => {
     expect(embeds[0]?.fields).toContainEqual({ name: 'Request id', value: 'req-81f2', inline: true });
     expect(embeds[0]?.fields).toContainEqual({ name: 'Symbol', value: 'SOL2X', inline: true });
     expect(embeds[0]?.fields).toContainEqual({ name: 'Tx', value: TX, inline: true });
+    expect(embeds[0]?.fields).toContainEqual({ name: 'Runbook', value: RUNBOOK, inline: true });
     expect(embeds[0]?.fields).toContainEqual({ name: 'Instance', value: 'host-a/4242', inline: true });
     expect(embeds[3]?.color).toBe(0x2eb67d);
   });

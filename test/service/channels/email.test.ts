@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FailureWebhook } from '../../../src/service/webhook-events.js';
-import { CANARY, channel, notifierFor, sendTheNotices, TX } from './support.js';
+import { CANARY, channel, notifierFor, sendTheNotices, TX, RUNBOOK } from './support.js';
 
 const TLS_DIR = join(import.meta.dirname, 'tls');
 const PASSWORD = 'smtp-password-canary-4e7d1b';
@@ -119,6 +119,7 @@ describe('the email channel', () => {
     expect(first.subject).toBe('[autoclaim] ERROR · action.rejected · alpha (+2 more)');
     expect(first.body).toContain('wallet alpha: deposit of 1.5 SOL (SOL2X) step 3 (plan 7) was rejected: insufficient_funds "balance too low for key [REDACTED]" (HTTP 422, request id req-81f2)');
     expect(first.body).toContain(`Amount (SOL): 1.5\nSymbol: SOL2X\nTx: ${TX}\nError code: insufficient_funds\nServer message: balance too low for key [REDACTED]\nHTTP status: 422\nRequest id: req-81f2`);
+    expect(first.body).toContain(`Instance: host-a/4242\nRunbook: ${RUNBOOK}\n`);
     expect(first.body).toContain('Host: host-a\nInstance: host-a/4242');
     // The anomaly (a warning) is below min_severity error; the alert's opening and its end follow.
     const all = s.mails.map((m) => decoded(m.raw));

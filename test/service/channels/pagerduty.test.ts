@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FailureWebhook } from '../../../src/service/webhook-events.js';
 import { startReceiver, stopReceivers } from '../webhook-receiver.js';
-import { CANARY, channel, notifierFor, sendTheNotices, TX } from './support.js';
+import { CANARY, channel, notifierFor, sendTheNotices, TX, RUNBOOK } from './support.js';
 
 const ROUTING_KEY = 'R0UTINGKEY0123456789abcdefabcdef';
 
@@ -39,12 +39,14 @@ describe('the pagerduty channel', () => {
       expect(p.body.routing_key).toBe(ROUTING_KEY);
       expect(p.raw).not.toContain(CANARY);
     }
-    expect(Object.keys(rejected ?? {}).sort()).toEqual(['client', 'dedup_key', 'event_action', 'payload', 'routing_key']);
+    expect(Object.keys(rejected ?? {}).sort()).toEqual(['client', 'dedup_key', 'event_action', 'links', 'payload', 'routing_key']);
+    // The runbook as the incident's link (Events v2 `links`), absolute.
+    expect((rejected as { links?: unknown } | undefined)?.links).toEqual([{ href: RUNBOOK, text: 'Runbook' }]);
     expect(rejected).toMatchObject({ event_action: 'trigger', dedup_key: 'autoclaim/rejected:step:3', client: 'autoclaim' });
     expect(rejected?.payload).toMatchObject({ source: 'host-a', severity: 'error', component: 'alpha', group: 'autoclaim', class: 'action.rejected' });
     expect(Object.keys(rejected?.payload ?? {}).sort()).toEqual(['class', 'component', 'custom_details', 'group', 'severity', 'source', 'summary', 'timestamp']);
     expect(rejected?.payload?.summary).toContain('insufficient_funds "balance too low for key [REDACTED]" (HTTP 422, request id req-81f2)');
-    expect(rejected?.payload?.custom_details).toMatchObject({ wallet: 'alpha', op: 'deposit', amount_sol: '1.5', symbol: 'SOL2X', tx: TX, error_code: 'insufficient_funds', http_status: '422', request_id: 'req-81f2', instance: 'host-a/4242' });
+    expect(rejected?.payload?.custom_details).toMatchObject({ wallet: 'alpha', op: 'deposit', amount_sol: '1.5', symbol: 'SOL2X', tx: TX, runbook: RUNBOOK, error_code: 'insufficient_funds', http_status: '422', request_id: 'req-81f2', instance: 'host-a/4242' });
     // The anomaly (warning) is below min_severity error; the alert opens and resolves on one key.
     expect(opened).toMatchObject({ event_action: 'trigger', dedup_key: 'autoclaim/wallet_stale:alpha' });
     expect(resolved).toEqual({ routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: 'autoclaim/wallet_stale:alpha' });

@@ -5,7 +5,7 @@
 // no secret in anything sent.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startReceiver, stopReceivers } from '../webhook-receiver.js';
-import { CANARY, channel, notifierFor, sendTheNotices, TX } from './support.js';
+import { CANARY, channel, notifierFor, sendTheNotices, TX, RUNBOOK } from './support.js';
 import type { FailureWebhook } from '../../../src/service/webhook-events.js';
 
 interface Block {
@@ -69,7 +69,7 @@ describe('the slack channel', () => {
     expect(headers).toEqual(['ERROR · action.rejected · alpha', 'ERROR · alert.opened · alpha', 'RESOLVED · alert.closed · alpha']);
     const first = r.posts[0]?.body.blocks ?? [];
     expect(first[1]?.text?.text).toMatch(/^:red_circle: wallet alpha: deposit of 1.5 SOL \(SOL2X\) step 3 \(plan 7\) was rejected: insufficient_funds "balance too low for key \[REDACTED\]" \(HTTP 422, request id req-81f2\)/);
-    const fields = Object.fromEntries((first[2]?.fields ?? []).map((f) => f.text.split('\n')));
+    const fields: Record<string, string> = Object.fromEntries((first[2]?.fields ?? []).map((f) => f.text.split('\n')));
     expect(fields).toMatchObject({
       '*Wallet*': 'alpha',
       '*Op*': 'deposit',
@@ -81,6 +81,9 @@ describe('the slack channel', () => {
       '*Request id*': 'req-81f2',
     });
     expect(first[3]?.elements?.[0]?.text).toMatch(/^autoclaim · host-a · host-a\/4242 · \d{4}-\d\d-\d\dT/);
+    // The runbook, absolute, as a link in the context line (not one of the 10 fields).
+    expect(first[3]?.elements?.[1]?.text).toBe(`<${RUNBOOK}|runbook>`);
+    expect(Object.keys(fields)).not.toContain('*Runbook*');
     // The secret URL is never logged either.
     expect(JSON.stringify(made.log.lines)).not.toContain('XOXB-URL-TOKEN');
   });
@@ -90,7 +93,7 @@ describe('the slack channel', () => {
     hook = notifierFor(channel('slack', { url: { env: 'SLACK_URL' } }), { SLACK_URL: r.url }).hook;
     hook.onStep({ kind: 'claim', wallet: 'w', plan: 1, step: 1, state: 'rejected', ...{ code: 'x', server_message: '<!channel> <https://evil|click> & co' } });
     await r.waitFor(() => r.posts.length >= 1);
-    expect(r.posts[0]?.raw).not.toMatch(/<!channel>|<https:/);
+    expect(r.posts[0]?.raw).not.toMatch(/<!channel>|<https:\/\/evil/);
     expect(r.posts[0]?.body.blocks[1]?.text?.text).toContain('&lt;!channel&gt; &lt;https://evil|click&gt; &amp; co');
   });
 });

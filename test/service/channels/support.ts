@@ -15,6 +15,10 @@ export const CANARY = 'canary-api-key-7f3a9c1e5b2d4f6a';
 /** The transaction id the rejecting answer named (a 2xx body with a failure status may carry one). */
 export const TX = '4vJ9JU1bJJE96FWSJKvHsmmFADCg4gpZQff4P3bkLKi';
 
+/** alerts.runbook_base_url as the notifier is given it; a rejection's runbook is RUNBOOK. */
+export const RUNBOOK_BASE = 'https://docs.example.org/autoclaim/docs/';
+export const RUNBOOK = `${RUNBOOK_BASE}operations.md#alerts-and-what-to-do`;
+
 const ALL: WebhookCategory[] = [...WEBHOOK_CATEGORIES];
 
 /** A channel entry as resolve-channels.ts makes it: min_severity error, every category. */
@@ -26,7 +30,7 @@ export function notifierFor(c: ChannelConfig, env: NodeJS.ProcessEnv, more: { re
   const redactor = new Redactor();
   redactor.add(CANARY);
   const log = captureLog('debug', redactor);
-  const hook = createFailureWebhook({ env, logger: log.logger, redactor, events: () => [], channels: [c], host: 'host-a', instance: 'host-a/4242', minIntervalMs: 0, ...more });
+  const hook = createFailureWebhook({ env, logger: log.logger, redactor, events: () => [], channels: [c], host: 'host-a', instance: 'host-a/4242', runbookBase: () => RUNBOOK_BASE, minIntervalMs: 0, ...more });
   if (hook === undefined) throw new Error('no notifier');
   return { hook, redactor, log };
 }

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FailureWebhook } from '../../../src/service/webhook-events.js';
 import { startReceiver, stopReceivers } from '../webhook-receiver.js';
-import { CANARY, channel, notifierFor, sendTheNotices, TX } from './support.js';
+import { CANARY, channel, notifierFor, sendTheNotices, TX, RUNBOOK } from './support.js';
 
 const TOKEN = '123456789:AAE-telegram-bot-token-canary';
 
@@ -42,6 +42,7 @@ describe('the telegram channel', () => {
     const text = r.posts.map((p) => p.body.text).join('\n\n');
     expect(text).toContain('🔴 ERROR · action.rejected · alpha\nwallet alpha: deposit of 1.5 SOL (SOL2X) step 3 (plan 7) was rejected: insufficient_funds "balance too low for key [REDACTED]" (HTTP 422, request id req-81f2)');
     expect(text).toContain('Request id: req-81f2\n');
+    expect(text).toContain(`Instance: host-a/4242\nRunbook: ${RUNBOOK}`);
     expect(text).toContain(`Amount (SOL): 1.5\nSymbol: SOL2X\nTx: ${TX}\nError code: insufficient_funds\n`);
     expect(text).toContain('Host: host-a\nInstance: host-a/4242');
     expect(text).not.toContain('action.anomaly');
