@@ -5,6 +5,7 @@
 // running another config (`config_differs`), is logged at error level when the episode opens and
 // at info when it closes, never on every tick. The tracker and the evaluation are pure; the
 // daemon feeds them what it knows and logs (and notifies) the transitions.
+import { formatSol } from '../amount.js';
 import type { LogFields, Logger } from '../log/logger.js';
 import type { WebhookNotifier } from './webhook.js';
 import type { AlertKind } from './alert-kinds.js';
@@ -69,7 +70,7 @@ export interface AlertInputs {
    * Every step currently in state unknown. `held`: a claim the daemon gave up reconciling because
    * the summary moved without proving it (claim_undetermined): alerted at once, not after a delay.
    */
-  unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number; held?: boolean }>;
+  unknownSteps: Array<{ id: number; plan: number; wallet: string; kind: string; since: number; held?: boolean; symbol?: string | undefined; amountLamports?: bigint | undefined }>;
   /** With shared state: the database unreachable since then (nothing signed meanwhile); undefined when it answers. */
   stateUnreachable?: { since: number; error: string };
   /** Wallets whose claims are held as "claim in doubt", since when (alerted past unknownStepAfterMs). */
@@ -98,6 +99,8 @@ interface AlertTransition {
   wallet: string;
   step?: number;
   plan?: number;
+  /** An unknown step's op, symbol and amount, for the notice's facts. */
+  facts?: { op: string; symbol?: string | undefined; amount_sol?: string | undefined };
   /** For humans: what is wrong, or that it is over. */
   text: string;
 }
@@ -132,7 +135,7 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
       const text =
         `wallet ${s.wallet}: claim step ${s.id} (plan ${s.plan}) is undetermined: the summary moved without proving the claim (a pending drop alone, or an epoch rollover); ` +
         `it is not sent again and nothing sized from it runs. Check it on chain, then \`autoclaim actions resolve ${s.id} --applied|--not-applied\``;
-      out.push({ key, kind: 'claim_undetermined', change: 'opened', wallet: s.wallet, step: s.id, plan: s.plan, text });
+      out.push({ key, kind: 'claim_undetermined', change: 'opened', wallet: s.wallet, step: s.id, plan: s.plan, facts: stepFacts(s), text });
       continue;
     }
     const key = `unknown_step:${s.id}`;
@@ -145,7 +148,7 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
         ? `wallet ${s.wallet}: ${s.kind} step ${s.id} (plan ${s.plan}) has been unknown for ${minutes(ageMs)}; ` +
           `check it on the server, then \`autoclaim actions resolve ${s.id} --applied|--not-applied\``
         : `wallet ${s.wallet}: ${s.kind} step ${s.id} is no longer unknown`;
-    out.push({ key, kind: 'unknown_step', change, wallet: s.wallet, step: s.id, plan: s.plan, text });
+    out.push({ key, kind: 'unknown_step', change, wallet: s.wallet, step: s.id, plan: s.plan, facts: stepFacts(s), text });
   }
 
   {
@@ -241,9 +244,14 @@ export function reportAlerts(transitions: AlertTransition[], out: { logger: Logg
       event: `alert.${t.change}`,
       text: t.text,
       // The alert's own key on both notices: a channel that resolves (PagerDuty) closes what it opened.
-      details: { alert: t.kind, wallet: fields.wallet, step: t.step, plan: t.plan, alert_key: t.key, resolved: t.change === 'closed' },
+      details: { alert: t.kind, wallet: fields.wallet, ...t.facts, step: t.step, plan: t.plan, alert_key: t.key, resolved: t.change === 'closed' },
     });
   }
+}
+
+/** What a notice about an unknown step names of it (the channels' Op, Symbol and Amount fields). */
+function stepFacts(s: AlertInputs['unknownSteps'][number]): AlertTransition['facts'] {
+  return { op: s.kind, symbol: s.symbol, amount_sol: s.amountLamports === undefined ? undefined : formatSol(s.amountLamports) };
 }
 
 function splitKey(key: string): [string, string | undefined] {

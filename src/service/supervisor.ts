@@ -206,7 +206,16 @@ export class Supervisor {
         // The fleet view (the state file at start, then every poll): the same last successes as
         // autoclaim_wallets_stale, and no query per wallet per cycle.
         wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
-        unknownSteps: unknown.map(({ step: s, plan }) => ({ id: s.id, plan: s.planId, wallet: plan?.wallet ?? '?', kind: s.kind, since: s.updatedAt, held: heldForOperator(s) })),
+        unknownSteps: unknown.map(({ step: s, plan }) => ({
+          id: s.id,
+          plan: s.planId,
+          wallet: plan?.wallet ?? '?',
+          kind: s.kind,
+          since: s.updatedAt,
+          held: heldForOperator(s),
+          symbol: s.symbol ?? undefined,
+          amountLamports: s.amountLamports ?? undefined,
+        })),
         stateUnreachable: reach === undefined || reach.reachable ? undefined : { since: reach.since, error: this.opts.redactor.redact(reach.error) },
         claimsInDoubt: daemon.claimsInDoubt(),
         cluster: runtime.cluster === undefined ? undefined : clusterConditions(runtime.cluster.manager),

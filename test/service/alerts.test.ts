@@ -161,6 +161,15 @@ describe('reportAlerts', () => {
       ['alert.closed', 'wallet_stale:treasury:closed'],
     ]);
   });
+
+  it("an unknown step's notice names its op, symbol and amount, for the channels' fields (issue 27)", () => {
+    const sent: WebhookEvent[] = [];
+    const webhook: WebhookNotifier = { notify: (e) => void sent.push(e), close: () => Promise.resolve() };
+    const step = { id: 7, plan: 3, wallet: 'treasury', kind: 'deposit', since: 0, symbol: 'SOL2X', amountLamports: 1_500_000_000n };
+    const inputs: AlertInputs = { now: 20 * MIN, intervalMs: MIN, staleAfterIntervals: 3, unknownStepAfterMs: 15 * MIN, wallets: [], unknownSteps: [step] };
+    reportAlerts(evaluateAlerts(createAlertTracker(), inputs), { logger: captureLog().logger, webhook });
+    expect(sent[0]?.details).toMatchObject({ alert: 'unknown_step', wallet: 'treasury', op: 'deposit', symbol: 'SOL2X', amount_sol: '1.5', step: 7, plan: 3 });
+  });
 });
 
 describe('evaluateAlerts: claims held in doubt and the cluster conditions (issue 25)', () => {
