@@ -60,7 +60,7 @@ export class OutcomeRecorder {
     } catch (err) {
       if (err instanceof ApiError && err.code === 'WITHHELD') return await this.withheld(plan, step, err, log);
       this.deps.failpoint('after_answer_before_record');
-      return await this.classifyFailure(plan, step, err, log);
+      return await this.classifyFailure(plan, withAmount(step, amount), err, log);
     }
     this.deps.failpoint('after_answer_before_record');
 
@@ -76,7 +76,7 @@ export class OutcomeRecorder {
       return 'rejected';
     }
     if (verdict.outcome === 'unknown') {
-      return await this.markUnknown(plan, step, log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` }, tx);
+      return await this.markUnknown(plan, withAmount(step, amount), log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` }, tx);
     }
 
     const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
@@ -253,6 +253,11 @@ export function errorSummary(err: unknown): string {
   if (err instanceof AutoclaimError) return `${err.code}: ${err.message}`;
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** The step with the amount its request was sized for (a claim's: the pending seen), for what its outcome tells. */
+function withAmount(step: StepRow, amount: bigint): StepRow {
+  return step.amountLamports === null ? { ...step, amountLamports: amount } : step;
 }
 
 /**

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Daemon } from '../../src/daemon.js';
+import { createEvents, type StepEvent } from '../../src/events.js';
 import type { Runtime } from '../../src/runtime.js';
 import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
 import { sandboxYaml, startInProcess, type InProcess } from './in-process.js';
@@ -23,13 +24,23 @@ describe('a wrong signing setup, fixed by a reload, in the same epoch', () => {
   let runtime: Runtime;
   let daemon: Daemon;
   const named = (event: string) => app.log.events(event);
+  let outcomes: StepEvent[];
 
   beforeEach(async () => {
     ({ dir, cleanup } = tempDir('autoclaim-reload-signing-'));
     [wallet] = makeWallets(dir, ['alpha']) as [TestWallet];
     configPath = join(dir, 'autoclaim.yaml');
     writeFileSync(configPath, yaml(wallet, '  header_prefix: x-wrong\n'));
-    app = await startInProcess({ dir, configPath });
+    outcomes = [];
+    app = await startInProcess({
+      dir,
+      configPath,
+      events: (logger) => {
+        const events = createEvents({ logger });
+        events.on('step:outcome', (e) => void outcomes.push(e));
+        return events;
+      },
+    });
     ({ runtime, daemon } = app);
   });
 
@@ -57,6 +68,9 @@ describe('a wrong signing setup, fixed by a reload, in the same epoch', () => {
     expect(String(paused['msg'])).toMatch(/api\.header_prefix/);
     expect(named('clock.skew')).toEqual([]);
     expect(daemon.signingPauses().wallets.get(wallet.address)?.refusal).toMatchObject({ hint: 'headers', code: 'missing_header' });
+    // Its notice names the amount the claim was sized for (the pending seen) beside the server's words.
+    expect(outcomes).toMatchObject([{ kind: 'claim', state: 'failed', code: 'missing_header', http_status: 400 }]);
+    expect(outcomes[0]?.amountLamports).toBeGreaterThan(0n);
 
     // Paused: another cycle polls, decides nothing and signs nothing.
     await daemon.once();
