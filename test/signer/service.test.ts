@@ -28,7 +28,7 @@ describe('the signer service over its socket', () => {
     log = captureLog('debug');
     const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
     expect(loaded.errors).toEqual([]);
-    journal = SqliteJournal.open(loaded.config!.statePath);
+    journal = SqliteJournal.open(loaded.config!.statePath!);
     handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
     server = await listenSigner(setup.socket, handler, log.logger);
     client = await RawClient.connect(setup.socket);
