@@ -98,10 +98,17 @@ function serve(socket: Socket, handler: SignerHandler, logger: Logger, connectio
     // order: a later chunk's answers wait for this one's (answerAll may await a remote backend).
     if (lines.length > 0) {
       const answered = handler.answerAll(lines);
-      pending = pending.then(async () => {
-        const text = await answered;
-        if (!socket.destroyed) socket.write(text);
-      });
+      pending = pending
+        .then(async () => {
+          const text = await answered;
+          if (!socket.destroyed) socket.write(text);
+        })
+        .catch((err: unknown) => {
+          // Not a refusal (those are answers): a fault of the signer's own. Nothing was answered
+          // for these lines, so the connection goes rather than answer later ones out of order.
+          logger.error({ event: 'signer.connection_failed', err }, 'the signer failed to answer a request; connection closed');
+          socket.destroy();
+        });
     }
     if (Buffer.byteLength(buffered) > MAX_LINE_BYTES) {
       // No end of line in sight: answer once and hang up rather than buffer without bound.

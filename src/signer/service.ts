@@ -16,7 +16,7 @@ import type { Clock } from '../domain.js';
 import { judgeEpoch } from '../executor/epoch-check.js';
 import { askSigner } from '../executor/signing-guard.js';
 import { messageFor } from '../keys/message.js';
-import type { SignAction, WalletSigner } from '../keys/port.js';
+import type { SignAction, SignerBackend, WalletSigner } from '../keys/port.js';
 import type { Logger } from '../log/logger.js';
 import type { SignerConfig, SignerKeyConfig } from './config.js';
 import type { SignerFailpoint } from './failpoints.js';
@@ -73,6 +73,10 @@ interface Pending {
   rec: JournalRecord;
 }
 
+/** Backends whose key is in this process's memory: they sign at once, and need no deadline. */
+const IN_PROCESS: ReadonlySet<SignerBackend> = new Set(['file', 'env', 'credential']);
+const NEVER = new AbortController().signal;
+
 const refuse = (code: SignerCode, why: string): Refusal => ({ ok: false, code, why });
 const NOT_RECORDED = 'the signer could not record this signature; nothing was signed';
 
@@ -128,6 +132,17 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
 
   /** The key's backend signs, under a deadline; its answer checked (the message ours, the signature the key's). */
   async function signOne(p: Pending, repeat: boolean): Promise<Outcome> {
+    if (IN_PROCESS.has(p.signer.backend)) {
+      // A key in this process's memory signs the message it was given with the address's key
+      // (checked at load): verifying its own signature again would double the CPU of a signature
+      // for nothing (the daemon verifies every answer anyway). Any other backend is checked.
+      try {
+        return { ok: true, message: p.message, signature: (await p.signer.sign(p.action, NEVER)).signature, repeat };
+      } catch (err) {
+        logger.error({ event: 'signer.backend_failed', key: p.key.name, backend: p.signer.backend, err }, `key ${p.key.name} did not sign`);
+        return refuse('INTERNAL', `key ${p.key.name} failed to sign; nothing was signed`);
+      }
+    }
     const v = await askSigner(p.signer, p.action, p.message, deadlineMs, deps.clock);
     if (v.ok) return { ok: true, message: p.message, signature: v.signature, repeat };
     logger.error({ event: 'signer.backend_failed', key: p.key.name, backend: p.signer.backend, code: v.code, why: v.detail }, `the ${p.signer.backend} backend of key ${p.key.name} did not sign: ${v.code}`);
