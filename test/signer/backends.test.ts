@@ -1,5 +1,5 @@
 // The signer service holding keys that live elsewhere — a Vault transit key (the double of
-// test/support/vault-transit.ts) and a PKCS#11 key on a SoftHSM2 token the test creates — through
+// test/support/vault-transit.ts), an AWS KMS key (test/support/kms-double.ts) and a PKCS#11 key on a SoftHSM2 token the test creates — through
 // the same signer port and backends as the daemon (keys/backends): a claim and a deposit signed over
 // its socket and accepted by the sandbox, which verifies every signature. And what happens when the
 // backend fails: the request is refused and nothing is journalled, so the daemon may ask again.
@@ -18,6 +18,7 @@ import { SqliteJournal, type SignerJournal } from '../../src/signer/journal.js';
 import { createSignerHandler } from '../../src/signer/service.js';
 import { listenSigner } from '../../src/signer/server.js';
 import { tempDir, type TestWallet } from '../e2e/helpers.js';
+import { KMS_KEY_ID, KMS_TEST_ENV, kmsDouble } from '../support/kms-double.js';
 import { captureLog } from '../support/log.js';
 import { makeToken, MODULE, SKIP_REASON, softhsmConf } from '../support/softhsm.js';
 import { TOKEN, transit } from '../support/vault-transit.js';
@@ -89,6 +90,25 @@ describe('the signer service with keys held by a backend', () => {
     expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
     expect(t.seen.filter((s) => s.url === '/v1/transit/sign/treasury')).toHaveLength(2);
     expect(log.text()).not.toContain(TOKEN);
+  }, 30_000);
+
+  it('aws_kms: a claim and a deposit signed by the KMS double, verified by the sandbox, each journalled', async () => {
+    const { secretKey64, address } = generateKeypair();
+    const kms = await kmsDouble({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
+    undo.push(() => kms.close());
+    // The SDK's default chain reads this process's environment (static test credentials).
+    const saved = Object.fromEntries(Object.keys(KMS_TEST_ENV).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, KMS_TEST_ENV);
+    undo.push(() => {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+    const { client, journal } = await service(address, `{ aws_kms: { key_id: "${KMS_KEY_ID}", region: eu-west-1, endpoint: "${kms.url}" } }`, {});
+    await claimAndDeposit(address, client);
+    expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
+    expect(kms.seen.filter((r) => r.target === 'TrentService.Sign')).toHaveLength(2);
   }, 30_000);
 
   it.skipIf(MODULE === undefined)('pkcs11: a claim and a deposit signed by CKM_EDDSA on a SoftHSM2 token, verified by the sandbox, each journalled', async () => {
