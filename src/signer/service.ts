@@ -204,12 +204,12 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
         pending.map((p) => p.action.wallet),
         (tx) => journalled(tx, pending),
       );
+      deps.failpoint('after_journal_commit');
     } catch (err) {
       // The batch did not commit, or may not have: none of its signatures may leave.
       logger.error({ event: 'signer.journal_failed', err }, 'the signer journal could not commit; nothing signed');
       outcomes = pending.map(() => refuse('INTERNAL', NOT_RECORDED));
     }
-    deps.failpoint('after_journal_commit');
     pending.forEach((p, i) => {
       const o = outcomes[i]!;
       const fields = fieldsOf(p.key.name, p.action);
