@@ -124,6 +124,38 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
     }
   }, 60_000);
 
+  it('signer holding a Vault key that goes down: the step waits, nothing journalled; once Vault is back the same epoch is claimed', async () => {
+    const { secretKey64, address } = generateKeypair();
+    const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
+    undo.push(() => t.close());
+    const s = await signerHolding(address, `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`, { VAULT_TOKEN: TOKEN });
+    const { dir, cleanup } = tempDir();
+    undo.push(cleanup);
+    const { sandbox, config } = await daemonFor(dir, address, `{ signer: { socket: ${s.socket}, key: treasury } }`);
+    t.fail(503);
+    const down = await once(dir, config, {});
+    expect(sandbox.ledger()).toEqual([]);
+    // Not refused: the service said SIGNER_UNAVAILABLE, so the step went back to planned.
+    expect(down.events.filter((e) => e.event === 'action.refused')).toEqual([]);
+    const journalOps = (): string[] => {
+      const journal = SqliteJournal.open(s.journal);
+      try {
+        return journal.all().map((r) => r.op as string);
+      } finally {
+        journal.close();
+      }
+    };
+    expect(journalOps()).toEqual([]);
+    t.fail(undefined);
+    const back = await once(dir, config, {});
+    expect(back.stderr).toBe('');
+    expect(sandbox.ledger().map((e) => [e.op, e.amountLamports])).toEqual([
+      ['claim', 1n * SOL],
+      ['deposit', SOL / 2n],
+    ]);
+    expect(journalOps()).toEqual(['claim', 'deposit']);
+  }, 60_000);
+
   it.skipIf(MODULE === undefined)('signer holding a PKCS#11 key: the service signs on a SoftHSM2 token, journals, and the sandbox verifies', async () => {
     const { dir, cleanup } = tempDir();
     undo.push(cleanup);
