@@ -3,7 +3,6 @@
 // claim of the same wallet and epoch and for deposits that together exceed the day cap — exactly
 // one claim is signed and the cap holds across both. And a COMMIT whose answer is lost (a network
 // that goes silent under it) hands out nothing.
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +11,8 @@ import type { WalletSigner } from '../../src/keys/port.js';
 import { connectSignerKeys, loadSignerConfig } from '../../src/signer/config.js';
 import { PostgresJournal } from '../../src/signer/journal-postgres.js';
 import { createSignerHandler } from '../../src/signer/service.js';
-import { REPO, spawnCli, type Child } from '../e2e/helpers.js';
+import { buildOnce } from '../e2e/build.js';
+import { spawnCli, type Child } from '../e2e/helpers.js';
 import { captureLog } from '../support/log.js';
 import { createDatabase } from '../support/postgres.js';
 import { tcpProxy } from '../support/tcp-proxy.js';
@@ -27,9 +27,9 @@ describe('signers sharing one PostgreSQL journal', () => {
   const children: Child[] = [];
   const undo: Array<() => Promise<void> | void> = [];
 
-  beforeAll(() => {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO, stdio: 'ignore' });
-  }, 120_000);
+  // buildOnce, not a build of its own: under `npm test` dist/ is built already, and rewriting it
+  // here would change files under the CLI processes other test files are running.
+  beforeAll(() => buildOnce(), 120_000);
 
   afterEach(async () => {
     for (const c of children.splice(0)) {

@@ -2,13 +2,13 @@
 // the signature was never sent, but it counts. A restarted signer never signs a second claim for
 // the epoch nor lets the day cap be spent twice; the identical request only gets the same signature.
 // On SQLite and on a PostgreSQL journal (state.url).
-import { execFileSync } from 'node:child_process';
 import bs58 from 'bs58';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/keys/verify.js';
 import { PostgresJournal } from '../../src/signer/journal-postgres.js';
 import { SqliteJournal } from '../../src/signer/journal.js';
-import { REPO, spawnCli, type Child } from '../e2e/helpers.js';
+import { buildOnce } from '../e2e/build.js';
+import { spawnCli, type Child } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
 import { codeOf, RawClient, signerSetup, type SignerSetup } from './support.js';
 
@@ -28,9 +28,9 @@ describe('kill -9 of the signer between journal commit and answer', () => {
   let setup: SignerSetup;
   const children: Child[] = [];
 
-  beforeAll(() => {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO, stdio: 'ignore' });
-  }, 120_000);
+  // buildOnce, not a build of its own: under `npm test` dist/ is built already, and rewriting it
+  // here would change files under the CLI processes other test files are running.
+  beforeAll(() => buildOnce(), 120_000);
 
   afterEach(async () => {
     for (const c of children.splice(0)) {
