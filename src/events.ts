@@ -294,6 +294,7 @@ export const LOG_EVENTS = [
   'signer.signed',
   'signer.refused',
   'signer.journal_failed',
+  'signer.backend_failed',
   'signer.connection_failed',
   // the built-in simulator (sandbox/)
   'sandbox.started',

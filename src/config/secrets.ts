@@ -229,9 +229,14 @@ function longEnoughSecret(secret: string, what: string): string {
  * ~/.pgpass the driver does not read). The caller registers it with the Redactor.
  */
 export function resolveStatePassword(config: AppConfig, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
+  return resolvePostgresPassword(config.state.passwordFile, env, opts);
+}
+
+/** The same for any PostgreSQL URL whose config has a `state.password_file` (the signer's signer.yaml too). */
+export function resolvePostgresPassword(passwordFile: string | undefined, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
   const fromEnv = env.PGPASSWORD;
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  if (config.state.passwordFile !== undefined) return readKeyFile(config.state.passwordFile, 'state.password_file', true);
+  if (passwordFile !== undefined) return readKeyFile(passwordFile, 'state.password_file', true);
   const path = credentialPath('state_password', env, opts);
   return path === undefined ? undefined : readKeyFile(path, 'the systemd credential state_password', false);
 }

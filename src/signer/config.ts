@@ -11,15 +11,17 @@ import { readYamlData } from '../config/load.js';
 import type { IssueList, Path } from '../config/positions.js';
 import { FILE_LIMITS } from '../config/read-bounded.js';
 import { readTextFile } from '../config/read-text.js';
-import { InProcessKeySource } from '../config/schema-keys.js';
+import { keySource } from '../config/resolve-keys.js';
+import { KeySource } from '../config/schema-keys.js';
+import { stateUrlProblem } from '../config/state-url.js';
 import { Duration, name, SolAmount } from '../config/schema-fields.js';
 import { errorMap, reportSchemaProblems } from '../config/zod-issues.js';
-import { SIGNED_OPS, type InProcessKeySource as KeySourceConfig, type SignedOp } from '../domain.js';
+import { SIGNED_OPS, type KeySource as KeySourceConfig, type SignedOp } from '../domain.js';
 import type { ConfigIssue } from '../errors.js';
 import { KeyError } from '../errors.js';
-import { checkAddress, loadKey } from '../keys/keys.js';
+import { connectSigners, openSigner } from '../keys/backends/index.js';
 import type { MessageTemplates } from '../keys/message.js';
-import type { Signer } from '../keys/signer.js';
+import type { WalletSigner } from '../keys/port.js';
 import type { Redactor } from '../log/redact.js';
 
 const Policy = z.strictObject({
@@ -32,7 +34,7 @@ const Policy = z.strictObject({
 const KeyEntry = z.strictObject({
   name: name('key').describe('the name the daemon asks for (key: { signer: { key } })'),
   address: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, { error: 'expected a base58 public key' }),
-  key: InProcessKeySource,
+  key: KeySource,
   policy: Policy,
 });
 
@@ -40,7 +42,16 @@ const Templates = z.strictObject(Object.fromEntries(SIGNED_OPS.map((op) => [op, 
 
 export const SignerConfigSchema = z.strictObject({
   socket: z.string().min(1).describe('unix socket path, e.g. /run/autoclaim-signer/signer.sock'),
-  state: z.strictObject({ path: z.string().min(1).describe('the signature journal (SQLite)') }),
+  state: z.strictObject({
+    path: z.string().min(1).optional().describe('the signature journal, SQLite on this machine (or state.url)'),
+    url: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('the signature journal on PostgreSQL, shared by a cluster of signers so their caps hold together: postgres://user@host:port/db; no password here: PGPASSWORD, state.password_file or the credential state_password'),
+    password_file: z.string().min(1).optional().describe('mode-0600 file holding the PostgreSQL password (with state.url)'),
+    query_timeout: Duration.default('10s').describe('deadline of every PostgreSQL query (with state.url); a batch gets three'),
+  }),
   max_ts_skew: Duration.default('30s').describe('how far a request’s ts may be from this machine’s clock'),
   epochs: z.enum(['calendar', 'any']).default('calendar').describe('calendar: a claim’s epoch must be a real date within a day of this machine’s UTC date; any: only for the sandbox’s fast epochs'),
   templates: Templates.default({}).describe('message templates per op; defaults are the daemon’s'),
@@ -64,7 +75,12 @@ export interface SignerKeyConfig {
 export interface SignerConfig {
   file: string;
   socket: string;
-  statePath: string;
+  /** The SQLite journal; undefined with stateUrl. */
+  statePath: string | undefined;
+  /** The PostgreSQL journal (state.url), shared by a cluster's signers. */
+  stateUrl: string | undefined;
+  statePasswordFile: string | undefined;
+  queryTimeoutMs: number;
   maxTsSkewMs: number;
   epochs: 'calendar' | 'any';
   templates: MessageTemplates;
@@ -75,8 +91,8 @@ export interface SignerLoadResult {
   config: SignerConfig | undefined;
   errors: ConfigIssue[];
   warnings: ConfigIssue[];
-  /** With loadKeys, for a config without errors: the signers by key name. */
-  signers?: Map<string, Signer>;
+  /** With loadKeys, for a config without errors: the signers by key name (remote ones not yet connected: connectSignerKeys). */
+  signers?: Map<string, WalletSigner>;
 }
 
 interface SignerLoadOptions {
@@ -101,12 +117,12 @@ export function loadSignerConfig(file: string, opts: SignerLoadOptions): SignerL
   }
   const config = resolveSigner(parsed.data, absFile, issues);
   if (issues.errors.length > 0 || opts.loadKeys === undefined) return done(issues, config);
-  const signers = new Map<string, Signer>();
+  // Through the same backends as the daemon's wallets (keys/backends): an in-process key is loaded
+  // and checked against its address now, a remote one's secret read now and its key by connectSignerKeys.
+  const signers = new Map<string, WalletSigner>();
   config.keys.forEach((k, i) => {
     try {
-      const signer = loadKey(k.key, { env: opts.env, baseDir: dirname(absFile), redactor: opts.loadKeys!.redactor });
-      checkAddress(signer, k.address, k.name);
-      signers.set(k.name, signer);
+      signers.set(k.name, openSigner(k.key, k.address, k.name, { env: opts.env, baseDir: dirname(absFile), redactor: opts.loadKeys!.redactor, templates: config.templates }));
     } catch (err) {
       if (!(err instanceof KeyError)) throw err;
       issues.error(['keys', i, 'key'], `key ${k.name}: ${err.message}`);
@@ -115,7 +131,19 @@ export function loadSignerConfig(file: string, opts: SignerLoadOptions): SignerL
   return done(issues, config, signers);
 }
 
-function done(issues: IssueList, config?: SignerConfig, signers?: Map<string, Signer>): SignerLoadResult {
+/**
+ * Connects every remote key (PKCS#11, Vault, KMS) as the daemon does at start: each must answer and
+ * its public key derive the configured address. What does not, as config issues (exit 78).
+ */
+export async function connectSignerKeys(config: SignerConfig, signers: ReadonlyMap<string, WalletSigner>): Promise<ConfigIssue[]> {
+  const problems = await connectSigners(signers.values());
+  return problems.map((p) => {
+    const i = config.keys.findIndex((k) => k.address === p.address);
+    return { file: config.file, line: 0, col: 0, path: `keys[${i}].key`, message: `key ${config.keys[i]?.name ?? '?'}: the ${p.backend} backend: ${p.message}` };
+  });
+}
+
+function done(issues: IssueList, config?: SignerConfig, signers?: Map<string, WalletSigner>): SignerLoadResult {
   const { errors, warnings } = issues.sorted();
   if (errors.length > 0) return { config: undefined, errors, warnings };
   return signers === undefined ? { config, errors, warnings } : { config, errors, warnings, signers };
@@ -142,10 +170,30 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
     if (firstAddress !== undefined) issues.error([...at, 'address'], `this address is already keys[${firstAddress}]; one entry per wallet, or its caps would count twice`);
     else addresses.set(k.address, i);
     if (bs58.decodeUnsafe(k.address)?.length !== 32) issues.error([...at, 'address'], 'not a public key: base58 that decodes to 32 bytes');
-    const key: KeySourceConfig = 'file' in k.key ? { file: abs(k.key.file) } : 'env' in k.key ? { env: k.key.env } : { credential: k.key.credential };
+    // A signer service behind a signer service would answer to another policy than this file's.
+    if ('signer' in k.key) issues.error([...at, 'key', 'signer'], 'the signer service holds keys itself: give the key (file, env, credential) or its backend (pkcs11, vault, aws_kms), not another signer service');
+    const key: KeySourceConfig = keySource(k.key, dir);
     return { name: k.name, address: k.address, key, policy: resolvePolicy(k.policy, [...at, 'policy'], issues) };
   });
-  return { file: absFile, socket: abs(raw.socket), statePath: abs(raw.state.path), maxTsSkewMs, epochs: raw.epochs, templates, keys };
+  const { path, url, password_file: passwordFile } = raw.state;
+  if ((path === undefined) === (url === undefined)) issues.error(['state'], 'give exactly one of path (a SQLite journal on this machine) or url (a PostgreSQL journal a cluster of signers shares)');
+  const problem = url === undefined ? undefined : stateUrlProblem(url);
+  if (problem !== undefined) issues.error(['state', 'url'], problem);
+  if (passwordFile !== undefined && url === undefined) issues.error(['state', 'password_file'], 'only with state.url');
+  const queryTimeoutMs = parseDuration(raw.state.query_timeout) ?? 0;
+  if (queryTimeoutMs < 500) issues.error(['state', 'query_timeout'], 'must be at least 500ms: shorter fails queries a busy database answers in time');
+  return {
+    file: absFile,
+    socket: abs(raw.socket),
+    statePath: path === undefined ? undefined : abs(path),
+    stateUrl: url,
+    statePasswordFile: passwordFile === undefined ? undefined : abs(passwordFile),
+    queryTimeoutMs,
+    maxTsSkewMs,
+    epochs: raw.epochs,
+    templates,
+    keys,
+  };
 }
 
 function checkTemplate(op: SignedOp, template: string, given: boolean, issues: IssueList): void {

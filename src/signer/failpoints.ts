@@ -1,7 +1,7 @@
 // The signer's failpoint, as the executor's (executor/failpoints.ts): inert unless
 // AUTOCLAIM_SIGNER_FAILPOINT names it; then the process SIGKILLs itself there, the n-th time.
 //
-//   after_journal_commit   a signature's record is committed; the signature is not made or sent
+//   after_journal_commit   a batch's records are committed (its signatures made); none is sent
 import { AutoclaimError } from '../errors.js';
 
 const POINTS = ['after_journal_commit'] as const;

@@ -32,7 +32,8 @@ export interface JournalRecord {
  */
 export type JournalVerdict = 'recorded' | 'repeat' | 'already_signed_epoch' | 'day_cap';
 
-const DAY_MS = 86_400_000;
+/** The day cap's window: any 24 hours by the signer's clock. */
+export const DAY_MS = 86_400_000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS signatures (
@@ -54,15 +55,48 @@ CREATE UNIQUE INDEX IF NOT EXISTS signatures_message ON signatures (wallet, mess
 CREATE INDEX IF NOT EXISTS signatures_wallet_time ON signatures (wallet, signed_at_ms);
 `;
 
-/** What the service needs of a journal: a PostgreSQL one (shared caps across signers) would stand here too. */
-export interface SignerJournal {
-  record(rec: JournalRecord, dayCap: Lamports): JournalVerdict;
+/** A record as read back (tests, audits), whichever journal. */
+export interface JournalRow {
+  key: string;
+  wallet: string;
+  op: string;
+  symbol: string | null;
+  amountLamports: Lamports | null;
+  ts: number;
+  epoch: string | null;
+  messageSha256: string;
+  signedAtMs: number;
+  plan: string | null;
+  step: string | null;
+}
+
+/** What a batch may do inside its transaction. */
+export interface JournalTx {
   /**
-   * Runs `fn` (which records) in one transaction: one commit, one fsync, for every request a
-   * client had in flight (group commit). Nothing `fn` returns may leave before this returns.
+   * The journal's checks and, when they pass, the insert. Throws when the journal fails: the
+   * caller lets it end the batch (rolled back, nothing signed).
    */
-  batch<T>(fn: () => T): T;
-  close(): void;
+  record(rec: JournalRecord, dayCap: Lamports): Promise<JournalVerdict>;
+  /**
+   * Removes a record this transaction inserted ('recorded') whose signature could not be made: a
+   * signature that never existed must not count against the caps (see docs/reliability.md).
+   */
+  forget(rec: JournalRecord): Promise<void>;
+}
+
+/** What the service needs of a journal: SQLite (one machine) or PostgreSQL (a cluster's signers share caps). */
+export interface SignerJournal {
+  /**
+   * One transaction, one commit, for every request a client had in flight (group commit). The
+   * wallets `fn` will record for are locked first, in one order, so no other signer process can
+   * check against a total this batch is about to change. Resolves after the commit is durable;
+   * rejects when it is not known to be (failed, or its answer lost): nothing `fn` produced may
+   * then leave the process.
+   */
+  batch<T>(wallets: readonly string[], fn: (tx: JournalTx) => Promise<T>): Promise<T>;
+  /** Every record, oldest first (tests and audits). */
+  records(): Promise<JournalRow[]>;
+  close(): void | Promise<void>;
 }
 
 export class SqliteJournal implements SignerJournal {
@@ -71,7 +105,10 @@ export class SqliteJournal implements SignerJournal {
   readonly #claimInEpoch: Database.Statement;
   readonly #dayTotal: Database.Statement;
   readonly #insert: Database.Statement;
-  readonly #record: (rec: JournalRecord, dayCap: Lamports) => JournalVerdict;
+  readonly #forget: Database.Statement;
+  readonly #tx: JournalTx;
+  /** The batch running on this connection (one transaction at a time): the next waits for it. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(db: Database.Database) {
     this.#db = db;
@@ -82,31 +119,34 @@ export class SqliteJournal implements SignerJournal {
       `INSERT INTO signatures (key_name, wallet, op, symbol, amount_lamports, ts, epoch, message_sha256, signed_at_ms, plan, step)
        VALUES (@key, @wallet, @op, @symbol, @amount, @ts, @epoch, @hash, @at, @plan, @step)`,
     );
-    const tx = db.transaction((rec: JournalRecord, dayCap: Lamports): JournalVerdict => {
-      if (this.#sameMessage.get(rec.wallet, rec.messageSha256) !== undefined) return 'repeat';
-      if (rec.op === 'claim' && this.#claimInEpoch.get(rec.wallet, rec.epoch ?? null) !== undefined) return 'already_signed_epoch';
-      if (rec.amountLamports !== undefined) {
-        const spent = this.#dayTotal.get(rec.wallet, rec.signedAtMs - DAY_MS) as bigint;
-        if (spent + rec.amountLamports > dayCap) return 'day_cap';
-      }
-      this.#insert.run({
-        key: rec.key,
-        wallet: rec.wallet,
-        op: rec.op,
-        symbol: rec.symbol ?? null,
-        amount: rec.amountLamports ?? null,
-        ts: rec.ts,
-        epoch: rec.epoch ?? null,
-        hash: rec.messageSha256,
-        at: rec.signedAtMs,
-        plan: rec.plan ?? null,
-        step: rec.step ?? null,
-      });
-      return 'recorded';
+    this.#forget = db.prepare('DELETE FROM signatures WHERE wallet = ? AND message_sha256 = ?');
+    this.#tx = {
+      record: (rec, dayCap) => Promise.resolve().then(() => this.#record(rec, dayCap)),
+      forget: (rec) => Promise.resolve().then(() => void this.#forget.run(rec.wallet, rec.messageSha256)),
+    };
+  }
+
+  #record(rec: JournalRecord, dayCap: Lamports): JournalVerdict {
+    if (this.#sameMessage.get(rec.wallet, rec.messageSha256) !== undefined) return 'repeat';
+    if (rec.op === 'claim' && this.#claimInEpoch.get(rec.wallet, rec.epoch ?? null) !== undefined) return 'already_signed_epoch';
+    if (rec.amountLamports !== undefined) {
+      const spent = this.#dayTotal.get(rec.wallet, rec.signedAtMs - DAY_MS) as bigint;
+      if (spent + rec.amountLamports > dayCap) return 'day_cap';
+    }
+    this.#insert.run({
+      key: rec.key,
+      wallet: rec.wallet,
+      op: rec.op,
+      symbol: rec.symbol ?? null,
+      amount: rec.amountLamports ?? null,
+      ts: rec.ts,
+      epoch: rec.epoch ?? null,
+      hash: rec.messageSha256,
+      at: rec.signedAtMs,
+      plan: rec.plan ?? null,
+      step: rec.step ?? null,
     });
-    // IMMEDIATE: the write lock is taken before the checks read, so a second signer process on
-    // the same file waits for this one's commit instead of checking against a stale total.
-    this.#record = (rec, dayCap) => tx.immediate(rec, dayCap);
+    return 'recorded';
   }
 
   static open(path: string): SqliteJournal {
@@ -127,14 +167,43 @@ export class SqliteJournal implements SignerJournal {
     return new SqliteJournal(db);
   }
 
-  record(rec: JournalRecord, dayCap: Lamports): JournalVerdict {
-    // Inside batch() the record's transaction is a savepoint of the batch's: its checks see the
-    // records before it in the batch, and a failure undoes it alone.
-    return this.#record(rec, dayCap);
+  batch<T>(_wallets: readonly string[], fn: (tx: JournalTx) => Promise<T>): Promise<T> {
+    // IMMEDIATE: the write lock is taken before the checks read, so a second signer process on the
+    // same file waits for this one's commit instead of checking against a stale total. The
+    // transaction stays open while the batch's signatures are made (a remote backend answers
+    // asynchronously), so batches on this connection run one after another.
+    const run = this.#queue.then(async () => {
+      this.#db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(this.#tx);
+        this.#db.exec('COMMIT');
+        return out;
+      } catch (err) {
+        // A failed COMMIT in SQLite leaves the transaction open and uncommitted: roll it back.
+        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
   }
 
-  batch<T>(fn: () => T): T {
-    return this.#db.transaction(fn).immediate();
+  records(): Promise<JournalRow[]> {
+    return Promise.resolve(
+      this.all().map((r) => ({
+        key: r.key_name as string,
+        wallet: r.wallet as string,
+        op: r.op as string,
+        symbol: r.symbol as string | null,
+        amountLamports: r.amount_lamports as bigint | null,
+        ts: Number(r.ts),
+        epoch: r.epoch as string | null,
+        messageSha256: r.message_sha256 as string,
+        signedAtMs: Number(r.signed_at_ms),
+        plan: r.plan as string | null,
+        step: r.step as string | null,
+      })),
+    );
   }
 
   /** Every record, oldest first (tests and audits). */

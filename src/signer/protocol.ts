@@ -25,6 +25,11 @@ export const SIGNER_CODES = [
   'BAD_REQUEST',
   /** The signer could not record or sign (its journal failed): nothing was signed. */
   'INTERNAL',
+  /**
+   * The key's backend (PKCS#11, Vault, KMS) did not answer in time or is unavailable: nothing was
+   * signed or journalled; the daemon signs the step afresh later (keys/port.ts SIGNER_UNAVAILABLE).
+   */
+  'SIGNER_UNAVAILABLE',
 ] as const;
 export type SignerCode = (typeof SIGNER_CODES)[number];
 

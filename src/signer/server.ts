@@ -82,6 +82,7 @@ async function removeStaleSocket(path: string): Promise<void> {
 function serve(socket: Socket, handler: SignerHandler, logger: Logger, connections: Set<Socket>): void {
   connections.add(socket);
   let buffered = '';
+  let pending: Promise<void> = Promise.resolve();
   socket.setEncoding('utf8');
   socket.on('data', (chunk: string) => {
     buffered += chunk;
@@ -93,8 +94,22 @@ function serve(socket: Socket, handler: SignerHandler, logger: Logger, connectio
       if (line.trim() !== '') lines.push(line.length > MAX_LINE_BYTES ? '' : line);
       nl = buffered.indexOf('\n');
     }
-    // Every request that arrived together is journalled in one commit, then all are answered.
-    if (lines.length > 0) socket.write(handler.answerAll(lines));
+    // Every request that arrived together is journalled in one commit, then all are answered, in
+    // order: a later chunk's answers wait for this one's (answerAll may await a remote backend).
+    if (lines.length > 0) {
+      const answered = handler.answerAll(lines);
+      pending = pending
+        .then(async () => {
+          const text = await answered;
+          if (!socket.destroyed) socket.write(text);
+        })
+        .catch((err: unknown) => {
+          // Not a refusal (those are answers): a fault of the signer's own. Nothing was answered
+          // for these lines, so the connection goes rather than answer later ones out of order.
+          logger.error({ event: 'signer.connection_failed', err }, 'the signer failed to answer a request; connection closed');
+          socket.destroy();
+        });
+    }
     if (Buffer.byteLength(buffered) > MAX_LINE_BYTES) {
       // No end of line in sight: answer once and hang up rather than buffer without bound.
       logger.warn({ event: 'signer.refused', code: 'BAD_REQUEST', why: 'line too long' }, 'refused a request line over the size limit; connection closed');

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeypair } from '../../src/keys/signer.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { SqliteJournal } from '../../src/signer/journal.js';
-import { signerSetup } from '../signer/support.js';
+import { signerSetup, signerYaml } from '../signer/support.js';
 import { KMS_KEY_ID, KMS_TEST_ENV, kmsDouble } from '../support/kms-double.js';
 import { makeToken, MODULE, SKIP_REASON, softhsmConf } from '../support/softhsm.js';
 import { TOKEN, transit } from '../support/vault-transit.js';
@@ -86,6 +86,85 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
     undo.push(cleanup);
     await claimsAndDepositsOnce(dir, w.address, `{ signer: { socket: ${setup.socket}, key: treasury } }`, {});
     const journal = SqliteJournal.open(setup.journal);
+    try {
+      expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
+    } finally {
+      journal.close();
+    }
+  }, 60_000);
+
+  /** A real `autoclaim signer` process whose signer.yaml holds the wallet's key as `key` (a remote backend); the daemon asks it. */
+  async function signerHolding(address: string, key: string, env: NodeJS.ProcessEnv): Promise<{ socket: string; journal: string }> {
+    const { dir, cleanup } = tempDir('autoclaim-signer-');
+    undo.push(cleanup);
+    const socket = join(dir, 'signer.sock');
+    const configFile = join(dir, 'signer.yaml');
+    writeFileSync(configFile, signerYaml({ socket, wallets: [{ name: 'treasury', address, keyFile: '', secretKey64: new Uint8Array() }], key: () => key }));
+    const signer = spawnCli(['signer', '--config', configFile], { cwd: dir, env });
+    children.push(signer);
+    await signer.waitFor((e) => e.event === 'signer.started');
+    return { socket, journal: join(dir, 'journal.db') };
+  }
+
+  it('signer holding a Vault key: the service signs through transit, journals, and the sandbox verifies', async () => {
+    const { secretKey64, address } = generateKeypair();
+    const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
+    undo.push(() => t.close());
+    const s = await signerHolding(address, `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`, { VAULT_TOKEN: TOKEN });
+    const { dir, cleanup } = tempDir();
+    undo.push(cleanup);
+    // The daemon has neither the key nor the Vault token: only the signer's process does.
+    await claimsAndDepositsOnce(dir, address, `{ signer: { socket: ${s.socket}, key: treasury } }`, {});
+    expect(t.seen.filter((r) => r.method === 'POST' && r.url === '/v1/transit/sign/treasury')).toHaveLength(2);
+    const journal = SqliteJournal.open(s.journal);
+    try {
+      expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
+    } finally {
+      journal.close();
+    }
+  }, 60_000);
+
+  it('signer holding a Vault key that goes down: the step waits, nothing journalled; once Vault is back the same epoch is claimed', async () => {
+    const { secretKey64, address } = generateKeypair();
+    const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
+    undo.push(() => t.close());
+    const s = await signerHolding(address, `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`, { VAULT_TOKEN: TOKEN });
+    const { dir, cleanup } = tempDir();
+    undo.push(cleanup);
+    const { sandbox, config } = await daemonFor(dir, address, `{ signer: { socket: ${s.socket}, key: treasury } }`);
+    t.fail(503);
+    const down = await once(dir, config, {});
+    expect(sandbox.ledger()).toEqual([]);
+    // Not refused: the service said SIGNER_UNAVAILABLE, so the step went back to planned.
+    expect(down.events.filter((e) => e.event === 'action.refused')).toEqual([]);
+    const journalOps = (): string[] => {
+      const journal = SqliteJournal.open(s.journal);
+      try {
+        return journal.all().map((r) => r.op as string);
+      } finally {
+        journal.close();
+      }
+    };
+    expect(journalOps()).toEqual([]);
+    t.fail(undefined);
+    const back = await once(dir, config, {});
+    expect(back.stderr).toBe('');
+    expect(sandbox.ledger().map((e) => [e.op, e.amountLamports])).toEqual([
+      ['claim', 1n * SOL],
+      ['deposit', SOL / 2n],
+    ]);
+    expect(journalOps()).toEqual(['claim', 'deposit']);
+  }, 60_000);
+
+  it.skipIf(MODULE === undefined)('signer holding a PKCS#11 key: the service signs on a SoftHSM2 token, journals, and the sandbox verifies', async () => {
+    const { dir, cleanup } = tempDir();
+    undo.push(cleanup);
+    const conf = softhsmConf(join(dir, 'hsm'));
+    const address = makeToken(conf, 'autoclaim-svc', '5678');
+    const key = `{ pkcs11: { module: ${MODULE}, token: autoclaim-svc, label: wk, pin_env: HSM_PIN, sessions: 2 } }`;
+    const s = await signerHolding(address, key, { SOFTHSM2_CONF: conf, HSM_PIN: '5678' });
+    await claimsAndDepositsOnce(dir, address, `{ signer: { socket: ${s.socket}, key: treasury } }`, {});
+    const journal = SqliteJournal.open(s.journal);
     try {
       expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
     } finally {

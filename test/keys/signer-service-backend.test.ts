@@ -42,7 +42,7 @@ describe('SignerServiceBackend against the signer service', () => {
   async function startService(): Promise<void> {
     const log = captureLog('silent');
     const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
-    journal = SqliteJournal.open(loaded.config!.statePath);
+    journal = SqliteJournal.open(loaded.config!.statePath!);
     const handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
     server = await listenSigner(setup.socket, handler, log.logger);
   }

@@ -1,7 +1,9 @@
 // `autoclaim signer --check` and the signer's config errors: file:line:col and exit 78.
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { generateKeypair } from '../../src/keys/signer.js';
 import { runCli } from '../e2e/helpers.js';
+import { TOKEN, transit } from '../support/vault-transit.js';
 import { signerSetup, signerYaml, type SignerSetup } from './support.js';
 
 describe('autoclaim signer --check', () => {
@@ -44,5 +46,43 @@ describe('autoclaim signer --check', () => {
     const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
     expect(r.code).toBe(78);
     expect(r.stderr).toMatch(/signer\.yaml:\d+:5 keys\[1\]\.key: key ops: .* is the key of address .* but wallet ops is configured with address/);
+  });
+
+  it('refuses a signer-service key inside signer.yaml at its file:line:col, exit 78', async () => {
+    setup = signerSetup();
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, key: () => '{ signer: { socket: /run/other/signer.sock, key: treasury } }' }));
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:7:12 keys\[0\]\.key\.signer: the signer service holds keys itself/);
+  });
+
+  it('checks a Vault key: shown with its backend when it is the address’s; exit 78 when its public key is another address’s', async () => {
+    setup = signerSetup();
+    const mine = generateKeypair();
+    const t = await transit({ seed: mine.secretKey64.slice(0, 32), publicKey: mine.secretKey64.slice(32) });
+    try {
+      const key = `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`;
+      writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: [{ ...setup.wallets[0]!, address: mine.address }], key: () => key }));
+      const ok = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir, env: { VAULT_TOKEN: TOKEN } });
+      expect(ok.stderr).toBe('');
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toContain(`treasury  ${mine.address}  (vault ${t.url} transit/treasury)`);
+      // The same key configured for another address: its public key does not derive it.
+      writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, key: () => key }));
+      const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir, env: { VAULT_TOKEN: TOKEN } });
+      expect(r.code).toBe(78);
+      expect(r.stderr).toMatch(/keys\[0\]\.key: key treasury: the vault backend: .* is the key of address .*, but the wallet is configured with address/);
+      expect(r.stderr).not.toContain(TOKEN);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a journal given both ways, and a PostgreSQL URL that holds a password', async () => {
+    setup = signerSetup({ state: 'path: ./journal.db\n  url: postgres://signer:hunter2@127.0.0.1:5432/journal' });
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:\d+ state: give exactly one of path .* or url/);
+    expect(r.stderr).toMatch(/state\.url: holds a password; remove it and use PGPASSWORD/);
   });
 });

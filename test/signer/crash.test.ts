@@ -1,12 +1,15 @@
 // kill -9 of the signer between its journal commit and its answer (AUTOCLAIM_SIGNER_FAILPOINT):
 // the signature was never sent, but it counts. A restarted signer never signs a second claim for
 // the epoch nor lets the day cap be spent twice; the identical request only gets the same signature.
-import { execFileSync } from 'node:child_process';
+// On SQLite and on a PostgreSQL journal (state.url).
 import bs58 from 'bs58';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/keys/verify.js';
+import { PostgresJournal } from '../../src/signer/journal-postgres.js';
 import { SqliteJournal } from '../../src/signer/journal.js';
-import { REPO, spawnCli, type Child } from '../e2e/helpers.js';
+import { buildOnce } from '../e2e/build.js';
+import { spawnCli, type Child } from '../e2e/helpers.js';
+import { createDatabase } from '../support/postgres.js';
 import { codeOf, RawClient, signerSetup, type SignerSetup } from './support.js';
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -25,9 +28,9 @@ describe('kill -9 of the signer between journal commit and answer', () => {
   let setup: SignerSetup;
   const children: Child[] = [];
 
-  beforeAll(() => {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO, stdio: 'ignore' });
-  }, 120_000);
+  // buildOnce, not a build of its own: under `npm test` dist/ is built already, and rewriting it
+  // here would change files under the CLI processes other test files are running.
+  beforeAll(() => buildOnce(), 120_000);
 
   afterEach(async () => {
     for (const c of children.splice(0)) {
@@ -84,5 +87,30 @@ describe('kill -9 of the signer between journal commit and answer', () => {
     expect(codeOf(await c2.ask(deposit('d3', '5', nowTs() + 2)))).toBeUndefined();
     c2.close();
     expect(journalRows(setup.journal).map((r) => r.amount_lamports)).toEqual([20_000_000_000n, 5_000_000_000n]);
+  }, 60_000);
+
+  it('on a PostgreSQL journal (state.url) too: the committed claim counts after a restart', async () => {
+    const url = await createDatabase();
+    setup = signerSetup({ state: `url: ${url}` });
+    const w = setup.wallets[0]!;
+    const first = { id: 'c1', key: 'treasury', op: 'claim', wallet: w.address, ts: nowTs(), epoch: today() };
+    const doomed = await start({ AUTOCLAIM_SIGNER_FAILPOINT: 'after_journal_commit' });
+    const c1 = await RawClient.connect(setup.socket);
+    c1.socket.write(`${JSON.stringify(first)}\n`);
+    expect(await c1.next()).toBeUndefined();
+    expect(await doomed.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    await start();
+    const c2 = await RawClient.connect(setup.socket);
+    expect(codeOf(await c2.ask({ ...first, id: 'c2', ts: first.ts + 1 }))).toBe('ALREADY_SIGNED_EPOCH');
+    const again = await c2.ask(first);
+    expect(codeOf(again)).toBeUndefined();
+    c2.close();
+    const journal = await PostgresJournal.open(url, {});
+    try {
+      expect((await journal.records()).map((r) => r.op)).toEqual(['claim']);
+    } finally {
+      await journal.close();
+    }
   }, 60_000);
 });

@@ -36,7 +36,7 @@ describe('signer service signatures through the sandbox', () => {
     const wallet = setup.wallets[0]!;
     const log = captureLog('silent');
     const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
-    journal = SqliteJournal.open(loaded.config!.statePath);
+    journal = SqliteJournal.open(loaded.config!.statePath!);
     server = await listenSigner(setup.socket, createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} }), log.logger);
     sandbox = await startSandbox({ port: 0, wallets: [{ address: wallet.address, pendingLamports: 3_000_000_000n, accrualLamportsPerSec: 0n }] });
     const backend = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: wallet.address, templates: TEMPLATES });

@@ -9,7 +9,7 @@ import { listenSigner } from '../../src/signer/server.js';
 import { tempDir } from '../e2e/helpers.js';
 import { captureLog } from '../support/log.js';
 
-const handler: SignerHandler = { answer: () => '', answerAll: () => '', counts: { signed: 0, refused: {} } };
+const handler: SignerHandler = { answer: () => Promise.resolve(''), answerAll: () => Promise.resolve(''), counts: { signed: 0, refused: {} } };
 
 describe('the signer socket and its directory', () => {
   const t = tempDir('autoclaim-signer-dir-');

@@ -3,6 +3,10 @@
 import { createConnection, type Socket } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
+import { buildSignedBody, joinUrl } from '../../src/api/signed-request.js';
+import type { SignAction } from '../../src/keys/port.js';
+import { encodeSignature } from '../../src/keys/signer.js';
 import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
 
 export interface SignerSetup {
@@ -21,13 +25,13 @@ export interface PolicyYaml {
   perDay?: string;
 }
 
-export function signerYaml(s: { socket: string; wallets: TestWallet[]; policy?: PolicyYaml; extra?: string }): string {
+export function signerYaml(s: { socket: string; wallets: TestWallet[]; policy?: PolicyYaml; extra?: string; key?: (w: TestWallet) => string; state?: string }): string {
   const p = s.policy ?? {};
   const keys = s.wallets
     .map(
       (w) => `  - name: ${w.name}
     address: ${w.address}
-    key: { file: ./keys/${w.name}.json }
+    key: ${s.key?.(w) ?? `{ file: ./keys/${w.name}.json }`}
     policy:
       ops: ${p.ops ?? '[claim, deposit]'}
       symbols: ${p.symbols ?? '[SOL2X]'}
@@ -38,17 +42,26 @@ export function signerYaml(s: { socket: string; wallets: TestWallet[]; policy?: 
     .join('');
   return `socket: ${s.socket}
 state:
-  path: ./journal.db
+  ${s.state ?? 'path: ./journal.db'}
 ${s.extra ?? ''}keys:
 ${keys}`;
 }
 
-export function signerSetup(opts: { names?: string[]; policy?: PolicyYaml; extra?: string } = {}): SignerSetup {
+export function signerSetup(opts: { names?: string[]; policy?: PolicyYaml; extra?: string; state?: string } = {}): SignerSetup {
   const { dir, cleanup } = tempDir('autoclaim-signer-');
   const wallets = makeWallets(dir, opts.names ?? ['treasury']);
   const socket = join(dir, 'signer.sock');
   const configFile = join(dir, 'signer.yaml');
-  writeFileSync(configFile, signerYaml({ socket, wallets, ...(opts.policy ? { policy: opts.policy } : {}), ...(opts.extra !== undefined ? { extra: opts.extra } : {}) }));
+  writeFileSync(
+    configFile,
+    signerYaml({
+      socket,
+      wallets,
+      ...(opts.policy ? { policy: opts.policy } : {}),
+      ...(opts.extra !== undefined ? { extra: opts.extra } : {}),
+      ...(opts.state !== undefined ? { state: opts.state } : {}),
+    }),
+  );
   return { dir, socket, journal: join(dir, 'journal.db'), configFile, wallets, cleanup };
 }
 
@@ -115,4 +128,23 @@ export class RawClient {
 /** The error code of an answer, or undefined when it carries a signature. */
 export function codeOf(answer: Record<string, unknown>): string | undefined {
   return (answer.error as { code?: string } | undefined)?.code;
+}
+
+/**
+ * Sends a signed claim or deposit to the sandbox (which verifies every signature) as the daemon
+ * would: the body and headers of SPEC §1; its status and answer.
+ */
+export async function sendToSandbox(sandboxUrl: string, action: SignAction, signature: Uint8Array): Promise<{ status: number; body: Record<string, unknown> }> {
+  const body = buildSignedBody(action.op, {
+    wallet: action.wallet,
+    signature: encodeSignature(signature, 'base58'),
+    ...(action.symbol !== undefined ? { symbol: action.symbol } : {}),
+    ...(action.amount !== undefined ? { amountText: action.amount } : {}),
+  });
+  const res = await fetch(joinUrl(sandboxUrl, DEFAULT_ENDPOINTS[action.op].path), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc-ts': String(action.ts), 'x-svc-wallet': action.wallet },
+    body,
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }

@@ -11,12 +11,15 @@ export const TOKEN = 'hvs.CANARYvaulttoken0123456789abcdef';
 export interface Transit {
   url: string;
   seen: Array<{ method: string; url: string; token: string | undefined; body: string }>;
+  /** From now on every request is answered with this HTTP status (e.g. 503, sealed); undefined: served again. */
+  fail(status: number | undefined): void;
   close(): Promise<void>;
 }
 
 export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; type?: string; status?: number }): Promise<Transit> {
   const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(opts.seed).toString('base64url'), x: Buffer.from(opts.publicKey).toString('base64url') }, format: 'jwk' });
   const seen: Transit['seen'] = [];
+  let failing = opts.status;
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -27,7 +30,7 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
         res.end(JSON.stringify(o));
       };
       if (req.headers['x-vault-token'] !== TOKEN) return reply(403, { errors: ['permission denied'] });
-      if (opts.status !== undefined) return reply(opts.status, { errors: ['sealed'] });
+      if (failing !== undefined) return reply(failing, { errors: ['sealed'] });
       if (req.method === 'GET' && req.url === '/v1/transit/keys/treasury') {
         return reply(200, { data: { type: opts.type ?? 'ed25519', latest_version: 1, keys: { '1': { public_key: Buffer.from(opts.publicKey).toString('base64') } } } });
       }
@@ -42,6 +45,9 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    fail: (status) => {
+      failing = status;
+    },
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
