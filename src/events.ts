@@ -287,6 +287,7 @@ export const LOG_EVENTS = [
   'signer.refused',
   'signer.journal_failed',
   'signer.connection_failed',
+  'signer.batch_failed',
   // the built-in simulator (sandbox/)
   'sandbox.started',
   'sandbox.stopped',

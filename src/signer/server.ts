@@ -14,6 +14,9 @@ import type { Logger } from '../log/logger.js';
 import { errorLine, MAX_LINE_BYTES } from './protocol.js';
 import type { SignerHandler } from './service.js';
 
+/** What the server asks of the handler (service.ts): answerAll, synchronous or not. */
+type BatchHandler = { answerAll(lines: readonly string[]): ReturnType<SignerHandler['answerAll']> | Promise<string> };
+
 export interface SignerServer {
   readonly path: string;
   close(): Promise<void>;
@@ -21,11 +24,12 @@ export interface SignerServer {
 
 export const SOCKET_MODE = 0o660;
 
-export async function listenSigner(path: string, handler: SignerHandler, logger: Logger): Promise<SignerServer> {
+export async function listenSigner(path: string, handler: BatchHandler, logger: Logger): Promise<SignerServer> {
   checkDirectory(path);
   await removeStaleSocket(path);
   const connections = new Set<Socket>();
-  const server = createServer((socket) => serve(socket, handler, logger, connections));
+  const batcher = new Batcher(handler, logger);
+  const server = createServer((socket) => serve(socket, batcher, logger, connections));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(new AutoclaimError('LISTEN_FAILED', `the signer cannot listen on ${path} (${(err as { code?: string }).code ?? err.message})`, { cause: err })));
     // bind(2) happens inside listen(), synchronously: the umask covers the socket's creation only.
@@ -79,7 +83,72 @@ async function removeStaleSocket(path: string): Promise<void> {
   unlinkSync(path);
 }
 
-function serve(socket: Socket, handler: SignerHandler, logger: Logger, connections: Set<Socket>): void {
+/**
+ * Group commit across connections: the request lines of every client that arrived while the
+ * previous batch was being committed form the next batch — one journal commit (one fsync) for all
+ * of them — and each client then gets its own answers, in the order it asked. One client with 32
+ * requests in flight and 32 clients with one each (the daemon: a connection per wallet) cost the
+ * same number of commits. Batches run one at a time, so the handler never sees two at once.
+ */
+class Batcher {
+  #queue: Array<{ socket: Socket; lines: string[]; thenEnd: string | undefined }> = [];
+  #running = false;
+
+  constructor(
+    private readonly handler: BatchHandler,
+    private readonly logger: Logger,
+  ) {}
+
+  /** `lines` of `socket` go into the next batch; `thenEnd`, if given, is written last and the connection ended. */
+  add(socket: Socket, lines: string[], thenEnd?: string): void {
+    // Not read from while its lines wait: at most one chunk of a client's is held here.
+    socket.pause();
+    this.#queue.push({ socket, lines, thenEnd });
+    if (this.#running) return;
+    this.#running = true;
+    // After the poll phase: the data of every client readable now joins this batch.
+    setImmediate(() => void this.#drain());
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0);
+      const lines = batch.flatMap((b) => b.lines);
+      let answers: string[] | undefined;
+      try {
+        answers = lines.length === 0 ? [] : splitAnswers(await this.handler.answerAll(lines), lines.length);
+      } catch (err) {
+        this.logger.error({ event: 'signer.batch_failed', err }, 'the signer could not answer a batch; its connections are closed unanswered');
+      }
+      let at = 0;
+      for (const { socket, lines: own, thenEnd } of batch) {
+        if (socket.destroyed) continue;
+        // No answers (a failure): the client sees its connection close, and asks again on a new
+        // one; the identical request gets the identical signature, journalled once.
+        if (answers === undefined) socket.destroy();
+        else {
+          const text = answers.slice(at, at + own.length).join('');
+          if (thenEnd !== undefined) socket.end(text + thenEnd);
+          else {
+            if (text !== '') socket.write(text);
+            socket.resume();
+          }
+        }
+        at += own.length;
+      }
+    }
+    this.#running = false;
+  }
+}
+
+/** The handler's answers, one line each (JSON escapes a newline in a string), back into lines. */
+function splitAnswers(text: string, count: number): string[] {
+  const answers = text.split('\n').slice(0, -1).map((a) => `${a}\n`);
+  if (answers.length !== count) throw new Error(`the handler gave ${answers.length} answer lines for ${count} requests`);
+  return answers;
+}
+
+function serve(socket: Socket, batcher: Batcher, logger: Logger, connections: Set<Socket>): void {
   connections.add(socket);
   let buffered = '';
   socket.setEncoding('utf8');
@@ -93,14 +162,16 @@ function serve(socket: Socket, handler: SignerHandler, logger: Logger, connectio
       if (line.trim() !== '') lines.push(line.length > MAX_LINE_BYTES ? '' : line);
       nl = buffered.indexOf('\n');
     }
-    // Every request that arrived together is journalled in one commit, then all are answered.
-    if (lines.length > 0) socket.write(handler.answerAll(lines));
     if (Buffer.byteLength(buffered) > MAX_LINE_BYTES) {
-      // No end of line in sight: answer once and hang up rather than buffer without bound.
+      // No end of line in sight: answer what came before it, refuse it, and hang up rather than
+      // buffer without bound.
       logger.warn({ event: 'signer.refused', code: 'BAD_REQUEST', why: 'line too long' }, 'refused a request line over the size limit; connection closed');
-      socket.end(errorLine(null, 'BAD_REQUEST', `a request line is at most ${MAX_LINE_BYTES} bytes`));
+      socket.removeAllListeners('data');
+      batcher.add(socket, lines, errorLine(null, 'BAD_REQUEST', `a request line is at most ${MAX_LINE_BYTES} bytes`));
       buffered = '';
+      return;
     }
+    if (lines.length > 0) batcher.add(socket, lines);
   });
   socket.on('error', (err) => logger.debug({ event: 'signer.connection_failed', err }, 'a client connection failed'));
   socket.on('close', () => connections.delete(socket));
