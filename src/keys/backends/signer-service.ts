@@ -1,16 +1,16 @@
 // The daemon's `signer` backend (key: { signer: { socket, key } }): a client of `autoclaim signer`
 // over its unix socket (SPEC §7). It trusts the service no more than the network: at open, the
 // service's public key for `key` must be the wallet's address; every answer's message must be the
-// one the daemon builds from its own templates, and its signature must verify locally (OpenSSL,
-// keys/check.ts, the check the executor makes of every backend's answer)
-// — else the action is refused, never sent. A refusal keeps the service's code.
+// one the daemon builds from its own templates, and its signature must verify locally — the check
+// the executor makes of every backend's answer (askSigner, keys/check.ts), not repeated here —
+// else the action is refused, never sent. A refusal keeps the service's code.
 import { createConnection, type Socket } from 'node:net';
 import bs58 from 'bs58';
 import type { SignerServiceKeyConfig } from '../../domain.js';
 import { KeyError } from '../../errors.js';
 import { messageFor, type MessageTemplates } from '../message.js';
 import { SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
-import { publicKeyOf, signatureValid } from '../check.js';
+import { publicKeyOf } from '../check.js';
 import { requestLine } from '../../signer/protocol.js';
 
 export interface SignerServiceOptions {
@@ -209,11 +209,10 @@ export class SignerServiceBackend implements WalletSigner {
     try {
       signature = bs58.decode(typeof answer.signature === 'string' ? answer.signature : '');
     } catch {
+      // Not base58: an empty signature, which the executor's check refuses (BAD_SIGNATURE).
       signature = new Uint8Array();
     }
-    if (!signatureValid(this.address, new TextEncoder().encode(expected), signature)) {
-      throw new SignerRefused('SIGNER_BAD_SIGNATURE', 'the signer returned a signature that does not verify for this wallet; not sent');
-    }
+    // Verified by the executor (askSigner: keys/check.ts), as every backend's answer is: once.
     return { message: expected, signature };
   }
 
