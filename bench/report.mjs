@@ -228,7 +228,7 @@ function signingSection(p, sg) {
 function signersSection(p, sg) {
   p('## Signer backends (issue #28)');
   p();
-  p("What signing costs an action through each backend, as the executor pays it (`askSigner`: the action rendered to its message, signed by the wallet's backend, the answer checked against the address), a SOL2X deposit each time. Latency: one action at a time; added: beyond in-process signing. Throughput: 32 actions in flight. PKCS#11: SoftHSM2 with 4 sessions. The signer service: its own process over its unix socket, each signature committed to its journal (`synchronous=FULL`) before the answer.");
+  p("What signing costs an action through each backend, as the executor pays it (`askSigner`: the action rendered to its message, signed by the wallet's backend, the answer checked against the address), a SOL2X deposit each time. Latency: one action at a time; added: beyond in-process signing. Throughput: 32 actions in flight. PKCS#11: SoftHSM2 with 4 sessions. The signer service: its own process over its unix socket, logging at info, each signature committed to its journal (`synchronous=FULL`) before the answer; it holds 32 wallets' keys, each wallet a client (a connection) of its own, as the daemon opens them, the actions going to the wallets in turn.");
   p();
   p('| backend | p50 | p99 | added p50 | added p99 | signs/s (32 in flight) | signs/s (one at a time) |');
   p('|---|---|---|---|---|---|---|');
