@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import bs58 from 'bs58';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { SIGNED_OPS, systemClock, type SignedOp } from '../../src/domain.js';
 import { askSigner } from '../../src/executor/signing-guard.js';
@@ -17,6 +17,7 @@ import { SqliteJournal } from '../../src/signer/journal.js';
 import { createSignerHandler } from '../../src/signer/service.js';
 import { listenSigner, type SignerServer } from '../../src/signer/server.js';
 import { captureLog } from '../support/log.js';
+import type { TestWallet } from '../e2e/helpers.js';
 import { signerSetup, type SignerSetup } from '../signer/support.js';
 
 const TEMPLATES = Object.fromEntries(SIGNED_OPS.map((op) => [op, DEFAULT_ENDPOINTS[op].message])) as Record<SignedOp, string>;
@@ -171,6 +172,51 @@ describe('SignerServiceBackend against a lying or silent service', () => {
     mode = 'other-bytes';
     expect(await ask()).toMatchObject({ ok: false, code: 'BAD_SIGNATURE' });
     await b.close();
+  });
+
+  it('shares one connection among the wallets of a socket, closed with the last of them', async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
+    const signers = new Map([w1, w2].map((w) => [w.address, signerFromSeed(w.secretKey64.subarray(0, 32))]));
+    let opened = 0;
+    let open = 0;
+    fake = createServer((s) => {
+      opened++;
+      open++;
+      s.on('close', () => open--);
+      s.setEncoding('utf8');
+      let buf = '';
+      s.on('data', (chunk: string) => {
+        buf += chunk;
+        let nl = buf.indexOf('\n');
+        while (nl >= 0) {
+          const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+          buf = buf.slice(nl + 1);
+          if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: [{ key: 'treasury', address: w1.address }, { key: 'ops', address: w2.address }] })}\n`);
+          else {
+            const message = `${String(req.wallet)}|${String(req.ts)}`;
+            s.write(`${JSON.stringify({ id: req.id, message, signature: bs58.encode(signers.get(String(req.wallet))!.sign(new TextEncoder().encode(message))) })}\n`);
+          }
+          nl = buf.indexOf('\n');
+        }
+      });
+      s.on('error', () => {});
+    });
+    await new Promise<void>((r) => fake.listen(setup.socket, () => r()));
+    const b1 = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: w1.address, templates: TEMPLATES });
+    const b2 = await SignerServiceBackend.open({ socket: setup.socket, key: 'ops', address: w2.address, templates: TEMPLATES });
+    const claimOf = (w: TestWallet): SignAction => ({ op: 'claim', wallet: w.address, ts: nowTs(), epoch: today() });
+    const [r1, r2] = await Promise.all([b1.sign(claimOf(w1), never()), b2.sign(claimOf(w2), never())]);
+    expect(r1.signature).toHaveLength(64);
+    expect(r2.signature).toHaveLength(64);
+    expect([opened, open]).toEqual([1, 1]);
+    await b1.close();
+    // Still b2's: it signs on the same connection.
+    expect((await b2.sign({ ...claimOf(w2), ts: nowTs() + 1 }, never())).signature).toHaveLength(64);
+    expect(await refusal(b1.sign(claimOf(w1), never()))).toBe('SIGNER_UNAVAILABLE');
+    await b2.close();
+    await vi.waitFor(() => expect(open).toBe(0));
+    expect(opened).toBe(1);
   });
 
   it('gives up at the deadline when the service does not answer', async () => {

@@ -92,6 +92,11 @@ class Connection {
           reject(e);
         },
       });
+      // The requests of one tick (many wallets' turns at once) leave in one write.
+      if (this.#socket.writableCorked === 0) {
+        this.#socket.cork();
+        process.nextTick(() => this.#socket.uncork());
+      }
       this.#socket.write(line);
     });
   }
@@ -141,18 +146,76 @@ class Connection {
   }
 }
 
+/**
+ * The connection to one service socket, shared by every wallet that signs through it: a daemon of
+ * 10,000 wallets opens one, not 10,000 (each a file descriptor in both processes), and what its
+ * wallets ask at once reaches the service together, for one journal commit. Closed when the last
+ * wallet using it closes.
+ */
+class Channel {
+  static readonly #open = new Map<string, Channel>();
+  #users = 0;
+  #connection: Connection | undefined;
+  #opening: Promise<Connection> | undefined;
+
+  private constructor(readonly path: string) {}
+
+  static acquire(path: string): Channel {
+    let channel = Channel.#open.get(path);
+    if (channel === undefined) {
+      channel = new Channel(path);
+      Channel.#open.set(path, channel);
+    }
+    channel.#users++;
+    return channel;
+  }
+
+  async release(): Promise<void> {
+    if (--this.#users > 0) return;
+    Channel.#open.delete(this.path);
+    const opening = this.#opening;
+    this.#opening = undefined;
+    this.#connection?.close();
+    this.#connection = undefined;
+    if (opening !== undefined) (await opening.catch(() => undefined))?.close();
+  }
+
+  /**
+   * The open connection, or a new one when there is none or it broke (the service restarted).
+   * Concurrent callers share one attempt.
+   */
+  connect(signal: AbortSignal): Promise<Connection> {
+    if (this.#connection?.usable === true) return Promise.resolve(this.#connection);
+    this.#opening ??= Connection.open(this.path, signal).then(
+      (c) => {
+        this.#connection = c;
+        this.#opening = undefined;
+        // Released while it opened: nobody will close it.
+        if (this.#users === 0) c.close();
+        return c;
+      },
+      (err: unknown) => {
+        this.#opening = undefined;
+        throw err;
+      },
+    );
+    return this.#opening;
+  }
+}
+
 let nextId = 0;
 
 export class SignerServiceBackend implements WalletSigner {
   readonly backend = 'signer' as const;
   readonly address: string;
   readonly #opts: SignerServiceOptions;
-  #connection: Connection | undefined;
-  #opening: Promise<Connection> | undefined;
+  readonly #channel: Channel;
+  #closed = false;
 
   private constructor(opts: SignerServiceOptions) {
     this.#opts = opts;
     this.address = opts.address;
+    this.#channel = Channel.acquire(opts.socket);
   }
 
   /** Connects and checks that the service's key `key` is the wallet's address (KeyError if not). */
@@ -163,7 +226,7 @@ export class SignerServiceBackend implements WalletSigner {
     let answer: Record<string, unknown>;
     try {
       const id = `pk-${process.pid}-${nextId++}`;
-      answer = await (await backend.#connect(signal)).request(id, `${JSON.stringify({ op: 'public_keys', id })}\n`, signal);
+      answer = await (await backend.#channel.connect(signal)).request(id, `${JSON.stringify({ op: 'public_keys', id })}\n`, signal);
     } catch (err) {
       await backend.close();
       throw new KeyError('KEY_MISSING', `signer ${opts.socket}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -183,19 +246,20 @@ export class SignerServiceBackend implements WalletSigner {
 
   async sign(action: SignAction, signal: AbortSignal): Promise<SignResult> {
     if (action.wallet !== this.address) throw new SignerRefused('KEY_MISMATCH', `this signer signs for ${this.address}, not ${action.wallet}`);
+    if (this.#closed) throw new SignerRefused('SIGNER_UNAVAILABLE', `the signer client for ${this.#opts.socket} is closed`);
     // Built before asking: a template that cannot be rendered is refused here, with nothing asked.
     const expected = messageFor(this.#opts.templates, action);
     const id = `${process.pid}-${nextId++}`;
     const line = requestLine(id, this.#opts.key, action);
     let answer: Record<string, unknown>;
     try {
-      answer = await (await this.#connect(signal)).request(id, line, signal);
+      answer = await (await this.#channel.connect(signal)).request(id, line, signal);
     } catch (err) {
       if (!(err instanceof SignerRefused) || err.code !== 'SIGNER_UNREACHABLE' || signal.aborted) throw err;
       // The connection broke (the service restarted): once more on a new one. Safe even if the
       // first copy was signed: the service answers the identical request with the identical
       // signature, journalled once.
-      answer = await (await this.#connect(signal)).request(id, line, signal);
+      answer = await (await this.#channel.connect(signal)).request(id, line, signal);
     }
     const error = answer.error as { code?: unknown; message?: unknown } | undefined;
     if (error !== undefined) {
@@ -217,31 +281,9 @@ export class SignerServiceBackend implements WalletSigner {
   }
 
   async close(): Promise<void> {
-    const opening = this.#opening;
-    this.#opening = undefined;
-    this.#connection?.close();
-    this.#connection = undefined;
-    if (opening !== undefined) (await opening.catch(() => undefined))?.close();
-  }
-
-  /**
-   * The open connection, or a new one when there is none or it broke (the service restarted).
-   * Concurrent callers share one attempt.
-   */
-  #connect(signal: AbortSignal): Promise<Connection> {
-    if (this.#connection?.usable === true) return Promise.resolve(this.#connection);
-    this.#opening ??= Connection.open(this.#opts.socket, signal).then(
-      (c) => {
-        this.#connection = c;
-        this.#opening = undefined;
-        return c;
-      },
-      (err: unknown) => {
-        this.#opening = undefined;
-        throw err;
-      },
-    );
-    return this.#opening;
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#channel.release();
   }
 }
 
