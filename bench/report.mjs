@@ -228,7 +228,7 @@ function signingSection(p, sg) {
 function signersSection(p, sg) {
   p('## Signer backends (issue #28)');
   p();
-  p("What signing costs an action through each backend, as the executor pays it (`askSigner`: the action rendered to its message, signed by the wallet's backend, the answer checked against the address), a SOL2X deposit each time. Latency: one action at a time; added: beyond in-process signing. Throughput: 32 actions in flight. PKCS#11: SoftHSM2 with 4 sessions. The signer service: its own process over its unix socket, logging at info, each signature committed to its journal (`synchronous=FULL`) before the answer; it holds 32 wallets' keys, each wallet a client (a connection) of its own, as the daemon opens them, the actions going to the wallets in turn.");
+  p("What signing costs an action through each backend, as the executor pays it (`askSigner`: the action rendered to its message, signed by the wallet's backend, the answer checked against the address), a SOL2X deposit each time. Latency: one action at a time; added: beyond in-process signing. Throughput: 32 actions in flight. PKCS#11: SoftHSM2 with 4 sessions. The signer service: its own process over its unix socket, logging at info, each signature committed to its journal (`synchronous=FULL`) before the answer; it holds 32 wallets' keys, each wallet a client of its own as the daemon opens them (sharing one connection), the actions going to the wallets in turn.");
   p();
   p('| backend | p50 | p99 | added p50 | added p99 | signs/s (32 in flight) | signs/s (one at a time) |');
   p('|---|---|---|---|---|---|---|');
@@ -241,6 +241,12 @@ function signersSection(p, sg) {
     p(`| ${b.backend} | ${fmt(b.p50Ms, 2)} ms | ${fmt(b.p99Ms, 2)} ms | ${added(b.addedP50Ms)} | ${added(b.addedP99Ms)} | ${n(Math.round(b.signsPerSec))} | ${n(Math.round(b.sequentialSignsPerSec))} |`);
   }
   p();
+  const svc = sg.backends.find((b) => b.backend === 'signer' && b.cpuPerSign?.concurrent32?.serviceUs !== undefined);
+  if (svc !== undefined) {
+    const c = svc.cpuPerSign;
+    p(`CPU per signature of the signer service (what a busy machine leaves the wall clock to guess): one at a time, ${n(Math.round(c.sequential.clientUs))} µs on the daemon's side and ${n(Math.round(c.sequential.serviceUs))} µs in the service; 32 in flight, ${n(Math.round(c.concurrent32.clientUs))} µs and ${n(Math.round(c.concurrent32.serviceUs))} µs.`);
+    p();
+  }
   if (sg.goal.met !== undefined) p(`Goal for the signer service: ≥ ${n(sg.goal.signsPerSec)} signs/s and ≤ ${sg.goal.p99AddedMs} ms p99 — **${sg.goal.met ? 'met' : 'not met'}** on this machine.`);
   p();
 }

@@ -33,6 +33,7 @@ export async function startSignerService({ journalDir = undefined, nodeArgs = []
   for (let i = 0; i < 300 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
   return {
     socket,
+    pid: child.pid,
     keys,
     address: keys[0].address,
     secretKey64: keys[0].secretKey64,

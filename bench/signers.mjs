@@ -5,8 +5,8 @@
 // token made here (skipped, saying so, without softhsm2 and pkcs11-tool), and the signer service as
 // its own process over its unix socket (journal commit with synchronous=FULL before each answer,
 // logging at its default level, info: a line per signature). The service holds 32 wallets' keys
-// and each wallet has its own client, hence its own connection, as the daemon opens them; the
-// actions go to the wallets in turn (--wallets=1: all on one wallet and one connection).
+// and each wallet has its own client, as the daemon opens them (they share one connection to the
+// socket); the actions go to the wallets in turn (--wallets=1: all on one wallet).
 //   latency     one action at a time: p50/p99 of the time askSigner takes — what signing adds to
 //               an action;
 //   throughput  32 actions in flight (one daemon, many wallets' turns): signatures per second.
@@ -35,8 +35,23 @@ const clock = { monotonic: () => performance.now() };
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const SOFTHSM = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so', '/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so'].find((p) => existsSync(p));
 
-/** The executor's cost of signing with `signers` (the wallets', in turn): sequential latency and 32-in-flight throughput. */
-async function measure(signers, { quick }) {
+/** CPU time (user + system) of a process, ms: this one's, or another's from /proc (Linux). */
+function cpuMs(pid = undefined) {
+  if (pid === undefined) {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  }
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime, in clock ticks (100 a second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+/**
+ * The executor's cost of signing with `signers` (the wallets', in turn): sequential latency and
+ * 32-in-flight throughput; with `servicePid`, the CPU each signature costs this process (the
+ * daemon's side) and the service — what a busy machine leaves the wall clock to guess.
+ */
+async function measure(signers, { quick }, servicePid = undefined) {
   const problems = await connectSigners(signers);
   if (problems.length > 0) throw new Error(`${signers[0].backend}: ${problems[0].message}`);
   let n = 1;
@@ -50,11 +65,15 @@ async function measure(signers, { quick }) {
   for (let i = 0; i < (quick ? 30 : 200); i++) await ask(); // warm-up
   const count = quick ? 300 : 3000;
   const times = [];
+  const cpu = () => ({ client: cpuMs(), service: servicePid === undefined ? 0 : cpuMs(servicePid) });
+  const perSign = (from, to, signs) => ({ clientUs: ((to.client - from.client) * 1000) / signs, ...(servicePid === undefined ? {} : { serviceUs: ((to.service - from.service) * 1000) / signs }) });
+  const cpu0 = cpu();
   for (let i = 0; i < count; i++) {
     const s = performance.now();
     await ask();
     times.push(performance.now() - s);
   }
+  const cpu1 = cpu();
   times.sort((a, b) => a - b);
   const seconds = quick ? 1 : 4;
   let done = 0;
@@ -77,6 +96,7 @@ async function measure(signers, { quick }) {
     maxMs: times.at(-1),
     sequentialSignsPerSec: 1000 / (times.reduce((a, b) => a + b, 0) / times.length),
     signsPerSec: (done * 1000) / (performance.now() - start),
+    cpuPerSign: { sequential: perSign(cpu0, cpu1, count), concurrent32: perSign(cpu1, cpu(), done) },
   };
 }
 
@@ -119,13 +139,13 @@ async function pkcs11(opts) {
   }
 }
 
-/** Its wallets each a key of the service and a client of their own (a connection each), as the daemon opens them. */
+/** Its wallets each a key of the service and a client of their own, as the daemon opens them. */
 async function signerService(opts) {
   const service = await startSignerService({ journalDir: opts.journalDir, nodeArgs: opts.serviceNodeArgs, wallets: opts.wallets });
   const signers = [];
   try {
     for (const k of service.keys) signers.push(openSigner({ signer: { socket: service.socket, key: k.key } }, k.address, 'bench', { env: {}, templates }));
-    return await measure(signers, opts);
+    return await measure(signers, opts, service.pid);
   } finally {
     await closeSigners(signers);
     await service.stop();
