@@ -43,10 +43,10 @@ export async function listenSigner(path: string, handler: BatchHandler, logger: 
   chmodSync(path, SOCKET_MODE);
   const mode = statSync(path).mode & 0o777;
   if (mode !== SOCKET_MODE) {
-    await closeServer(server, connections, path);
+    await closeServer(server, connections, path, batcher);
     throw new AutoclaimError('LISTEN_FAILED', `the signer socket ${path} has mode ${mode.toString(8)}, not 660`);
   }
-  return { path, close: () => closeServer(server, connections, path) };
+  return { path, close: () => closeServer(server, connections, path, batcher) };
 }
 
 function checkDirectory(path: string): void {
@@ -87,12 +87,13 @@ async function removeStaleSocket(path: string): Promise<void> {
  * Group commit across connections: the request lines of every client that arrived while the
  * previous batch was being committed form the next batch — one journal commit (one fsync) for all
  * of them — and each client then gets its own answers, in the order it asked. One client with 32
- * requests in flight and 32 clients with one each (the daemon: a connection per wallet) cost the
- * same number of commits. Batches run one at a time, so the handler never sees two at once.
+ * requests in flight and 32 clients with one each (several daemons of a cluster) cost the same
+ * number of commits. Batches run one at a time, so the handler never sees two at once.
  */
 class Batcher {
   #queue: Array<{ socket: Socket; lines: string[]; thenEnd: string | undefined }> = [];
-  #running = false;
+  /** The batches running now, until none is left; undefined when idle. */
+  #running: Promise<void> | undefined;
 
   constructor(
     private readonly handler: BatchHandler,
@@ -104,13 +105,25 @@ class Batcher {
     // Not read from while its lines wait: at most one chunk of a client's is held here.
     socket.pause();
     this.#queue.push({ socket, lines, thenEnd });
-    if (this.#running) return;
-    this.#running = true;
+    if (this.#running !== undefined) return;
     // After the poll phase: the data of every client readable now joins this batch.
-    setImmediate(() => void this.#drain());
+    this.#running = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#drain());
+  }
+
+  /** Resolves when no batch is running (a closing server waits for it before its journal closes). */
+  async idle(): Promise<void> {
+    await this.#running;
   }
 
   async #drain(): Promise<void> {
+    try {
+      await this.#drainQueue();
+    } finally {
+      this.#running = undefined;
+    }
+  }
+
+  async #drainQueue(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0);
       const lines = batch.flatMap((b) => b.lines);
@@ -122,7 +135,11 @@ class Batcher {
       }
       let at = 0;
       for (const { socket, lines: own, thenEnd } of batch) {
-        if (socket.destroyed) continue;
+        // Gone (or half-closed by the client): its answers have nowhere to go.
+        if (socket.destroyed || !socket.writable) {
+          at += own.length;
+          continue;
+        }
         // No answers (a failure): the client sees its connection close, and asks again on a new
         // one; the identical request gets the identical signature, journalled once.
         if (answers === undefined) socket.destroy();
@@ -137,7 +154,6 @@ class Batcher {
         at += own.length;
       }
     }
-    this.#running = false;
   }
 }
 
@@ -177,9 +193,10 @@ function serve(socket: Socket, batcher: Batcher, logger: Logger, connections: Se
   socket.on('close', () => connections.delete(socket));
 }
 
-async function closeServer(server: Server, connections: Set<Socket>, path: string): Promise<void> {
+async function closeServer(server: Server, connections: Set<Socket>, path: string, batcher: Batcher): Promise<void> {
   for (const c of connections) c.destroy();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await batcher.idle();
   try {
     unlinkSync(path);
   } catch {
