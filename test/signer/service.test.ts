@@ -141,6 +141,16 @@ describe('the signer service over its socket', () => {
     }
   });
 
+  it('answers a client that closes its side right after asking (echo … | socat)', async () => {
+    client.socket.end(`${JSON.stringify({ op: 'public_keys', id: 'k' })}\n${JSON.stringify(deposit('1'))}\n`);
+    const answers = [await client.next(), await client.next()].map((l) => JSON.parse(l!) as Record<string, unknown>);
+    expect(answers.map((a) => [a.id, codeOf(a)])).toEqual([
+      ['k', undefined],
+      ['d-1', undefined],
+    ]);
+    expect(await client.next()).toBeUndefined();
+  });
+
   describe('a hostile client is refused, and the journal does not change', () => {
     const cases: Array<[string, () => unknown, string]> = [
       ['a second claim in one epoch', () => claim({ id: 'c2', ts: nowTs() + 1 }), 'ALREADY_SIGNED_EPOCH'],
