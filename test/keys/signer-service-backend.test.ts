@@ -174,16 +174,17 @@ describe('SignerServiceBackend against a lying or silent service', () => {
     await b.close();
   });
 
-  it('shares one connection among the wallets of a socket, closed with the last of them', async () => {
-    setup = signerSetup({ names: ['treasury', 'ops'] });
-    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
-    const signers = new Map([w1, w2].map((w) => [w.address, signerFromSeed(w.secretKey64.subarray(0, 32))]));
-    let opened = 0;
-    let open = 0;
+  /**
+   * A service that signs truly with the wallets' keys and counts its connections; with `hold` set,
+   * it keeps the next sign request's answer until `release()`.
+   */
+  async function countingService(wallets: TestWallet[]) {
+    const signers = new Map(wallets.map((w) => [w.address, signerFromSeed(w.secretKey64.subarray(0, 32))]));
+    const state = { opened: 0, open: 0, hold: false, held: [] as Array<() => void> };
     fake = createServer((s) => {
-      opened++;
-      open++;
-      s.on('close', () => open--);
+      state.opened++;
+      state.open++;
+      s.on('close', () => state.open--);
       s.setEncoding('utf8');
       let buf = '';
       s.on('data', (chunk: string) => {
@@ -192,10 +193,14 @@ describe('SignerServiceBackend against a lying or silent service', () => {
         while (nl >= 0) {
           const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
           buf = buf.slice(nl + 1);
-          if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: [{ key: 'treasury', address: w1.address }, { key: 'ops', address: w2.address }] })}\n`);
+          if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: wallets.map((w) => ({ key: w.name, address: w.address })) })}\n`);
           else {
             const message = `${String(req.wallet)}|${String(req.ts)}`;
-            s.write(`${JSON.stringify({ id: req.id, message, signature: bs58.encode(signers.get(String(req.wallet))!.sign(new TextEncoder().encode(message))) })}\n`);
+            const answer = `${JSON.stringify({ id: req.id, message, signature: bs58.encode(signers.get(String(req.wallet))!.sign(new TextEncoder().encode(message))) })}\n`;
+            if (state.hold) {
+              state.hold = false;
+              state.held.push(() => s.write(answer));
+            } else s.write(answer);
           }
           nl = buf.indexOf('\n');
         }
@@ -203,20 +208,50 @@ describe('SignerServiceBackend against a lying or silent service', () => {
       s.on('error', () => {});
     });
     await new Promise<void>((r) => fake.listen(setup.socket, () => r()));
+    return state;
+  }
+
+  const claimOf = (w: TestWallet, ts = nowTs()): SignAction => ({ op: 'claim', wallet: w.address, ts, epoch: today() });
+
+  it('shares one connection among the wallets of a socket, closed with the last of them', async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
+    const service = await countingService([w1, w2]);
     const b1 = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: w1.address, templates: TEMPLATES });
     const b2 = await SignerServiceBackend.open({ socket: setup.socket, key: 'ops', address: w2.address, templates: TEMPLATES });
-    const claimOf = (w: TestWallet): SignAction => ({ op: 'claim', wallet: w.address, ts: nowTs(), epoch: today() });
     const [r1, r2] = await Promise.all([b1.sign(claimOf(w1), never()), b2.sign(claimOf(w2), never())]);
     expect(r1.signature).toHaveLength(64);
     expect(r2.signature).toHaveLength(64);
-    expect([opened, open]).toEqual([1, 1]);
+    expect([service.opened, service.open]).toEqual([1, 1]);
     await b1.close();
     // Still b2's: it signs on the same connection.
-    expect((await b2.sign({ ...claimOf(w2), ts: nowTs() + 1 }, never())).signature).toHaveLength(64);
+    expect((await b2.sign(claimOf(w2, nowTs() + 1), never())).signature).toHaveLength(64);
     expect(await refusal(b1.sign(claimOf(w1), never()))).toBe('SIGNER_UNAVAILABLE');
     await b2.close();
-    await vi.waitFor(() => expect(open).toBe(0));
-    expect(opened).toBe(1);
+    await vi.waitFor(() => expect(service.open).toBe(0));
+    expect(service.opened).toBe(1);
+  });
+
+  it("drops an answer that comes after its request's deadline, keeping the shared connection", async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
+    const service = await countingService([w1, w2]);
+    const b1 = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: w1.address, templates: TEMPLATES });
+    const b2 = await SignerServiceBackend.open({ socket: setup.socket, key: 'ops', address: w2.address, templates: TEMPLATES });
+    service.hold = true;
+    const ac = new AbortController();
+    const late = b1.sign(claimOf(w1), ac.signal);
+    await vi.waitFor(() => expect(service.held).toHaveLength(1));
+    ac.abort();
+    expect(await refusal(late)).toBe('SIGNER_TIMEOUT');
+    // b2's request is in flight on the same connection when b1's late answer arrives.
+    const other = b2.sign(claimOf(w2), never());
+    service.held[0]!();
+    expect((await other).signature).toHaveLength(64);
+    expect((await b1.sign(claimOf(w1, nowTs() + 1), never())).signature).toHaveLength(64);
+    expect([service.opened, service.open]).toEqual([1, 1]);
+    await b1.close();
+    await b2.close();
   });
 
   it('gives up at the deadline when the service does not answer', async () => {

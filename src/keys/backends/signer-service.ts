@@ -28,6 +28,9 @@ export interface SignerServiceOptions {
 /** An answer longer than this is not one of the service's. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** Ids of requests given up at their deadline remembered at most (a service that never answers them). */
+const MAX_ABANDONED = 10_000;
+
 interface Pending {
   resolve: (answer: Record<string, unknown>) => void;
   reject: (err: Error) => void;
@@ -37,6 +40,8 @@ interface Pending {
 class Connection {
   readonly #socket: Socket;
   readonly #pending = new Map<string, Pending>();
+  /** Requests given up at their deadline, whose answers may still come: dropped when they do. */
+  readonly #abandoned = new Set<string>();
   #buffered = '';
   #closed: Error | undefined;
 
@@ -76,8 +81,11 @@ class Connection {
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         // A late answer is dropped: the signature it may carry is never sent (the service has
-        // journalled it, so it counts against the caps there: the safe side).
+        // journalled it, so it counts against the caps there: the safe side). The connection,
+        // shared by every wallet of the socket, stays: the late answer is expected, not a lie.
         this.#pending.delete(id);
+        if (this.#abandoned.size >= MAX_ABANDONED) this.#abandoned.clear();
+        this.#abandoned.add(id);
         reject(new SignerRefused('SIGNER_TIMEOUT', 'the signer did not answer before the deadline; nothing was sent'));
       };
       if (signal.aborted) return onAbort();
@@ -128,6 +136,7 @@ class Connection {
       answer = undefined;
     }
     const id = (answer as { id?: unknown } | undefined)?.id;
+    if (typeof id === 'string' && this.#abandoned.delete(id)) return;
     const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
     if (pending === undefined || answer === null || typeof answer !== 'object') {
       // Not an answer to anything asked: the stream cannot be trusted to pair answers any more.
