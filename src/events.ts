@@ -296,6 +296,7 @@ export const LOG_EVENTS = [
   'signer.journal_failed',
   'signer.backend_failed',
   'signer.connection_failed',
+  'signer.batch_failed',
   // the built-in simulator (sandbox/)
   'sandbox.started',
   'sandbox.stopped',

@@ -3,9 +3,10 @@
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import bs58 from 'bs58';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { SIGNED_OPS, systemClock, type SignedOp } from '../../src/domain.js';
+import { askSigner } from '../../src/executor/signing-guard.js';
 import { SignerServiceBackend } from '../../src/keys/backends/signer-service.js';
 import type { MessageTemplates } from '../../src/keys/message.js';
 import { SignerRefused, type SignAction } from '../../src/keys/port.js';
@@ -16,6 +17,7 @@ import { SqliteJournal } from '../../src/signer/journal.js';
 import { createSignerHandler } from '../../src/signer/service.js';
 import { listenSigner, type SignerServer } from '../../src/signer/server.js';
 import { captureLog } from '../support/log.js';
+import type { TestWallet } from '../e2e/helpers.js';
 import { signerSetup, type SignerSetup } from '../signer/support.js';
 
 const TEMPLATES = Object.fromEntries(SIGNED_OPS.map((op) => [op, DEFAULT_ENDPOINTS[op].message])) as Record<SignedOp, string>;
@@ -164,10 +166,92 @@ describe('SignerServiceBackend against a lying or silent service', () => {
     });
     const b = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: wallet.address, templates: TEMPLATES });
     const action: SignAction = { op: 'claim', wallet: wallet.address, ts: nowTs(), epoch: today() };
-    expect(await refusal(b.sign(action, never()))).toBe('SIGNER_BAD_SIGNATURE');
+    // As the executor asks every backend: the answer verified there, once.
+    const ask = async () => askSigner(b, action, `${wallet.address}|${action.ts}`, 5_000, systemClock);
+    expect(await ask()).toMatchObject({ ok: false, code: 'BAD_SIGNATURE' });
     mode = 'other-bytes';
-    expect(await refusal(b.sign(action, never()))).toBe('SIGNER_BAD_SIGNATURE');
+    expect(await ask()).toMatchObject({ ok: false, code: 'BAD_SIGNATURE' });
     await b.close();
+  });
+
+  /**
+   * A service that signs truly with the wallets' keys and counts its connections; with `hold` set,
+   * it keeps the next sign request's answer until `release()`.
+   */
+  async function countingService(wallets: TestWallet[]) {
+    const signers = new Map(wallets.map((w) => [w.address, signerFromSeed(w.secretKey64.subarray(0, 32))]));
+    const state = { opened: 0, open: 0, hold: false, held: [] as Array<() => void> };
+    fake = createServer((s) => {
+      state.opened++;
+      state.open++;
+      s.on('close', () => state.open--);
+      s.setEncoding('utf8');
+      let buf = '';
+      s.on('data', (chunk: string) => {
+        buf += chunk;
+        let nl = buf.indexOf('\n');
+        while (nl >= 0) {
+          const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
+          buf = buf.slice(nl + 1);
+          if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: wallets.map((w) => ({ key: w.name, address: w.address })) })}\n`);
+          else {
+            const message = `${String(req.wallet)}|${String(req.ts)}`;
+            const answer = `${JSON.stringify({ id: req.id, message, signature: bs58.encode(signers.get(String(req.wallet))!.sign(new TextEncoder().encode(message))) })}\n`;
+            if (state.hold) {
+              state.hold = false;
+              state.held.push(() => s.write(answer));
+            } else s.write(answer);
+          }
+          nl = buf.indexOf('\n');
+        }
+      });
+      s.on('error', () => {});
+    });
+    await new Promise<void>((r) => fake.listen(setup.socket, () => r()));
+    return state;
+  }
+
+  const claimOf = (w: TestWallet, ts = nowTs()): SignAction => ({ op: 'claim', wallet: w.address, ts, epoch: today() });
+
+  it('shares one connection among the wallets of a socket, closed with the last of them', async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
+    const service = await countingService([w1, w2]);
+    const b1 = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: w1.address, templates: TEMPLATES });
+    const b2 = await SignerServiceBackend.open({ socket: setup.socket, key: 'ops', address: w2.address, templates: TEMPLATES });
+    const [r1, r2] = await Promise.all([b1.sign(claimOf(w1), never()), b2.sign(claimOf(w2), never())]);
+    expect(r1.signature).toHaveLength(64);
+    expect(r2.signature).toHaveLength(64);
+    expect([service.opened, service.open]).toEqual([1, 1]);
+    await b1.close();
+    // Still b2's: it signs on the same connection.
+    expect((await b2.sign(claimOf(w2, nowTs() + 1), never())).signature).toHaveLength(64);
+    expect(await refusal(b1.sign(claimOf(w1), never()))).toBe('SIGNER_UNAVAILABLE');
+    await b2.close();
+    await vi.waitFor(() => expect(service.open).toBe(0));
+    expect(service.opened).toBe(1);
+  });
+
+  it("drops an answer that comes after its request's deadline, keeping the shared connection", async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
+    const service = await countingService([w1, w2]);
+    const b1 = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: w1.address, templates: TEMPLATES });
+    const b2 = await SignerServiceBackend.open({ socket: setup.socket, key: 'ops', address: w2.address, templates: TEMPLATES });
+    service.hold = true;
+    const ac = new AbortController();
+    const late = b1.sign(claimOf(w1), ac.signal);
+    await vi.waitFor(() => expect(service.held).toHaveLength(1));
+    ac.abort();
+    expect(await refusal(late)).toBe('SIGNER_TIMEOUT');
+    // b2's request is in flight on the same connection when b1's late answer arrives.
+    const other = b2.sign(claimOf(w2), never());
+    service.held[0]!();
+    expect((await other).signature).toHaveLength(64);
+    expect((await b1.sign(claimOf(w1, nowTs() + 1), never())).signature).toHaveLength(64);
+    expect([service.opened, service.open]).toEqual([1, 1]);
+    await b1.close();
+    await b2.close();
   });
 
   it('gives up at the deadline when the service does not answer', async () => {

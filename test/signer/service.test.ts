@@ -1,6 +1,7 @@
 // The signer service in this process, spoken to over its real unix socket by a client that writes
 // the protocol itself — as the daemon would, and as a compromised daemon would (SPEC §7).
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/domain.js';
@@ -94,6 +95,61 @@ describe('the signer service over its socket', () => {
       ['p5', 'POLICY_DAY_CAP'],
     ]);
     expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit', 'deposit']);
+  });
+
+  it('journals what several clients sent at once in one commit, answering each its own', async () => {
+    const batches: string[][] = [];
+    const batched = await listenSigner(
+      join(setup.dir, 'batched.sock'),
+      {
+        answerAll: (lines) => {
+          batches.push(lines.map((l) => (JSON.parse(l) as { id: string }).id));
+          return handler.answerAll(lines);
+        },
+      },
+      log.logger,
+    );
+    const clients: RawClient[] = [];
+    try {
+      for (let i = 0; i < 3; i++) clients.push(await RawClient.connect(batched.path));
+      // Each accepted by the server (it answers), before the three write at once.
+      for (const [i, c] of clients.entries()) expect(await c.ask({ op: 'public_keys', id: `k${i}` })).toHaveProperty('keys');
+      batches.length = 0;
+      const [a, b, c] = clients as [RawClient, RawClient, RawClient];
+      a.socket.write(`${JSON.stringify(claim({ id: 'a1', key: 'ops', wallet: setup.wallets[1]!.address }))}\n`);
+      b.socket.write(`${JSON.stringify(claim({ id: 'b1' }))}\n${JSON.stringify(deposit('1', { id: 'b2' }))}\n`);
+      c.socket.write(`${JSON.stringify(claim({ id: 'c1', ts: nowTs() + 1 }))}\n`);
+      const answers = async (client: RawClient, n: number) => {
+        const out: Array<[unknown, string | undefined]> = [];
+        for (let i = 0; i < n; i++) {
+          const x = JSON.parse((await client.next())!) as Record<string, unknown>;
+          out.push([x.id, codeOf(x)]);
+        }
+        return out;
+      };
+      expect(await answers(a, 1)).toEqual([['a1', undefined]]);
+      expect(await answers(b, 2)).toEqual([
+        ['b1', undefined],
+        ['b2', undefined],
+      ]);
+      // After b's claim of the epoch, in the same batch: refused.
+      expect(await answers(c, 1)).toEqual([['c1', 'ALREADY_SIGNED_EPOCH']]);
+      expect(batches).toEqual([['a1', 'b1', 'b2', 'c1']]);
+      expect(journal.all().map((r) => r.op)).toEqual(['claim', 'claim', 'deposit']);
+    } finally {
+      for (const c of clients) c.close();
+      await batched.close();
+    }
+  });
+
+  it('answers a client that closes its side right after asking (echo … | socat)', async () => {
+    client.socket.end(`${JSON.stringify({ op: 'public_keys', id: 'k' })}\n${JSON.stringify(deposit('1'))}\n`);
+    const answers = [await client.next(), await client.next()].map((l) => JSON.parse(l!) as Record<string, unknown>);
+    expect(answers.map((a) => [a.id, codeOf(a)])).toEqual([
+      ['k', undefined],
+      ['d-1', undefined],
+    ]);
+    expect(await client.next()).toBeUndefined();
   });
 
   describe('a hostile client is refused, and the journal does not change', () => {

@@ -1,16 +1,16 @@
 // The daemon's `signer` backend (key: { signer: { socket, key } }): a client of `autoclaim signer`
 // over its unix socket (SPEC §7). It trusts the service no more than the network: at open, the
 // service's public key for `key` must be the wallet's address; every answer's message must be the
-// one the daemon builds from its own templates, and its signature must verify locally (OpenSSL,
-// keys/check.ts, the check the executor makes of every backend's answer)
-// — else the action is refused, never sent. A refusal keeps the service's code.
+// one the daemon builds from its own templates, and its signature must verify locally — the check
+// the executor makes of every backend's answer (askSigner, keys/check.ts), not repeated here —
+// else the action is refused, never sent. A refusal keeps the service's code.
 import { createConnection, type Socket } from 'node:net';
 import bs58 from 'bs58';
 import type { SignerServiceKeyConfig } from '../../domain.js';
 import { KeyError } from '../../errors.js';
 import { messageFor, type MessageTemplates } from '../message.js';
 import { SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
-import { publicKeyOf, signatureValid } from '../check.js';
+import { publicKeyOf } from '../check.js';
 import { requestLine } from '../../signer/protocol.js';
 
 export interface SignerServiceOptions {
@@ -28,6 +28,9 @@ export interface SignerServiceOptions {
 /** An answer longer than this is not one of the service's. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** Ids of requests given up at their deadline remembered at most (a service that never answers them). */
+const MAX_ABANDONED = 10_000;
+
 interface Pending {
   resolve: (answer: Record<string, unknown>) => void;
   reject: (err: Error) => void;
@@ -37,6 +40,8 @@ interface Pending {
 class Connection {
   readonly #socket: Socket;
   readonly #pending = new Map<string, Pending>();
+  /** Requests given up at their deadline, whose answers may still come: dropped when they do. */
+  readonly #abandoned = new Set<string>();
   #buffered = '';
   #closed: Error | undefined;
 
@@ -76,8 +81,11 @@ class Connection {
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         // A late answer is dropped: the signature it may carry is never sent (the service has
-        // journalled it, so it counts against the caps there: the safe side).
+        // journalled it, so it counts against the caps there: the safe side). The connection,
+        // shared by every wallet of the socket, stays: the late answer is expected, not a lie.
         this.#pending.delete(id);
+        if (this.#abandoned.size >= MAX_ABANDONED) this.#abandoned.clear();
+        this.#abandoned.add(id);
         reject(new SignerRefused('SIGNER_TIMEOUT', 'the signer did not answer before the deadline; nothing was sent'));
       };
       if (signal.aborted) return onAbort();
@@ -92,6 +100,11 @@ class Connection {
           reject(e);
         },
       });
+      // The requests of one tick (many wallets' turns at once) leave in one write.
+      if (this.#socket.writableCorked === 0) {
+        this.#socket.cork();
+        process.nextTick(() => this.#socket.uncork());
+      }
       this.#socket.write(line);
     });
   }
@@ -123,6 +136,7 @@ class Connection {
       answer = undefined;
     }
     const id = (answer as { id?: unknown } | undefined)?.id;
+    if (typeof id === 'string' && this.#abandoned.delete(id)) return;
     const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
     if (pending === undefined || answer === null || typeof answer !== 'object') {
       // Not an answer to anything asked: the stream cannot be trusted to pair answers any more.
@@ -141,18 +155,76 @@ class Connection {
   }
 }
 
+/**
+ * The connection to one service socket, shared by every wallet that signs through it: a daemon of
+ * 10,000 wallets opens one, not 10,000 (each a file descriptor in both processes), and what its
+ * wallets ask at once reaches the service together, for one journal commit. Closed when the last
+ * wallet using it closes.
+ */
+class Channel {
+  static readonly #open = new Map<string, Channel>();
+  #users = 0;
+  #connection: Connection | undefined;
+  #opening: Promise<Connection> | undefined;
+
+  private constructor(readonly path: string) {}
+
+  static acquire(path: string): Channel {
+    let channel = Channel.#open.get(path);
+    if (channel === undefined) {
+      channel = new Channel(path);
+      Channel.#open.set(path, channel);
+    }
+    channel.#users++;
+    return channel;
+  }
+
+  async release(): Promise<void> {
+    if (--this.#users > 0) return;
+    Channel.#open.delete(this.path);
+    const opening = this.#opening;
+    this.#opening = undefined;
+    this.#connection?.close();
+    this.#connection = undefined;
+    if (opening !== undefined) (await opening.catch(() => undefined))?.close();
+  }
+
+  /**
+   * The open connection, or a new one when there is none or it broke (the service restarted).
+   * Concurrent callers share one attempt.
+   */
+  connect(signal: AbortSignal): Promise<Connection> {
+    if (this.#connection?.usable === true) return Promise.resolve(this.#connection);
+    this.#opening ??= Connection.open(this.path, signal).then(
+      (c) => {
+        this.#connection = c;
+        this.#opening = undefined;
+        // Released while it opened: nobody will close it.
+        if (this.#users === 0) c.close();
+        return c;
+      },
+      (err: unknown) => {
+        this.#opening = undefined;
+        throw err;
+      },
+    );
+    return this.#opening;
+  }
+}
+
 let nextId = 0;
 
 export class SignerServiceBackend implements WalletSigner {
   readonly backend = 'signer' as const;
   readonly address: string;
   readonly #opts: SignerServiceOptions;
-  #connection: Connection | undefined;
-  #opening: Promise<Connection> | undefined;
+  readonly #channel: Channel;
+  #closed = false;
 
   private constructor(opts: SignerServiceOptions) {
     this.#opts = opts;
     this.address = opts.address;
+    this.#channel = Channel.acquire(opts.socket);
   }
 
   /** Connects and checks that the service's key `key` is the wallet's address (KeyError if not). */
@@ -163,7 +235,7 @@ export class SignerServiceBackend implements WalletSigner {
     let answer: Record<string, unknown>;
     try {
       const id = `pk-${process.pid}-${nextId++}`;
-      answer = await (await backend.#connect(signal)).request(id, `${JSON.stringify({ op: 'public_keys', id })}\n`, signal);
+      answer = await (await backend.#channel.connect(signal)).request(id, `${JSON.stringify({ op: 'public_keys', id })}\n`, signal);
     } catch (err) {
       await backend.close();
       throw new KeyError('KEY_MISSING', `signer ${opts.socket}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -183,19 +255,20 @@ export class SignerServiceBackend implements WalletSigner {
 
   async sign(action: SignAction, signal: AbortSignal): Promise<SignResult> {
     if (action.wallet !== this.address) throw new SignerRefused('KEY_MISMATCH', `this signer signs for ${this.address}, not ${action.wallet}`);
+    if (this.#closed) throw new SignerRefused('SIGNER_UNAVAILABLE', `the signer client for ${this.#opts.socket} is closed`);
     // Built before asking: a template that cannot be rendered is refused here, with nothing asked.
     const expected = messageFor(this.#opts.templates, action);
     const id = `${process.pid}-${nextId++}`;
     const line = requestLine(id, this.#opts.key, action);
     let answer: Record<string, unknown>;
     try {
-      answer = await (await this.#connect(signal)).request(id, line, signal);
+      answer = await (await this.#channel.connect(signal)).request(id, line, signal);
     } catch (err) {
       if (!(err instanceof SignerRefused) || err.code !== 'SIGNER_UNREACHABLE' || signal.aborted) throw err;
       // The connection broke (the service restarted): once more on a new one. Safe even if the
       // first copy was signed: the service answers the identical request with the identical
       // signature, journalled once.
-      answer = await (await this.#connect(signal)).request(id, line, signal);
+      answer = await (await this.#channel.connect(signal)).request(id, line, signal);
     }
     const error = answer.error as { code?: unknown; message?: unknown } | undefined;
     if (error !== undefined) {
@@ -209,40 +282,17 @@ export class SignerServiceBackend implements WalletSigner {
     try {
       signature = bs58.decode(typeof answer.signature === 'string' ? answer.signature : '');
     } catch {
+      // Not base58: an empty signature, which the executor's check refuses (BAD_SIGNATURE).
       signature = new Uint8Array();
     }
-    if (!signatureValid(this.address, new TextEncoder().encode(expected), signature)) {
-      throw new SignerRefused('SIGNER_BAD_SIGNATURE', 'the signer returned a signature that does not verify for this wallet; not sent');
-    }
+    // Verified by the executor (askSigner: keys/check.ts), as every backend's answer is: once.
     return { message: expected, signature };
   }
 
   async close(): Promise<void> {
-    const opening = this.#opening;
-    this.#opening = undefined;
-    this.#connection?.close();
-    this.#connection = undefined;
-    if (opening !== undefined) (await opening.catch(() => undefined))?.close();
-  }
-
-  /**
-   * The open connection, or a new one when there is none or it broke (the service restarted).
-   * Concurrent callers share one attempt.
-   */
-  #connect(signal: AbortSignal): Promise<Connection> {
-    if (this.#connection?.usable === true) return Promise.resolve(this.#connection);
-    this.#opening ??= Connection.open(this.#opts.socket, signal).then(
-      (c) => {
-        this.#connection = c;
-        this.#opening = undefined;
-        return c;
-      },
-      (err: unknown) => {
-        this.#opening = undefined;
-        throw err;
-      },
-    );
-    return this.#opening;
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#channel.release();
   }
 }
 
