@@ -14,8 +14,8 @@ import type { Logger } from '../log/logger.js';
 import { errorLine, MAX_LINE_BYTES } from './protocol.js';
 import type { SignerHandler } from './service.js';
 
-/** What the server asks of the handler (service.ts): answerAll, synchronous or not. */
-type BatchHandler = { answerAll(lines: readonly string[]): ReturnType<SignerHandler['answerAll']> | Promise<string> };
+/** What the server asks of the handler (service.ts): the answers to a batch, after its commit. */
+type BatchHandler = Pick<SignerHandler, 'answerAll'>;
 
 export interface SignerServer {
   readonly path: string;
