@@ -15,6 +15,7 @@ export class WalletRepo {
   private readonly insertEpoch;
   private readonly selectAll;
   private readonly selectOne;
+  private readonly selectEpoch;
   private readonly recordTx;
   private readonly syncNormal;
   private readonly syncFull;
@@ -43,6 +44,8 @@ export class WalletRepo {
     );
     this.selectAll = db.prepare<[], RawWalletState>('SELECT * FROM wallet_state ORDER BY wallet');
     this.selectOne = db.prepare<[string], RawWalletState>('SELECT * FROM wallet_state WHERE address = ?');
+    // Read at every poll (the epoch check): the one column, not the row with its stored summary.
+    this.selectEpoch = db.prepare<[string], { epoch: string | null }>('SELECT epoch FROM wallet_state WHERE address = ?');
     this.syncNormal = db.prepare('PRAGMA synchronous = NORMAL');
     this.syncFull = db.prepare('PRAGMA synchronous = FULL');
     this.recordTx = db.transaction((row: OkPollRow | { wallet: string; address: string; at: number; error: string }): boolean => {
@@ -84,6 +87,11 @@ export class WalletRepo {
 
   all(): WalletStateRow[] {
     return this.selectAll.all().map(walletStateFromRaw);
+  }
+
+  /** The epoch of the address's last good poll. */
+  epoch(address: string): string | undefined {
+    return this.selectEpoch.get(address)?.epoch ?? undefined;
   }
 
   get(address: string): WalletStateRow | undefined {
