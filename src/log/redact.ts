@@ -141,8 +141,9 @@ export class Redactor {
     let h = windowHash(text, 0);
     let i = 0;
     const last = text.length - WINDOW;
+    const windows = this.#windows;
     while (i <= last) {
-      const hit = this.#matchAt(text, i, h);
+      const hit = windows.has(h) ? this.#matchAt(text, i) : 0;
       if (hit > 0) {
         out += text.slice(copied, i) + REDACTED;
         i += hit;
@@ -156,9 +157,8 @@ export class Redactor {
     return copied === 0 ? text : out + text.slice(copied);
   }
 
-  /** Length of the longest secret starting at `at` (whose window hashes to h), or 0. */
-  #matchAt(text: string, at: number, h: number): number {
-    if (!this.#windows.has(h)) return 0;
+  /** Length of the longest secret starting at `at` (where a registered window starts), or 0. */
+  #matchAt(text: string, at: number): number {
     for (const len of this.#lengths) {
       if (at + len <= text.length && this.#hashes.has(fullHash(text, at, at + len))) return len;
     }
