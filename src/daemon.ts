@@ -44,8 +44,9 @@ export class Daemon {
   /** Swapped whole by a reload; every part reads it through `configRef` at each use. */
   private config: AppConfig;
   private readonly configRef = (): AppConfig => this.config;
-  /** By name; a cycle over 10,000 wallets must not scan the list once per wallet. */
+  /** By name and by address; a cycle over 10,000 wallets must not scan the list once per wallet. */
   private walletsByName: Map<string, WalletConfig>;
+  private walletsByAddress: Map<string, WalletConfig>;
   private readonly executor: PlanExecutor;
   /** Built once: a wallet's turn needs nothing that is not here or read through `config`. */
   private readonly cycle: CycleDeps;
@@ -71,7 +72,8 @@ export class Daemon {
     const { runtime, clock, logger, failpoint } = opts;
     this.decisionClock = createDecisionClock(clock);
     this.config = runtime.config;
-    this.walletsByName = byName(this.config.wallets);
+    this.walletsByName = indexBy(this.config.wallets, 'name');
+    this.walletsByAddress = indexBy(this.config.wallets, 'address');
     // Subscribed before anyone else can be: the planner hears a poll before the metrics do, and
     // lastCycleAt is current before the supervisor's alerts read it.
     this.events = opts.events ?? createEvents({ logger });
@@ -124,7 +126,7 @@ export class Daemon {
 
   /** The kill switch for this wallet (address), or for every wallet (undefined): executor/kill-switch.ts. */
   killSwitch(address: string | undefined): SigningPause | undefined {
-    const wallet = address === undefined ? undefined : this.config.wallets.find((w) => w.address === address);
+    const wallet = address === undefined ? undefined : this.walletsByAddress.get(address);
     return killSwitchPause(this.config.safety, this.operatorPause, wallet, this.opts.clock.now());
   }
 
@@ -292,6 +294,8 @@ export class Daemon {
     const keyChanged = client.useApiKey(apiKey);
     const api = { ...this.config.api, headerPrefix: next.api.headerPrefix, endpoints: next.api.endpoints, signatureEncoding: next.api.signatureEncoding, authReads: next.api.authReads, tsWindowMs: next.api.tsWindowMs, claimSettleMs: next.api.claimSettleMs };
     this.config = { ...next, api, state: this.config.state, cluster: this.config.cluster };
+    this.walletsByName = indexBy(next.wallets, 'name');
+    this.walletsByAddress = indexBy(next.wallets, 'address');
     this.settleRuleIds();
     if (signingChanged || keyChanged) {
       const paused = this.executor.refusalPauses();
@@ -307,7 +311,6 @@ export class Daemon {
         lifted > 0 ? 'signing settings changed; signing resumes' : 'signing settings changed',
       );
     }
-    this.walletsByName = byName(next.wallets);
     this.cluster?.configure(this.config);
     this.cycle.pollOkLevel = pollOkLevel(next.wallets.length);
     this.replaceSigners(keys.signers);
@@ -377,6 +380,6 @@ export class Daemon {
   }
 }
 
-function byName<T extends { name: string }>(items: T[]): Map<string, T> {
-  return new Map(items.map((i) => [i.name, i]));
+function indexBy<T, K extends keyof T>(items: readonly T[], key: K): Map<T[K], T> {
+  return new Map(items.map((i) => [i[key], i]));
 }

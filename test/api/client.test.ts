@@ -35,7 +35,7 @@ function setup(over: Partial<ApiConfig> = {}, apiKey: string | null = API_KEY) {
   agents.push(agent);
   const pool = agent.get(ORIGIN);
   const log = captureLog('debug');
-  const limiter = new RateLimiter({ ...config.rateLimit, clock: time, sleep: time.autoSleep, headroom: 0 });
+  const limiter = new RateLimiter({ ...config.rateLimit, clock: time, sleep: time.autoSleep, headroom: 0, arrivalSlackMs: 0 });
   const client = new ApiClient({
     config,
     apiKey: apiKey ?? undefined,

@@ -3,7 +3,7 @@ import { parseRetryAfter, RateLimiter } from '../../src/api/rate-limit.js';
 import { FakeClock, flush } from '../support/clock.js';
 
 function limiter(time: FakeClock, perMinute: number, burst: number, extra: { defaultPauseMs?: number; maxPauseMs?: number } = {}) {
-  return new RateLimiter({ perMinute, burst, clock: time, sleep: time.sleep, headroom: 0, ...extra });
+  return new RateLimiter({ perMinute, burst, clock: time, sleep: time.sleep, headroom: 0, arrivalSlackMs: 0, ...extra });
 }
 
 /** Starts n acquisitions and records the order and fake-monotonic time at which each is granted. */

@@ -63,6 +63,20 @@ describe('the kill switch', () => {
     expect(a.daemon.killSwitch(wallets[0]!.address)).toBeUndefined();
   });
 
+  it('enabled: false added to a wallet by a reload holds it from then on; removed, it lets go', async () => {
+    const { configPath, wallets, app: a } = await open((y) => y, ['alpha', 'beta']);
+    const beta = wallets[1]!.address;
+    expect(a.daemon.killSwitch(beta)).toBeUndefined();
+    const held = sandboxYaml(wallets, { threshold: '0.000000001' }).replace(/( {2}- name: beta\n {4}address: \S+\n {4}key: \{[^\n]*\}\n)/, '$1    enabled: false\n');
+    writeFileSync(configPath, held);
+    expect(a.daemon.reload()).toBe(true);
+    expect(a.daemon.killSwitch(beta)?.scope).toBe('wallet');
+    expect(a.daemon.killSwitch(wallets[0]!.address)).toBeUndefined();
+    writeFileSync(configPath, sandboxYaml(wallets, { threshold: '0.000000001' }));
+    expect(a.daemon.reload()).toBe(true);
+    expect(a.daemon.killSwitch(beta)).toBeUndefined();
+  });
+
   it('a rule with enabled: false is decided in dry mode only', async () => {
     const { wallets, app: a } = await open((y) => y.replace('  - name: sweep\n', '  - name: sweep\n    enabled: false\n'));
     await a.daemon.once();

@@ -11,6 +11,17 @@ describe('spreadOffsets', () => {
     const offsets = spreadOffsets(3, 30_000, 1_000, () => 0.999);
     expect(offsets).toEqual([999, 10_999, 20_999]);
   });
+  it('wraps jitter at the window\'s end, so the window\'s first seconds get their share of the polls', () => {
+    expect(spreadOffsets(2, 10_000, 6_000, () => 0.9)).toEqual([5_400, 400]);
+    // A fleet that fills the budget: 2,450 polls over 48 s with 10 s of jitter, as a minute's tick.
+    const seed = 7;
+    let a = seed;
+    const random = () => ((a = (Math.imul(a, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+    const offsets = spreadOffsets(2_450, 48_000, 10_000, random);
+    const firstFiveSeconds = offsets.filter((o) => o < 5_000).length;
+    expect(Math.max(...offsets), `seed ${seed}`).toBeLessThan(48_000);
+    expect(firstFiveSeconds, `seed ${seed}`).toBeGreaterThan(0.9 * ((2_450 * 5) / 48));
+  });
   it('handles no wallets', () => {
     expect(spreadOffsets(0, 60_000, 1000, () => 0.5)).toEqual([]);
   });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { captureLog } from '../support/log.js';
-import { draft, freshTempDir, open, request, stateError, T0 } from './fixtures.js';
+import { ADDR, draft, freshTempDir, open, request, stateError, summary, T0 } from './fixtures.js';
 
 const tmp = freshTempDir();
 
@@ -33,6 +33,20 @@ describe('openStore: files and settings', () => {
       busyTimeoutMs: 5000,
       userVersion: SCHEMA_VERSION,
     });
+    store.close();
+  });
+
+  it("the poll record's synchronous=NORMAL never outlives it: every other write stays FULL, a failed record too", () => {
+    const store = open(tmp.dbPath, { busyTimeoutMs: 0 });
+    expect(store.recordPoll('treasury', ADDR, T0, { ok: true, summary: summary() })).toEqual({ newEpoch: true });
+    expect(store.pragmas().synchronous).toBe(2);
+    // A poll record that fails inside its transaction (another connection holds the write lock).
+    const other = new Database(tmp.dbPath);
+    other.exec('BEGIN IMMEDIATE');
+    expect(stateError(() => store.recordPoll('treasury', ADDR, T0 + 1, { ok: false, error: 'HTTP 503' })).code).toBe('STATE_IO');
+    other.exec('ROLLBACK');
+    other.close();
+    expect(store.pragmas().synchronous).toBe(2);
     store.close();
   });
 

@@ -105,7 +105,7 @@ class SqliteStateStore implements SqliteStore {
     return this.io('walletState', () => this.wallets.get(address));
   }
   lastEpoch(address: string): string | undefined {
-    return this.io('lastEpoch', () => this.wallets.get(address)?.epoch ?? undefined);
+    return this.io('lastEpoch', () => this.wallets.epoch(address));
   }
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined {

@@ -15,7 +15,10 @@ export class WalletRepo {
   private readonly insertEpoch;
   private readonly selectAll;
   private readonly selectOne;
+  private readonly selectEpoch;
   private readonly recordTx;
+  private readonly syncNormal;
+  private readonly syncFull;
 
   constructor(
     db: Db,
@@ -41,6 +44,10 @@ export class WalletRepo {
     );
     this.selectAll = db.prepare<[], RawWalletState>('SELECT * FROM wallet_state ORDER BY wallet');
     this.selectOne = db.prepare<[string], RawWalletState>('SELECT * FROM wallet_state WHERE address = ?');
+    // Read at every poll (the epoch check): the one column, not the row with its stored summary.
+    this.selectEpoch = db.prepare<[string], { epoch: string | null }>('SELECT epoch FROM wallet_state WHERE address = ?');
+    this.syncNormal = db.prepare('PRAGMA synchronous = NORMAL');
+    this.syncFull = db.prepare('PRAGMA synchronous = FULL');
     this.recordTx = db.transaction((row: OkPollRow | { wallet: string; address: string; at: number; error: string }): boolean => {
       if ('error' in row) {
         this.upsertFailed.run(row);
@@ -53,14 +60,38 @@ export class WalletRepo {
     });
   }
 
-  /** One poll's record, in a transaction of its own; a record the table cannot hold throws before it. */
+  /**
+   * One poll's record, in a transaction of its own; a record the table cannot hold throws before it.
+   *
+   * Committed without an fsync of its own (synchronous = NORMAL for this one commit; every other
+   * write of the connection stays FULL). A poll record lost in an OS crash or a power cut costs a
+   * poll, nothing more: no plan decided from it can outlive it. The WAL is one file that commits
+   * append to in order, and a FULL commit (a plan, a step) fsyncs the whole file, so every poll
+   * record committed before it is on disk when it is; recovery replays the WAL frame by frame
+   * while their cumulative checksums hold, so it recovers those records with it. A checkpoint
+   * that lets the WAL start over syncs the WAL before copying it and the database file after
+   * (NORMAL does too), so records moved into the database file are as safe. What an OS crash can
+   * take are only the records after the last FULL commit: the last summary and epoch seen of some
+   * wallets, which nothing durable was decided from; the next poll writes them again. A process
+   * crash loses nothing: the commit is in the OS's page cache.
+   */
   record(wallet: string, address: string, at: number, result: PollResult): { newEpoch: boolean } {
     const row = result.ok ? okPollRow(wallet, address, at, result.summary, this.scrub) : { wallet, address, at, error: this.scrub(result.error) };
-    return { newEpoch: this.recordTx.immediate(row) };
+    this.syncNormal.run();
+    try {
+      return { newEpoch: this.recordTx.immediate(row) };
+    } finally {
+      this.syncFull.run();
+    }
   }
 
   all(): WalletStateRow[] {
     return this.selectAll.all().map(walletStateFromRaw);
+  }
+
+  /** The epoch of the address's last good poll. */
+  epoch(address: string): string | undefined {
+    return this.selectEpoch.get(address)?.epoch ?? undefined;
   }
 
   get(address: string): WalletStateRow | undefined {
