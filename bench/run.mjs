@@ -8,8 +8,12 @@
 //             a subset; the last seven are the focused benchmarks (signing speed, each signer
 //             backend's signs/s and added latency, the planner simulated and live, burst shape,
 //             decision latency, the cluster), run only when named.
-//   --render  rewrite RESULTS.md from bench/out/results.json (e.g. to fold in a new SOAK.json).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+//   --render  rewrite RESULTS.md from bench/RESULTS.json (e.g. to fold in a new SOAK.json).
+// A full-size run keeps its figures in bench/RESULTS.json (committed beside RESULTS.md): the
+// sections it ran replace theirs there, the others stay with the date and load they were measured
+// at, so `--only=signers` refreshes one section without dropping the rest of the report.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { log, machine, OUT, REPO } from './lib/common.mjs';
 import { renderReport } from './report.mjs';
@@ -23,22 +27,27 @@ const want = (name) => (only === undefined ? DEFAULT.includes(name) : only.inclu
 
 mkdirSync(OUT, { recursive: true });
 const reportFile = (q) => join(REPO, q ? 'bench/out/RESULTS.quick.md' : 'bench/RESULTS.md');
+const dataFile = (q) => (q ? join(OUT, 'results.json') : join(REPO, 'bench/RESULTS.json'));
+const json = (v) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x), 1);
 if (args.includes('--render')) {
-  const last = JSON.parse(readFileSync(join(OUT, 'results.json'), 'utf8'));
-  writeFileSync(reportFile(last.quick), renderReport(last));
+  writeFileSync(reportFile(false), renderReport(JSON.parse(readFileSync(dataFile(false), 'utf8'))));
   process.exit(0);
 }
 
 const started = performance.now();
-const results = { machine: machine(), quick, sections: {} };
+const kept = !quick && existsSync(dataFile(false)) ? JSON.parse(readFileSync(dataFile(false), 'utf8')).sections : {};
+const results = { machine: machine(), quick, sections: { ...kept } };
 const timed = async (name, fn) => {
   if (!want(name)) return;
   const t = performance.now();
+  const loadBefore = loadavg()[0];
   log(`${name} …`);
-  results.sections[name] = await fn();
-  results.sections[name].elapsedSec = (performance.now() - t) / 1000;
-  log(`${name} done in ${results.sections[name].elapsedSec.toFixed(0)} s`);
-  writeFileSync(join(OUT, 'results.json'), JSON.stringify(results, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 1));
+  const section = await fn();
+  // The 1-minute load average before and after: the machine may be shared, and wall-clock figures carry it.
+  Object.assign(section, { elapsedSec: (performance.now() - t) / 1000, measuredAt: new Date().toISOString(), load: [loadBefore, loadavg()[0]] });
+  results.sections[name] = section;
+  log(`${name} done in ${section.elapsedSec.toFixed(0)} s`);
+  writeFileSync(dataFile(quick), json(results));
 };
 
 // The largest fleet's key files serve every size (a fleet is its first N wallets).
@@ -72,6 +81,6 @@ const older = {
 for (const [name, fn] of Object.entries(older)) await timed(name, fn);
 
 results.totalSec = (performance.now() - started) / 1000;
-writeFileSync(join(OUT, 'results.json'), JSON.stringify(results, null, 1));
+writeFileSync(dataFile(quick), json(results));
 writeFileSync(reportFile(quick), renderReport(results));
 log(`wrote ${reportFile(quick)} (${results.totalSec.toFixed(0)} s in all)`);
