@@ -33,6 +33,24 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
     for (const u of undo.splice(0).reverse()) await u();
   });
 
+  /** The ops in a signer journal, oldest first. */
+  function journalOps(path: string): string[] {
+    const journal = SqliteJournal.open(path);
+    try {
+      return journal.all().map((r) => r.op as string);
+    } finally {
+      journal.close();
+    }
+  }
+
+  /** A Vault transit double holding a new wallet's key (closed after the test). */
+  async function vaultWallet(): Promise<{ t: Awaited<ReturnType<typeof transit>>; address: string }> {
+    const { secretKey64, address } = generateKeypair();
+    const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
+    undo.push(() => t.close());
+    return { t, address };
+  }
+
   /** A sandbox with one wallet of 1 SOL pending, and the daemon's config whose wallet is signed by `key`. */
   async function daemonFor(dir: string, address: string, key: string): Promise<{ sandbox: Sandbox; config: string }> {
     const sandbox = await startSandbox({
@@ -85,12 +103,7 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
     const { dir, cleanup } = tempDir();
     undo.push(cleanup);
     await claimsAndDepositsOnce(dir, w.address, `{ signer: { socket: ${setup.socket}, key: treasury } }`, {});
-    const journal = SqliteJournal.open(setup.journal);
-    try {
-      expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
-    } finally {
-      journal.close();
-    }
+    expect(journalOps(setup.journal)).toEqual(['claim', 'deposit']);
   }, 60_000);
 
   /** A real `autoclaim signer` process whose signer.yaml holds the wallet's key as `key` (a remote backend); the daemon asks it. */
@@ -107,27 +120,18 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
   }
 
   it('signer holding a Vault key: the service signs through transit, journals, and the sandbox verifies', async () => {
-    const { secretKey64, address } = generateKeypair();
-    const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
-    undo.push(() => t.close());
+    const { t, address } = await vaultWallet();
     const s = await signerHolding(address, `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`, { VAULT_TOKEN: TOKEN });
     const { dir, cleanup } = tempDir();
     undo.push(cleanup);
     // The daemon has neither the key nor the Vault token: only the signer's process does.
     await claimsAndDepositsOnce(dir, address, `{ signer: { socket: ${s.socket}, key: treasury } }`, {});
     expect(t.seen.filter((r) => r.method === 'POST' && r.url === '/v1/transit/sign/treasury')).toHaveLength(2);
-    const journal = SqliteJournal.open(s.journal);
-    try {
-      expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
-    } finally {
-      journal.close();
-    }
+    expect(journalOps(s.journal)).toEqual(['claim', 'deposit']);
   }, 60_000);
 
   it('signer holding a Vault key that goes down: the step waits, nothing journalled; once Vault is back the same epoch is claimed', async () => {
-    const { secretKey64, address } = generateKeypair();
-    const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
-    undo.push(() => t.close());
+    const { t, address } = await vaultWallet();
     const s = await signerHolding(address, `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`, { VAULT_TOKEN: TOKEN });
     const { dir, cleanup } = tempDir();
     undo.push(cleanup);
@@ -137,15 +141,7 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
     expect(sandbox.ledger()).toEqual([]);
     // Not refused: the service said SIGNER_UNAVAILABLE, so the step went back to planned.
     expect(down.events.filter((e) => e.event === 'action.refused')).toEqual([]);
-    const journalOps = (): string[] => {
-      const journal = SqliteJournal.open(s.journal);
-      try {
-        return journal.all().map((r) => r.op as string);
-      } finally {
-        journal.close();
-      }
-    };
-    expect(journalOps()).toEqual([]);
+    expect(journalOps(s.journal)).toEqual([]);
     t.fail(undefined);
     const back = await once(dir, config, {});
     expect(back.stderr).toBe('');
@@ -153,7 +149,7 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
       ['claim', 1n * SOL],
       ['deposit', SOL / 2n],
     ]);
-    expect(journalOps()).toEqual(['claim', 'deposit']);
+    expect(journalOps(s.journal)).toEqual(['claim', 'deposit']);
   }, 60_000);
 
   it.skipIf(MODULE === undefined)('signer holding a PKCS#11 key: the service signs on a SoftHSM2 token, journals, and the sandbox verifies', async () => {
@@ -164,18 +160,11 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
     const key = `{ pkcs11: { module: ${MODULE}, token: autoclaim-svc, label: wk, pin_env: HSM_PIN, sessions: 2 } }`;
     const s = await signerHolding(address, key, { SOFTHSM2_CONF: conf, HSM_PIN: '5678' });
     await claimsAndDepositsOnce(dir, address, `{ signer: { socket: ${s.socket}, key: treasury } }`, {});
-    const journal = SqliteJournal.open(s.journal);
-    try {
-      expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
-    } finally {
-      journal.close();
-    }
+    expect(journalOps(s.journal)).toEqual(['claim', 'deposit']);
   }, 60_000);
 
   it('vault: transit signatures over the rendered message, the token sent only as X-Vault-Token', async () => {
-    const { secretKey64, address } = generateKeypair();
-    const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
-    undo.push(() => t.close());
+    const { t, address } = await vaultWallet();
     const { dir, cleanup } = tempDir();
     undo.push(cleanup);
     await claimsAndDepositsOnce(dir, address, `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`, { VAULT_TOKEN: TOKEN });
