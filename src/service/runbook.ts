@@ -40,7 +40,15 @@ export function runbookUrl(base: string, anchor: keyof typeof RUNBOOK_ANCHORS): 
   return `${base}operations.md#${RUNBOOK_ANCHORS[anchor]}`;
 }
 
+/** package.json's homepage by package root: read once, not at every notice (the supervisor asks per notice, to follow reloads of runbook_base_url). */
+const homepages = new Map<string, string | undefined>();
+
 function readHomepage(root: URL): string | undefined {
+  if (!homepages.has(root.href)) homepages.set(root.href, readHomepageOnce(root));
+  return homepages.get(root.href);
+}
+
+function readHomepageOnce(root: URL): string | undefined {
   try {
     const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { homepage?: unknown };
     const h = pkg.homepage;
