@@ -7,7 +7,9 @@
 // the SQLite file (five round trips on PostgreSQL) to learn that.
 //
 // The dialect both understand ($n placeholders, integers for booleans). The history rows come as a
-// LEFT JOIN of the one row of answers, so an address without history still gets its answers.
+// LEFT JOIN of the one row of answers, so an address without history still gets its answers; they
+// are put in id order here, not by the statement: SQLite would build a temporary b-tree to sort
+// what is, on almost every turn, a single row without history.
 import type { PlanHistoryEntry } from '../domain.js';
 import { historyFromRaw } from './codecs.js';
 import type { RawHistory } from './rows.js';
@@ -44,8 +46,7 @@ export const POLL_VIEW_SQL = `
             WHERE p.address = $1 AND p.dry = 0 AND s.state = 'unknown' AND s.kind <> 'claim'
           ) THEN 1 ELSE 0 END AS unknown_signed
        ) g
-  LEFT JOIN plans h ON h.address = $1 AND (h.created_at >= $2 OR h.epoch = $3)
-  ORDER BY h.id`;
+  LEFT JOIN plans h ON h.address = $1 AND (h.created_at >= $2 OR h.epoch = $3)`;
 
 type PollViewRow = { last_epoch: string | null; active: number; claim_in_doubt: number; unknown_signed: number } & {
   [K in keyof RawHistory]: RawHistory[K] | null;
@@ -60,7 +61,10 @@ export function pollViewFromRows(rows: readonly PollViewRow[]): PollView {
     hasActivePlans: Number(first.active) === 1,
     claimInDoubt: Number(first.claim_in_doubt) === 1,
     unknownSignedStep: Number(first.unknown_signed) === 1,
-    history: rows.filter((r) => r.id !== null).map((r) => historyFromRaw(r as RawHistory)),
+    history: rows
+      .filter((r) => r.id !== null)
+      .map((r) => historyFromRaw(r as RawHistory))
+      .sort((a, b) => (a.id ?? 0) - (b.id ?? 0)),
   };
 }
 

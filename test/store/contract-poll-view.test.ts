@@ -54,6 +54,8 @@ describe.each(['sqlite', 'postgres'] as const)('pollView (%s)', (name) => {
 
     // A dry plan is history, never work left, never a guard.
     await store.insertPlan(draft({ seq: 9 }), { dry: true, now: T0 - 2 * DAY_MS, reason: 'dry' });
+    // Recorded later, dated earlier: history comes in id order all the same.
+    await store.insertPlan(draft({ seq: 8 }), { dry: true, now: T0 - 3 * DAY_MS, reason: 'dry' });
     expect(await agrees()).toMatchObject({ hasActivePlans: false, claimInDoubt: false });
 
     const plan = (await store.insertPlan(draft(), { dry: false, now: T0, reason: 'r' }))!;
@@ -81,7 +83,7 @@ describe.each(['sqlite', 'postgres'] as const)('pollView (%s)', (name) => {
     await store.recordPoll('treasury', ADDR, T0 + 1, { ok: true, summary: summary({ epoch: '2025-06-02' }) });
     const view = await agrees();
     expect(view).toMatchObject({ lastEpoch: '2025-06-02', hasActivePlans: false, claimInDoubt: false });
-    expect(view.history.map((h) => [h.status, h.lamports])).toEqual([['dry', 1_500_000_000n], ['done', 10n]]);
+    expect(view.history.map((h) => [h.seq, h.status, h.lamports])).toEqual([[9, 'dry', 1_500_000_000n], [8, 'dry', 1_500_000_000n], [0, 'done', 10n]]);
   });
 
   it('a failed poll keeps the last good epoch', async () => {
