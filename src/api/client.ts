@@ -339,7 +339,19 @@ export class ApiClient {
   }
 
   private context(method: string, url: string, res: RawResponse): ResponseContext {
-    return { method, url: this.scrub(url), status: res.status, rawBody: res.rawText, requestId: res.requestId };
+    // The context is read only when the answer is refused: the URL is scrubbed then, by whoever
+    // reads it, not for every answer that passes.
+    const scrub = this.scrub;
+    let where: string | undefined;
+    return {
+      method,
+      get url(): string {
+        return (where ??= scrub(url));
+      },
+      status: res.status,
+      rawBody: res.rawText,
+      requestId: res.requestId,
+    };
   }
 
 }

@@ -1,6 +1,9 @@
 // Field schemas shared by the response schemas. Input is lossless-parsed JSON, so numbers arrive
 // as LosslessNumber (exact text); amounts may also arrive as decimal strings. Each schema names
 // what it expected in one short phrase, which becomes "<path>: <phrase>" in ApiError.issues.
+// Each is one z.transform that judges whatever it is given, a missing key (undefined) included:
+// z.unknown().transform() would wrap it in a pipe behind a schema that accepts anything, a layer
+// every field of every answer would pass through for nothing.
 import { z } from 'zod';
 import { AmountError, parseServerSol, type Lamports } from '../amount.js';
 import { isLosslessNumber } from './json.js';
@@ -40,7 +43,7 @@ function amountOf(v: unknown, ctx: Ctx): Lamports {
 }
 
 /** A SOL amount that must be present; becomes lamports. */
-export const requiredAmount = z.unknown().transform((v, ctx): Lamports => {
+export const requiredAmount = z.transform((v, ctx): Lamports => {
   if (v === undefined || v === null) {
     ctx.addIssue({ code: 'custom', message: `required (${AMOUNT_EXPECTED})` });
     return z.NEVER;
@@ -49,10 +52,7 @@ export const requiredAmount = z.unknown().transform((v, ctx): Lamports => {
 });
 
 /** A SOL amount that may be missing or null (→ null). */
-export const optionalAmount = z
-  .unknown()
-  .optional()
-  .transform((v, ctx): Lamports | null => (v === undefined || v === null ? null : amountOf(v, ctx)));
+export const optionalAmount = z.transform((v, ctx): Lamports | null => (v === undefined || v === null ? null : amountOf(v, ctx)));
 
 /**
  * The amount fields of a parsed answer (`raw`, numbers as exact text) whose value was rounded to
@@ -86,7 +86,7 @@ function positiveIntOf(v: unknown, ctx: Ctx): number {
   return z.NEVER;
 }
 
-export const requiredPositiveInt = z.unknown().transform((v, ctx): number => {
+export const requiredPositiveInt = z.transform((v, ctx): number => {
   if (v === undefined || v === null) {
     ctx.addIssue({ code: 'custom', message: 'required (expected a positive integer)' });
     return z.NEVER;
@@ -99,10 +99,7 @@ export const requiredPositiveInt = z.unknown().transform((v, ctx): number => {
  * null; otherwise a positive integer as above. The leaderboard keeps requiredPositiveInt: a row on
  * it is ranked by definition.
  */
-export const optionalRank = z
-  .unknown()
-  .optional()
-  .transform((v, ctx): number | null => {
+export const optionalRank = z.transform((v, ctx): number | null => {
     if (v === undefined || v === null) return null;
     const text = numericText(v);
     if (text !== undefined && /^0+$/.test(text)) return null;
@@ -110,10 +107,7 @@ export const optionalRank = z
   });
 
 /** Decimal text kept as sent (scores, volumes, share counts): not used for decisions. */
-export const optionalDecimalText = z
-  .unknown()
-  .optional()
-  .transform((v, ctx): string | null => {
+export const optionalDecimalText = z.transform((v, ctx): string | null => {
     if (v === undefined || v === null) return null;
     const text = numericText(v);
     if (text !== undefined) return text;
@@ -134,10 +128,7 @@ function isNumberText(text: string | undefined): text is string {
  * Answers to signed requests keep the tolerant form: an applied deposit must not turn `unknown`
  * over a cosmetic field.
  */
-export const optionalNumberText = z
-  .unknown()
-  .optional()
-  .transform((v, ctx): string | null => {
+export const optionalNumberText = z.transform((v, ctx): string | null => {
     if (v === undefined || v === null) return null;
     const text = numericText(v);
     if (isNumberText(text)) return text;
@@ -145,7 +136,7 @@ export const optionalNumberText = z
     return z.NEVER;
   });
 
-export const requiredString = z.unknown().transform((v, ctx): string => {
+export const requiredString = z.transform((v, ctx): string => {
   if (typeof v === 'string' && v.length > 0) return v;
   ctx.addIssue({
     code: 'custom',
@@ -154,10 +145,7 @@ export const requiredString = z.unknown().transform((v, ctx): string => {
   return z.NEVER;
 });
 
-export const optionalString = z
-  .unknown()
-  .optional()
-  .transform((v, ctx): string | null => {
+export const optionalString = z.transform((v, ctx): string | null => {
     if (v === undefined || v === null) return null;
     if (typeof v === 'string') return v;
     ctx.addIssue({ code: 'custom', message: `expected a string, got ${describe(v)}` });
@@ -173,7 +161,7 @@ export function isEpochDate(text: string): boolean {
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
 }
 
-export const requiredEpoch = z.unknown().transform((v, ctx): string => {
+export const requiredEpoch = z.transform((v, ctx): string => {
   if (typeof v === 'string' && isEpochDate(v)) return v;
   ctx.addIssue({
     code: 'custom',
@@ -191,7 +179,7 @@ export function looksLikeAddress(text: string): boolean {
   return BASE58_ADDRESS.test(text);
 }
 
-export const requiredAddress = z.unknown().transform((v, ctx): string => {
+export const requiredAddress = z.transform((v, ctx): string => {
   if (typeof v === 'string' && looksLikeAddress(v)) return v;
   ctx.addIssue({
     code: 'custom',

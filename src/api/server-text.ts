@@ -51,6 +51,9 @@ export function scrubDecoded(value: unknown, scrub: (text: string) => string): u
   for (const key of Object.keys(record)) {
     const clean = scrubDecoded(record[key], scrub);
     const name = scrub(key);
+    // Nothing of this entry was a secret (the usual case): it stays as the parser made it, an
+    // ordinary data property, which is what defineProperty below would write again.
+    if (name === key && clean === record[key]) continue;
     if (name !== key) delete record[key];
     Object.defineProperty(record, name, { value: clean, writable: true, enumerable: true, configurable: true });
   }

@@ -14,7 +14,7 @@ import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } from './clock-skew.js';
 import type { ApiPort } from './ports.js';
-import type { Store } from '../store/port.js';
+import type { PollView, Store } from '../store/port.js';
 import type { ClaimDoubtWatch } from './claim-doubt.js';
 import type { EpochHoldNotice } from './epoch-hold.js';
 export { EpochHoldNotice } from './epoch-hold.js';
@@ -26,7 +26,7 @@ const DAY_MS = 86_400_000;
 const DEFAULT_DOUBT_AFTER_MS = 15 * 60_000;
 
 /** The store operations a cycle needs beyond what the executor uses: a view of the one store port. */
-type CycleStore = Pick<Store, 'recordPoll' | 'lastEpoch' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt' | 'recoverInFlight'>;
+type CycleStore = Pick<Store, 'recordPoll' | 'pollView' | 'planHistory' | 'insertPlan' | 'activePlans' | 'hasUnknownSignedStep' | 'claimInDoubt' | 'recoverInFlight'>;
 
 /** Built once per process (the daemon's constructor): what changes with a reload is read through `config()`. */
 export interface CycleDeps {
@@ -114,9 +114,17 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   const result: WalletCycleResult = { wallet: wallet.name, polled: false, plans: [], statuses: [] };
 
   let summary: WalletSummary;
+  // What the turn decides by: the decision clock's now, and what the store says of the wallet then.
+  let now: number;
+  let view: PollView;
   try {
     summary = await api.walletSummary(wallet.address);
-    await believeEpoch(deps, wallet.address, summary.epoch);
+    // Everything the turn reads, read at once (store/poll-view.ts): the last epoch is needed now,
+    // the rest would be read after the poll record, which changes none of it (wallet_state and
+    // epochs_seen only). Only running the wallet's plans can; a turn that runs one reads again.
+    now = (deps.decisionClock ?? clock).now();
+    view = await store.pollView(wallet.address, now - DAY_MS, summary.epoch);
+    believeEpoch(deps, summary.epoch, view.lastEpoch);
   } catch (err) {
     const at = clock.now();
     await store.recordPoll(wallet.name, wallet.address, at, { ok: false, error: errorSummary(err) });
@@ -161,7 +169,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   }
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
-  if (!deps.dry) {
+  if (!deps.dry && view.hasActivePlans) {
     let active = await store.activePlans(wallet.address);
     // A step left `sending` by a process gone (or by this daemon before it lost the wallet's lease
     // and won it back) becomes unknown now, to be reconciled below, whoever recorded it; never one
@@ -178,13 +186,18 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
       result.statuses.push(status);
       deps.events?.emit('plan:settled', { wallet: wallet.name, plan: plan.id, rule: plan.rule, status });
     }
+    // Running them changed what the rules must see: read again, after them.
+    now = (deps.decisionClock ?? clock).now();
+    view = {
+      ...view,
+      claimInDoubt: await store.claimInDoubt(wallet.address),
+      history: await store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
+      unknownSignedStep: await store.hasUnknownSignedStep(wallet.address),
+    };
   }
 
-  const now = (deps.decisionClock ?? clock).now();
   const config = deps.config();
-  const claimInDoubt = await store.claimInDoubt(wallet.address);
-  const history = await store.planHistory(wallet.address, now - DAY_MS, summary.epoch);
-  const blockedSignedOps = await store.hasUnknownSignedStep(wallet.address);
+  const { claimInDoubt, history, unknownSignedStep: blockedSignedOps } = view;
   // The kill switch (kill-switch.ts) and a rule's `enabled: false` decide in dry mode: the plan is
   // shown and recorded as dry, and nothing is signed for it.
   const held = paused?.reason;
@@ -235,8 +248,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
  * Throws EpochError for an epoch SPEC §2 does not believe: not a real date, more than a day from
  * this machine's UTC date (the wall clock, injected), or before the last one recorded for the address.
  */
-async function believeEpoch(deps: CycleDeps, address: string, epoch: string): Promise<void> {
-  const last = await deps.store.lastEpoch(address);
+function believeEpoch(deps: CycleDeps, epoch: string, last: string | undefined): void {
   const verdict = judgeEpoch({ epoch, nowMs: deps.clock.now(), last, exempt: deps.epochsExempt?.() ?? false });
   if (!verdict.ok) throw new EpochError(epoch, verdict.why, verdict.detail);
 }

@@ -11,6 +11,9 @@
 import type { Lamports } from '../amount.js';
 import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState, WalletSummary } from '../domain.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
+import type { PollView } from './poll-view.js';
+
+export type { PollView } from './poll-view.js';
 
 export type PollResult = { ok: true; summary: WalletSummary } | { ok: false; error: string };
 
@@ -72,6 +75,12 @@ export interface SyncStore {
   walletState(address: string): WalletStateRow | undefined;
   /** The newest epoch a good poll recorded for this address: what a polled epoch must not go back before (SPEC §2). */
   lastEpoch(address: string): string | undefined;
+  /**
+   * What a wallet's turn reads before it decides, in one read (poll-view.ts): the answers of
+   * lastEpoch, activePlans (whether there is any), claimInDoubt, hasUnknownSignedStep and
+   * planHistory(address, sinceMs, epoch), as asked one after the other with nothing written between.
+   */
+  pollView(address: string, sinceMs: number, epoch: string): PollView;
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined;
   planHistory(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[];

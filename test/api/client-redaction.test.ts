@@ -153,6 +153,19 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     expect(leaks(QUOTED_KEY, Object.values(stored).map((t) => t ?? undefined))).toEqual([]);
   });
 
+  it('a secret in the base URL never reaches the error of a refused answer', async () => {
+    const redactor = new Redactor().add(PLAIN_KEY);
+    let body = '';
+    const srv = await echoServer(() => ({ status: 200, body }));
+    const api = loopbackClient(`${srv.base}/t/${PLAIN_KEY}`, { readAttempts: 1 }, { redact: (t) => redactor.redact(t) });
+    for (body of ['not json', `{"address":"${WALLET}","epoch":"2025-06-01","pending_sol":"lots"}`]) {
+      const err = await apiError(api.walletSummary(WALLET));
+      expect(err.code).toBe('BAD_RESPONSE');
+      expect(err.url).toContain('/t/[REDACTED]/rewards/wallet/');
+      expect(leaks(PLAIN_KEY, errorText(err))).toEqual([]);
+    }
+  });
+
   it('a body over max_response_bytes cut through the key keeps no piece of it', async () => {
     const key = PLAIN_KEY;
     const redactor = new Redactor().add(key);

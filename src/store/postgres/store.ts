@@ -18,6 +18,7 @@ import { settleInDoubt } from './in-doubt.js';
 import * as diagnostics from './diagnostics.js';
 import { currentVersion, migrate, PG_SCHEMA_VERSION } from './migrations.js';
 import * as plans from './plans.js';
+import { POLL_VIEW_SQL, pollViewFromRows, type PollView, type PollViewRow } from '../poll-view.js';
 import { Reachability } from './reachability.js';
 import { runAsync, StepMachine, type Op } from '../step-machine.js';
 import * as steps from './steps.js';
@@ -190,6 +191,9 @@ class PostgresStore implements Store {
   }
   async lastEpoch(address: string): Promise<string | undefined> {
     return (await this.io('lastEpoch', (c) => this.wallets.get(c, address)))?.epoch ?? undefined;
+  }
+  pollView(address: string, sinceMs: number, epoch: string): Promise<PollView> {
+    return this.io('pollView', async (c) => pollViewFromRows((await c.query<PollViewRow>(POLL_VIEW_SQL, [address, sinceMs, epoch])).rows));
   }
 
   async insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): Promise<PlanWithSteps | undefined> {

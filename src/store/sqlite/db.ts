@@ -11,6 +11,24 @@ import { assertOurs, assertStateFile, ourTables } from './ownership.js';
 
 export type Db = Database.Database;
 
+/** A statement of the dialect both adapters share ($n placeholders, ../step-machine.ts) as SQLite takes it. */
+export interface SharedStatement {
+  stmt: Database.Statement<unknown[]>;
+  /** ? in order stands for these $n (0-based): the values are passed in this order. */
+  order: number[];
+}
+
+export function prepareShared(db: Db, sql: string): SharedStatement {
+  const order: number[] = [];
+  const stmt = db.prepare<unknown[]>(sql.replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?')));
+  return { stmt, order };
+}
+
+/** The values of a shared statement's $1, $2, ... in the order its ? take them. */
+export function sharedArgs(s: SharedStatement, args: readonly unknown[]): unknown[] {
+  return s.order.map((i) => args[i]);
+}
+
 interface OpenDbOptions {
   logger: Logger;
   readonly: boolean;

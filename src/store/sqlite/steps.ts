@@ -4,20 +4,13 @@
 import type { Lamports } from '../../amount.js';
 import type { PlanStatus, StepState } from '../../domain.js';
 import { attemptFromRaw, stepFromRaw } from '../codecs.js';
-import type Database from 'better-sqlite3';
-import type { Db } from './db.js';
+import { prepareShared, sharedArgs, type Db, type SharedStatement } from './db.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
 import type { ResponseRecord, StepRef } from '../port.js';
 import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 import { runSync, StepMachine, type Op, type Query } from '../step-machine.js';
 
 type Scrub = (text: string) => string;
-
-/** A statement of the machine's dialect ($n placeholders) as SQLite takes it: ? in order, the values reordered. */
-interface Prepared {
-  stmt: Database.Statement<unknown[]>;
-  order: number[];
-}
 
 export class StepRepo {
   private readonly selectStep;
@@ -29,7 +22,7 @@ export class StepRepo {
   private readonly selectLastTs;
   private readonly selectTsFrom;
   private readonly machine: StepMachine;
-  private readonly prepared = new Map<string, Prepared>();
+  private readonly prepared = new Map<string, SharedStatement>();
 
   constructor(
     private readonly db: Db,
@@ -102,12 +95,8 @@ export class StepRepo {
 
   private exec(q: Query): unknown {
     let p = this.prepared.get(q.sql);
-    if (p === undefined) {
-      const order: number[] = [];
-      const stmt = this.db.prepare<unknown[]>(q.sql.replace(/\$(\d+)/g, (_, n: string) => (order.push(Number(n) - 1), '?')));
-      this.prepared.set(q.sql, (p = { stmt, order }));
-    }
-    const args = p.order.map((i) => q.args[i]);
+    if (p === undefined) this.prepared.set(q.sql, (p = prepareShared(this.db, q.sql)));
+    const args = sharedArgs(p, q.args);
     if (q.mode === 'get') return p.stmt.get(...args);
     if (q.mode === 'all') return p.stmt.all(...args);
     return p.stmt.run(...args).changes;

@@ -5,11 +5,12 @@ import type { Lamports } from '../../amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { openDatabase, toStateError, type Db } from './db.js';
+import { openDatabase, prepareShared, sharedArgs, toStateError, type Db, type SharedStatement } from './db.js';
 import { StateFiles } from './identity.js';
 import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
+import { POLL_VIEW_SQL, pollViewFromRows, type PollView, type PollViewRow } from '../poll-view.js';
 import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, SyncStore, StepRef } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { OutboxRepo } from './outbox.js';
@@ -69,6 +70,7 @@ class SqliteStateStore implements SqliteStore {
   private readonly integrity;
   private readonly files: StateFiles;
   private readonly outbox: OutboxRepo;
+  private readonly pollViewStmt: SharedStatement;
 
   constructor(
     private readonly db: Db,
@@ -83,6 +85,7 @@ class SqliteStateStore implements SqliteStore {
     this.steps = new StepRepo(db, scrub);
     this.integrity = db.prepare<[], { integrity_check: string }>('PRAGMA integrity_check');
     this.outbox = new OutboxRepo(db, scrub);
+    this.pollViewStmt = prepareShared(db, POLL_VIEW_SQL);
     this.files = new StateFiles(db, path, { logger: opts.logger, readonly: opts.readonly ?? false, lock: opts.lock });
   }
 
@@ -106,6 +109,10 @@ class SqliteStateStore implements SqliteStore {
   }
   lastEpoch(address: string): string | undefined {
     return this.io('lastEpoch', () => this.wallets.epoch(address));
+  }
+  pollView(address: string, sinceMs: number, epoch: string): PollView {
+    const args = sharedArgs(this.pollViewStmt, [address, sinceMs, epoch]);
+    return this.io('pollView', () => pollViewFromRows(this.pollViewStmt.stmt.all(...args) as PollViewRow[]));
   }
 
   insertPlan(draft: PlanDraft, opts: Omit<InsertPlanOptions, 'now'> & { now?: number }): PlanWithSteps | undefined {
