@@ -88,7 +88,9 @@ const KINDS: Kind[] = [
         return Promise.resolve();
       };
       void write(rows);
-      cleanups.push(() => old.close());
+      cleanups.push(() => {
+        old.close();
+      });
       const journal = SqliteJournal.open(path);
       cleanups.push(() => journal.close());
       return Promise.resolve({ journal, write });
