@@ -17,7 +17,7 @@ export interface OpenJournalOptions {
 export async function openSignerJournal(config: SignerConfig, opts: OpenJournalOptions): Promise<SignerJournal> {
   if (config.stateUrl === undefined) {
     const { SqliteJournal } = await import('./journal.js');
-    return SqliteJournal.open(config.statePath ?? '');
+    return SqliteJournal.open(config.statePath ?? '', { checkpoints: { logger: opts.logger } });
   }
   const password = resolvePostgresPassword(config.statePasswordFile, opts.env, { credentialsDir: opts.env.CREDENTIALS_DIRECTORY });
   opts.redactor.add(password);
