@@ -11,7 +11,7 @@
 // waits for a lock and never makes the writer wait (it takes no write lock).
 // Why the WAL stays bounded: between two checkpoints it grows by what is signed in
 // CHECKPOINT_EVERY_MS (and is then reused from its start, not grown: journal_size_limit only cuts a
-// WAL that a backlog grew past it). A checkpoint that cannot keep up (writes without a pause, a
+// WAL that a backlog grew past it) — as long as a checkpoint can finish between two commits. A checkpoint that cannot keep up (writes without a pause, a
 // stalled disk) or a worker that died leaves it to the signing connection's own automatic
 // checkpoint, set to WAL_BACKSTOP_PAGES: a rare slow commit rather than an unbounded file.
 import { createRequire } from 'node:module';
@@ -19,8 +19,10 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log/logger.js';
 
 export const CHECKPOINT_EVERY_MS = 250;
-/** The signing connection checkpoints itself past this many WAL pages (16 MiB of 4 KiB pages). */
-export const WAL_BACKSTOP_PAGES = 4096;
+/** The signing connection checkpoints itself past this many WAL pages (32 MiB of 4 KiB pages). */
+export const WAL_BACKSTOP_PAGES = 8192;
+/** Checkpoints run back to back while commits keep coming in during the last one. */
+const CATCH_UP = 3;
 /** A WAL grown past this (a backlog) is cut back to it when it restarts. */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
@@ -34,7 +36,15 @@ db.pragma('synchronous = FULL');
 let failed = false;
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    // The WAL restarts from its start (reused, not grown) only at a write that finds every frame
+    // checkpointed: frames committed while a checkpoint ran are taken at once, a few times, until
+    // one finds nothing new.
+    let log = -1;
+    for (let i = 0; i < workerData.catchUp; i++) {
+      const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+      if (!r || r.log === log) break;
+      log = r.log;
+    }
     failed = false;
   } catch (err) {
     // Once per run of failures: a disk that fails keeps failing every 250 ms.
@@ -56,7 +66,7 @@ export interface Checkpointer {
 
 export function startCheckpointer(path: string, logger: Logger, everyMs = CHECKPOINT_EVERY_MS): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER, { eval: true, workerData: { path, driver, everyMs } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { path, driver, everyMs, catchUp: CATCH_UP } });
   // Never what keeps the signer alive.
   worker.unref();
   let exited = false;
