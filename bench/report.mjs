@@ -288,6 +288,12 @@ function signersSection(p, sg) {
     p(`CPU per signature of the signer service (what a busy machine leaves the wall clock to guess): one at a time, ${n(Math.round(c.sequential.clientUs))} µs on the daemon's side and ${n(Math.round(c.sequential.serviceUs))} µs in the service; 32 in flight, ${n(Math.round(c.concurrent32.clientUs))} µs and ${n(Math.round(c.concurrent32.serviceUs))} µs.`);
     p();
   }
+  const paced = sg.backends.filter((b) => b.paced !== undefined);
+  if (paced.length > 0) {
+    // Not the goal's figure (that is one at a time, back to back): the rate actions can come at.
+    p(`At the API budget's rate (one action every ${paced[0].paced.everyMs} ms, 2,500 a minute; ${n(paced[0].paced.count)} actions), p50 / p99: ${paced.map((b) => `${b.backend} ${fmt(b.paced.p50Ms, 2)} / ${fmt(b.paced.p99Ms, 2)} ms${b.paced.addedP99Ms === undefined ? '' : ` (added ${fmt(b.paced.addedP50Ms, 2)} / ${fmt(b.paced.addedP99Ms, 2)} ms)`}`).join('; ')}.`);
+    p();
+  }
   const service = sg.backends.find((b) => b.backend === 'signer');
   if (service !== undefined && sg.goal.met !== undefined) {
     const added = service.addedP99Ms ?? service.p99Ms;
