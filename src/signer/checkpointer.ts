@@ -19,8 +19,12 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log/logger.js';
 
 export const CHECKPOINT_EVERY_MS = 250;
-/** The signing connection checkpoints itself past this many WAL pages (32 MiB of 4 KiB pages). */
-export const WAL_BACKSTOP_PAGES = 8192;
+/**
+ * The signing connection checkpoints itself past this many WAL pages (16 MiB of 4 KiB pages): with
+ * signatures back to back (~5 pages each) once in ~800 rather than SQLite's once in ~200, while the
+ * WAL grows (each commit also extending the file) only for its first ~800 after a start.
+ */
+export const WAL_BACKSTOP_PAGES = 4096;
 /** Checkpoints run back to back while commits keep coming in during the last one. */
 const CATCH_UP = 3;
 /** A WAL grown past this (a backlog) is cut back to it when it restarts. */
