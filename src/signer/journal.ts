@@ -6,9 +6,10 @@
 // The day cap's running total: a table of per-wallet per-hour sums (day_totals), kept by triggers
 // on the signatures table — so every writer keeps it, a signer of an older version on the same file
 // included, and a record removed by forget() leaves it too. The check reads the buckets of the
-// window's hours (at most 25 rows, whatever the wallet's history); only when that sum, which counts
-// the window's oldest hour whole, is over the cap does it count that hour's rows exactly: the
-// verdict is the one a sum over the window's rows gives, near the boundary included.
+// window's hours (at most 25 rows whatever the wallet's history, plus any hours ahead of a clock
+// that stepped back); only when that sum, which counts the window's oldest hour whole, is over the
+// cap does it count that hour's rows exactly: the verdict is the one a sum over the window's rows
+// gives, near the boundary included.
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log/logger.js';
