@@ -12,8 +12,7 @@
 // gives, near the boundary included.
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { Logger } from '../log/logger.js';
-import { startCheckpointer, WAL_BACKSTOP_PAGES, WAL_SIZE_LIMIT_BYTES, type Checkpointer } from './checkpointer.js';
+import { WAL_BACKSTOP_PAGES, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
 import type { Lamports } from '../amount.js';
 import type { SignedOp } from '../domain.js';
 import { StateError } from '../errors.js';
@@ -158,7 +157,6 @@ export class SqliteJournal implements SignerJournal {
   readonly #tx: JournalTx;
   /** The batch running on this connection (one transaction at a time): the next waits for it. */
   #queue: Promise<unknown> = Promise.resolve();
-  #checkpointer: Checkpointer | undefined;
 
   private constructor(db: Database.Database) {
     this.#db = db;
@@ -210,10 +208,11 @@ export class SqliteJournal implements SignerJournal {
   }
 
   /**
-   * With `checkpoints` (the service), the WAL is checkpointed by a worker thread, off the signing
-   * path (checkpointer.ts); without (tests, audits reading a journal), by SQLite's default.
+   * With `backgroundCheckpoints` (the service, which runs checkpointer.ts beside it), this
+   * connection checkpoints only as a backstop; without (tests, audits reading a journal), as
+   * SQLite does by default.
    */
-  static open(path: string, opts: { checkpoints?: { logger: Logger; everyMs?: number } } = {}): SqliteJournal {
+  static open(path: string, opts: { backgroundCheckpoints?: boolean } = {}): SqliteJournal {
     let db: Database.Database;
     try {
       // Created 0600 before SQLite opens it: the journal names wallets and amounts, for this user only.
@@ -223,7 +222,7 @@ export class SqliteJournal implements SignerJournal {
       db.pragma('journal_mode = WAL');
       // FULL: a commit is on disk (WAL fsynced) before the signature it records is returned.
       db.pragma('synchronous = FULL');
-      if (opts.checkpoints !== undefined) {
+      if (opts.backgroundCheckpoints === true) {
         db.pragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`);
         db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       }
@@ -236,9 +235,7 @@ export class SqliteJournal implements SignerJournal {
       const code = (err as { code?: unknown }).code;
       throw new StateError('STATE_IO', `the signer journal ${path} cannot be opened (${typeof code === 'string' ? code : 'error'})`, { cause: err });
     }
-    const journal = new SqliteJournal(db);
-    if (opts.checkpoints !== undefined) journal.#checkpointer = startCheckpointer(path, opts.checkpoints.logger, opts.checkpoints.everyMs);
-    return journal;
+    return new SqliteJournal(db);
   }
 
   batch<T>(_wallets: readonly string[], fn: (tx: JournalTx) => Promise<T>): Promise<T> {
@@ -285,15 +282,8 @@ export class SqliteJournal implements SignerJournal {
     return this.#db.prepare('SELECT * FROM signatures ORDER BY id').safeIntegers(true).all() as Array<Record<string, unknown>>;
   }
 
-  close(): void | Promise<void> {
-    const checkpointer = this.#checkpointer;
-    if (checkpointer === undefined) {
-      this.#db.close();
-      return;
-    }
-    // The worker's connection first: the signing one, closed last, checkpoints what is left and removes the WAL.
-    return checkpointer.stop().then(() => {
-      this.#db.close();
-    });
+  close(): void {
+    this.#db.close();
   }
+
 }

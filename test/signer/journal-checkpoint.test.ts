@@ -7,8 +7,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
+import { startCheckpointer } from '../../src/signer/checkpointer.js';
+import { loadSignerConfig } from '../../src/signer/config.js';
+import { openSignerJournal } from '../../src/signer/journal-open.js';
 import { SqliteJournal, type JournalRecord } from '../../src/signer/journal.js';
 import { tempDir } from '../e2e/helpers.js';
+import { captureLog } from '../support/log.js';
+import { signerSetup } from './support.js';
 
 const A = '7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU';
 const rec = (n: number): JournalRecord => ({ key: 'treasury', wallet: A, op: 'deposit', symbol: 'SOL2X', amountLamports: 1n, ts: 1_764_000_000, epoch: undefined, messageSha256: `${n}`.padStart(64, '0'), signedAtMs: 1_764_000_000_000 + n, plan: undefined, step: undefined });
@@ -35,16 +40,39 @@ describe('the signer journal’s background checkpoints', () => {
     const { dir, cleanup } = tempDir('autoclaim-journal-ckpt-');
     cleanups.push(cleanup);
     const path = join(dir, 'journal.db');
-    const journal = SqliteJournal.open(path, { checkpoints: { logger: silentLogger(), everyMs: 10 } });
+    // As the service opens it (signer/journal-open.ts).
+    const journal = SqliteJournal.open(path, { backgroundCheckpoints: true });
+    const checkpointer = startCheckpointer(path, silentLogger(), 10);
     let closed = false;
-    cleanups.push(() => (closed ? undefined : journal.close()));
+    cleanups.push(async () => {
+      if (closed) return;
+      await checkpointer.stop();
+      journal.close();
+    });
     for (let i = 0; i < 20; i++) expect(await journal.batch([A], (tx) => tx.record(rec(i), 10n ** 18n))).toBe('recorded');
     // 20 small commits are far below the signing connection's own checkpoint (thousands of pages):
     // only the worker brings them into the file.
     await expect.poll(() => checkpointedRows(path, dir), { timeout: 10_000, interval: 20 }).toBe(20);
-    await journal.close();
+    await checkpointer.stop();
+    journal.close();
     closed = true;
     expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it('are what the service’s journal (state.path) runs', async () => {
+    const setup = signerSetup();
+    cleanups.push(() => setup.cleanup());
+    const log = captureLog('debug');
+    const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir });
+    expect(loaded.errors).toEqual([]);
+    const journal = await openSignerJournal(loaded.config!, { env: {}, redactor: log.redactor, logger: log.logger });
+    let closed = false;
+    cleanups.push(() => (closed ? undefined : journal.close()));
+    for (let i = 0; i < 20; i++) await journal.batch([A], (tx) => tx.record(rec(i), 10n ** 18n));
+    await expect.poll(() => checkpointedRows(setup.journal, setup.dir), { timeout: 10_000, interval: 50 }).toBe(20);
+    await journal.close();
+    closed = true;
+    expect(existsSync(`${setup.journal}-wal`)).toBe(false);
   });
 
   it('without them (a journal opened to read), nothing is checkpointed before the automatic checkpoint', async () => {
