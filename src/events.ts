@@ -297,7 +297,6 @@ export const LOG_EVENTS = [
   'signer.backend_failed',
   'signer.connection_failed',
   'signer.batch_failed',
-  'signer.checkpoint_failed',
   // the built-in simulator (sandbox/)
   'sandbox.started',
   'sandbox.stopped',

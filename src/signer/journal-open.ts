@@ -17,20 +17,7 @@ export interface OpenJournalOptions {
 export async function openSignerJournal(config: SignerConfig, opts: OpenJournalOptions): Promise<SignerJournal> {
   if (config.stateUrl === undefined) {
     const { SqliteJournal } = await import('./journal.js');
-    const { startCheckpointer } = await import('./checkpointer.js');
-    const path = config.statePath ?? '';
-    const journal = SqliteJournal.open(path, { backgroundCheckpoints: true });
-    // The WAL's checkpoints off the signing path (checkpointer.ts).
-    const checkpointer = startCheckpointer(path, opts.logger);
-    return {
-      batch: (wallets, fn) => journal.batch(wallets, fn),
-      records: () => journal.records(),
-      // The worker's connection first: the signing one, closed last, checkpoints what is left and removes the WAL.
-      close: async () => {
-        await checkpointer.stop();
-        journal.close();
-      },
-    };
+    return SqliteJournal.open(config.statePath ?? '');
   }
   const password = resolvePostgresPassword(config.statePasswordFile, opts.env, { credentialsDir: opts.env.CREDENTIALS_DIRECTORY });
   opts.redactor.add(password);

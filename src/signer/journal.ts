@@ -12,7 +12,6 @@
 // gives, near the boundary included.
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { WAL_BACKSTOP_PAGES, WAL_SIZE_LIMIT_BYTES } from './checkpointer.js';
 import type { Lamports } from '../amount.js';
 import type { SignedOp } from '../domain.js';
 import { StateError } from '../errors.js';
@@ -207,12 +206,7 @@ export class SqliteJournal implements SignerJournal {
     return (this.#dayBuckets.get(wallet, w.first + 1) as bigint) + (this.#dayRows.get(wallet, w.sinceMs, w.firstEndMs) as bigint);
   }
 
-  /**
-   * With `backgroundCheckpoints` (the service, which runs checkpointer.ts beside it), this
-   * connection checkpoints only as a backstop; without (tests, audits reading a journal), as
-   * SQLite does by default.
-   */
-  static open(path: string, opts: { backgroundCheckpoints?: boolean } = {}): SqliteJournal {
+  static open(path: string): SqliteJournal {
     let db: Database.Database;
     try {
       // Created 0600 before SQLite opens it: the journal names wallets and amounts, for this user only.
@@ -222,10 +216,6 @@ export class SqliteJournal implements SignerJournal {
       db.pragma('journal_mode = WAL');
       // FULL: a commit is on disk (WAL fsynced) before the signature it records is returned.
       db.pragma('synchronous = FULL');
-      if (opts.backgroundCheckpoints === true) {
-        db.pragma(`wal_autocheckpoint = ${WAL_BACKSTOP_PAGES}`);
-        db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-      }
       db.exec(SCHEMA);
       // IMMEDIATE: two signers opening one old journal together migrate it once.
       db.transaction(() => {
@@ -285,5 +275,4 @@ export class SqliteJournal implements SignerJournal {
   close(): void {
     this.#db.close();
   }
-
 }
