@@ -12,12 +12,17 @@
 // itself, so nothing can leave it held. A batch takes the locks of all its wallets at once, in one
 // order (sorted keys), so two batches can never wait for each other. The unique indexes stay as a
 // second line: a bug past the lock fails its batch (nothing signed) rather than doubling a claim.
+//
+// The day cap's running total is SQLite's (journal.ts): per-wallet per-hour sums kept by a trigger
+// on signer_signatures — so a signer of an older version sharing the database keeps them too — read
+// as at most 25 bucket rows, the window's first hour counted exactly only when the buckets are over
+// the cap. The buckets are written under the same per-wallet lock as the rows they sum.
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { Lamports } from '../amount.js';
 import { StateError } from '../errors.js';
 import { CommitInDoubt, endPool, openPool, redactUrl, toStateError, transaction, type PgOptions } from '../store/postgres/db.js';
-import { DAY_MS, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
+import { dayWindow, HOUR_MS, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
 
 /** The first key of every advisory lock this journal takes ('acsj'); the daemon's store uses the one-bigint key space, which never meets the two-int4 one. */
 const LOCK_CLASS = 0x6163736a;
@@ -42,6 +47,34 @@ CREATE UNIQUE INDEX IF NOT EXISTS signer_signatures_message ON signer_signatures
 CREATE INDEX IF NOT EXISTS signer_signatures_wallet_time ON signer_signatures (wallet, signed_at_ms);
 `;
 
+/**
+ * The day cap's running total, made (and filled from the signatures already there, so a journal
+ * made before it keeps its caps) in the transaction that finds it missing. The trigger is its only
+ * writer.
+ */
+const DAY_TOTALS = `
+CREATE TABLE signer_day_totals (
+  wallet   text           NOT NULL,
+  hour     bigint         NOT NULL,
+  lamports numeric(30, 0) NOT NULL,
+  PRIMARY KEY (wallet, hour)
+);
+CREATE OR REPLACE FUNCTION signer_day_totals_keep() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO signer_day_totals (wallet, hour, lamports) VALUES (NEW.wallet, NEW.signed_at_ms / ${HOUR_MS}, NEW.amount_lamports)
+      ON CONFLICT (wallet, hour) DO UPDATE SET lamports = signer_day_totals.lamports + EXCLUDED.lamports;
+  ELSE
+    UPDATE signer_day_totals SET lamports = lamports - OLD.amount_lamports WHERE wallet = OLD.wallet AND hour = OLD.signed_at_ms / ${HOUR_MS};
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER signer_day_totals_add AFTER INSERT ON signer_signatures FOR EACH ROW WHEN (NEW.amount_lamports IS NOT NULL) EXECUTE FUNCTION signer_day_totals_keep();
+CREATE TRIGGER signer_day_totals_remove AFTER DELETE ON signer_signatures FOR EACH ROW WHEN (OLD.amount_lamports IS NOT NULL) EXECUTE FUNCTION signer_day_totals_keep();
+INSERT INTO signer_day_totals (wallet, hour, lamports)
+  SELECT wallet, signed_at_ms / ${HOUR_MS}, SUM(amount_lamports) FROM signer_signatures WHERE amount_lamports IS NOT NULL GROUP BY 1, 2;
+`;
+
 /** A wallet's advisory lock key: 32 bits of its hash (two wallets that collide only wait for each other). */
 function lockKey(wallet: string): number {
   return createHash('sha256').update(wallet).digest().readInt32BE(0);
@@ -57,17 +90,27 @@ class PgTx implements JournalTx {
   constructor(private readonly c: PoolClient) {}
 
   async record(rec: JournalRecord, dayCap: Lamports): Promise<JournalVerdict> {
+    const w = dayWindow(rec.signedAtMs);
+    // `spent` counts the window's first hour whole: at least what the window holds.
     const r = await this.c.query<Checks>(
       `SELECT EXISTS (SELECT 1 FROM signer_signatures WHERE wallet = $1 AND message_sha256 = $2) AS repeat,
               EXISTS (SELECT 1 FROM signer_signatures WHERE wallet = $1 AND op = 'claim' AND epoch = $3) AS claimed,
-              (SELECT COALESCE(SUM(amount_lamports), 0) FROM signer_signatures WHERE wallet = $1 AND signed_at_ms > $4)::text AS spent`,
-      [rec.wallet, rec.messageSha256, rec.epoch ?? null, rec.signedAtMs - DAY_MS],
+              (SELECT COALESCE(SUM(lamports), 0) FROM signer_day_totals WHERE wallet = $1 AND hour >= $4)::text AS spent`,
+      [rec.wallet, rec.messageSha256, rec.epoch ?? null, w.first],
     );
     const checks = r.rows[0];
     if (checks === undefined) throw new StateError('STATE_IO', 'the signer journal answered no row to its checks');
     if (checks.repeat) return 'repeat';
     if (rec.op === 'claim' && checks.claimed) return 'already_signed_epoch';
-    if (rec.amountLamports !== undefined && BigInt(checks.spent) + rec.amountLamports > dayCap) return 'day_cap';
+    if (rec.amountLamports !== undefined && BigInt(checks.spent) + rec.amountLamports > dayCap) {
+      // Over the cap counting the first hour whole: count its rows inside the window exactly.
+      const exact = await this.c.query<{ spent: string }>(
+        `SELECT ((SELECT COALESCE(SUM(lamports), 0) FROM signer_day_totals WHERE wallet = $1 AND hour > $2)
+               + (SELECT COALESCE(SUM(amount_lamports), 0) FROM signer_signatures WHERE wallet = $1 AND signed_at_ms > $3 AND signed_at_ms < $4))::text AS spent`,
+        [rec.wallet, w.first, w.sinceMs, w.firstEndMs],
+      );
+      if (BigInt(exact.rows[0]?.spent ?? '0') + rec.amountLamports > dayCap) return 'day_cap';
+    }
     await this.c.query(
       `INSERT INTO signer_signatures (key_name, wallet, op, symbol, amount_lamports, ts, epoch, message_sha256, signed_at_ms, plan, step)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
@@ -95,6 +138,8 @@ export class PostgresJournal implements SignerJournal {
       await transaction(pool, async (c) => {
         await c.query('SELECT pg_advisory_xact_lock($1, 0)', [LOCK_CLASS]);
         await c.query(SCHEMA);
+        const has = await c.query<{ t: string | null }>("SELECT to_regclass('signer_day_totals')::text AS t");
+        if (has.rows[0]?.t === null) await c.query(DAY_TOTALS);
       });
     } catch (err) {
       await endPool(pool);

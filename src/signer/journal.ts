@@ -2,6 +2,14 @@
 // signature leaves the process (SPEC §7). The checks the journal decides — one claim per wallet per
 // epoch, the rolling day cap — run in the same IMMEDIATE transaction as the insert, so two signer
 // processes on one file, or a crash between commit and answer, can never yield more than the policy.
+//
+// The day cap's running total: a table of per-wallet per-hour sums (day_totals), kept by triggers
+// on the signatures table — so every writer keeps it, a signer of an older version on the same file
+// included, and a record removed by forget() leaves it too. The check reads the buckets of the
+// window's hours (at most 25 rows whatever the wallet's history, plus any hours ahead of a clock
+// that stepped back); only when that sum, which counts the window's oldest hour whole, is over the
+// cap does it count that hour's rows exactly: the verdict is the one a sum over the window's rows
+// gives, near the boundary included.
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Lamports } from '../amount.js';
@@ -34,6 +42,18 @@ export type JournalVerdict = 'recorded' | 'repeat' | 'already_signed_epoch' | 'd
 
 /** The day cap's window: any 24 hours by the signer's clock. */
 export const DAY_MS = 86_400_000;
+/** The running total's bucket: an hour of the signer's clock (signed_at_ms / HOUR_MS, rounded down). */
+export const HOUR_MS = 3_600_000;
+
+/**
+ * The day cap's window for a signature at `atMs` (signed_at_ms > atMs - DAY_MS) in buckets: the
+ * hour the window starts in (`first`, only partly inside it) and where its part inside ends.
+ */
+export function dayWindow(atMs: number): { sinceMs: number; first: number; firstEndMs: number } {
+  const sinceMs = atMs - DAY_MS;
+  const first = Math.floor(sinceMs / HOUR_MS);
+  return { sinceMs, first, firstEndMs: (first + 1) * HOUR_MS };
+}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS signatures (
@@ -54,6 +74,32 @@ CREATE UNIQUE INDEX IF NOT EXISTS signatures_one_claim_per_epoch ON signatures (
 CREATE UNIQUE INDEX IF NOT EXISTS signatures_message ON signatures (wallet, message_sha256);
 CREATE INDEX IF NOT EXISTS signatures_wallet_time ON signatures (wallet, signed_at_ms);
 `;
+
+/**
+ * Version 1: the day cap's running total. A journal made before it (user_version 0) gets the table
+ * filled from its signatures in the same transaction that creates it, so its caps hold across the
+ * upgrade. The triggers are the only writers of day_totals.
+ */
+const DAY_TOTALS = `
+CREATE TABLE IF NOT EXISTS day_totals (
+  wallet TEXT NOT NULL,
+  hour INTEGER NOT NULL,
+  lamports INTEGER NOT NULL,
+  PRIMARY KEY (wallet, hour)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS signatures_day_total_add AFTER INSERT ON signatures WHEN NEW.amount_lamports IS NOT NULL BEGIN
+  INSERT INTO day_totals (wallet, hour, lamports) VALUES (NEW.wallet, NEW.signed_at_ms / ${HOUR_MS}, NEW.amount_lamports)
+    ON CONFLICT (wallet, hour) DO UPDATE SET lamports = lamports + excluded.lamports;
+END;
+CREATE TRIGGER IF NOT EXISTS signatures_day_total_remove AFTER DELETE ON signatures WHEN OLD.amount_lamports IS NOT NULL BEGIN
+  UPDATE day_totals SET lamports = lamports - OLD.amount_lamports WHERE wallet = OLD.wallet AND hour = OLD.signed_at_ms / ${HOUR_MS};
+END;
+DELETE FROM day_totals;
+INSERT INTO day_totals (wallet, hour, lamports)
+  SELECT wallet, signed_at_ms / ${HOUR_MS}, SUM(amount_lamports) FROM signatures WHERE amount_lamports IS NOT NULL GROUP BY 1, 2;
+PRAGMA user_version = 1;
+`;
+const SCHEMA_VERSION = 1;
 
 /** A record as read back (tests, audits), whichever journal. */
 export interface JournalRow {
@@ -103,7 +149,8 @@ export class SqliteJournal implements SignerJournal {
   readonly #db: Database.Database;
   readonly #sameMessage: Database.Statement;
   readonly #claimInEpoch: Database.Statement;
-  readonly #dayTotal: Database.Statement;
+  readonly #dayBuckets: Database.Statement;
+  readonly #dayRows: Database.Statement;
   readonly #insert: Database.Statement;
   readonly #forget: Database.Statement;
   readonly #tx: JournalTx;
@@ -114,7 +161,8 @@ export class SqliteJournal implements SignerJournal {
     this.#db = db;
     this.#sameMessage = db.prepare('SELECT 1 FROM signatures WHERE wallet = ? AND message_sha256 = ?').pluck();
     this.#claimInEpoch = db.prepare("SELECT 1 FROM signatures WHERE wallet = ? AND op = 'claim' AND epoch = ?").pluck();
-    this.#dayTotal = db.prepare('SELECT COALESCE(SUM(amount_lamports), 0) FROM signatures WHERE wallet = ? AND signed_at_ms > ?').pluck().safeIntegers(true);
+    this.#dayBuckets = db.prepare('SELECT COALESCE(SUM(lamports), 0) FROM day_totals WHERE wallet = ? AND hour >= ?').pluck().safeIntegers(true);
+    this.#dayRows = db.prepare('SELECT COALESCE(SUM(amount_lamports), 0) FROM signatures WHERE wallet = ? AND signed_at_ms > ? AND signed_at_ms < ?').pluck().safeIntegers(true);
     this.#insert = db.prepare(
       `INSERT INTO signatures (key_name, wallet, op, symbol, amount_lamports, ts, epoch, message_sha256, signed_at_ms, plan, step)
        VALUES (@key, @wallet, @op, @symbol, @amount, @ts, @epoch, @hash, @at, @plan, @step)`,
@@ -129,10 +177,7 @@ export class SqliteJournal implements SignerJournal {
   #record(rec: JournalRecord, dayCap: Lamports): JournalVerdict {
     if (this.#sameMessage.get(rec.wallet, rec.messageSha256) !== undefined) return 'repeat';
     if (rec.op === 'claim' && this.#claimInEpoch.get(rec.wallet, rec.epoch ?? null) !== undefined) return 'already_signed_epoch';
-    if (rec.amountLamports !== undefined) {
-      const spent = this.#dayTotal.get(rec.wallet, rec.signedAtMs - DAY_MS) as bigint;
-      if (spent + rec.amountLamports > dayCap) return 'day_cap';
-    }
+    if (rec.amountLamports !== undefined && this.#daySpent(rec.wallet, rec.signedAtMs, dayCap - rec.amountLamports) + rec.amountLamports > dayCap) return 'day_cap';
     this.#insert.run({
       key: rec.key,
       wallet: rec.wallet,
@@ -149,6 +194,18 @@ export class SqliteJournal implements SignerJournal {
     return 'recorded';
   }
 
+  /**
+   * What `wallet` has signed in the day before `atMs`, exactly whenever it is over `within`: the
+   * buckets from the window's first hour on count that hour whole (at least the exact sum); only
+   * when they are over `within` is the first hour replaced by its rows inside the window.
+   */
+  #daySpent(wallet: string, atMs: number, within: bigint): bigint {
+    const w = dayWindow(atMs);
+    const upper = this.#dayBuckets.get(wallet, w.first) as bigint;
+    if (upper <= within) return upper;
+    return (this.#dayBuckets.get(wallet, w.first + 1) as bigint) + (this.#dayRows.get(wallet, w.sinceMs, w.firstEndMs) as bigint);
+  }
+
   static open(path: string): SqliteJournal {
     let db: Database.Database;
     try {
@@ -160,6 +217,10 @@ export class SqliteJournal implements SignerJournal {
       // FULL: a commit is on disk (WAL fsynced) before the signature it records is returned.
       db.pragma('synchronous = FULL');
       db.exec(SCHEMA);
+      // IMMEDIATE: two signers opening one old journal together migrate it once.
+      db.transaction(() => {
+        if ((db.pragma('user_version', { simple: true }) as number) < SCHEMA_VERSION) db.exec(DAY_TOTALS);
+      }).immediate();
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       throw new StateError('STATE_IO', `the signer journal ${path} cannot be opened (${typeof code === 'string' ? code : 'error'})`, { cause: err });

@@ -31,6 +31,12 @@ export class KmsSigner extends RemoteSignerBase {
 
   private client(): InstanceType<KmsModule['KMSClient']> {
     const { KMSClient } = kms();
+    // The SDK's documented switch for the notice it writes to stderr once per process when a
+    // client is made on Node < 22 (that SDK releases after January 2027 will need Node 22): it is
+    // about a future upgrade of the SDK, which package-lock.json pins, not about this process —
+    // and on the daemon's or the signer's stderr (journald) it reads as a fault. Set only here,
+    // where the SDK is used, and only when the operator has not set it either way.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.#client ??= new KMSClient({ region: this.cfg.region, maxAttempts: 2, ...(this.cfg.endpoint !== undefined ? { endpoint: this.cfg.endpoint } : {}) });
     return this.#client;
   }
