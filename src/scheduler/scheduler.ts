@@ -159,17 +159,18 @@ export class PollScheduler {
   }
 
   /**
-   * This tick's wallets. A planner sees only the wallets not still busy from an earlier tick, and a
-   * budget net of those turns, which will spend tokens of this interval too. It is given the
-   * monotonic clock: a wall-clock step must not make every wallet look overdue.
+   * This tick's wallets. A planner passes over the wallets still busy from an earlier tick, and is
+   * given a budget net of those turns, which will spend tokens of this interval too. It is given
+   * the whole list (the same array until it changes) and the busy ones apart, so that it need not
+   * look at every wallet each tick. It is given the monotonic clock: a wall-clock step must not
+   * make every wallet look overdue.
    */
   private plan(intervalMs: number): readonly WalletConfig[] {
     const all = this.opts.wallets();
     const planner = this.opts.planner;
     if (planner === undefined) return all;
-    const idle = all.filter((w) => !this.inFlight.has(w.name));
     const budget = Math.max(0, (this.opts.budget?.(intervalMs) ?? Number.POSITIVE_INFINITY) - this.inFlight.size);
-    return planner.choose(idle, budget, this.opts.clock.monotonic(), intervalMs);
+    return planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.inFlight);
   }
 
   private async turn(wallet: WalletConfig): Promise<void> {
