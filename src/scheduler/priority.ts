@@ -89,8 +89,13 @@ interface Track {
   i: number;
   w: WalletConfig | undefined;
   threshold: Lamports | undefined;
-  /** Bumped at each change of what ranks it: heap entries of an older version are left behind. */
-  v: number;
+  /**
+   * Bumped when its last choice changes (vc: its entry in byChoice) and when its due time or kind
+   * does (vk: its entry in the heap of its kind): entries of an older version are left behind.
+   */
+  vc: number;
+  vk: number;
+  kind: Kind;
   /** The tick that last picked it (a wallet is taken once a tick). */
   pickedIn: number;
 }
@@ -190,7 +195,7 @@ export class AccrualPlanner implements PollPlanner {
     }
     for (const p of picked) this.chosen(p.t, now);
     // What was looked at and not taken keeps its place.
-    for (const [heap, e] of passed) if (e.v === e.t.v) heap.push(e);
+    for (const [heap, e] of passed) if (this.live(heap, e)) heap.push(e);
     return inSlots(picked, now, windowEnd).map((p) => p.w);
   }
 
@@ -204,7 +209,9 @@ export class AccrualPlanner implements PollPlanner {
     // A drop (pending < before) is a claim or a new epoch: no sample across it, the rate stays.
     t.pending = pending;
     t.seenAt = now;
-    if (this.isListed(t)) this.rank(t);
+    // Its last choice is unchanged; its due time moves only if it accrues toward a threshold (or
+    // starts or stops doing so).
+    if (this.isListed(t) && (t.kind === 'projected' || this.kindOf(t) !== t.kind)) this.rankKind(t);
   }
 
   /** A new list: thresholds read again and every ranking rebuilt from the tracks. */
@@ -235,13 +242,26 @@ export class AccrualPlanner implements PollPlanner {
 
   /** Pushes the wallet's current place into its heaps; its older entries are dropped as met. */
   private rank(t: Track): void {
-    t.v++;
-    const kind = this.kindOf(t);
-    this.byChoice.push({ t, v: t.v, k: t.chosenAt, c: t.chosenAt, i: t.i });
-    const heap = kind === 'projected' ? this.projected : kind === 'idle' ? this.idle : this.cadence;
-    heap.push({ t, v: t.v, k: kind === 'projected' ? this.crossing(t) : t.chosenAt, c: t.chosenAt, i: t.i });
-    const listed = this.listed?.length ?? 0;
-    for (const h of [this.byChoice, heap]) if (h.size > 2 * listed + 64) h.retain((e) => e.v === e.t.v);
+    t.vc++;
+    this.push(this.byChoice, { t, v: t.vc, k: t.chosenAt, c: t.chosenAt, i: t.i });
+    this.rankKind(t);
+  }
+
+  private rankKind(t: Track): void {
+    t.vk++;
+    t.kind = this.kindOf(t);
+    const heap = t.kind === 'projected' ? this.projected : t.kind === 'idle' ? this.idle : this.cadence;
+    this.push(heap, { t, v: t.vk, k: t.kind === 'projected' ? this.crossing(t) : t.chosenAt, c: t.chosenAt, i: t.i });
+  }
+
+  private push(heap: MinHeap<Entry>, e: Entry): void {
+    heap.push(e);
+    if (heap.size > 2 * (this.listed?.length ?? 0) + 64) heap.retain((x) => this.live(heap, x));
+  }
+
+  /** Whether an entry is the wallet's current one in that heap. */
+  private live(heap: MinHeap<Entry>, e: Entry): boolean {
+    return e.v === (heap === this.byChoice ? e.t.vc : e.t.vk);
   }
 
   /**
@@ -250,7 +270,7 @@ export class AccrualPlanner implements PollPlanner {
    */
   private top(heap: MinHeap<Entry>, skip?: (t: Track) => boolean, passed?: Array<[MinHeap<Entry>, Entry]>): Entry | undefined {
     for (let e = heap.peek(); e !== undefined; e = heap.peek()) {
-      if (e.v !== e.t.v) heap.pop();
+      if (!this.live(heap, e)) heap.pop();
       else if (skip?.(e.t) === true) {
         heap.pop();
         passed?.push([heap, e]);
@@ -290,7 +310,7 @@ export class AccrualPlanner implements PollPlanner {
   private track(wallet: WalletConfig): Track {
     let t = this.tracks.get(wallet.name);
     if (t === undefined) {
-      t = { name: wallet.name, chosenAt: Number.NEGATIVE_INFINITY, pending: undefined, seenAt: Number.NEGATIVE_INFINITY, rate: undefined, i: -1, w: undefined, threshold: undefined, v: 0, pickedIn: 0 };
+      t = { name: wallet.name, chosenAt: Number.NEGATIVE_INFINITY, pending: undefined, seenAt: Number.NEGATIVE_INFINITY, rate: undefined, i: -1, w: undefined, threshold: undefined, vc: 0, vk: 0, kind: 'cadence', pickedIn: 0 };
       this.tracks.set(wallet.name, t);
     }
     return t;
