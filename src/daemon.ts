@@ -130,9 +130,23 @@ export class Daemon {
     return killSwitchPause(this.config.safety, this.operatorPause, wallet, this.opts.clock.now());
   }
 
-  /** The wallets this daemon works now: all of them, or with shared state those it holds leases on. */
+  /** The held wallets as last listed, with the config's list and the leases (joined) they came from. */
+  private mine: { wallets: readonly WalletConfig[]; held: string; list: readonly WalletConfig[] } | undefined;
+
+  /**
+   * The wallets this daemon works now: all of them, or with shared state those it holds leases on;
+   * the same array while neither the config nor the leases change, so the planner keeps its ranking.
+   */
   private workable(): readonly WalletConfig[] {
-    return this.cluster === undefined ? this.config.wallets : this.cluster.mine(this.config.wallets);
+    const manager = this.opts.runtime.cluster?.manager;
+    if (this.cluster === undefined || manager === undefined) return this.config.wallets;
+    const { wallets } = this.config;
+    const held = manager.held().join(' ');
+    if (this.mine?.wallets === wallets && this.mine.held === held) return this.mine.list;
+    const list = this.cluster.mine(wallets);
+    // Kept only if no lease came or went while mine() read them again.
+    this.mine = manager.held().join(' ') === held ? { wallets, held, list } : undefined;
+    return list;
   }
 
   get currentConfig(): AppConfig {
