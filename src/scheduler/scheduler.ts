@@ -7,6 +7,7 @@ import cron from 'node-cron';
 import type { Clock, WalletConfig } from '../domain.js';
 import type { EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
+import { nextCronTimes } from '../config/cron.js';
 import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
 /** Polls due within the same tenth of a second start together (see tick). */
@@ -85,6 +86,24 @@ export function spreadOffsets(n: number, windowMs: number, jitterMs: number, ran
   const step = n > 0 ? windowMs / n : 0;
   const wrap = (ms: number): number => (windowMs > 0 ? ms % windowMs : ms);
   return Array.from({ length: n }, (_, i) => Math.floor(wrap(i * step + random() * jitterMs)));
+}
+
+/**
+ * The time between two polls under a schedule: the gap between its next two times. Read again only
+ * once the first of them has come, the schedule changed (a reload) or the clock went back: alerts,
+ * probes and the watchdog ask often, and reading a cron schedule is not free.
+ */
+export class PollInterval {
+  private known: { schedule: object; from: number; until: number; ms: number } | undefined;
+
+  ms(schedule: { poll: string; timezone?: string | undefined }, now: number): number {
+    const known = this.known;
+    if (known?.schedule === schedule && now >= known.from && now < known.until) return known.ms;
+    const [a, b] = nextCronTimes(schedule.poll, new Date(now), 2, { timezone: schedule.timezone });
+    const ms = a !== undefined && b !== undefined ? b.getTime() - a.getTime() : 60_000;
+    this.known = { schedule, from: now, until: a?.getTime() ?? now, ms };
+    return ms;
+  }
 }
 
 export class PollScheduler {
