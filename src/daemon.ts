@@ -3,7 +3,7 @@ import type { AppConfig, Clock, PlanStatus, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
 import { createEvents, type AutoclaimEvents } from './events.js';
 import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.js';
-import { PollScheduler } from './scheduler/scheduler.js';
+import { PollInterval, PollScheduler } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
 import { PlanExecutor, type SigningPause } from './executor/executor.js';
@@ -19,7 +19,6 @@ import { settleRuleIds } from './executor/rule-ids-settle.js';
 import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
 import { recoverInFlight } from './executor/recovery.js';
-import { nextCronTimes } from './config/index.js';
 import { warnRestartNeeded } from './config/restart-needed.js';
 import { killSwitchPause, type OperatorPause } from './executor/kill-switch.js';
 
@@ -130,9 +129,21 @@ export class Daemon {
     return killSwitchPause(this.config.safety, this.operatorPause, wallet, this.opts.clock.now());
   }
 
-  /** The wallets this daemon works now: all of them, or with shared state those it holds leases on. */
+  /** The held wallets as last listed, with the config's list and the leases (joined) they came from. */
+  private mine: { wallets: readonly WalletConfig[]; held: string; list: readonly WalletConfig[] } | undefined;
+  /**
+   * The wallets worked now (all, or those held): the same array until the config or the leases change
+   * (the planner keeps its ranking for it); not kept if a lease came or went while mine() read them.
+   */
   private workable(): readonly WalletConfig[] {
-    return this.cluster === undefined ? this.config.wallets : this.cluster.mine(this.config.wallets);
+    const manager = this.opts.runtime.cluster?.manager;
+    if (this.cluster === undefined || manager === undefined) return this.config.wallets;
+    const { wallets } = this.config;
+    const held = manager.held().join(' ');
+    if (this.mine?.wallets === wallets && this.mine.held === held) return this.mine.list;
+    const list = this.cluster.mine(wallets);
+    this.mine = manager.held().join(' ') === held ? { wallets, held, list } : undefined;
+    return list;
   }
 
   get currentConfig(): AppConfig {
@@ -354,10 +365,9 @@ export class Daemon {
 
   /** The time between two polls of a wallet, from the cron schedule (for staleness and readiness). */
   pollIntervalMs(): number {
-    const times = nextCronTimes(this.config.schedule.poll, new Date(this.opts.clock.now()), 2, { timezone: this.config.schedule.timezone });
-    const [a, b] = times;
-    return a !== undefined && b !== undefined ? b.getTime() - a.getTime() : 60_000;
+    return this.interval.ms(this.config.schedule, this.opts.clock.now());
   }
+  private readonly interval = new PollInterval();
 
   nextPoll(): Date | undefined {
     return this.scheduler?.nextRun();

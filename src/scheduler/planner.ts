@@ -6,12 +6,20 @@ import type { Lamports, Rule, WalletConfig, WalletSummary } from '../domain.js';
 /** The share of an interval the scheduler spreads its polls over (the rest is slack before the next tick). */
 export const POLL_WINDOW_SHARE = 0.8;
 
+/** Wallets (by name) whose turn is still running: the planner passes them over this tick. */
+export interface BusyWallets {
+  has(name: string): boolean;
+  keys(): Iterable<string>;
+}
+
 export interface PollPlanner {
   /**
-   * The wallets to poll in the interval starting at `now`: at most `budget` of `wallets`, in the
-   * order they should go (the scheduler spreads them over the interval in this order).
+   * The wallets to poll in the interval starting at `now`: at most `budget` of `wallets` not in
+   * `busy`, in the order they should go (the scheduler spreads them over the interval in this
+   * order). `wallets` is the same array from tick to tick until the fleet changes (a reload, a
+   * lease round): a planner may keep what it derived from it (thresholds, rankings) until then.
    */
-  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number): WalletConfig[];
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets): WalletConfig[];
   /** A successful poll's summary, seen at `now`. */
   observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void;
 }
@@ -26,7 +34,8 @@ export class RoundRobinPlanner implements PollPlanner {
   private readonly lastPick = new Map<string, number>();
   private picks = 0;
 
-  choose(wallets: readonly WalletConfig[], budget: number): WalletConfig[] {
+  choose(all: readonly WalletConfig[], budget: number, _now?: number, _intervalMs?: number, busy?: BusyWallets): WalletConfig[] {
+    const wallets = busy === undefined ? all : all.filter((w) => !busy.has(w.name));
     pruneTo(this.lastPick, wallets);
     const picked =
       wallets.length <= budget

@@ -14,8 +14,14 @@
 // requests of its claim, so the polls leave room for the claims they lead to.
 // Wallets whose rules do not hang on a pending threshold, and wallets whose rate is not known
 // yet, are due at the round-robin cadence, so they fare no worse than under round-robin.
+//
+// The ranking is kept between ticks, in heaps updated when a wallet is chosen or observed, so a
+// tick costs what it takes (and what it passes over), not a sort of the whole fleet: a fleet far
+// larger than the budget was otherwise re-ranked whole every interval. Cadence wallets all share
+// one offset from their last choice, so a heap in order of last choice ranks them by due time too.
 import type { Lamports, WalletConfig, WalletSummary } from '../domain.js';
-import { POLL_WINDOW_SHARE, pruneTo, type PollPlanner } from './planner.js';
+import { MinHeap } from './heap.js';
+import { POLL_WINDOW_SHARE, pruneTo, type BusyWallets, type PollPlanner } from './planner.js';
 
 const DEFAULT_MAX_INTERVALS = 5;
 const DEFAULT_SMOOTHING = 0.5;
@@ -40,11 +46,7 @@ interface Ranked {
   w: WalletConfig;
   /** Position in the configured list: the last tie-break, so choices are deterministic. */
   i: number;
-  t: Track;
-  forced: boolean;
   due: number;
-  /** `due` is a projected crossing (not a cadence), so a poll at it should lead to a claim. */
-  projected: boolean;
 }
 
 /**
@@ -75,6 +77,7 @@ function inSlots<T extends { due: number; i: number }>(picked: readonly T[], now
 }
 
 interface Track {
+  name: string;
   /** When the planner last put this wallet in an interval. */
   chosenAt: number;
   /** The last pending seen, and when. */
@@ -82,13 +85,48 @@ interface Track {
   seenAt: number;
   /** Lamports per ms; undefined until two polls a measurable time apart. */
   rate: number | undefined;
+  /** Position in the current list and the config read from it; -1 while not listed. */
+  i: number;
+  w: WalletConfig | undefined;
+  threshold: Lamports | undefined;
+  /**
+   * Bumped when its last choice changes (vc: its entry in byChoice) and when its due time or kind
+   * does (vk: its entry in the heap of its kind): entries of an older version are left behind.
+   */
+  vc: number;
+  vk: number;
+  kind: Kind;
+  /** The tick that last picked it (a wallet is taken once a tick). */
+  pickedIn: number;
 }
+
+/** A wallet's place in one heap, as ranked when it was pushed (k: chosenAt or due; c: chosenAt). */
+interface Entry {
+  t: Track;
+  v: number;
+  k: number;
+  c: number;
+  i: number;
+}
+
+const before = (a: Entry, b: Entry): boolean => (a.k !== b.k ? a.k < b.k : a.c !== b.c ? a.c < b.c : a.i < b.i);
+
+/** How a wallet's due time is reckoned: the cadence, the staleness bound (not accruing), or its projection. */
+type Kind = 'cadence' | 'idle' | 'projected';
 
 export class AccrualPlanner implements PollPlanner {
   private readonly tracks = new Map<string, Track>();
   private readonly maxIntervals: number;
   private readonly smoothing: number;
   private readonly requestsPerClaim: number;
+  /** The list the heaps were built from. */
+  private listed: readonly WalletConfig[] | undefined;
+  /** Every listed wallet by last choice (the staleness bound); then one heap per Kind. */
+  private readonly byChoice = new MinHeap<Entry>(before);
+  private readonly cadence = new MinHeap<Entry>(before);
+  private readonly idle = new MinHeap<Entry>(before);
+  private readonly projected = new MinHeap<Entry>(before);
+  private ticks = 0;
 
   constructor(private readonly opts: AccrualPlannerOptions) {
     this.maxIntervals = Math.max(1, Math.floor(opts.maxIntervals ?? DEFAULT_MAX_INTERVALS));
@@ -97,42 +135,67 @@ export class AccrualPlanner implements PollPlanner {
     this.requestsPerClaim = Math.max(0, opts.requestsPerClaim ?? DEFAULT_REQUESTS_PER_CLAIM);
   }
 
-  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number): WalletConfig[] {
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets): WalletConfig[] {
     pruneTo(this.tracks, wallets);
-    if (wallets.length <= budget) {
-      for (const w of wallets) this.track(w).chosenAt = now;
-      return [...wallets];
+    if (wallets !== this.listed) this.rebuild(wallets);
+    const tick = ++this.ticks;
+    const isBusy = (t: Track): boolean => busy !== undefined && busy.has(t.name);
+    let idleCount = wallets.length;
+    if (busy !== undefined) for (const name of busy.keys()) if (this.isListed(this.tracks.get(name))) idleCount--;
+    if (idleCount <= budget) {
+      const all = wallets.filter((w) => !(busy?.has(w.name) ?? false));
+      for (const w of all) this.chosen(this.track(w), now);
+      return all;
     }
     const take = Math.max(0, Math.floor(budget));
-    const roundRobinMs = Math.ceil(wallets.length / Math.max(1, take)) * intervalMs;
+    const roundRobinMs = Math.ceil(idleCount / Math.max(1, take)) * intervalMs;
     // A wallet chosen N ticks ago must go now (a gap of N intervals, the bound). Not earlier: with
     // n/N of the fleet forced each tick, only the rest of the budget is free to follow accrual.
     // A little slack, so timer jitter in the interval length cannot push a wallet past its bound.
     const staleMs = this.maxIntervals * intervalMs * 0.999;
     const windowEnd = now + POLL_WINDOW_SHARE * intervalMs;
-    const ranked: Ranked[] = wallets.map((w, i) => {
-      const t = this.track(w);
-      const never = t.chosenAt === Number.NEGATIVE_INFINITY;
-      const forced = never || now - t.chosenAt >= staleMs;
-      const { due, projected } = never ? { due: Number.NEGATIVE_INFINITY, projected: false } : this.dueAt(w, t, roundRobinMs);
-      return { w, i, t, forced, due, projected };
-    });
-    ranked.sort((a, b) =>
-      a.forced !== b.forced ? (a.forced ? -1 : 1) : a.forced ? a.t.chosenAt - b.t.chosenAt || a.i - b.i : a.due - b.due || a.t.chosenAt - b.t.chosenAt || a.i - b.i,
-    );
-    // Spend the budget in rank order. A forced wallet counts as its poll alone (the bound comes
-    // first); another one due to cross in this window counts with its claim, and is passed over
-    // for cheaper ones when that no longer fits (it goes first next interval).
-    const picked: Ranked[] = [];
+    const forced = (t: Track): boolean => t.chosenAt === Number.NEGATIVE_INFINITY || now - t.chosenAt >= staleMs;
+    const picked: Array<Ranked & { t: Track }> = [];
+    const passed: Array<[MinHeap<Entry>, Entry]> = [];
     let spent = 0;
-    for (const r of ranked) {
-      if (spent >= take) break;
-      const cost = 1 + (!r.forced && r.projected && r.due <= windowEnd ? this.requestsPerClaim : 0);
+    // Spend the budget in rank order. Forced wallets first, oldest choice first, each counting as
+    // its poll alone (the bound comes first).
+    while (spent < take) {
+      const e = this.top(this.byChoice);
+      if (e === undefined || !forced(e.t)) break;
+      this.byChoice.pop();
+      passed.push([this.byChoice, e]);
+      if (isBusy(e.t)) continue;
+      e.t.pickedIn = tick;
+      picked.push({ w: e.t.w as WalletConfig, i: e.t.i, t: e.t, due: this.dueAt(e.t, roundRobinMs).due });
+      spent++;
+    }
+    // Then the rest by due time (the three heaps merged). One due to cross in this window counts
+    // with its claim, and is passed over for cheaper ones when that no longer fits (it goes first
+    // next interval).
+    const heaps = [this.cadence, this.idle, this.projected] as const;
+    while (spent < take) {
+      let best: { heap: MinHeap<Entry>; e: Entry; due: number } | undefined;
+      for (const heap of heaps) {
+        const e = this.top(heap, (t) => t.pickedIn === tick || isBusy(t), passed);
+        if (e === undefined) continue;
+        const due = heap === this.projected ? e.k : heap === this.cadence ? e.c + roundRobinMs : e.c + this.maxIntervals * roundRobinMs;
+        if (best === undefined || due < best.due || (due === best.due && (e.c !== best.e.c ? e.c < best.e.c : e.i < best.e.i))) best = { heap, e, due };
+      }
+      if (best === undefined) break;
+      best.heap.pop();
+      passed.push([best.heap, best.e]);
+      const t = best.e.t;
+      if (forced(t)) continue; // taken above, or busy
+      const cost = 1 + (best.heap === this.projected && best.due <= windowEnd ? this.requestsPerClaim : 0);
       if (spent + cost > take) continue;
-      picked.push(r);
+      t.pickedIn = tick;
+      picked.push({ w: t.w as WalletConfig, i: t.i, t, due: best.due });
       spent += cost;
     }
-    for (const p of picked) p.t.chosenAt = now;
+    for (const p of picked) this.chosen(p.t, now);
+    // What was looked at and not taken keeps its place.
+    for (const [heap, e] of passed) if (this.live(heap, e)) heap.push(e);
     return inSlots(picked, now, windowEnd).map((p) => p.w);
   }
 
@@ -146,27 +209,108 @@ export class AccrualPlanner implements PollPlanner {
     // A drop (pending < before) is a claim or a new epoch: no sample across it, the rate stays.
     t.pending = pending;
     t.seenAt = now;
+    // Its last choice is unchanged; its due time moves only if it accrues toward a threshold (or
+    // starts or stops doing so).
+    if (this.isListed(t) && (t.kind === 'projected' || this.kindOf(t) !== t.kind)) this.rankKind(t);
+  }
+
+  /** A new list: thresholds read again and every ranking rebuilt from the tracks. */
+  private rebuild(wallets: readonly WalletConfig[]): void {
+    for (const t of this.tracks.values()) {
+      t.i = -1;
+      t.w = undefined;
+    }
+    for (const heap of [this.byChoice, this.cadence, this.idle, this.projected]) heap.clear();
+    this.listed = wallets;
+    wallets.forEach((w, i) => {
+      const t = this.track(w);
+      t.i = i;
+      t.w = w;
+      t.threshold = this.opts.threshold(w);
+      this.rank(t);
+    });
+  }
+
+  private isListed(t: Track | undefined): t is Track {
+    return t !== undefined && t.i >= 0 && this.listed?.[t.i] === t.w;
+  }
+
+  private chosen(t: Track, now: number): void {
+    t.chosenAt = now;
+    this.rank(t);
+  }
+
+  /** Pushes the wallet's current place into its heaps; its older entries are dropped as met. */
+  private rank(t: Track): void {
+    t.vc++;
+    this.push(this.byChoice, { t, v: t.vc, k: t.chosenAt, c: t.chosenAt, i: t.i });
+    this.rankKind(t);
+  }
+
+  private rankKind(t: Track): void {
+    t.vk++;
+    t.kind = this.kindOf(t);
+    const heap = t.kind === 'projected' ? this.projected : t.kind === 'idle' ? this.idle : this.cadence;
+    this.push(heap, { t, v: t.vk, k: t.kind === 'projected' ? this.crossing(t) : t.chosenAt, c: t.chosenAt, i: t.i });
+  }
+
+  private push(heap: MinHeap<Entry>, e: Entry): void {
+    heap.push(e);
+    if (heap.size > 2 * (this.listed?.length ?? 0) + 64) heap.retain((x) => this.live(heap, x));
+  }
+
+  /** Whether an entry is the wallet's current one in that heap. */
+  private live(heap: MinHeap<Entry>, e: Entry): boolean {
+    return e.v === (heap === this.byChoice ? e.t.vc : e.t.vk);
   }
 
   /**
-   * When polling this wallet next becomes worthwhile (ms, same clock as `now`), and whether that is
-   * a projected crossing rather than a cadence.
+   * The first current entry of a heap, dropping outdated ones; entries `skip` says are not for
+   * this tick are taken off and remembered in `passed`, to be put back.
    */
-  private dueAt(wallet: WalletConfig, t: Track, roundRobinMs: number): { due: number; projected: boolean } {
-    const threshold = this.opts.threshold(wallet);
-    if (threshold === undefined || t.pending === undefined || t.rate === undefined) return { due: t.chosenAt + roundRobinMs, projected: false };
+  private top(heap: MinHeap<Entry>, skip?: (t: Track) => boolean, passed?: Array<[MinHeap<Entry>, Entry]>): Entry | undefined {
+    for (let e = heap.peek(); e !== undefined; e = heap.peek()) {
+      if (!this.live(heap, e)) heap.pop();
+      else if (skip?.(e.t) === true) {
+        heap.pop();
+        passed?.push([heap, e]);
+      } else return e;
+    }
+    return undefined;
+  }
+
+  /**
+   * When polling this wallet next becomes worthwhile (ms, same clock as `now`), and how that is
+   * reckoned: a projected crossing, or a cadence from its last choice.
+   */
+  private dueAt(t: Track, roundRobinMs: number): { due: number; kind: Kind } {
+    const kind = this.kindOf(t);
+    if (t.chosenAt === Number.NEGATIVE_INFINITY) return { due: Number.NEGATIVE_INFINITY, kind };
+    if (kind === 'cadence') return { due: t.chosenAt + roundRobinMs, kind };
     // Not accruing: the staleness bound will fetch it.
-    if (!(t.rate > 0)) return { due: t.chosenAt + this.maxIntervals * roundRobinMs, projected: false };
+    if (kind === 'idle') return { due: t.chosenAt + this.maxIntervals * roundRobinMs, kind };
+    return { due: this.crossing(t), kind };
+  }
+
+  /** The projected crossing of an accruing wallet with a threshold: it does not move until the wallet is seen again. */
+  private crossing(t: Track): number {
+    const threshold = t.threshold as Lamports;
+    const pending = t.pending as Lamports;
     // At or over the threshold when last seen: the rule fired (or a limit held it); either way the
     // next crossing is a whole threshold's accrual after that poll.
-    const missing = t.pending >= threshold ? threshold : threshold - t.pending;
-    return { due: t.seenAt + Number(missing) / t.rate, projected: true };
+    const missing = pending >= threshold ? threshold : threshold - pending;
+    return t.seenAt + Number(missing) / (t.rate as number);
+  }
+
+  private kindOf(t: Track): Kind {
+    if (t.threshold === undefined || t.pending === undefined || t.rate === undefined) return 'cadence';
+    return t.rate > 0 ? 'projected' : 'idle';
   }
 
   private track(wallet: WalletConfig): Track {
     let t = this.tracks.get(wallet.name);
     if (t === undefined) {
-      t = { chosenAt: Number.NEGATIVE_INFINITY, pending: undefined, seenAt: Number.NEGATIVE_INFINITY, rate: undefined };
+      t = { name: wallet.name, chosenAt: Number.NEGATIVE_INFINITY, pending: undefined, seenAt: Number.NEGATIVE_INFINITY, rate: undefined, i: -1, w: undefined, threshold: undefined, vc: 0, vk: 0, kind: 'cadence', pickedIn: 0 };
       this.tracks.set(wallet.name, t);
     }
     return t;

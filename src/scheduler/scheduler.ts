@@ -7,6 +7,7 @@ import cron from 'node-cron';
 import type { Clock, WalletConfig } from '../domain.js';
 import type { EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
+import { nextCronTimes } from '../config/cron.js';
 import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
 /** Polls due within the same tenth of a second start together (see tick). */
@@ -87,6 +88,24 @@ export function spreadOffsets(n: number, windowMs: number, jitterMs: number, ran
   return Array.from({ length: n }, (_, i) => Math.floor(wrap(i * step + random() * jitterMs)));
 }
 
+/**
+ * The time between two polls under a schedule: the gap between its next two times. Read again only
+ * once the first of them has come, the schedule changed (a reload) or the clock went back: alerts,
+ * probes and the watchdog ask often, and reading a cron schedule is not free.
+ */
+export class PollInterval {
+  private known: { schedule: object; from: number; until: number; ms: number } | undefined;
+
+  ms(schedule: { poll: string; timezone?: string | undefined }, now: number): number {
+    const known = this.known;
+    if (known?.schedule === schedule && now >= known.from && now < known.until) return known.ms;
+    const [a, b] = nextCronTimes(schedule.poll, new Date(now), 2, { timezone: schedule.timezone });
+    const ms = a !== undefined && b !== undefined ? b.getTime() - a.getTime() : 60_000;
+    this.known = { schedule, from: now, until: a?.getTime() ?? now, ms };
+    return ms;
+  }
+}
+
 export class PollScheduler {
   private task: ReturnType<typeof cron.createTask> | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -159,17 +178,18 @@ export class PollScheduler {
   }
 
   /**
-   * This tick's wallets. A planner sees only the wallets not still busy from an earlier tick, and a
-   * budget net of those turns, which will spend tokens of this interval too. It is given the
-   * monotonic clock: a wall-clock step must not make every wallet look overdue.
+   * This tick's wallets. A planner passes over the wallets still busy from an earlier tick, and is
+   * given a budget net of those turns, which will spend tokens of this interval too. It is given
+   * the whole list (the same array until it changes) and the busy ones apart, so that it need not
+   * look at every wallet each tick. It is given the monotonic clock: a wall-clock step must not
+   * make every wallet look overdue.
    */
   private plan(intervalMs: number): readonly WalletConfig[] {
     const all = this.opts.wallets();
     const planner = this.opts.planner;
     if (planner === undefined) return all;
-    const idle = all.filter((w) => !this.inFlight.has(w.name));
     const budget = Math.max(0, (this.opts.budget?.(intervalMs) ?? Number.POSITIVE_INFINITY) - this.inFlight.size);
-    return planner.choose(idle, budget, this.opts.clock.monotonic(), intervalMs);
+    return planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.inFlight);
   }
 
   private async turn(wallet: WalletConfig): Promise<void> {

@@ -24,6 +24,8 @@ interface AlertTracker {
   open(): OpenEpisode[];
   /** Open episodes by alert kind (the part of each key before ':'), for autoclaim_alerts_open. */
   openKinds(): Map<string, number>;
+  /** What follows the kind in the keys of this kind's open episodes (the wallet names of wallet_stale). */
+  openOf(kind: AlertKind): string[];
 }
 
 export function createAlertTracker(): AlertTracker {
@@ -51,6 +53,14 @@ export function createAlertTracker(): AlertTracker {
       }
       return counts;
     },
+    openOf: (kind) => {
+      const out: string[] = [];
+      for (const key of episodes.keys()) {
+        const [k, rest] = splitKey(key);
+        if (k === kind && rest !== undefined) out.push(rest);
+      }
+      return out;
+    },
   };
 }
 
@@ -64,7 +74,12 @@ export interface AlertInputs {
   intervalMs: number;
   staleAfterIntervals: number;
   unknownStepAfterMs: number;
-  /** `lastOkAt` undefined: never polled successfully; `since` is when we started watching it. */
+  /**
+   * The wallets watched for staleness. `lastOkAt` undefined: never polled successfully; `since` is
+   * when we started watching it. A wallet left out closes its open episode as no longer watched,
+   * so a caller may leave out only wallets that are fresh and have no open episode (as
+   * Fleet.staleOrNamed does): their state cannot change.
+   */
   wallets: Array<{ name: string; lastOkAt: number | undefined; since: number }>;
   /**
    * Every step currently in state unknown. `held`: a claim the daemon gave up reconciling because

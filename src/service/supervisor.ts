@@ -198,14 +198,20 @@ export class Supervisor {
       }
       const unknown = this.lastUnknown;
       const config = daemon.currentConfig;
+      const intervalMs = daemon.pollIntervalMs();
+      const staleAfterIntervals = config.alerts.staleAfterIntervals;
+      // The fleet view (the state file at start, then every poll): the same last successes as
+      // autoclaim_wallets_stale, and no query per wallet per cycle. Only the wallets stale now or
+      // with an episode open: the fresh rest would change nothing, and reading every wallet at
+      // every cycle made the cycle's cost grow with the fleet.
+      const watched = this.metrics.fleet.staleOrNamed(at, staleAfterIntervals * intervalMs, this.startedAt, this.tracker.openOf('wallet_stale'));
+      const unclaimedAfterMs = config.alerts.unclaimedAfterMs;
       const transitions = evaluateAlerts(this.tracker, {
         now: at,
-        intervalMs: daemon.pollIntervalMs(),
-        staleAfterIntervals: config.alerts.staleAfterIntervals,
+        intervalMs,
+        staleAfterIntervals,
         unknownStepAfterMs: config.alerts.unknownStepAfterMs,
-        // The fleet view (the state file at start, then every poll): the same last successes as
-        // autoclaim_wallets_stale, and no query per wallet per cycle.
-        wallets: [...this.metrics.fleet.wallets()].map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
+        wallets: watched.map((w) => ({ name: w.name, lastOkAt: w.lastOkAt, since: this.startedAt })),
         unknownSteps: unknown.map(({ step: s, plan }) => ({
           id: s.id,
           plan: s.planId,
@@ -220,8 +226,9 @@ export class Supervisor {
         claimsInDoubt: daemon.claimsInDoubt(),
         cluster: runtime.cluster === undefined ? undefined : clusterConditions(runtime.cluster.manager),
         epochRefused: [...this.epochRefused].map(([name, detail]) => ({ name, detail })),
-        unclaimedAfterMs: config.alerts.unclaimedAfterMs,
-        claimWatch: [...this.claimWatch].map(([wallet, w]) => ({ wallet, since: w.since, grew: w.grew })),
+        unclaimedAfterMs,
+        // Read only when the alert is on (it is off by default): one entry per wallet polled.
+        claimWatch: unclaimedAfterMs === undefined ? undefined : [...this.claimWatch].map(([wallet, w]) => ({ wallet, since: w.since, grew: w.grew })),
       });
       reportAlerts(transitions, { logger: this.opts.logger, webhook: this.webhook?.alerts });
     } catch (err) {

@@ -1,19 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Clock, WalletConfig } from '../../src/domain.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { PollPlanner } from '../../src/scheduler/planner.js';
+import type { BusyWallets, PollPlanner } from '../../src/scheduler/planner.js';
 import { PollScheduler, Semaphore } from '../../src/scheduler/scheduler.js';
 
 const wallet = (name: string): WalletConfig => ({ name, address: name, key: { env: 'X' }, rules: [] });
 const fleet = ['a', 'b', 'c', 'd', 'e'].map(wallet);
 const clock: Clock = { now: () => Date.now(), monotonic: () => 5_000 + Date.now() };
 
-/** A planner that records what it was asked and picks the first `budget` wallets it is offered. */
+/**
+ * A planner that records what it was asked and picks the first `budget` wallets it is offered: the
+ * list less the wallets the scheduler says are busy.
+ */
 class RecordingPlanner implements PollPlanner {
   calls: Array<{ offered: string[]; budget: number; now: number; intervalMs: number }> = [];
-  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number): WalletConfig[] {
-    this.calls.push({ offered: wallets.map((w) => w.name), budget, now, intervalMs });
-    return wallets.slice(0, budget);
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets): WalletConfig[] {
+    const offered = wallets.filter((w) => busy?.has(w.name) !== true);
+    this.calls.push({ offered: offered.map((w) => w.name), budget, now, intervalMs });
+    return offered.slice(0, budget);
   }
   observe(): void {}
 }

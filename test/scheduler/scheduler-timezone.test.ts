@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { nextCronTimes } from '../../src/config/cron.js';
 import { systemClock } from '../../src/domain.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { PollScheduler } from '../../src/scheduler/scheduler.js';
+import { PollInterval, PollScheduler } from '../../src/scheduler/scheduler.js';
 
 function scheduler(timezone: string | undefined): PollScheduler {
   return new PollScheduler({
@@ -33,6 +33,33 @@ describe('PollScheduler with schedule.timezone', () => {
       expect(ours?.toISOString()).toBe(next?.toISOString());
     } finally {
       await s.stop(0);
+    }
+  });
+});
+
+describe('PollInterval', () => {
+  it('answers as the gap between the next two poll times, however the clock walks (steps back too) and the schedule changes', () => {
+    const seed = Number(process.env.INTERVAL_SEED ?? 26);
+    let a = seed >>> 0;
+    const random = (): number => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(a ^ (a >>> 15), a | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const schedules = [
+      { poll: '0 9,17 * * *', timezone: 'Europe/Berlin' },
+      { poll: '*/20 * * * * *', timezone: undefined },
+      { poll: '30 1-3 * * 0', timezone: 'America/New_York' },
+    ];
+    const interval = new PollInterval();
+    let schedule = schedules[0]!;
+    let now = Date.UTC(2026, 2, 27, 12);
+    for (let i = 0; i < 400; i++) {
+      if (random() < 0.05) schedule = { ...schedules[Math.floor(random() * schedules.length)]! };
+      now += random() < 0.05 ? -Math.floor(random() * 6 * 3_600_000) : Math.floor(random() * 3 * 3_600_000);
+      const [x, y] = nextCronTimes(schedule.poll, new Date(now), 2, { timezone: schedule.timezone });
+      expect(interval.ms(schedule, now), `seed ${seed}, step ${i}`).toBe(y!.getTime() - x!.getTime());
     }
   });
 });
