@@ -369,6 +369,17 @@ export class Daemon {
   }
   private readonly interval = new PollInterval();
 
+  /**
+   * The longest a wallet may go unpolled by plan: the poll interval, or the planner's bound when
+   * the fleet outgrows an interval's rate budget. Staleness (the wallet_stale alert, the metrics)
+   * counts alerts.stale_after_intervals of these: at 10,000 wallets and 2,500 requests a minute each
+   * wallet's turn comes every 4 minutes, and 3 one-minute intervals reported every wallet each round.
+   */
+  walletPollGapMs(): number {
+    const intervalMs = this.pollIntervalMs();
+    return intervalMs * this.planner.revisitIntervals(this.workable().length, pollBudget(this.config.api.rateLimit, intervalMs));
+  }
+
   nextPoll(): Date | undefined {
     return this.scheduler?.nextRun();
   }

@@ -255,7 +255,7 @@ export const ConfigSchema = z
             .int()
             .min(1)
             .default(3)
-            .describe('a wallet without a successful poll for this many poll intervals is reported stale (error log, webhook)'),
+            .describe("a wallet without a successful poll for this many of its times between polls (the poll interval; longer when the fleet outgrows the rate budget and the planner spaces each wallet's turns) is reported stale (error log, webhook); no successful poll of any wallet for this many poll intervals fails /readyz"),
           unknown_step_after: Duration.default('15m').describe('an unknown step open longer than this is reported (error log, webhook)'),
           unclaimed_after: Duration.optional().describe(
             "a wallet whose pending has grown with no claim applied for this long is reported (claims_stalled: a rule that cannot fire, a pause forgotten); off when absent, as a rule's own threshold may rightly wait days",

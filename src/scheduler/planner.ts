@@ -22,6 +22,17 @@ export interface PollPlanner {
   choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets): WalletConfig[];
   /** A successful poll's summary, seen at `now`. */
   observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void;
+  /**
+   * The most intervals this planner may leave one of `fleet` wallets unpolled with `budget` polls an
+   * interval: 1 within budget. A wallet's staleness is judged against it, so that one waiting its
+   * planned turn in a fleet larger than the budget is not reported stale.
+   */
+  revisitIntervals(fleet: number, budget: number): number;
+}
+
+/** Intervals a plain round-robin over `fleet` wallets takes with `budget` polls an interval. */
+export function roundRobinIntervals(fleet: number, budget: number): number {
+  return fleet <= budget ? 1 : Math.ceil(fleet / Math.max(1, Math.floor(budget)));
 }
 
 /**
@@ -51,6 +62,10 @@ export class RoundRobinPlanner implements PollPlanner {
 
   observe(): void {
     // round-robin ignores what it sees
+  }
+
+  revisitIntervals(fleet: number, budget: number): number {
+    return roundRobinIntervals(fleet, budget);
   }
 }
 

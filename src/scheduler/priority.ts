@@ -21,7 +21,7 @@
 // one offset from their last choice, so a heap in order of last choice ranks them by due time too.
 import type { Lamports, WalletConfig, WalletSummary } from '../domain.js';
 import { MinHeap } from './heap.js';
-import { POLL_WINDOW_SHARE, pruneTo, type BusyWallets, type PollPlanner } from './planner.js';
+import { POLL_WINDOW_SHARE, pruneTo, roundRobinIntervals, type BusyWallets, type PollPlanner } from './planner.js';
 
 const DEFAULT_MAX_INTERVALS = 5;
 const DEFAULT_SMOOTHING = 0.5;
@@ -197,6 +197,12 @@ export class AccrualPlanner implements PollPlanner {
     // What was looked at and not taken keeps its place.
     for (const [heap, e] of passed) if (this.live(heap, e)) heap.push(e);
     return inSlots(picked, now, windowEnd).map((p) => p.w);
+  }
+
+  /** Over budget, a wallet waits up to the staleness bound, or a whole round-robin when that is longer. */
+  revisitIntervals(fleet: number, budget: number): number {
+    const rounds = roundRobinIntervals(fleet, budget);
+    return rounds === 1 ? 1 : Math.max(this.maxIntervals, rounds);
   }
 
   observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void {

@@ -137,7 +137,7 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     if (change === undefined) continue;
     const text =
       change === 'opened'
-        ? `wallet ${w.name}: no successful poll for ${minutes(ageMs)} (more than ${inputs.staleAfterIntervals} intervals)`
+        ? `wallet ${w.name}: no successful poll for ${minutes(ageMs)} (more than ${inputs.staleAfterIntervals} × ${minutes(inputs.intervalMs)}, its time between polls)`
         : `wallet ${w.name}: polling again`;
     out.push({ key, kind: 'wallet_stale', change, wallet: w.name, text });
   }

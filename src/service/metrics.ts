@@ -15,6 +15,7 @@ import { registerAlertMetrics } from './alert-metrics.js';
 import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js';
 export { LEASE_LOSS_REASONS, type ClusterCounts } from './cluster-metrics.js';
 import { createFleet, type Fleet, type FleetWallet, type WalletView } from './fleet.js';
+import { statusClass } from './status-class.js';
 
 /** How a plan ended, counted once when the daemon finishes it (open and blocked are not endings). */
 export const PLAN_OUTCOMES = ['done', 'rejected', 'failed', 'dry'] as const;
@@ -22,7 +23,6 @@ export type PlanOutcome = (typeof PLAN_OUTCOMES)[number];
 /** The states a step is counted in (anomalies have their own family). */
 export const STEP_OUTCOMES = ['acknowledged', 'rejected', 'failed', 'unknown', 'skipped', 'deferred'] as const;
 export type StepOutcome = (typeof STEP_OUTCOMES)[number];
-type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none';
 const NOTIFICATION_OUTCOMES = ['sent', 'failed', 'expired', 'dropped'] as const;
 export type NotificationOutcome = (typeof NOTIFICATION_OUTCOMES)[number];
 /** `metrics.per_wallet`. */
@@ -38,8 +38,10 @@ interface MetricsSetup {
   /** Rule names, so each rule's plan series exist before its first plan. */
   rules: readonly string[];
   perWallet: PerWalletSetting;
-  /** alerts.stale_after_intervals × the poll interval. */
+  /** alerts.stale_after_intervals × the poll interval: no poll of any wallet for longer is news. */
   staleAfterMs: number;
+  /** alerts.stale_after_intervals × a wallet's time between polls (it follows the fleet held); default staleAfterMs. */
+  walletStaleAfterMs?: () => number;
 }
 
 export interface SigningPauseCounts {
@@ -121,6 +123,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const startedAt = opts.startedAt ?? clock.now();
   const fleet = opts.fleet ?? createFleet();
   let staleAfterMs = 0;
+  let walletStaleAfterMs = (): number => staleAfterMs;
   let perWallet = false;
   let walletNames = new Set<string>();
 
@@ -146,10 +149,10 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
   new Gauge({
     name: `${PREFIX}wallets_stale`,
-    help: 'Wallets without a successful poll for more than autoclaim_stale_after_seconds (a wallet never polled well counts from the start).',
+    help: "Wallets without a successful poll for more than alerts.stale_after_intervals × the wallet's time between polls: the poll interval, or longer when the fleet outgrows the rate budget (a wallet never polled well counts from the start).",
     registers,
     collect() {
-      this.set(fleet.staleCount(clock.now(), staleAfterMs, startedAt));
+      this.set(fleet.staleCount(clock.now(), walletStaleAfterMs(), startedAt));
     },
   });
   new Gauge({
@@ -329,6 +332,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       fleet.configure(setup.wallets);
       walletsGauge.set(setup.wallets.length);
       staleAfterMs = setup.staleAfterMs;
+      walletStaleAfterMs = setup.walletStaleAfterMs ?? ((): number => staleAfterMs);
       staleAfter.set(Math.round(setup.staleAfterMs / 1000));
       for (const rule of setup.rules) {
         plansCreated.inc({ rule }, 0);
@@ -392,9 +396,4 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       cluster.leaseLost(reason);
     },
   };
-}
-
-export function statusClass(status: number | undefined): StatusClass {
-  if (status === undefined || !Number.isInteger(status) || status < 100 || status > 599) return 'none';
-  return `${Math.floor(status / 100)}xx` as StatusClass;
 }

@@ -198,7 +198,7 @@ export class Supervisor {
       }
       const unknown = this.lastUnknown;
       const config = daemon.currentConfig;
-      const intervalMs = daemon.pollIntervalMs();
+      const intervalMs = daemon.walletPollGapMs();
       const staleAfterIntervals = config.alerts.staleAfterIntervals;
       // The fleet view (the state file at start, then every poll): the same last successes as
       // autoclaim_wallets_stale, and no query per wallet per cycle. Only the wallets stale now or
@@ -299,6 +299,7 @@ export class Supervisor {
         rules: config.rules.map((r) => r.name),
         perWallet: config.metrics.perWallet,
         staleAfterMs: config.alerts.staleAfterIntervals * daemon.pollIntervalMs(),
+        walletStaleAfterMs: () => config.alerts.staleAfterIntervals * daemon.walletPollGapMs(),
       });
       this.metrics.fleet.restore(await runtime.store.walletStates());
       this.metrics.unknownStepsOpen((await this.ownUnknownSteps()).length);

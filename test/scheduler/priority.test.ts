@@ -193,4 +193,33 @@ describe('AccrualPlanner', () => {
       { numRuns: 300, seed: 42 },
     );
   });
+
+  it('says the longest a wallet may wait for its turn, and none waits longer, whatever the budget (what staleness is judged by)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.record({ rate: fc.integer({ min: 0, max: 1_000 }), threshold: fc.integer({ min: 1, max: 100_000 }) }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 45 }),
+        (n, specs, budget) => {
+          const ws = specs.map((_, i) => wallet(`w${i}`));
+          const p = new AccrualPlanner({ threshold: (w) => BigInt(specs[Number(w.name.slice(1))]!.threshold), maxIntervals: n });
+          const bound = p.revisitIntervals(ws.length, budget);
+          if (ws.length <= budget) expect(bound).toBe(1);
+          const pending = new Map(ws.map((w) => [w.name, 0]));
+          const last = new Map<string, number>();
+          for (let k = 0; k < 60; k++) {
+            for (const w of p.choose(ws, budget, k * I, I)) {
+              const spec = specs[Number(w.name.slice(1))]!;
+              const now = pending.get(w.name)! + spec.rate * 10;
+              p.observe(w, { pendingLamports: BigInt(now) }, k * I);
+              pending.set(w.name, now >= spec.threshold ? 0 : now);
+              last.set(w.name, k);
+            }
+            for (const w of ws) expect(k - (last.get(w.name) ?? -1), `${w.name} at tick ${k}, bound ${bound}`).toBeLessThanOrEqual(bound);
+          }
+        },
+      ),
+      { numRuns: 300, seed: 43 },
+    );
+  });
 });

@@ -20,6 +20,9 @@ class RecordingPlanner implements PollPlanner {
     return offered.slice(0, budget);
   }
   observe(): void {}
+  revisitIntervals(): number {
+    return 1;
+  }
 }
 
 beforeEach(() => {

@@ -99,7 +99,7 @@ describe('evaluateAlerts', () => {
   it('measures a wallet that never polled from when it was first watched', () => {
     const t = createAlertTracker();
     const r = evaluateAlerts(t, base({ now: 20 * MIN, wallets: [{ name: 'hot', lastOkAt: undefined, since: 10 * MIN }] }));
-    expect(r).toMatchObject([{ kind: 'wallet_stale', change: 'opened', wallet: 'hot', text: 'wallet hot: no successful poll for 10m (more than 3 intervals)' }]);
+    expect(r).toMatchObject([{ kind: 'wallet_stale', change: 'opened', wallet: 'hot', text: 'wallet hot: no successful poll for 10m (more than 3 × 1m, its time between polls)' }]);
   });
 
   it('opens an unknown-step episode past the threshold and closes it when the step is resolved', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMetrics, statusClass, type Metrics } from '../../src/service/metrics.js';
+import { createMetrics, type Metrics } from '../../src/service/metrics.js';
+import { statusClass } from '../../src/service/status-class.js';
 
 /** The sample lines of one metric family, label sets as written. */
 function samples(text: string, name: string): string[] {
@@ -184,6 +185,25 @@ describe('createMetrics', () => {
     expect(await stale()).toEqual(['autoclaim_wallets_stale 2']);
     m.pollOk(hot, { pendingLamports: 1n, lifetimeLamports: 1n }, now);
     expect(await stale()).toEqual(['autoclaim_wallets_stale 1']);
+  });
+
+  it("judges a wallet stale by its own time between polls, and the fleet's last poll by the interval", async () => {
+    let now = T0;
+    // A fleet over the rate budget: each wallet's turn comes every 4 intervals, read at each scrape.
+    let gapMs = 4 * MINUTE;
+    const m = createMetrics({ processMetrics: false, clock: { now: () => now, monotonic: () => now }, startedAt: T0 });
+    setup(m, [treasury, hot], { walletStaleAfterMs: () => 3 * gapMs });
+    m.pollOk(treasury, { pendingLamports: 1n, lifetimeLamports: 1n }, T0);
+    m.pollOk(hot, { pendingLamports: 1n, lifetimeLamports: 1n }, T0);
+    const text = async () => await m.render();
+    now = T0 + 3 * MINUTE + 1;
+    // Waiting its turn is not stale; /readyz's and AutoclaimNoSuccessfulPoll's bound stays 3 intervals.
+    expect(samples(await text(), 'autoclaim_wallets_stale')).toEqual(['autoclaim_wallets_stale 0']);
+    expect(samples(await text(), 'autoclaim_stale_after_seconds')).toEqual(['autoclaim_stale_after_seconds 180']);
+    now = T0 + 12 * MINUTE + 1;
+    expect(samples(await text(), 'autoclaim_wallets_stale')).toEqual(['autoclaim_wallets_stale 2']);
+    gapMs = 5 * MINUTE; // the fleet held grew
+    expect(samples(await text(), 'autoclaim_wallets_stale')).toEqual(['autoclaim_wallets_stale 0']);
   });
 
   it('restores last successes and amounts from the state file, never moving one backwards', async () => {

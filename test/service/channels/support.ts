@@ -42,6 +42,6 @@ export function sendTheNotices(hook: FailureWebhook, opts: { alert?: boolean } =
   hook.onStep({ ...base, state: 'anomaly', step: 4, amountLamports: 9_000_000_000n });
   if (opts.alert === false) return;
   const log = captureLog().logger;
-  reportAlerts([{ key: 'wallet_stale:alpha', kind: 'wallet_stale', change: 'opened', wallet: 'alpha', text: 'wallet alpha: no successful poll for 12m (more than 3 intervals)' }], { logger: log, webhook: hook.alerts });
+  reportAlerts([{ key: 'wallet_stale:alpha', kind: 'wallet_stale', change: 'opened', wallet: 'alpha', text: 'wallet alpha: no successful poll for 12m (more than 3 × 1m, its time between polls)' }], { logger: log, webhook: hook.alerts });
   reportAlerts([{ key: 'wallet_stale:alpha', kind: 'wallet_stale', change: 'closed', wallet: 'alpha', text: 'wallet alpha: polling again' }], { logger: log, webhook: hook.alerts });
 }
