@@ -55,7 +55,7 @@ interface Ranked {
  * time, and wallets not due this interval pad the slots before, so a wallet that crosses its
  * threshold mid-interval is not polled just before it crosses (a wasted poll, then a wait).
  */
-function inSlots<T extends { due: number; i: number }>(picked: readonly T[], now: number, windowEnd: number): T[] {
+export function inSlots<T extends { due: number; i: number }>(picked: readonly T[], now: number, windowEnd: number): T[] {
   const urgent = picked.filter((p) => p.due <= windowEnd).sort((a, b) => a.due - b.due || a.i - b.i);
   const padding = picked.filter((p) => !(p.due <= windowEnd));
   const k = picked.length;

@@ -6,18 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { WalletConfig } from '../../src/domain.js';
 import { AccrualPlanner } from '../../src/scheduler/priority.js';
 import { ReferenceAccrualPlanner } from './reference-planner.js';
-
-/** mulberry32: a small seeded generator, so a failing history is replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng as rng } from '../support/prng.js';
 
 const wallet = (name: string): WalletConfig => ({ name, address: name, key: { env: 'X' }, rules: ['r'] });
 

@@ -3,7 +3,8 @@
 // (priority-differential.test.ts); not used by the daemon.
 import type { Lamports, WalletConfig, WalletSummary } from '../../src/domain.js';
 import { POLL_WINDOW_SHARE, pruneTo, type PollPlanner } from '../../src/scheduler/planner.js';
-import type { AccrualPlanner } from '../../src/scheduler/priority.js';
+// inSlots is the one the planner uses: the ordering within an interval did not change with the heaps.
+import { inSlots, type AccrualPlanner } from '../../src/scheduler/priority.js';
 
 const DEFAULT_MAX_INTERVALS = 5;
 const DEFAULT_SMOOTHING = 0.5;
@@ -18,33 +19,6 @@ interface Ranked {
   due: number;
   /** `due` is a projected crossing (not a cadence), so a poll at it should lead to a claim. */
   projected: boolean;
-}
-
-/**
- * Orders an interval's picks for the scheduler, which polls the k of them at evenly spread times
- * now + j·(window/k). A wallet due within the window takes the first slot at or after its due
- * time, and wallets not due this interval pad the slots before, so a wallet that crosses its
- * threshold mid-interval is not polled just before it crosses (a wasted poll, then a wait).
- */
-function inSlots<T extends { due: number; i: number }>(picked: readonly T[], now: number, windowEnd: number): T[] {
-  const urgent = picked.filter((p) => p.due <= windowEnd).sort((a, b) => a.due - b.due || a.i - b.i);
-  const padding = picked.filter((p) => !(p.due <= windowEnd));
-  const k = picked.length;
-  const out: T[] = [];
-  let u = 0;
-  let r = 0;
-  for (let j = 0; j < k; j++) {
-    const slotAt = now + (j * (windowEnd - now)) / k;
-    const next = urgent[u];
-    if (next !== undefined && (next.due <= slotAt || r >= padding.length)) {
-      out.push(next);
-      u++;
-    } else {
-      const pad = padding[r++];
-      if (pad !== undefined) out.push(pad);
-    }
-  }
-  return out;
 }
 
 interface Track {

@@ -7,17 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAlertTracker, evaluateAlerts, type AlertInputs } from '../../src/service/alerts.js';
 import { createFleet, type FleetWallet, type WalletView } from '../../src/service/fleet.js';
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng as rng } from '../support/prng.js';
 
 const MIN = 60_000;
 
