@@ -5,6 +5,7 @@ import { nextCronTimes } from '../../src/config/cron.js';
 import { systemClock } from '../../src/domain.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { PollInterval, PollScheduler } from '../../src/scheduler/scheduler.js';
+import { prng } from '../support/prng.js';
 
 function scheduler(timezone: string | undefined): PollScheduler {
   return new PollScheduler({
@@ -40,13 +41,7 @@ describe('PollScheduler with schedule.timezone', () => {
 describe('PollInterval', () => {
   it('answers as the gap between the next two poll times, however the clock walks (steps back too) and the schedule changes', () => {
     const seed = Number(process.env.INTERVAL_SEED ?? 26);
-    let a = seed >>> 0;
-    const random = (): number => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(a ^ (a >>> 15), a | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = prng(seed);
     const schedules = [
       { poll: '0 9,17 * * *', timezone: 'Europe/Berlin' },
       { poll: '*/20 * * * * *', timezone: undefined },

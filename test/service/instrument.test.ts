@@ -5,6 +5,7 @@ import { createEvents } from '../../src/events.js';
 import { instrument, operationOf, pathOf } from '../../src/service/instrument.js';
 import { createMetrics } from '../../src/service/metrics.js';
 import { parseExposition, sampleValue } from '../deploy/signals.js';
+import { prng } from '../support/prng.js';
 
 const T0 = 1_800_000_000_000;
 const wallet = { name: 'treasury', address: 'TreasuryAddr' } as WalletConfig;
@@ -98,13 +99,7 @@ describe('pathOf', () => {
   it('gives the path new URL gives, for the URLs it reads itself and those it hands to the parser', () => {
     // Seeded: a failure names its seed (PATH_SEED replays it).
     const seed = Number(process.env.PATH_SEED ?? 26);
-    let a = seed >>> 0;
-    const random = (): number => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(a ^ (a >>> 15), a | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = prng(seed);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
     const pieces = ['/', '/', 'a', 'Z9', '.', '..', '%2e', '%41', '?', '#', '\\', ' ', '\t', '\n', ':', '@', '~', '-', '_', '!', "'", '(', '*', '=', '&', '[', ']', '^', '`', '{', '|', 'é', '\u0001'];
     const heads = ['https://api.example', 'http://127.0.0.1:8080', 'HTTPS://Host', 'http://u:p@h', 'http://[::1]:9', 'http://', 'https:/x', ' http://h', 'ftp://h', 'http://h\t'];
