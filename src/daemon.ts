@@ -131,10 +131,7 @@ export class Daemon {
 
   /** The held wallets as last listed, with the config's list and the leases (joined) they came from. */
   private mine: { wallets: readonly WalletConfig[]; held: string; list: readonly WalletConfig[] } | undefined;
-  /**
-   * The wallets worked now (all, or those held): the same array until the config or the leases change
-   * (the planner keeps its ranking for it); not kept if a lease came or went while mine() read them.
-   */
+  /** The wallets worked now (all, or those held): the same array until the config or the leases change (the planner keeps its ranking for it). */
   private workable(): readonly WalletConfig[] {
     const manager = this.opts.runtime.cluster?.manager;
     if (this.cluster === undefined || manager === undefined) return this.config.wallets;
@@ -142,7 +139,7 @@ export class Daemon {
     const held = manager.held().join(' ');
     if (this.mine?.wallets === wallets && this.mine.held === held) return this.mine.list;
     const list = this.cluster.mine(wallets);
-    this.mine = manager.held().join(' ') === held ? { wallets, held, list } : undefined;
+    this.mine = manager.held().join(' ') === held ? { wallets, held, list } : undefined; // not kept if a lease came or went meanwhile
     return list;
   }
 
@@ -369,12 +366,7 @@ export class Daemon {
   }
   private readonly interval = new PollInterval();
 
-  /**
-   * The longest a wallet may go unpolled by plan: the poll interval, or the planner's bound when
-   * the fleet outgrows an interval's rate budget. Staleness (the wallet_stale alert, the metrics)
-   * counts alerts.stale_after_intervals of these: at 10,000 wallets and 2,500 requests a minute each
-   * wallet's turn comes every 4 minutes, and 3 one-minute intervals reported every wallet each round.
-   */
+  /** A wallet's time between polls by plan, which its staleness counts in (PollPlanner.revisitIntervals). */
   walletPollGapMs(): number {
     const intervalMs = this.pollIntervalMs();
     return intervalMs * this.planner.revisitIntervals(this.workable().length, pollBudget(this.config.api.rateLimit, intervalMs));
