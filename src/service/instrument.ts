@@ -57,25 +57,9 @@ function isStepOutcome(state: string): state is StepOutcome {
   return (STEP_OUTCOMES as readonly string[]).includes(state);
 }
 
-/**
- * An absolute http(s) URL whose path the URL parser keeps as written: a host, then segments of
- * characters it neither escapes nor decodes, ended by the query, the fragment or the end. Anything
- * else (percent escapes, spaces, backslashes, dot segments) goes through the parser.
- */
-const PLAIN_URL = /^https?:\/\/[^/?#\\\s]+((?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]*)*)(?:[?#]|$)/i;
-const DOT_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
-
-/** `new URL(url).pathname`, without building a URL for the URLs the client sends (one per request). */
-export function pathOf(url: string): string {
-  const m = PLAIN_URL.exec(url);
-  const path = m?.[1];
-  if (path !== undefined && !DOT_SEGMENT.test(path)) return path === '' ? '/' : path;
-  return new URL(url).pathname;
-}
-
 /** A low-cardinality label for a request: never the wallet address or query string. */
 export function operationOf(method: string, url: string, endpoints: Record<SignedOp, EndpointConfig>): string {
-  const path = pathOf(url);
+  const path = new URL(url).pathname;
   if (method === 'GET') {
     if (path.includes('/rewards/wallet/')) return 'summary';
     if (path.endsWith('/rewards/leaderboard')) return 'leaderboard';
