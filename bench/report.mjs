@@ -57,6 +57,12 @@ export function renderReport(r) {
   return `${out.join('\n')}\n`;
 }
 
+/** The CPU cell: the whole window's, and the settled figure that the goal is judged on when there is one. */
+function cpuCell(x, g) {
+  if (x.settledCpuPct === undefined) return `**${fmt(x.cpuPct)}%** ${yes(x.cpuPct <= g.cpuPct)}`;
+  return `${fmt(x.cpuPct)}% · settled after ${x.settleSeconds} s **${fmt(x.settledCpuPct)}%** ${yes(x.settledCpuPct <= g.cpuPct)}`;
+}
+
 function scaleSection(p, runs, help, load) {
   const g = GOALS;
   p('## `run` at real scale (issue 26)');
@@ -68,12 +74,12 @@ function scaleSection(p, runs, help, load) {
   p('- **429s**: answered by the sandbox\'s limiter (the client went over);');
   p('- **first poll**: seconds from spawning the process to the first request reaching the sandbox (start-up CPU beside it: what it costs on a machine that is not busy);');
   p('- **peak RSS**: `VmHWM` of the process just before SIGTERM;');
-  p('- **CPU**: the daemon\'s CPU time from its first poll to the end ÷ that wall time, as % of one core, and per request.');
+  p('- **CPU**: the daemon\'s CPU time from its first poll to the end ÷ that wall time, as % of one core, and per request; **settled**: the same over the window\'s end, from the time shown on (V8 compiles the poll path over the first minutes; a daemon that runs for months pays the settled figure, which the goal is judged on).');
   p();
   p(`| wallets | poll | window | requests | budget used (≥ ${pct(g.budgetUsed)}) | 429s (${g.limiter429}) | first poll (≤ ${g.firstPollSec} s) · start-up CPU | peak RSS (≤ ${g.peakRssMb} MB) | CPU (≤ ${g.cpuPct}% of a core) | CPU a request | kernel share |`);
   p('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const x of runs) {
-    p(`| ${n(x.wallets)} | \`${x.poll}\` | ${x.seconds.toFixed(0)} s | ${n(x.requests)} | **${pct(x.budgetUsed)}** ${yes(x.budgetUsed >= g.budgetUsed)} | **${x.limiter429}** ${yes(x.limiter429 === 0)} | **${sec(x.firstPollSec)}** ${yes(x.firstPollSec <= g.firstPollSec)} · ${sec(x.startupCpuSec)} | **${x.peakRssMb.toFixed(0)} MB** ${yes(x.peakRssMb <= g.peakRssMb)} | **${fmt(x.cpuPct)}%** ${yes(x.cpuPct <= g.cpuPct)} | ${fmt(x.cpuMsPerPoll, 3)} ms | ${x.cpuSystemShare === undefined ? '' : pct(x.cpuSystemShare)} |`);
+    p(`| ${n(x.wallets)} | \`${x.poll}\` | ${x.seconds.toFixed(0)} s | ${n(x.requests)} | **${pct(x.budgetUsed)}** ${yes(x.budgetUsed >= g.budgetUsed)} | **${x.limiter429}** ${yes(x.limiter429 === 0)} | **${sec(x.firstPollSec)}** ${yes(x.firstPollSec <= g.firstPollSec)} · ${sec(x.startupCpuSec)} | **${x.peakRssMb.toFixed(0)} MB** ${yes(x.peakRssMb <= g.peakRssMb)} | ${cpuCell(x, g)} | ${fmt(x.cpuMsPerPoll, 3)} ms${x.settledCpuMsPerPoll === undefined ? '' : ` · settled ${fmt(x.settledCpuMsPerPoll, 3)} ms`} | ${x.cpuSystemShare === undefined ? '' : pct(x.cpuSystemShare)} |`);
   }
   if (help) p(`| \`autoclaim --help\` | | | | | | | **${help.peakRssMb.toFixed(0)} MB** (≤ ${g.helpRssMb}; runs ${help.peakRssRunsMb.map((x) => x.toFixed(0)).join(', ')}) ${yes(help.peakRssMb <= g.helpRssMb)} | | | |`);
   p();
@@ -83,7 +89,8 @@ function scaleSection(p, runs, help, load) {
   if (runs.length > 1) {
     const a = runs[0];
     const b = runs.at(-1);
-    p(`Cost per wallet and per poll as the fleet grows ${n(a.wallets)} → ${n(b.wallets)} wallets: CPU a request ${fmt(a.cpuMsPerPoll, 3)} → ${fmt(b.cpuMsPerPoll, 3)} ms; start-up CPU a wallet ${fmt((1000 * a.startupCpuSec) / a.wallets, 3)} → ${fmt((1000 * b.startupCpuSec) / b.wallets, 3)} ms; peak RSS a wallet above the smallest run ${b.wallets > a.wallets ? `${fmt(((b.peakRssMb - a.peakRssMb) * 1024) / (b.wallets - a.wallets), 2)} KiB` : 'n/a'}.`);
+    const perPoll = (x) => x.settledCpuMsPerPoll ?? x.cpuMsPerPoll;
+    p(`Cost per wallet and per poll as the fleet grows ${n(a.wallets)} → ${n(b.wallets)} wallets: CPU a request${a.settledCpuMsPerPoll === undefined ? '' : ' (settled)'} ${fmt(perPoll(a), 3)} → ${fmt(perPoll(b), 3)} ms; start-up CPU a wallet ${fmt((1000 * a.startupCpuSec) / a.wallets, 3)} → ${fmt((1000 * b.startupCpuSec) / b.wallets, 3)} ms; peak RSS a wallet above the smallest run ${b.wallets > a.wallets ? `${fmt(((b.peakRssMb - a.peakRssMb) * 1024) / (b.wallets - a.wallets), 2)} KiB` : 'n/a'}.`);
     p();
   }
 }

@@ -8,6 +8,10 @@
 //   CPU           CPU time the daemon process used (utime + stime from /proc/PID/stat) from its
 //                 first poll to the end, ÷ that wall time: % of one core. CPU time, not wall time,
 //                 so other load on a shared machine disturbs it less (it still does: caches, turbo).
+//   settled CPU   the same from `settleSeconds` after the first poll to the end: what the months
+//                 after the first minutes cost. V8 compiles the poll path while it warms up, ~40
+//                 polls a second: 10-minute runs at 10,000 wallets measured ~6% in the first two
+//                 minutes and ~4% after three (bench/RESULTS.md).
 // Fleets larger than a minute's budget are polled every minute (the planner picks who); 1,000
 // wallets are polled every 20 s, so that they too are bound by the budget and a poll costs the same.
 import { spawn } from 'node:child_process';
@@ -33,10 +37,11 @@ const procCpuSec = (pid) => {
 const procHwmMb = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 /**
- * One `run` of `wallets` wallets for `seconds` (counted from its first poll). nodeArgs/env: how the
- * daemon is started (e.g. the unit's flags); cpuProf: a directory for `node --cpu-prof`.
+ * One `run` of `wallets` wallets for `seconds` (counted from its first poll), its settled CPU from
+ * `settleSeconds` on. nodeArgs/env: how the daemon is started (e.g. the unit's flags); cpuProf: a
+ * directory for `node --cpu-prof`.
  */
-export async function benchScale({ wallets: n, fixture, seconds, perMinute = 2500, burst = 100, nodeArgs = [], env = {}, cpuProf, label = '' }) {
+export async function benchScale({ wallets: n, fixture, seconds, settleSeconds = 0, perMinute = 2500, burst = 100, nodeArgs = [], env = {}, cpuProf, label = '' }) {
   const fleet = (await walletFixtures(fixture)).slice(0, n);
   const sandbox = await forkSandbox({
     apiKey: API_KEY,
@@ -73,9 +78,14 @@ export async function benchScale({ wallets: n, fixture, seconds, perMinute = 250
     if (first === undefined) throw new Error(`scale ${n}: no poll reached the sandbox (exit ${exited ? await closed : 'none'}): ${stderr.slice(0, 2000)}`);
     const atFirst = procCpuSec(child.pid);
     const measuredFrom = Date.now();
-    await sleep(seconds * 1000);
+    const settle = Math.min(settleSeconds, seconds);
+    await sleep(settle * 1000);
+    const atSettled = procCpuSec(child.pid);
+    const settledFrom = Date.now();
+    await sleep((seconds - settle) * 1000);
     const atEnd = procCpuSec(child.pid);
     const wallSec = (Date.now() - measuredFrom) / 1000;
+    const settledWallSec = (Date.now() - settledFrom) / 1000;
     const peakRssMb = procHwmMb(child.pid);
     const { times } = await sandbox.arrivals({ on: false, take: true });
     const stats = await sandbox.stats();
@@ -85,7 +95,9 @@ export async function benchScale({ wallets: n, fixture, seconds, perMinute = 250
     const span = (times.at(-1) - times[0]) / 1000;
     const capacity = burst + (perMinute * span) / 60;
     const cpuAtFirst = atFirst.user + atFirst.system;
-    const steadyCpu = atEnd.user + atEnd.system - cpuAtFirst;
+    const windowCpu = atEnd.user + atEnd.system - cpuAtFirst;
+    const settledCpu = atEnd.user + atEnd.system - (atSettled.user + atSettled.system);
+    const settledRequests = times.filter((t) => t >= settledFrom).length;
     const result = {
       wallets: n,
       poll,
@@ -101,13 +113,14 @@ export async function benchScale({ wallets: n, fixture, seconds, perMinute = 250
       firstPollSec: (first - spawnedAt) / 1000,
       peakRssMb,
       startupCpuSec: cpuAtFirst,
-      cpuSec: steadyCpu,
-      cpuPct: (100 * steadyCpu) / wallSec,
-      cpuSystemShare: (atEnd.system - atFirst.system) / steadyCpu,
-      cpuMsPerPoll: (1000 * steadyCpu) / times.length,
+      cpuSec: windowCpu,
+      cpuPct: (100 * windowCpu) / wallSec,
+      cpuSystemShare: (atEnd.system - atFirst.system) / windowCpu,
+      cpuMsPerPoll: (1000 * windowCpu) / times.length,
+      ...(settle > 0 ? { settleSeconds: settle, settledCpuPct: (100 * settledCpu) / settledWallSec, settledCpuMsPerPoll: (1000 * settledCpu) / settledRequests } : {}),
       exitCode: code,
     };
-    log(`scale ${n}${label}: ${result.requests} requests, budget ${(result.budgetUsed * 100).toFixed(1)}%, ${result.limiter429} 429s, first poll ${result.firstPollSec.toFixed(1)} s, RSS ${peakRssMb.toFixed(0)} MB, CPU ${result.cpuPct.toFixed(2)}% (${result.cpuMsPerPoll.toFixed(3)} ms a poll)`);
+    log(`scale ${n}${label}: ${result.requests} requests, budget ${(result.budgetUsed * 100).toFixed(1)}%, ${result.limiter429} 429s, first poll ${result.firstPollSec.toFixed(1)} s, RSS ${peakRssMb.toFixed(0)} MB, CPU ${result.cpuPct.toFixed(2)}% (${result.cpuMsPerPoll.toFixed(3)} ms a poll)${settle > 0 ? `, settled after ${settle} s ${result.settledCpuPct.toFixed(2)}% (${result.settledCpuMsPerPoll.toFixed(3)} ms a poll)` : ''}`);
     return result;
   } finally {
     await sandbox.close();
