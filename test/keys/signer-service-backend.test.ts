@@ -1,6 +1,7 @@
 // The daemon's `signer` backend against the real signer service on a unix socket, and against
 // fake services that lie (another key, another message, silence): refused, never trusted.
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -129,28 +130,25 @@ describe('SignerServiceBackend against a lying or silent service', () => {
     setup.cleanup();
   });
 
-  /** A service that answers public_keys truthfully and every sign request with `reply`. */
-  async function fakeService(address: string, reply: (req: Record<string, unknown>) => string | undefined): Promise<void> {
+  /** A fake service on the socket: every request line a client sends goes to `answer`, with its connection. */
+  async function listenLines(answer: (req: Record<string, unknown>, s: Socket) => void, onConnection: (s: Socket) => void = () => {}): Promise<void> {
     fake = createServer((s) => {
-      s.setEncoding('utf8');
-      let buf = '';
-      s.on('data', (chunk: string) => {
-        buf += chunk;
-        let nl = buf.indexOf('\n');
-        while (nl >= 0) {
-          const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
-          buf = buf.slice(nl + 1);
-          if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: [{ key: 'treasury', address }] })}\n`);
-          else {
-            const out = reply(req);
-            if (out !== undefined) s.write(`${out}\n`);
-          }
-          nl = buf.indexOf('\n');
-        }
-      });
+      onConnection(s);
       s.on('error', () => {});
+      createInterface({ input: s }).on('line', (line) => answer(JSON.parse(line) as Record<string, unknown>, s));
     });
     await new Promise<void>((r) => fake.listen(setup.socket, () => r()));
+  }
+
+  /** A service that answers public_keys truthfully and every sign request with `reply`. */
+  async function fakeService(address: string, reply: (req: Record<string, unknown>) => string | undefined): Promise<void> {
+    await listenLines((req, s) => {
+      if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: [{ key: 'treasury', address }] })}\n`);
+      else {
+        const out = reply(req);
+        if (out !== undefined) s.write(`${out}\n`);
+      }
+    });
   }
 
   it('refuses a signature made with another key, and one over other bytes', async () => {
@@ -181,33 +179,24 @@ describe('SignerServiceBackend against a lying or silent service', () => {
   async function countingService(wallets: TestWallet[]) {
     const signers = new Map(wallets.map((w) => [w.address, signerFromSeed(w.secretKey64.subarray(0, 32))]));
     const state = { opened: 0, open: 0, hold: false, held: [] as Array<() => void> };
-    fake = createServer((s) => {
-      state.opened++;
-      state.open++;
-      s.on('close', () => state.open--);
-      s.setEncoding('utf8');
-      let buf = '';
-      s.on('data', (chunk: string) => {
-        buf += chunk;
-        let nl = buf.indexOf('\n');
-        while (nl >= 0) {
-          const req = JSON.parse(buf.slice(0, nl)) as Record<string, unknown>;
-          buf = buf.slice(nl + 1);
-          if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: wallets.map((w) => ({ key: w.name, address: w.address })) })}\n`);
-          else {
-            const message = `${String(req.wallet)}|${String(req.ts)}`;
-            const answer = `${JSON.stringify({ id: req.id, message, signature: bs58.encode(signers.get(String(req.wallet))!.sign(new TextEncoder().encode(message))) })}\n`;
-            if (state.hold) {
-              state.hold = false;
-              state.held.push(() => s.write(answer));
-            } else s.write(answer);
-          }
-          nl = buf.indexOf('\n');
+    await listenLines(
+      (req, s) => {
+        if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: wallets.map((w) => ({ key: w.name, address: w.address })) })}\n`);
+        else {
+          const message = `${String(req.wallet)}|${String(req.ts)}`;
+          const answer = `${JSON.stringify({ id: req.id, message, signature: bs58.encode(signers.get(String(req.wallet))!.sign(new TextEncoder().encode(message))) })}\n`;
+          if (state.hold) {
+            state.hold = false;
+            state.held.push(() => s.write(answer));
+          } else s.write(answer);
         }
-      });
-      s.on('error', () => {});
-    });
-    await new Promise<void>((r) => fake.listen(setup.socket, () => r()));
+      },
+      (s) => {
+        state.opened++;
+        state.open++;
+        s.on('close', () => state.open--);
+      },
+    );
     return state;
   }
 
