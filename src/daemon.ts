@@ -104,6 +104,7 @@ export class Daemon {
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
       epochsExempt: () => epochsExempt(runtime.sandbox === undefined ? this.config : { ...this.config, api: { baseUrl: 'sandbox' } }, opts.env),
+      ruleIdsSettled: () => this.ruleIdsSettled,
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight() });

@@ -340,6 +340,10 @@ export class PlanExecutor {
     log: Logger,
     send: (prepared: PreparedRequest) => Promise<StepResult>,
   ): Promise<StepResult> {
+    // The gate again, right before the signature: the step's fresh summary may have waited in the
+    // rate limiter (a 429's pause: minutes) since runStep asked, and a pause that came meanwhile
+    // (the kill switch, the clock bound, a refusal) holds it too. Still planned: nothing spent.
+    if (this.pausedFor(plan.address) !== undefined) return 'paused';
     return signAndSend(this.deps, this.sending, { plan, step, signer, unsigned, request, log }, send);
   }
 

@@ -85,6 +85,30 @@ describe('the kill switch', () => {
     expect(a.log.events('plan.dry')[0]).toMatchObject({ held: 'rule disabled (enabled: false)' });
   });
 
+  it('autoclaim pause while a planned claim waits for its fresh summary: nothing is signed, and the claim goes once lifted', async () => {
+    // The gate was asked before the step's fresh read only: under a busy rate limiter (or a 429's
+    // pause) that read can wait minutes, and a pause that came meanwhile did not stop the signature.
+    const { app: a } = await open((y) => y);
+    const { client } = a.runtime;
+    const read = client.walletSummary.bind(client);
+    let reads = 0;
+    client.walletSummary = async (address) => {
+      const summary = await read(address);
+      // The turn's poll is the first read; the second is the claim's own, right before signing.
+      if (++reads === 2) a.daemon.setOperatorPause({ paused: true, user: 'ops', host: 'bastion', at: Date.now(), reason: 'incident 43' });
+      return summary;
+    };
+    const report = await a.daemon.once();
+    expect(a.runtime.sandbox!.ledger()).toEqual([]);
+    expect(report.pending).toBe(1);
+    const [plan] = await a.runtime.store.listPlans({});
+    expect(plan?.steps.map((s) => s.state)).toEqual(['planned']);
+
+    a.daemon.setOperatorPause(undefined);
+    await a.daemon.once();
+    expect(a.runtime.sandbox!.ledger().map((e) => e.op)).toEqual(['claim']);
+  });
+
   it('autoclaim pause, recorded before a start, holds from the first turn; a resume record read at SIGUSR2 lifts it', async () => {
     const { configPath, wallets, app: a } = await open((y) => y);
     const paths = controlPaths(a.daemon.currentConfig.state.path);

@@ -64,6 +64,55 @@ describe('renaming a rule keeps its limits (finding 6)', () => {
     expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'top-up', reason: 'once_per_epoch' });
   });
 
+  it('a turn already under way at SIGHUP decides with the carried id, however late the journal answers', async () => {
+    // The reload puts the new rules in force at once and carries the old id after asking the
+    // journal (a round trip on PostgreSQL). A turn polling meanwhile waited for the carry only when
+    // it started, so it decided with the new id: no history, a second deposit. (The turn holds the
+    // wallet as it was, whose rule list names the rules of then: the rule keeps its name here and
+    // is given an id of its own, which the carry takes back.)
+    writeFileSync(configPath, yaml(wallet, topup('topup')));
+    const a = await start();
+    await a.daemon.once();
+    expect(deposits(a)).toHaveLength(1);
+
+    const { client, store } = a.runtime;
+    const poll = client.walletSummary.bind(client);
+    let inPoll!: () => void;
+    const polling = new Promise<void>((resolve) => (inPoll = resolve));
+    let back!: () => void;
+    const pollBack = new Promise<void>((resolve) => (back = resolve));
+    client.walletSummary = async (address) => {
+      inPoll();
+      await pollBack;
+      return poll(address);
+    };
+    const latest = store.latestRulePlans.bind(store);
+    let answer!: () => void;
+    const journal = new Promise<void>((resolve) => (answer = resolve));
+    Object.assign(store, {
+      latestRulePlans: async () => {
+        await journal;
+        return latest();
+      },
+    });
+
+    const turn = a.daemon.runWallet('alpha');
+    await polling;
+    writeFileSync(configPath, yaml(wallet, topup('topup', 'topup-v2')));
+    expect(a.daemon.reload()).toBe(true);
+    client.walletSummary = poll;
+    back();
+    // The turn goes as far as it goes before the journal answers (to its end, without the wait).
+    await Promise.race([turn, new Promise((resolve) => setTimeout(resolve, 300))]);
+    answer();
+    await turn;
+
+    expect(deposits(a)).toHaveLength(1);
+    expect((await plans(a)).map((p) => p.rule)).toEqual(['topup']);
+    expect(a.log.events('rule.renamed')).toMatchObject([{ rule: 'topup', id: 'topup' }]);
+    expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'once_per_epoch' });
+  });
+
   it('restart: the renamed rule finds its history again in the state file', async () => {
     writeFileSync(configPath, yaml(wallet, topup('topup')));
     let a = await start();
