@@ -98,6 +98,10 @@ export class OutcomeRecorder {
    */
   private holdBack(plan: PlanWithSteps, prepared: PreparedRequest): string | undefined {
     if (this.deps.stillHolds?.(plan.address) === false) return "this daemon lost the wallet's lease while the request waited to go out";
+    // The kill switch or the clock bound, engaged while the signed request waited for its turn:
+    // it holds what has not gone out yet too (back to planned, nothing spent).
+    const gate = this.deps.signingGate?.(plan.address);
+    if (gate !== undefined) return `signing was paused while the request waited to go out: ${gate.reason}`;
     const windowMs = this.deps.config().api?.tsWindowMs;
     if (windowMs === undefined) return undefined;
     const ageMs = this.deps.clock.now() - prepared.ts * 1000;

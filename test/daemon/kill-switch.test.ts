@@ -109,6 +109,28 @@ describe('the kill switch', () => {
     expect(a.runtime.sandbox!.ledger().map((e) => e.op)).toEqual(['claim']);
   });
 
+  it('autoclaim pause while a signed claim waits for its turn to go out: it is held back unsent, and goes once lifted', async () => {
+    const { app: a } = await open((y) => y);
+    const { client } = a.runtime;
+    const send = client.send.bind(client);
+    let paused = false;
+    client.send = async (prepared, gate) => {
+      // Signed and `sending`, before the rate limiter lets it go (where the gate is asked).
+      if (!paused) a.daemon.setOperatorPause({ paused: true, user: 'ops', host: 'bastion', at: Date.now(), reason: 'incident 44' });
+      paused = true;
+      return send(prepared, gate);
+    };
+    const report = await a.daemon.once();
+    expect(a.runtime.sandbox!.ledger()).toEqual([]);
+    expect(report.pending).toBe(1);
+    const [plan] = await a.runtime.store.listPlans({});
+    expect(plan?.steps.map((s) => s.state)).toEqual(['planned']);
+
+    a.daemon.setOperatorPause(undefined);
+    await a.daemon.once();
+    expect(a.runtime.sandbox!.ledger().map((e) => e.op)).toEqual(['claim']);
+  });
+
   it('autoclaim pause, recorded before a start, holds from the first turn; a resume record read at SIGUSR2 lifts it', async () => {
     const { configPath, wallets, app: a } = await open((y) => y);
     const paths = controlPaths(a.daemon.currentConfig.state.path);
