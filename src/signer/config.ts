@@ -173,7 +173,9 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
     // A signer service behind a signer service would answer to another policy than this file's.
     if ('signer' in k.key) issues.error([...at, 'key', 'signer'], 'the signer service holds keys itself: give the key (file, env, credential) or its backend (pkcs11, vault, aws_kms), not another signer service');
     const key: KeySourceConfig = keySource(k.key, dir);
-    return { name: k.name, address: k.address, key, policy: resolvePolicy(k.policy, [...at, 'policy'], issues) };
+    const policy = resolvePolicy(k.policy, [...at, 'policy'], issues);
+    sameMessageOps(policy, templates, [...at, 'policy', 'ops'], issues);
+    return { name: k.name, address: k.address, key, policy };
   });
   const { path, url, password_file: passwordFile } = raw.state;
   if ((path === undefined) === (url === undefined)) issues.error(['state'], 'give exactly one of path (a SQLite journal on this machine) or url (a PostgreSQL journal a cluster of signers shares)');
@@ -206,6 +208,26 @@ function checkTemplate(op: SignedOp, template: string, given: boolean, issues: I
   if (given && !vars.includes('wallet')) issues.error(path, 'must sign {wallet}');
   if (given && !vars.includes('ts')) issues.error(path, 'must sign {ts}');
   if (given && op !== 'claim' && (!vars.includes('amount') || !vars.includes('symbol'))) issues.error(path, 'must sign {symbol} and {amount}');
+}
+
+/**
+ * An op the policy leaves out whose template renders the same text as one it allows (the defaults
+ * of deposit, mint, withdraw and burn are one template) gets the same signature: a server that
+ * checks that text for both takes a deposit's signature as a burn's. The signer cannot refuse what
+ * it already signed under another name, so the policy is read as allowing it (a warning, not an
+ * error: the server's messages are not the operator's to change).
+ */
+function sameMessageOps(policy: SignerPolicy, templates: Readonly<Record<SignedOp, string>>, path: Path, issues: IssueList): void {
+  const text = (op: SignedOp): string => templates[op].replaceAll('{op}', op);
+  const groups = new Map<string, SignedOp[]>();
+  for (const op of SIGNED_OPS) groups.set(text(op), [...(groups.get(text(op)) ?? []), op]);
+  for (const ops of groups.values()) {
+    const allowed = ops.filter((op) => policy.ops.has(op));
+    const also = ops.filter((op) => !policy.ops.has(op));
+    if (allowed.length === 0 || also.length === 0) continue;
+    const them = also.length === 1 ? 'it' : 'them';
+    issues.warn(path, `${also.join(', ')} ${also.length === 1 ? 'has' : 'have'} the message template of ${allowed.join(', ')} (${JSON.stringify(templates[allowed[0]!])}): a ${allowed[0]} signature is also one for ${also.join(', ')} wherever the server checks that message, so this policy cannot refuse ${them}; allow ${them} explicitly, or give templates that differ if the server signs the op (e.g. {op})`);
+  }
 }
 
 function resolvePolicy(raw: z.output<typeof Policy>, at: Path, issues: IssueList): SignerPolicy {

@@ -83,13 +83,25 @@ export function parseRequest(line: string): ParseResult {
   } else {
     if (typeof o.symbol !== 'string' || !SYMBOL.test(o.symbol)) return bad(`${op} needs a symbol (1 to 32 letters, digits, ".", "_" or "-")`);
     // The canonical text only (SPEC §1): the bytes signed are exactly the amount checked.
-    if (typeof o.amount !== 'string' || !isCanonicalSol(o.amount) || parseCanonicalSol(o.amount) <= 0n) {
+    if (typeof o.amount !== 'string' || !isCanonicalSol(o.amount) || !isPositiveLamports(o.amount)) {
       return bad(`${op} needs a positive amount as canonical decimal SOL text, e.g. "0.5"`);
     }
     action.symbol = o.symbol;
     action.amount = o.amount;
   }
   return { ok: true, request: { kind: 'sign', id, key: o.key, action } };
+}
+
+/**
+ * Canonical text of more than u64 lamports is no amount: parseCanonicalSol throws for it, and a
+ * throw here would fail the whole batch (every client's line in it unanswered) instead of this line.
+ */
+function isPositiveLamports(text: string): boolean {
+  try {
+    return parseCanonicalSol(text) > 0n;
+  } catch {
+    return false;
+  }
 }
 
 /** The request line the daemon writes for an action. */

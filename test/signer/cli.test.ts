@@ -13,11 +13,29 @@ describe('autoclaim signer --check', () => {
   it('validates a policy and its keys, and prints what each key may sign', async () => {
     setup = signerSetup();
     const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
-    expect(r.stderr).toBe('');
+    // Only the warning that deposit's message is mint's, withdraw's and burn's (the next test).
+    expect(r.stderr.split('\n').filter((l) => l !== '' && !/^warning: .*keys\[0\]\.policy\.ops: mint, withdraw, burn have the message template of deposit/.test(l))).toEqual([]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`treasury  ${setup.wallets[0]!.address}`);
     expect(r.stdout).toContain('ops claim, deposit; symbols SOL2X; at most 10 SOL an action, 25 SOL a day; one claim per epoch');
     expect(r.stdout).toMatch(/valid \(1 key\(s\)/);
+  });
+
+  it('warns that a policy cannot refuse an op whose message template is an allowed op’s; not once they differ or all are allowed', async () => {
+    setup = signerSetup();
+    const check = () => runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    // The default templates of deposit, mint, withdraw and burn are one: a deposit signature is a burn's.
+    const r = await check();
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^warning: .*signer\.yaml:\d+:\d+ keys\[0\]\.policy\.ops: mint, withdraw, burn have the message template of deposit \("\{wallet\}\|\{symbol\}\|\{amount\}\|\{ts\}"\): a deposit signature is also one for mint, withdraw, burn/m);
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { ops: '[claim, deposit, mint, withdraw, burn]' } }));
+    expect((await check()).stderr).toBe('');
+    // A deposit template of its own (the server signs the op): the others share one no allowed op has.
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, extra: 'templates:\n  deposit: "{op}|{wallet}|{symbol}|{amount}|{ts}"\n' }));
+    expect((await check()).stderr).toBe('');
+    // {op} in a shared template is each op's own text.
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, extra: `templates:\n${['deposit', 'mint', 'withdraw', 'burn'].map((op) => `  ${op}: "{wallet}|{op}|{symbol}|{amount}|{ts}"\n`).join('')}` }));
+    expect((await check()).stderr).toBe('');
   });
 
   it('refuses a broken policy with every problem at file:line:col, exit 78', async () => {
@@ -64,7 +82,7 @@ describe('autoclaim signer --check', () => {
       const key = `{ vault: { address: "${t.url}", key: treasury, token_env: VAULT_TOKEN } }`;
       writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: [{ ...setup.wallets[0]!, address: mine.address }], key: () => key }));
       const ok = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir, env: { VAULT_TOKEN: TOKEN } });
-      expect(ok.stderr).toBe('');
+      expect(ok.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('warning: '))).toEqual([]);
       expect(ok.code).toBe(0);
       expect(ok.stdout).toContain(`treasury  ${mine.address}  (vault ${t.url} transit/treasury)`);
       // The same key configured for another address: its public key does not derive it.

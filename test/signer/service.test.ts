@@ -97,6 +97,18 @@ describe('the signer service over its socket', () => {
     expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit', 'deposit']);
   });
 
+  it('answers the other lines of a batch when one holds an amount beyond u64 lamports', async () => {
+    // Canonical text, but no amount: parsing it threw, and the whole batch went unanswered.
+    const t = nowTs();
+    client.socket.write(`${JSON.stringify(deposit('1', { id: 'ok', ts: t }))}\n${JSON.stringify(deposit('100000000000', { id: 'huge', ts: t }))}\n`);
+    const answers = [await client.next(), await client.next()].map((l) => JSON.parse(l ?? '{}') as Record<string, unknown>);
+    expect(answers.map((a) => [a.id, codeOf(a)])).toEqual([
+      ['ok', undefined],
+      ['huge', 'BAD_REQUEST'],
+    ]);
+    expect(journal.all()).toHaveLength(1);
+  });
+
   it('journals what several clients sent at once in one commit, answering each its own', async () => {
     const batches: string[][] = [];
     const batched = await listenSigner(
@@ -170,6 +182,8 @@ describe('the signer service over its socket', () => {
       ['a JSON array', () => '[1,2,3]', 'BAD_REQUEST'],
       ['an amount that is not canonical', () => deposit('0.50'), 'BAD_REQUEST'],
       ['an amount as a number', () => deposit('1', { amount: 1 }), 'BAD_REQUEST'],
+      // Canonical text, but more lamports than u64 holds: once an exception that failed the whole batch.
+      ['an amount beyond u64 lamports', () => deposit('100000000000'), 'BAD_REQUEST'],
       ['a claim with an amount', () => claim({ amount: '1' }), 'BAD_REQUEST'],
       ['a claim without an epoch', () => claim({ epoch: undefined }), 'BAD_REQUEST'],
       ['a float ts', () => claim({ ts: nowTs() + 0.5 }), 'BAD_REQUEST'],

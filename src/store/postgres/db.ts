@@ -114,6 +114,11 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
       // Startup parameters outrank postgresql.conf, ALTER DATABASE and ALTER ROLE: a commit is
       // flushed to disk (and to a synchronous standby, if one is configured) before it answers.
       '-c synchronous_commit=on',
+      // READ COMMITTED whatever default_transaction_isolation says: a transaction that takes an
+      // advisory lock and then reads (the signer journal's caps, the migrations) must see what the
+      // holder it waited for committed; under REPEATABLE READ its one snapshot is taken by the
+      // statement that waits for the lock, before that commit (the backslash keeps the space).
+      '-c default_transaction_isolation=read\\ committed',
       opts.readonly === true ? '-c default_transaction_read_only=on' : undefined,
     ]
       .filter((o) => o !== undefined && o !== '')
