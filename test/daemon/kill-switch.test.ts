@@ -85,6 +85,19 @@ describe('the kill switch', () => {
     expect(a.log.events('plan.dry')[0]).toMatchObject({ held: 'rule disabled (enabled: false)' });
   });
 
+  /** A turn under a pause that came mid-step: nothing in the ledger, the claim still planned; lifted, it goes once. */
+  async function heldThenSentOnceLifted(a: InProcess): Promise<void> {
+    const report = await a.daemon.once();
+    expect(a.runtime.sandbox!.ledger()).toEqual([]);
+    expect(report.pending).toBe(1);
+    const [plan] = await a.runtime.store.listPlans({});
+    expect(plan?.steps.map((s) => s.state)).toEqual(['planned']);
+
+    a.daemon.setOperatorPause(undefined);
+    await a.daemon.once();
+    expect(a.runtime.sandbox!.ledger().map((e) => e.op)).toEqual(['claim']);
+  }
+
   it('autoclaim pause while a planned claim waits for its fresh summary: nothing is signed, and the claim goes once lifted', async () => {
     // The gate was asked before the step's fresh read only: under a busy rate limiter (or a 429's
     // pause) that read can wait minutes, and a pause that came meanwhile did not stop the signature.
@@ -98,15 +111,7 @@ describe('the kill switch', () => {
       if (++reads === 2) a.daemon.setOperatorPause({ paused: true, user: 'ops', host: 'bastion', at: Date.now(), reason: 'incident 43' });
       return summary;
     };
-    const report = await a.daemon.once();
-    expect(a.runtime.sandbox!.ledger()).toEqual([]);
-    expect(report.pending).toBe(1);
-    const [plan] = await a.runtime.store.listPlans({});
-    expect(plan?.steps.map((s) => s.state)).toEqual(['planned']);
-
-    a.daemon.setOperatorPause(undefined);
-    await a.daemon.once();
-    expect(a.runtime.sandbox!.ledger().map((e) => e.op)).toEqual(['claim']);
+    await heldThenSentOnceLifted(a);
   });
 
   it('autoclaim pause while a signed claim waits for its turn to go out: it is held back unsent, and goes once lifted', async () => {
@@ -120,15 +125,7 @@ describe('the kill switch', () => {
       paused = true;
       return send(prepared, gate);
     };
-    const report = await a.daemon.once();
-    expect(a.runtime.sandbox!.ledger()).toEqual([]);
-    expect(report.pending).toBe(1);
-    const [plan] = await a.runtime.store.listPlans({});
-    expect(plan?.steps.map((s) => s.state)).toEqual(['planned']);
-
-    a.daemon.setOperatorPause(undefined);
-    await a.daemon.once();
-    expect(a.runtime.sandbox!.ledger().map((e) => e.op)).toEqual(['claim']);
+    await heldThenSentOnceLifted(a);
   });
 
   it('autoclaim pause, recorded before a start, holds from the first turn; a resume record read at SIGUSR2 lifts it', async () => {
