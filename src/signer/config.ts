@@ -182,6 +182,8 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
   const problem = url === undefined ? undefined : stateUrlProblem(url);
   if (problem !== undefined) issues.error(['state', 'url'], problem);
   if (passwordFile !== undefined && url === undefined) issues.error(['state', 'password_file'], 'only with state.url');
+  // A claim's epoch is what one-claim-per-epoch counts: unchecked, a client names a new date for each.
+  if (raw.epochs === 'any') issues.warn(['epochs'], 'any: a client may have a claim signed for every date it names, one per date, not one a day; meant for the sandbox’s fast epochs only (calendar, the default, holds an epoch to within a day of this machine’s date)');
   const queryTimeoutMs = parseDuration(raw.state.query_timeout) ?? 0;
   if (queryTimeoutMs < 500) issues.error(['state', 'query_timeout'], 'must be at least 500ms: shorter fails queries a busy database answers in time');
   return {

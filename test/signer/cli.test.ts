@@ -38,6 +38,14 @@ describe('autoclaim signer --check', () => {
     expect((await check()).stderr).toBe('');
   });
 
+  it('warns that epochs: any lets a client name a new epoch for every claim', async () => {
+    setup = signerSetup();
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { ops: '[claim, deposit, mint, withdraw, burn]' }, extra: 'epochs: any\n' }));
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^warning: .*signer\.yaml:\d+:\d+ epochs: any: a client may have a claim signed for every date it names/m);
+  });
+
   it('refuses a broken policy with every problem at file:line:col, exit 78', async () => {
     setup = signerSetup();
     const text = signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { perAction: '0.0000000001', symbols: '[]' }, extra: 'max_ts_skew: 1 hour\n' }).replace('ops: [claim, deposit]', 'ops: [claim, deposit]\n      max_sol_per_dya: 3');
