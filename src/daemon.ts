@@ -80,7 +80,7 @@ export class Daemon {
     this.events.on('cycle:done', ({ at }) => {
       this.lastCycleAt = at;
     });
-    const shared = { config: this.configRef, clock, logger, failpoint, events: this.events };
+    const shared = { config: this.configRef, clock, logger, failpoint, events: this.events, ruleIdsSettled: () => this.ruleIdsSettled };
     this.executor = new PlanExecutor({
       ...shared,
       store: runtime.store,
@@ -104,7 +104,6 @@ export class Daemon {
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
       epochsExempt: () => epochsExempt(runtime.sandbox === undefined ? this.config : { ...this.config, api: { baseUrl: 'sandbox' } }, opts.env),
-      ruleIdsSettled: () => this.ruleIdsSettled,
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight() });

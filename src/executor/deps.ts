@@ -38,6 +38,12 @@ export interface WorkerDeps {
    * (kill-switch.ts), per address; `undefined` asks about every wallet at once. Absent: never.
    */
   signingGate?: (address: string | undefined) => SigningPause | undefined;
+  /**
+   * Settles when the rules in force have their ids carried from the journal (a reload's,
+   * daemon.ts): the recheck before a signature finds a plan's rule by id only after it, or a rule
+   * kept across a reload would look gone and its plan be skipped. None when absent.
+   */
+  ruleIdsSettled?: () => Promise<void>;
 }
 
 export type { StepEvent } from '../events.js';

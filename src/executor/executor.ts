@@ -24,6 +24,7 @@ import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
 import { errorSummary, OutcomeRecorder, stepEventOf } from './outcome.js';
 import { SigningPauses, SigningTime } from './signing-guard.js';
 import { signAndSend } from './sign-step.js';
+import { untilRuleIdsSettled } from './rule-ids-settle.js';
 
 export type { SigningPause, StepEvent, WorkerDeps } from './deps.js';
 export { errorSummary } from './outcome.js';
@@ -293,8 +294,10 @@ export class PlanExecutor {
       const cap = checkActionLimit(amounts.stepLamports, this.deps.config().safety);
       return cap.ok ? undefined : await this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
     }
+    // Plans are keyed by the rule's id (its name unless set): a renamed rule keeps its plans, once
+    // a reload has carried its id (until then a rule kept across it would look gone).
+    await untilRuleIdsSettled(this.deps.ruleIdsSettled);
     const config = this.deps.config();
-    // Plans are keyed by the rule's id (its name unless set): a renamed rule keeps its plans.
     const rule = config.rules.find((r) => r.id === plan.rule);
     if (rule === undefined) return await this.skip(plan, `rule ${plan.rule} is no longer configured`);
     const now = (this.deps.elapsedClock ?? clock).now();

@@ -41,3 +41,17 @@ export async function settleRuleIds(config: AppConfig, deps: SettleDeps): Promis
     logger.error({ event: 'rule.ids_failed', err }, 'could not read which rules planned before; renamed rules are not matched with their history');
   }
 }
+
+/**
+ * Until the rule ids in force are settled (`settled` gives the latest settling: a reload during
+ * the wait brings its own, waited for too). The turn's decision and the recheck before a signature
+ * read the rules right after, with nothing awaited between.
+ */
+export async function untilRuleIdsSettled(settled: (() => Promise<void>) | undefined): Promise<void> {
+  for (let p = settled?.(); p !== undefined; ) {
+    await p;
+    const next = settled?.();
+    if (next === p) return;
+    p = next;
+  }
+}

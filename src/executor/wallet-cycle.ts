@@ -8,10 +8,11 @@ import { roundedAmountFields } from '../api/schemas.js';
 import type { LogFields, Logger } from '../log/logger.js';
 import { decide } from '../rules/decide.js';
 import { describeStep } from '../rules/format.js';
-import type { WorkerConfig } from './deps.js';
+import type { WorkerConfig, WorkerDeps } from './deps.js';
 import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
+import { untilRuleIdsSettled } from './rule-ids-settle.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } from './clock-skew.js';
 import type { ApiPort } from './ports.js';
 import type { PollView, Store } from '../store/port.js';
@@ -59,11 +60,10 @@ export interface CycleDeps {
   /** The sandbox's fast demo epochs are exempt from the calendar checks (epochsExempt); none when absent. */
   epochsExempt?: () => boolean;
   /**
-   * Settles when the rules in force have their ids carried from the journal (a reload's, daemon.ts):
-   * a reload puts its rules in force at once and their ids a journal read later, and a turn that
-   * ran or decided between would key a renamed rule's limits afresh (SPEC §2). None when absent.
+   * As the executor's (WorkerDeps): a reload puts its rules in force at once and their ids a journal
+   * read later, and a turn that ran or decided between would key a renamed rule's limits afresh.
    */
-  ruleIdsSettled?: () => Promise<void>;
+  ruleIdsSettled?: WorkerDeps['ruleIdsSettled'];
 }
 
 export interface WalletCycleResult {
@@ -176,7 +176,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry && view.hasActivePlans) {
-    await rulesSettled(deps);
+    await untilRuleIdsSettled(deps.ruleIdsSettled);
     let active = await store.activePlans(wallet.address);
     // A step left `sending` by a process gone (or by this daemon before it lost the wallet's lease
     // and won it back) becomes unknown now, to be reconciled below, whoever recorded it; never one
@@ -205,7 +205,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // The turn may have started before a reload (its poll under way): nothing between this and the
   // decision awaits, so the rules it decides by are the settled ones.
-  await rulesSettled(deps);
+  await untilRuleIdsSettled(deps.ruleIdsSettled);
   const config = deps.config();
   const { claimInDoubt, history, unknownSignedStep: blockedSignedOps } = view;
   // The kill switch (kill-switch.ts) and a rule's `enabled: false` decide in dry mode: the plan is
@@ -252,16 +252,6 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     }
   }
   return result;
-}
-
-/** Until the rule ids in force are settled; a reload during the wait brings its own settling, waited for too. */
-async function rulesSettled(deps: CycleDeps): Promise<void> {
-  for (let p = deps.ruleIdsSettled?.(); p !== undefined; ) {
-    await p;
-    const next = deps.ruleIdsSettled?.();
-    if (next === p) return;
-    p = next;
-  }
 }
 
 /**

@@ -113,6 +113,43 @@ describe('renaming a rule keeps its limits (finding 6)', () => {
     expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'once_per_epoch' });
   });
 
+  it('a reload while a plan’s deposit waits for its fresh summary: the plan keeps its rule, however late the journal answers', async () => {
+    // The recheck before signing found the plan's rule by id in the rules in force: between a
+    // reload and the carry of the old id (a journal round trip) a rule kept across it looked gone,
+    // and the plan was skipped for good ("no longer configured"): its deposit never went.
+    writeFileSync(configPath, yaml(wallet, topup('topup')));
+    const a = await start();
+    const { client, store } = a.runtime;
+    const latest = store.latestRulePlans.bind(store);
+    let answer!: () => void;
+    const journal = new Promise<void>((resolve) => (answer = resolve));
+    const read = client.walletSummary.bind(client);
+    let reads = 0;
+    client.walletSummary = async (address) => {
+      // The turn's poll is the first read; the second is the deposit's own, right before signing.
+      if (++reads === 2) {
+        Object.assign(store, {
+          latestRulePlans: async () => {
+            await journal;
+            return latest();
+          },
+        });
+        writeFileSync(configPath, yaml(wallet, topup('topup', 'topup-v2')));
+        expect(a.daemon.reload()).toBe(true);
+      }
+      return read(address);
+    };
+    const turn = a.daemon.runWallet('alpha');
+    // The turn goes as far as it goes before the journal answers (to its end, without the wait).
+    await Promise.race([turn, new Promise((resolve) => setTimeout(resolve, 300))]);
+    answer();
+    await turn;
+
+    expect(deposits(a)).toHaveLength(1);
+    expect(a.log.events('plan.skipped')).toEqual([]);
+    expect((await plans(a)).map((p) => [p.rule, p.steps.map((s) => s.state)])).toEqual([['topup', ['acknowledged']]]);
+  });
+
   it('restart: the renamed rule finds its history again in the state file', async () => {
     writeFileSync(configPath, yaml(wallet, topup('topup')));
     let a = await start();
