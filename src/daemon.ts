@@ -3,7 +3,7 @@ import type { AppConfig, Clock, PlanStatus, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
 import { createEvents, type AutoclaimEvents } from './events.js';
 import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.js';
-import { PollInterval, PollScheduler } from './scheduler/scheduler.js';
+import { PollInterval, PollScheduler, type Turns } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
 import { PlanExecutor, type SigningPause } from './executor/executor.js';
@@ -325,7 +325,7 @@ export class Daemon {
     if (scheduleChanged && this.scheduler !== undefined) {
       const old = this.scheduler;
       void old.stop(0);
-      this.scheduler = this.makeScheduler();
+      this.scheduler = this.makeScheduler(old.turns);
       this.scheduler.start();
     }
     logger.info({ event: 'config.reloaded', wallets: next.wallets.length, rules: next.rules.length }, 'config reloaded');
@@ -376,7 +376,7 @@ export class Daemon {
     return this.scheduler?.nextRun();
   }
 
-  private makeScheduler(): PollScheduler {
+  private makeScheduler(turns?: Turns): PollScheduler {
     return new PollScheduler({
       cron: this.config.schedule.poll,
       timezone: this.config.schedule.timezone,
@@ -386,6 +386,7 @@ export class Daemon {
       clock: this.opts.clock,
       logger: this.opts.logger,
       concurrency: this.opts.concurrency ?? DEFAULT_CONCURRENCY,
+      turns,
       planner: this.planner,
       budget: (ms) => pollBudget(this.config.api.rateLimit, ms),
       events: this.events,

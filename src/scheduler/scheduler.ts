@@ -34,6 +34,18 @@ interface SchedulerOptions {
   planner?: PollPlanner;
   /** Polls an interval of this length may spend (see pollBudget); default unlimited. Used with a planner. */
   budget?: (intervalMs: number) => number;
+  /** The turns of the scheduler this one replaces (see Turns); a fresh set when absent. */
+  turns?: Turns;
+}
+
+/**
+ * The wallet turns running and the slots they hold. A reload that changes the schedule replaces
+ * the scheduler while the old one's turns still run: the new one takes them over, so that a wallet
+ * never has two turns at once, the fleet never more than `concurrency`, and a stop waits for all.
+ */
+export class Turns {
+  readonly running = new Map<string, Promise<unknown>>();
+  constructor(readonly slots: Semaphore) {}
 }
 
 /**
@@ -109,14 +121,13 @@ export class PollInterval {
 export class PollScheduler {
   private task: ReturnType<typeof cron.createTask> | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly inFlight = new Map<string, Promise<unknown>>();
-  private readonly semaphore: Semaphore;
+  readonly turns: Turns;
   private readonly random: () => number;
   private stopped = false;
   private cycle = 0;
 
   constructor(private readonly opts: SchedulerOptions) {
-    this.semaphore = new Semaphore(opts.concurrency);
+    this.turns = opts.turns ?? new Turns(new Semaphore(opts.concurrency));
     this.random = opts.random ?? Math.random;
   }
 
@@ -188,17 +199,17 @@ export class PollScheduler {
     const all = this.opts.wallets();
     const planner = this.opts.planner;
     if (planner === undefined) return all;
-    const budget = Math.max(0, (this.opts.budget?.(intervalMs) ?? Number.POSITIVE_INFINITY) - this.inFlight.size);
-    return planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.inFlight);
+    const budget = Math.max(0, (this.opts.budget?.(intervalMs) ?? Number.POSITIVE_INFINITY) - this.turns.running.size);
+    return planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.turns.running);
   }
 
   private async turn(wallet: WalletConfig): Promise<void> {
     if (this.stopped) return;
-    if (this.inFlight.has(wallet.name)) {
+    if (this.turns.running.has(wallet.name)) {
       this.opts.logger.warn({ event: 'poll.overlap', wallet: wallet.name }, 'previous turn of this wallet still running; skipping this one');
       return;
     }
-    const run = this.semaphore.run(async () => {
+    const run = this.turns.slots.run(async () => {
       if (this.stopped) return;
       try {
         await this.opts.runWallet(wallet);
@@ -206,11 +217,11 @@ export class PollScheduler {
         this.opts.logger.error({ event: 'wallet.failed', wallet: wallet.name, err }, 'wallet turn failed unexpectedly');
       }
     });
-    this.inFlight.set(wallet.name, run);
+    this.turns.running.set(wallet.name, run);
     try {
       await run;
     } finally {
-      this.inFlight.delete(wallet.name);
+      this.turns.running.delete(wallet.name);
     }
   }
 
@@ -223,7 +234,7 @@ export class PollScheduler {
     }
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    const pending = [...this.inFlight.values()];
+    const pending = [...this.turns.running.values()];
     if (pending.length === 0) return true;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => {
