@@ -33,6 +33,15 @@ export function templateVariables(template: string): string[] {
 }
 
 /**
+ * Placeholders with no text between them (`{symbol}{amount}`), as `{symbol}{amount}`: their values
+ * run together, so one message reads as more than one action (ETH2 and 5 and ETH and 25 are both
+ * "ETH25"), and a signature for one is a signature for the other.
+ */
+export function runTogether(template: string): string[] {
+  return [...template.matchAll(/\{([^{}]*)\}(?=\{([^{}]*)\})/g)].map((m) => `{${m[1] ?? ''}}{${m[2] ?? ''}}`);
+}
+
+/**
  * Renders a message template. Every placeholder must be provided: a message with a literal
  * "{symbol}" left in it would be signed and sent, and fail on the server in a confusing way.
  */

@@ -5,7 +5,7 @@
 // check is one more entry. They run after the schema even when it refused parts of the file; what
 // it refused was set aside (salvage.ts) and every check skips it, so none reports a stand-in.
 import { formatSol } from '../amount.js';
-import { TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
+import { TEMPLATE_VARIABLES, runTogether, templateVariables } from '../api/endpoints.js';
 import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
 import { formatPath } from '../json.js';
 import { settleAfterMs, windowMarginMs } from '../api/ts-window.js';
@@ -260,6 +260,10 @@ function endpointTemplates(config: AppConfig, ctx: ResolveContext): void {
     for (const v of cannot) issues.error(path, `a ${op} has no {${v}} to sign`);
     if (missing.length > 0) {
       issues.error(path, `the ${op} message must include ${missing.map((v) => `{${v}}`).join(' and ')}`);
+    }
+    // A warning: the server's messages are not the operator's to change (signer.yaml refuses it).
+    for (const pair of runTogether(config.api.endpoints[op].message)) {
+      issues.warn(path, `${pair} run together, so one ${op} message can be read as another amount or symbol (ETH2 5 and ETH 25 both sign "ETH25")`);
     }
     const weak = recommended.filter((v) => !used.includes(v));
     if (weak.length > 0) {

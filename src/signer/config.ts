@@ -5,7 +5,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import bs58 from 'bs58';
 import { z } from 'zod';
 import { AmountError, parseSol, type Lamports } from '../amount.js';
-import { DEFAULT_ENDPOINTS, TEMPLATE_VARIABLES, templateVariables } from '../api/endpoints.js';
+import { DEFAULT_ENDPOINTS, TEMPLATE_VARIABLES, runTogether, templateVariables } from '../api/endpoints.js';
 import { parseDuration } from '../config/durations.js';
 import { readYamlData } from '../config/load.js';
 import type { IssueList, Path } from '../config/positions.js';
@@ -210,6 +210,8 @@ function checkTemplate(op: SignedOp, template: string, given: boolean, issues: I
   if (given && !vars.includes('wallet')) issues.error(path, 'must sign {wallet}');
   if (given && !vars.includes('ts')) issues.error(path, 'must sign {ts}');
   if (given && op !== 'claim' && (!vars.includes('amount') || !vars.includes('symbol'))) issues.error(path, 'must sign {symbol} and {amount}');
+  // The policy checks the action it parsed; the server reads the text back its own way.
+  for (const pair of runTogether(template)) issues.error(path, `${pair} run together, so one message is more than one action (ETH2 5 and ETH 25 both sign "ETH25") and the caps cannot hold; put a separator such as | between them`);
 }
 
 /**

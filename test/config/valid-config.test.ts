@@ -326,6 +326,13 @@ describe('warnings: loads, but probably not what was meant', () => {
         'config.yaml:3:27 api.endpoints.deposit.message: without {wallet} and {ts}, a captured deposit signature could be replayed',
       ],
     },
+    {
+      name: 'a signed message whose amount runs into its symbol',
+      yaml: edit(BASE, '  base_url: http://127.0.0.1:8787/v1\n', '  base_url: http://127.0.0.1:8787/v1\n  endpoints: { deposit: { message: "{wallet}|{symbol}{amount}|{ts}" } }\n'),
+      warnings: [
+        'config.yaml:3:27 api.endpoints.deposit.message: {symbol}{amount} run together, so one deposit message can be read as another amount or symbol (ETH2 5 and ETH 25 both sign "ETH25")',
+      ],
+    },
   ];
 
   it.each(cases)('$name', ({ yaml, warnings }) => {

@@ -46,6 +46,17 @@ describe('autoclaim signer --check', () => {
     expect(r.stderr).toMatch(/^warning: .*signer\.yaml:\d+:\d+ epochs: any: a client may have a claim signed for every date it names/m);
   });
 
+  it('refuses a template whose placeholders run together: the caps read one action, the server may read another', async () => {
+    setup = signerSetup();
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { ops: '[claim, deposit, mint, withdraw, burn]' }, extra: 'templates:\n  deposit: "{wallet}|{symbol}{amount}|{ts}"\n' }));
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:\d+ templates\.deposit: \{symbol\}\{amount\} run together, so one message is more than one action/);
+    // With a separator it is a valid template again.
+    writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { ops: '[claim, deposit, mint, withdraw, burn]' }, extra: 'templates:\n  deposit: "{wallet}|{symbol}/{amount}|{ts}"\n' }));
+    expect((await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir })).code).toBe(0);
+  });
+
   it('refuses a broken policy with every problem at file:line:col, exit 78', async () => {
     setup = signerSetup();
     const text = signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { perAction: '0.0000000001', symbols: '[]' }, extra: 'max_ts_skew: 1 hour\n' }).replace('ops: [claim, deposit]', 'ops: [claim, deposit]\n      max_sol_per_dya: 3');
