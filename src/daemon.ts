@@ -20,7 +20,7 @@ import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
 import { recoverInFlight } from './executor/recovery.js';
 import { warnRestartNeeded } from './config/restart-needed.js';
-import { killSwitchPause, type OperatorPause } from './executor/kill-switch.js';
+import { killSwitchFor, type OperatorPause } from './executor/kill-switch.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
 interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
@@ -125,8 +125,7 @@ export class Daemon {
 
   /** The kill switch for this wallet (address), or for every wallet (undefined): executor/kill-switch.ts. */
   killSwitch(address: string | undefined): SigningPause | undefined {
-    const wallet = address === undefined ? undefined : this.walletsByAddress.get(address);
-    return killSwitchPause(this.config.safety, this.operatorPause, wallet, this.opts.clock.now());
+    return killSwitchFor(this.config.safety, this.operatorPause, this.walletsByAddress, address, this.opts.clock.now());
   }
 
   /** The held wallets as last listed, with the config's list and the leases (joined) they came from. */
