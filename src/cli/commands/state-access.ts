@@ -14,7 +14,7 @@ import type { CommandContext } from '../context.js';
  * What `status` and `actions` may do with the state file: read it, resolve an unknown step, and
  * (`send --cancel`) cancel a queued one-off plan.
  */
-type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'resolve' | 'planByManualId' | 'cancelPlan' | 'close'>;
+type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'getStep' | 'clockNow' | 'resolve' | 'planByManualId' | 'cancelPlan' | 'close'>;
 
 export async function openStateForCli(ctx: CommandContext, opts: { write: boolean }): Promise<{ config: AppConfig; store: CliStore }> {
   const { config, store } = await openStateIfAny(ctx, opts);
