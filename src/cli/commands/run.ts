@@ -97,10 +97,12 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     // before the start finished is acted on when it has.
     let started = false;
     let reloadAsked = false;
+    let pollAsked = false;
     let requestStop = (): void => {};
     const stopAsked = new Promise<void>((resolve) => (requestStop = resolve));
     const reload = () => (started ? void daemon.reload() : (reloadAsked = true));
-    const pollNow = () => started && control.onPollSignal();
+    // The pid is named before the start (below): a poll asked for meanwhile is done once started.
+    const pollNow = () => (started ? control.onPollSignal() : (pollAsked = true));
     const pauseRecord = () => control.onPauseSignal();
     const stop = () => {
       io.signals.off('SIGTERM', stop);
@@ -125,6 +127,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
       await supervisor.start();
       started = true;
       if (reloadAsked) void daemon.reload();
+      if (pollAsked) control.onPollSignal();
       await stopAsked;
       logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
       control.stop();
