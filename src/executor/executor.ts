@@ -297,6 +297,9 @@ export class PlanExecutor {
     const config = this.deps.config();
     const rule = config.rules.find((r) => r.id === plan.rule);
     if (rule === undefined) return await this.skip(plan, `rule ${plan.rule} is no longer configured`);
+    // Still configured, but taken off this wallet's list by a reload: for this wallet it is gone too.
+    const wallet = config.wallets?.find((w) => w.address === plan.address);
+    if (wallet !== undefined && !wallet.rules.includes(rule.name)) return await this.skip(plan, `rule ${rule.name} no longer applies to wallet ${wallet.name}`);
     // The rule's kill switch, put on by a reload while this step's fresh read waited: held, as the wallet's.
     if (rule.enabled === false) return 'paused';
     const now = (this.deps.elapsedClock ?? clock).now();

@@ -73,6 +73,21 @@ describe('a reload while a plan is mid-way', () => {
     expect(ops(a)).toEqual(['claim', 'deposit']);
   });
 
+  it('the rule taken off the wallet’s rules: its deposit is skipped, as a rule no longer configured', async () => {
+    // Another rule stays for alpha (one that never fires), and sweep stays for beta.
+    const other = '  - name: other\n    when:\n      pending_sol: { gte: 1000000 }\n    do:\n      - claim\n';
+    const off = (y: string) => y.replace(/( {2}- name: alpha\n {4}address: \S+\n {4}key: \{[^\n]*\}\n)/, '$1    rules: [other]\n').replace('safety:\n', `${other}safety:\n`);
+    const a = await startWithReloadAtDeposit(() => {
+      writeFileSync(configPath, yaml(wallets, off));
+      expect(app!.daemon.reload()).toBe(true);
+    });
+    await a.daemon.runWallet('alpha');
+    expect(ops(a)).toEqual(['claim']);
+    const [plan] = await a.runtime.store.listPlans({ address: wallets[0]!.address });
+    expect(plan?.steps.map((s) => s.state)).toEqual(['acknowledged', 'skipped']);
+    expect(a.log.events('plan.skipped')[0]?.['reason']).toMatch(/rule sweep no longer applies to wallet alpha/);
+  });
+
   it('the wallet removed from the config: its deposit is held, not signed with the key read before', async () => {
     const a = await startWithReloadAtDeposit(() => {
       writeFileSync(configPath, yaml([wallets[1]!]));
