@@ -200,8 +200,9 @@ export class Daemon {
     return this.executor.execute(planId);
   }
 
-  async runWallet(name: string): Promise<WalletCycleResult | undefined> {
-    const wallet = this.walletsByName.get(name);
+  /** A wallet's turn, by name (`once`) or by address (the scheduler: a reload may rename the wallet while the turn waits). */
+  async runWallet(name: string, by: 'name' | 'address' = 'name'): Promise<WalletCycleResult | undefined> {
+    const wallet = (by === 'name' ? this.walletsByName : this.walletsByAddress).get(name);
     if (wallet === undefined) return undefined;
     await this.ruleIdsSettled;
     if (this.cluster === undefined) return runWalletCycle(this.cycle, wallet);
@@ -381,7 +382,7 @@ export class Daemon {
       timezone: this.config.schedule.timezone,
       jitterMs: this.config.schedule.jitterMs,
       wallets: () => this.workable(),
-      runWallet: (w) => this.runWallet(w.name),
+      runWallet: (w) => this.runWallet(w.address, 'address'),
       clock: this.opts.clock,
       logger: this.opts.logger,
       concurrency: this.opts.concurrency ?? DEFAULT_CONCURRENCY,

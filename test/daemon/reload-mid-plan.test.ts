@@ -138,4 +138,45 @@ describe('a reload while a plan is mid-way', () => {
     await expect.poll(() => ops(a).filter((op) => op === 'deposit').length).toBe(1);
     expect(ops(a).filter((op) => op === 'claim')).toHaveLength(1);
   });
+
+  it('two wallets’ addresses swapped while one’s turn runs and the other’s waits for a slot: no second turn of an address', async () => {
+    // Two slots: gamma's turn and beta's hold them, alpha's waits. The swap gives alpha beta's
+    // address; alpha's turn, once a slot frees, ran whatever its name now meant: beta's address,
+    // whose turn was still running.
+    const [gamma] = makeWallets(dir, ['gamma']) as [TestWallet];
+    const [alpha, beta] = wallets as [TestWallet, TestWallet];
+    const noJitter = (y: string) => y.replace('poll: "0 0 1 1 *"', 'poll: "0 0 1 1 *"\n  jitter: 0s');
+    writeFileSync(configPath, yaml([gamma, beta, alpha], noJitter));
+    const a = (app = await startInProcess({ dir, configPath, concurrency: 2 }));
+    const { client } = a.runtime;
+    const read = client.walletSummary.bind(client);
+    const reads = new Map<string, number>();
+    const gates = new Map<string, { open: () => void; opened: Promise<void> }>();
+    for (const w of [gamma, beta]) {
+      let open!: () => void;
+      const opened = new Promise<void>((r) => (open = r));
+      gates.set(w.address, { open, opened });
+    }
+    client.walletSummary = async (address) => {
+      reads.set(address, (reads.get(address) ?? 0) + 1);
+      await gates.get(address)?.opened;
+      return read(address);
+    };
+    await a.daemon.start(); // gamma, first in the list, starts at once
+    await expect.poll(() => reads.get(gamma.address)).toBe(1);
+    a.daemon.pollNow(['beta', 'alpha']);
+    await expect.poll(() => reads.get(beta.address)).toBe(1);
+
+    // The names swapped (each key stays with its address): alpha is now beta's address, and beta alpha's.
+    const swapped = (y: string) => noJitter(y).replace('- name: alpha\n', '- name: SWAP\n').replace('- name: beta\n', '- name: alpha\n').replace('- name: SWAP\n', '- name: beta\n');
+    writeFileSync(configPath, yaml([gamma, beta, alpha], swapped));
+    expect(a.daemon.reload()).toBe(true);
+    gates.get(gamma.address)!.open();
+    // alpha's turn now has a slot: it runs the address it was started for (now beta's name), not
+    // the one its name now has, which beta's turn is still reading.
+    await expect.poll(() => reads.get(alpha.address) ?? 0).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(reads.get(beta.address)).toBe(1);
+    gates.get(beta.address)!.open();
+  });
 });
