@@ -20,7 +20,7 @@ import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
 import { recoverInFlight } from './executor/recovery.js';
 import { warnRestartNeeded } from './config/restart-needed.js';
-import { killSwitchPause, type OperatorPause } from './executor/kill-switch.js';
+import { killSwitchFor, type OperatorPause } from './executor/kill-switch.js';
 
 /** What the runtime was opened with (the daemon reloads the config the same way), and more. */
 interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
@@ -125,8 +125,7 @@ export class Daemon {
 
   /** The kill switch for this wallet (address), or for every wallet (undefined): executor/kill-switch.ts. */
   killSwitch(address: string | undefined): SigningPause | undefined {
-    const wallet = address === undefined ? undefined : this.walletsByAddress.get(address);
-    return killSwitchPause(this.config.safety, this.operatorPause, wallet, this.opts.clock.now());
+    return killSwitchFor(this.config.safety, this.operatorPause, this.walletsByAddress, address, this.opts.clock.now());
   }
 
   /** The held wallets as last listed, with the config's list and the leases (joined) they came from. */
@@ -201,8 +200,9 @@ export class Daemon {
     return this.executor.execute(planId);
   }
 
-  async runWallet(name: string): Promise<WalletCycleResult | undefined> {
-    const wallet = this.walletsByName.get(name);
+  /** A wallet's turn, by name (`once`) or by address (the scheduler: a reload may rename the wallet while the turn waits). */
+  async runWallet(name: string, by: 'name' | 'address' = 'name'): Promise<WalletCycleResult | undefined> {
+    const wallet = (by === 'name' ? this.walletsByName : this.walletsByAddress).get(name);
     if (wallet === undefined) return undefined;
     await this.ruleIdsSettled;
     if (this.cluster === undefined) return runWalletCycle(this.cycle, wallet);
@@ -382,7 +382,7 @@ export class Daemon {
       timezone: this.config.schedule.timezone,
       jitterMs: this.config.schedule.jitterMs,
       wallets: () => this.workable(),
-      runWallet: (w) => this.runWallet(w.name),
+      runWallet: (w) => this.runWallet(w.address, 'address'),
       clock: this.opts.clock,
       logger: this.opts.logger,
       concurrency: this.opts.concurrency ?? DEFAULT_CONCURRENCY,

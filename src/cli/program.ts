@@ -106,8 +106,9 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .option('--applied', 'the action took effect')
     .option('--not-applied', 'the action did not take effect (it will not be re-sent automatically)')
     .option('--note <text>', 'why, for the record')
+    .option('--force', 'with --not-applied: before api.claim_settle has passed since it was signed (you know the service refused it or never got it)')
     .action(async function (this: Command, id: string) {
-      const opts = this.opts<{ applied?: boolean; notApplied?: boolean; note?: string }>();
+      const opts = this.opts<{ applied?: boolean; notApplied?: boolean; note?: string; force?: boolean }>();
       await run('stderr', async (ctx) => (await import('./commands/actions.js')).resolveCommand(ctx, id, opts)).call(this);
     });
   program

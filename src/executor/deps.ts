@@ -1,6 +1,6 @@
 // What the worker is built from and what it reports: its edges (passed in, never imported), the
 // event channel its step outcomes go out on, and the shapes its parts hand each other.
-import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp } from '../domain.js';
+import type { Clock, Rule, SafetyConfig, SignedEndpoint, SignedOp, WalletConfig } from '../domain.js';
 import type { EventSink, ServerRefusal } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import type { Failpoint } from './failpoints.js';
@@ -55,6 +55,8 @@ export type { StepEvent } from '../events.js';
  */
 export interface WorkerConfig {
   rules: Rule[];
+  /** The wallets and the rules each runs: a rule taken off a wallet's list stops its plans there. Absent: not checked. */
+  wallets?: ReadonlyArray<Pick<WalletConfig, 'name' | 'address' | 'rules'>>;
   safety: SafetyConfig;
   api?: {
     /** How each signed operation's answers read (applied / refused statuses). Default: SPEC §2's sets. */

@@ -16,14 +16,13 @@ import { checkActionLimit, resolveStepAmount } from '../rules/amounts.js';
 import { DAY_MS } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
-import { UNSIGNED_BODY } from '../store/rows.js';
 import { beyondWindow } from '../api/ts-window.js';
 import { CLAIM_UNDETERMINED, heldForOperator } from '../store/plan-status.js';
 import { claimLooksApplied } from './reconcile.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
 import { errorSummary, OutcomeRecorder, stepEventOf } from './outcome.js';
 import { SigningPauses, SigningTime } from './signing-guard.js';
-import { signAndSend } from './sign-step.js';
+import { ids, recordOf, signAndSend } from './sign-step.js';
 import { untilRuleIdsSettled } from './rule-ids-settle.js';
 
 export type { SigningPause, StepEvent, WorkerDeps } from './deps.js';
@@ -91,10 +90,8 @@ export class PlanExecutor {
   }
 
   private async runStep(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
-    if (step.state === 'planned' && this.pausedFor(plan.address) !== undefined) {
-      // The last signed request was refused as invalid; the step waits, unspent, for a fix.
-      return 'paused';
-    }
+    // A refusal of the last signed request, or a kill switch (the rule's too): the step waits, unspent.
+    if (step.state === 'planned' && (this.pausedFor(plan.address) !== undefined || this.ruleOff(plan))) return 'paused';
     if (step.state === 'sending') {
       // Only recoverInFlight() (at start-up, a takeover, or the wallet's turn) may decide about a step left in flight.
       return 'unknown';
@@ -300,6 +297,11 @@ export class PlanExecutor {
     const config = this.deps.config();
     const rule = config.rules.find((r) => r.id === plan.rule);
     if (rule === undefined) return await this.skip(plan, `rule ${plan.rule} is no longer configured`);
+    // Still configured, but taken off this wallet's list by a reload: for this wallet it is gone too.
+    const wallet = config.wallets?.find((w) => w.address === plan.address);
+    if (wallet !== undefined && !wallet.rules.includes(rule.name)) return await this.skip(plan, `rule ${rule.name} no longer applies to wallet ${wallet.name}`);
+    // The rule's kill switch, put on by a reload while this step's fresh read waited: held, as the wallet's.
+    if (rule.enabled === false) return 'paused';
     const now = (this.deps.elapsedClock ?? clock).now();
     const firstStep = !plan.steps.some((s) => s.idx < step.idx && s.state === 'acknowledged');
     const verdict = recheckBeforeSigning({
@@ -347,7 +349,13 @@ export class PlanExecutor {
     // rate limiter (a 429's pause: minutes) since runStep asked, and a pause that came meanwhile
     // (the kill switch, the clock bound, a refusal) holds it too. Still planned: nothing spent.
     if (this.pausedFor(plan.address) !== undefined) return 'paused';
-    return signAndSend(this.deps, this.sending, { plan, step, signer, unsigned, request, log }, send);
+    // The key loaded now: one a reload replaced while the step waited must not sign (Daemon.reload).
+    return signAndSend(this.deps, this.sending, { plan, step, signer: this.signer(plan) ?? signer, unsigned, request, log }, send);
+  }
+
+  /** The plan's rule is in the config with `enabled: false` (a one-off `send` has no rule). */
+  private ruleOff(plan: PlanWithSteps): boolean {
+    return plan.manualId === null && this.deps.config().rules.some((r) => r.id === plan.rule && r.enabled === false);
   }
 
   private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {
@@ -385,14 +393,4 @@ export class PlanExecutor {
       rule: plan.rule,
     });
   }
-}
-
-/** What is recorded of a request before it is signed; recordSigned adds its body. */
-function recordOf(p: UnsignedRequest): StoredRequest {
-  return { method: p.method, url: p.url, ts: p.ts, message: p.message, body: UNSIGNED_BODY };
-}
-
-/** The ids the signer's journal keeps with the action (SPEC §7); not signed. */
-function ids(plan: PlanWithSteps, step: StepRow): { planId: string; stepId: string } {
-  return { planId: String(plan.id), stepId: String(step.id) };
 }

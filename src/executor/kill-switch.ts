@@ -33,3 +33,22 @@ export function killSwitchPause(
   if (wallet?.enabled === false) return { scope: 'wallet', source: 'kill_switch', reason: 'enabled: false on this wallet in the config', since: now, fix: 'remove enabled: false from the wallet and reload (SIGHUP)' };
   return undefined;
 }
+
+/**
+ * The kill switch for `address` among the configured wallets (by address), or for every wallet
+ * (undefined). An address no wallet has — removed, or its address changed, by a reload while a step
+ * of its plan waited for its fresh read — is held as if `enabled: false`: nobody signs for a wallet
+ * the config no longer names, with a key read before; put back, its plan goes on.
+ */
+export function killSwitchFor(
+  safety: Pick<SafetyConfig, 'paused'>,
+  operator: OperatorPause | undefined,
+  wallets: ReadonlyMap<string, Pick<WalletConfig, 'enabled'>>,
+  address: string | undefined,
+  now: number,
+): SigningPause | undefined {
+  const wallet = address === undefined ? undefined : wallets.get(address);
+  const held = killSwitchPause(safety, operator, wallet, now);
+  if (held !== undefined || address === undefined || wallet !== undefined) return held;
+  return { scope: 'wallet', source: 'kill_switch', reason: 'no wallet in the config has this address (removed or changed by a reload)', since: now, fix: 'put the wallet back in the config and reload (SIGHUP)' };
+}

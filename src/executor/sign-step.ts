@@ -95,3 +95,13 @@ async function notSigned(deps: WorkerDeps, s: SignStep, ref: { id: number; attem
   deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'rejected' });
   return 'rejected';
 }
+
+/** What is recorded of a request before it is signed; recordSigned adds its body. */
+export function recordOf(p: UnsignedRequest): StoredRequest {
+  return { method: p.method, url: p.url, ts: p.ts, message: p.message, body: UNSIGNED_BODY };
+}
+
+/** The ids the signer's journal keeps with the action (SPEC §7); not signed. */
+export function ids(plan: PlanWithSteps, step: StepRow): { planId: string; stepId: string } {
+  return { planId: String(plan.id), stepId: String(step.id) };
+}

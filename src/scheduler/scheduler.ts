@@ -44,7 +44,14 @@ interface SchedulerOptions {
  * never has two turns at once, the fleet never more than `concurrency`, and a stop waits for all.
  */
 export class Turns {
+  /** By wallet name: what the planner passes over. */
   readonly running = new Map<string, Promise<unknown>>();
+  /**
+   * By address, which decides whether a turn may start: a reload that renames a wallet (or swaps two
+   * wallets' addresses) while its turn runs must not give its address a second turn under the new
+   * name, two turns deciding and signing for one address side by side.
+   */
+  readonly addresses = new Set<string>();
   constructor(readonly slots: Semaphore) {}
 }
 
@@ -205,7 +212,7 @@ export class PollScheduler {
 
   private async turn(wallet: WalletConfig): Promise<void> {
     if (this.stopped) return;
-    if (this.turns.running.has(wallet.name)) {
+    if (this.turns.running.has(wallet.name) || this.turns.addresses.has(wallet.address)) {
       this.opts.logger.warn({ event: 'poll.overlap', wallet: wallet.name }, 'previous turn of this wallet still running; skipping this one');
       return;
     }
@@ -218,10 +225,12 @@ export class PollScheduler {
       }
     });
     this.turns.running.set(wallet.name, run);
+    this.turns.addresses.add(wallet.address);
     try {
       await run;
     } finally {
       this.turns.running.delete(wallet.name);
+      this.turns.addresses.delete(wallet.address);
     }
   }
 

@@ -97,11 +97,13 @@ export class DaemonControl {
 
   /**
    * Once the signal handlers are in place: the file names this pid to the CLI, and a SIGUSR2 sent
-   * to a process without a handler would end it.
+   * to a process without a handler would end it. The pause record is read again after the file is
+   * written: a pause recorded before it found no pid to signal, one recorded after signals it.
    */
   publish(): void {
     this.published = true;
     this.writeInfo();
+    this.readPause();
   }
 
   /** What `status` shows of this daemon; a write that fails is logged and the daemon goes on. */

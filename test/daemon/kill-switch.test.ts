@@ -128,6 +128,23 @@ describe('the kill switch', () => {
     await heldThenSentOnceLifted(a);
   });
 
+  it('autoclaim pause recorded while the daemon starts, before its pid is named to the CLI: read again once it is', async () => {
+    // The command found no daemon file to signal ("a daemon started on this state starts paused")
+    // while this daemon had read the record already: it signed on, paused by nobody.
+    const { app: a } = await open((y) => y);
+    const paths = controlPaths(a.daemon.currentConfig.state.path);
+    const events = createEvents({ logger: a.log.logger });
+    const control = new DaemonControl({ daemon: a.daemon, events, logger: a.log.logger, clock: systemClock, dry: false });
+    control.start();
+    expect(readDaemonInfo(paths)).toBeUndefined();
+    writePause(paths, { paused: true, user: 'ops', host: 'bastion', at: Date.now(), reason: 'during the start' });
+    control.publish();
+    expect(a.daemon.killSwitch(undefined)?.reason).toMatch(/during the start/);
+    await a.daemon.once();
+    expect(a.runtime.sandbox!.ledger()).toEqual([]);
+    control.stop();
+  });
+
   it('autoclaim pause, recorded before a start, holds from the first turn; a resume record read at SIGUSR2 lifts it', async () => {
     const { configPath, wallets, app: a } = await open((y) => y);
     const paths = controlPaths(a.daemon.currentConfig.state.path);

@@ -129,7 +129,10 @@ describe('the daemon process', () => {
     const step = (JSON.parse(listed.stdout) as { plans: Array<{ steps: Array<{ id: number; state: string }> }> }).plans
       .flatMap((p) => p.steps)
       .find((s) => s.state === 'unknown');
-    const resolved = await runCli(['actions', 'resolve', String(step!.id), '--not-applied', '--config', config], { cwd: dir });
+    // Within its request's window a verdict of "not applied" needs --force (the test knows it never left).
+    const early = await runCli(['actions', 'resolve', String(step!.id), '--not-applied', '--config', config], { cwd: dir });
+    expect(early.code).toBe(1);
+    const resolved = await runCli(['actions', 'resolve', String(step!.id), '--not-applied', '--force', '--config', config], { cwd: dir });
     expect(resolved.stdout).toMatch(/is now rejected/);
     expect((await runCli(['once', '--config', config], { cwd: dir })).code).toBe(0);
     expect(sandbox.ledger().map((e) => e.op)).toEqual(['claim']);

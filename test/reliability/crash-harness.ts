@@ -302,7 +302,8 @@ export async function resolveUnknown(
   for (const s of readState(world.statePath).steps) {
     if (s.state !== 'unknown' || (s.kind === 'claim' && !s.held) || !mayResolve(s)) continue;
     const wasApplied = s.signature !== undefined && applied.has(s.signature);
-    const r = await runCli(['actions', 'resolve', String(s.id), wasApplied ? '--applied' : '--not-applied', '--config', world.config], { cwd: world.dir });
+    // The ledger is the service's own word: not there is not applied, window or not (--force).
+    const r = await runCli(['actions', 'resolve', String(s.id), ...(wasApplied ? ['--applied'] : ['--not-applied', '--force']), '--config', world.config], { cwd: world.dir });
     if (r.code !== 0) throw new Error(`resolve ${s.id} failed (${r.code}): ${r.stderr}`);
     if (wasApplied) out.applied++;
     else out.notApplied++;

@@ -2,6 +2,8 @@
 import { formatSol } from '../../amount.js';
 import type { StepState } from '../../domain.js';
 import { toJson } from '../../json.js';
+import { beyondWindow } from '../../api/ts-window.js';
+import type { Store } from '../../store/index.js';
 import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
@@ -60,13 +62,20 @@ export async function actionsCommand(ctx: CommandContext, opts: { json?: boolean
   }
 }
 
-export async function resolveCommand(ctx: CommandContext, id: string, opts: { applied?: boolean; notApplied?: boolean; note?: string }): Promise<ExitCode> {
+export async function resolveCommand(ctx: CommandContext, id: string, opts: { applied?: boolean; notApplied?: boolean; note?: string; force?: boolean }): Promise<ExitCode> {
   if (opts.applied === opts.notApplied) throw new UsageError('say exactly one of --applied or --not-applied');
   const stepId = Number(id);
   if (!Number.isInteger(stepId) || stepId <= 0) throw new UsageError(`step ID must be a positive integer, got "${id}"`);
-  const { store } = await openStateForCli(ctx, { write: true });
+  const { config, store } = await openStateForCli(ctx, { write: true });
   try {
     const applied = opts.applied === true;
+    if (!applied && opts.force !== true) {
+      const early = await tooEarly(store, stepId, config.api.claimSettleMs);
+      if (early !== undefined) {
+        writeLine(ctx.io.stderr, `step ${stepId}: ${early}; nothing changed`);
+        return EXIT.FAILURE;
+      }
+    }
     const note = opts.note ?? `resolved by operator as ${applied ? 'applied' : 'not applied'}`;
     const step = await store.resolve(stepId, applied, note, ctx.io.clock.now());
     ctx.logger.info({ event: 'action.resolved', step: stepId, plan: step.planId, applied }, note);
@@ -75,4 +84,20 @@ export async function resolveCommand(ctx: CommandContext, id: string, opts: { ap
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Why "not applied" cannot be said yet of this unknown step: its last signed request can still be
+ * accepted by the service (SPEC §2 lets the daemon call a claim not applied only after that). An
+ * operator who looks too soon finds nothing, since the server may still hold it, and a deposit
+ * then sent again by hand would land twice. `--applied` sends nothing and needs no wait.
+ */
+async function tooEarly(store: Pick<Store, 'getStep' | 'clockNow'>, stepId: number, settleMs: number): Promise<string | undefined> {
+  const step = await store.getStep(stepId);
+  const ts = step?.request?.ts;
+  if (step?.state !== 'unknown' || ts === undefined) return undefined;
+  const now = await store.clockNow();
+  if (beyondWindow(ts, now, settleMs).beyond) return undefined;
+  const until = new Date(ts * 1000 + settleMs).toISOString();
+  return `its ${step.kind} request, signed at ${new Date(ts * 1000).toISOString()}, can still be accepted by the service until ${until} (api.claim_settle), so finding it not applied now proves nothing; look again after that (or resolve it --applied if it is there; --force if you know the service refused it or never got it)`;
 }

@@ -13,18 +13,27 @@ import { UsageError } from '../usage-error.js';
 type Signaller = (pid: number, signal: 'SIGUSR1' | 'SIGUSR2') => void;
 const defaultSignal: Signaller = (pid, signal) => process.kill(pid, signal);
 
-/** Signals the daemon when one runs here; what to tell the operator either way. */
-function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signaller): { sent: boolean; note: string } {
+/**
+ * Signals the daemon when one runs here; what to tell the operator either way. `missed`: a daemon
+ * runs but was not told, so it goes on as it was (it reads the pause record at start and SIGUSR2).
+ */
+function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signaller): { sent: boolean; missed: boolean; note: string } {
   const info = readDaemonInfo(paths);
-  if (info === undefined || !info.alive) return { sent: false, note: 'no daemon is running on this state here' };
+  if (info === undefined || !info.alive) return { sent: false, missed: false, note: 'no daemon is running on this state here' };
   try {
     kill(info.pid, signal);
-    return { sent: true, note: `told the daemon (pid ${info.pid})` };
+    return { sent: true, missed: false, note: `told the daemon (pid ${info.pid})` };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'EPERM' ? `not allowed to signal pid ${info.pid} (run as its user or root)` : `could not signal pid ${info.pid}: ${code ?? String(err)}`;
-    return { sent: false, note: why };
+    return { sent: false, missed: true, note: why };
   }
+}
+
+/** Said, on stderr, when the running daemon was not told: the command's record is not in force there yet. */
+function notTold(ctx: CommandContext, what: string): ExitCode {
+  writeLine(ctx.io.stderr, `the running daemon was NOT told: ${what} until it is (\`kill -USR2 PID\` as its user or root) or restarts`);
+  return EXIT.FAILURE;
 }
 
 export function pauseCommand(ctx: CommandContext, opts: { reason?: string }, kill: Signaller = defaultSignal): ExitCode {
@@ -32,9 +41,10 @@ export function pauseCommand(ctx: CommandContext, opts: { reason?: string }, kil
   const paths = controlPaths(config.state.path);
   const who = whoAmI(ctx.io.env);
   writePause(paths, { paused: true, ...who, at: ctx.io.clock.now(), reason: opts.reason });
-  const { sent, note } = tell(paths, 'SIGUSR2', kill);
+  const { sent, missed, note } = tell(paths, 'SIGUSR2', kill);
   writeLine(ctx.io.stdout, `signing paused by ${who.user}@${who.host} (recorded in ${paths.pause}); ${note}${sent ? '' : ': a daemon started on this state starts paused'}. Polling and deciding (dry) go on. \`autoclaim resume\` lifts it.`);
-  return EXIT.OK;
+  // An operator pulling the kill switch must not read "paused" while the daemon signs on.
+  return missed ? notTold(ctx, 'it goes on signing') : EXIT.OK;
 }
 
 export function resumeCommand(ctx: CommandContext, kill: Signaller = defaultSignal): ExitCode {
@@ -43,8 +53,9 @@ export function resumeCommand(ctx: CommandContext, kill: Signaller = defaultSign
   const who = whoAmI(ctx.io.env);
   const was = readPause(paths);
   writePause(paths, { paused: false, ...who, at: ctx.io.clock.now() });
-  const { note } = tell(paths, 'SIGUSR2', kill);
+  const { missed, note } = tell(paths, 'SIGUSR2', kill);
   writeLine(ctx.io.stdout, `${was?.paused === true ? `pause of ${was.user}@${was.host} lifted` : 'no pause by command was in force'} by ${who.user}@${who.host}; ${note}.`);
+  if (missed) return notTold(ctx, 'it stays as it was');
   if (config.safety.paused === true) {
     writeLine(ctx.io.stdout, 'signing stays paused: safety.paused is true in the config, which only an edit and a reload (SIGHUP) lift.');
     return EXIT.FAILURE;

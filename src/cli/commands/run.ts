@@ -97,10 +97,12 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     // before the start finished is acted on when it has.
     let started = false;
     let reloadAsked = false;
+    let pollAsked = false;
     let requestStop = (): void => {};
     const stopAsked = new Promise<void>((resolve) => (requestStop = resolve));
     const reload = () => (started ? void daemon.reload() : (reloadAsked = true));
-    const pollNow = () => started && control.onPollSignal();
+    // The pid is named before the start (below): a poll asked for meanwhile is done once started.
+    const pollNow = () => (started ? control.onPollSignal() : (pollAsked = true));
     const pauseRecord = () => control.onPauseSignal();
     const stop = () => {
       io.signals.off('SIGTERM', stop);
@@ -115,12 +117,17 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     io.signals.on('SIGHUP', reload);
     io.signals.on('SIGUSR1', pollNow);
     io.signals.on('SIGUSR2', pauseRecord);
+    // The pid is named to the CLI now, with the handlers in place and before the first turn: named
+    // only once started, an `autoclaim pause` during the start (its first turns signing) found no
+    // daemon to tell, and this one, having read the record before it, signed on. publish() reads
+    // the record again, for a pause written between that read and the file.
+    control.publish();
     try {
       await daemon.start();
       await supervisor.start();
       started = true;
       if (reloadAsked) void daemon.reload();
-      control.publish();
+      if (pollAsked) control.onPollSignal();
       await stopAsked;
       logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
       control.stop();

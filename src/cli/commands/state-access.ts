@@ -14,7 +14,7 @@ import type { CommandContext } from '../context.js';
  * What `status` and `actions` may do with the state file: read it, resolve an unknown step, and
  * (`send --cancel`) cancel a queued one-off plan.
  */
-type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'resolve' | 'planByManualId' | 'cancelPlan' | 'close'>;
+type CliStore = Pick<Store, 'walletStates' | 'listPlans' | 'stepAttempts' | 'getStep' | 'clockNow' | 'resolve' | 'planByManualId' | 'cancelPlan' | 'close'>;
 
 export async function openStateForCli(ctx: CommandContext, opts: { write: boolean }): Promise<{ config: AppConfig; store: CliStore }> {
   const { config, store } = await openStateIfAny(ctx, opts);
@@ -33,7 +33,22 @@ export async function openStateIfAny(ctx: CommandContext, opts: { write: boolean
   const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
   if (config.state.url !== undefined) return { config, store: await openPostgresIfAny(ctx, config, opts) };
   if (!existsSync(config.state.path)) return { config, store: undefined };
-  return { config, store: await openStateStore(config.state, { logger: ctx.logger, clock: ctx.io.clock, redactor: ctx.redactor, readonly: !opts.write }) };
+  return { config, store: await openSqlite(ctx, config, opts) };
+}
+
+/**
+ * The state file, opened read-only first as the shared database is (below): that open refuses an
+ * older or newer schema instead of migrating it. A command that writes takes no lock, and the
+ * daemon running beside it may be an older release after an upgrade: opened writable at once, the
+ * file was migrated under it (a version-1 file re-keyed by address while it went on writing by
+ * name). The daemon's own start migrates, under the state lock.
+ */
+async function openSqlite(ctx: CommandContext, config: AppConfig, opts: { write: boolean }): Promise<CliStore> {
+  const open = (readonly: boolean) => openStateStore(config.state, { logger: ctx.logger, clock: ctx.io.clock, redactor: ctx.redactor, readonly });
+  const store = await open(true);
+  if (!opts.write) return store;
+  await store.close();
+  return open(false);
 }
 
 /**
