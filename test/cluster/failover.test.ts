@@ -20,6 +20,7 @@ import type { Store } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { CANARY_API_KEY, configYaml, makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
+import { depth } from '../support/depth.js';
 import { prng } from '../support/prng.js';
 import { DaemonFleet, type Slot } from './fleet.js';
 import { checkLedger, epochIndexAt, qualifyingEpochs, type Disruption, type EpochGeometry, type RecordedStep } from './ledger-check.js';
@@ -28,7 +29,8 @@ const SOL = 1_000_000_000n;
 const SEED = Number(process.env.FAILOVER_SEED ?? 20251124);
 const WALLETS = 12;
 const DAEMONS = 3;
-const DISRUPTIONS = 20;
+/** 12 a run; 20 with npm run test:deep (test/support/depth.ts). */
+const DISRUPTIONS = depth('FAILOVER_DISRUPTIONS', { ci: 12, deep: 20 });
 /** The shortest lease the config allows: renewed every second. */
 const LEASE_MS = 3_000;
 const POLL_MS = 1_000;
@@ -53,8 +55,8 @@ const CLAIM_SETTLE_MS = 2 * TS_WINDOW_SEC * 1000;
 const SETTLE_MS = LEASE_MS + 3 * (LEASE_MS / 3) + POLL_MS + 1_000 + CLAIM_SETTLE_MS;
 /** A quiet stretch that holds at least one whole epoch starting SETTLE_MS after its beginning. */
 const QUIET_MS = SETTLE_MS + 2 * EPOCH_MS + 500;
-/** Before these disruptions (and after the last), the cluster is left alone for QUIET_MS. */
-const QUIET_BEFORE = new Set([7, 14]);
+/** Before every seventh disruption (and after the last), the cluster is left alone for QUIET_MS. */
+const QUIET_BEFORE = new Set(Array.from({ length: Math.ceil(DISRUPTIONS / 7) - 1 }, (_, i) => 7 * (i + 1)));
 
 const RULE = `  - name: compound
     when:

@@ -4,17 +4,20 @@
 // broken, fast-check replays that run (same seed, same path) checking that invariant alone and
 // shrinks it, so the failure shows a minimal sequence for exactly that invariant.
 //
-// Environment: HOSTILE_SEED (a number) replaces the fixed seed; HOSTILE_RUNS the total number of
-// sequences over all files (default 5,000); HOSTILE_SHRINK=0 reports the first failing run as is,
+// Environment: HOSTILE_SEED (a number) replays a run (each run takes a new one, printed in the test
+// names); HOSTILE_RUNS the total number of sequences over all files (2,000; 5,000 deep, see
+// test/support/depth.ts); HOSTILE_SHRINK=0 reports the first failing run as is,
 // HOSTILE_SHRINK=1 shrinks even invariants marked known-broken; HOSTILE_SHRINK_MS bounds a shrink.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeSequence, sequence, type Profile, type Sequence } from './hostile-grammar.js';
 import { openHostileHarness, type HostileHarness } from './hostile-harness.js';
 import { checkInvariants, explain, INVARIANTS, type InvariantId } from './hostile-invariants.js';
+import { depth } from '../support/depth.js';
+import { seedFrom } from '../support/prng.js';
 
-export const TOTAL_RUNS = Number(process.env['HOSTILE_RUNS'] ?? 5_000);
-const BASE_SEED = Number(process.env['HOSTILE_SEED'] ?? 20_251_101);
+export const TOTAL_RUNS = depth('HOSTILE_RUNS', { ci: 2_000, deep: 5_000 });
+const BASE_SEED = seedFrom('HOSTILE_SEED');
 /** auto: shrink what is not known to be broken; always (HOSTILE_SHRINK=1); never (HOSTILE_SHRINK=0). */
 const SHRINK = process.env['HOSTILE_SHRINK'] === '1' ? 'always' : process.env['HOSTILE_SHRINK'] === '0' ? 'never' : 'auto';
 const SHRINK_BUDGET_MS = Number(process.env['HOSTILE_SHRINK_MS'] ?? 8_000);
