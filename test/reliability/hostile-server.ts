@@ -140,11 +140,14 @@ export async function startHostileServer(): Promise<HostileServer> {
     w.bumps += turn.epochJump;
     const say = turn.read;
     const pending = w.pending;
+    // The rollover is this read's own: the epoch it shows is the new one. Shown the old one, pending
+    // moved exactly into lifetime in one epoch is an applied claim to any client, a lie no client
+    // can detect, which hostile-types.ts says is never told (a random seed found it told).
+    if (say.body === 'rollover_drop') w.bumps += 1;
     const epoch = turn.epochSays === 'true' ? w.epoch() : EPOCH_LIES[turn.epochSays];
     // What this read shows: the truth, or one of the inconsistent summaries (hostile-types.ts).
     let shownPending = pending;
     let shownLifetime: bigint | undefined = w.lifetime;
-    if (say.body === 'rollover_drop') w.bumps += 1;
     if (say.body === 'drop_flat' || say.body === 'drop_short' || say.body === 'drop_no_lifetime' || say.body === 'rollover_drop') shownPending = 0n;
     if (say.body === 'drop_short') shownLifetime = w.lifetime + pending / 4n;
     if (say.body === 'rollover_drop') shownLifetime = w.lifetime + pending;
