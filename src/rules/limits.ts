@@ -33,6 +33,17 @@ export function walletDayBreach(input: {
   };
 }
 
+/**
+ * Whether a recorded plan counts for the limits. A `failed` plan (the server refused a request of
+ * it as invalid: the setup, not the action) counts for nothing, so a fixed setup fires the rule
+ * again (SPEC §2) — unless a step of it was applied or may have been before that refusal: its
+ * claim or its first deposit moved money, and firing the rule again in the epoch would move it
+ * twice (`spent`, from the store).
+ */
+export function countsForLimits(p: PlanHistoryEntry): boolean {
+  return p.status !== 'failed' || p.spent === true;
+}
+
 interface LimitBreach {
   reason: LimitReason;
   detail: string;

@@ -174,8 +174,33 @@ export function planFromRaw(r: RawPlan): PlanRow {
   };
 }
 
-/** A plan as the rules read their history: what it claimed, or what it expected to. */
+/**
+ * What a history row adds from its plan's steps (`plan` is the plans table's alias), in the SQL
+ * both adapters speak: its fixed amounts (as text, comma-separated: summed here, exactly, where a
+ * SQL sum would overflow 64 bits or lose digits), whether it claims, and
+ * whether a step of it was applied or may have been. The amounts are the step rows' own, so a plan
+ * counts for what it was recorded to move, whatever the config says now.
+ */
+export function historyStepColumns(plan: string): string {
+  return `(SELECT string_agg(CAST(s.amount_lamports AS TEXT), ',') FROM steps s
+            WHERE s.plan_id = ${plan}.id AND s.kind <> 'claim' AND s.amount_spec LIKE '%"kind":"fixed"%') AS fixed_lamports,
+          CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.kind = 'claim') THEN 1 ELSE 0 END AS claims,
+          CASE WHEN EXISTS (
+            SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.state IN ('acknowledged', 'sending', 'unknown')
+          ) THEN 1 ELSE 0 END AS spent`;
+}
+
+function sumLamports(list: string | null): Lamports {
+  return (list ?? '').split(',').reduce((sum, t) => (t === '' ? sum : sum + BigInt(t)), 0n);
+}
+
+/**
+ * A plan as the rules read their history: what it claimed, or what it expected to, and its fixed
+ * amounts, which a claim does not pay for (rules/amounts.ts planDayLamports); a plan without a
+ * claim, its estimate (the sum of its fixed amounts).
+ */
 export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
+  const claimPart = BigInt(r.claimed_lamports ?? r.estimate_lamports);
   return {
     id: r.id,
     rule: r.rule,
@@ -184,7 +209,8 @@ export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
     createdAt: r.created_at,
     dry: r.dry === 1,
     status: r.status,
-    lamports: BigInt(r.claimed_lamports ?? r.estimate_lamports),
+    lamports: Number(r.claims) === 1 ? claimPart + sumLamports(r.fixed_lamports) : BigInt(r.estimate_lamports),
+    spent: Number(r.spent) === 1,
   };
 }
 

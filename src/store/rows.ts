@@ -213,6 +213,12 @@ export interface RawHistory {
   status: PlanStatus;
   estimate_lamports: string;
   claimed_lamports: string | null;
+  /** From the plan's steps (codecs.ts historyStepColumns): its fixed amounts, comma-separated; null when it has none. */
+  fixed_lamports: string | null;
+  /** 1 when it claims. */
+  claims: number;
+  /** 1 when a step of it is acknowledged, sending or unknown. */
+  spent: number;
 }
 
 /** A notice waiting in the outbox (service/outbox.ts): one row per notice, until delivered or expired. */

@@ -1,0 +1,87 @@
+// Amounts and caps, a hostile look (session 15): where money could move beyond a rule's limits
+// although every step was judged. Driven in-process: a real runtime and state file, the in-process
+// sandbox (epochs a day long) and its ledger of what it applied.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
+import { sandboxYaml, startInProcess, type InProcess } from './in-process.js';
+
+const SOL = 1_000_000_000n;
+
+const yaml = (w: TestWallet, rules: string, api = ''): string =>
+  sandboxYaml([w], { api }).replace(/rules:\n[\s\S]*?safety:/, `rules:\n${rules}safety:`);
+
+describe('amounts and caps', () => {
+  let dir: string;
+  let cleanup: () => void;
+  let configPath: string;
+  let wallet: TestWallet;
+  let app: InProcess | undefined;
+
+  const start = async () => {
+    app = await startInProcess({ dir, configPath });
+    app.runtime.sandbox!.world.setWallet(wallet.address, { balanceLamports: 100n * SOL, pendingLamports: SOL / 10n, accrualLamportsPerSec: 0n });
+    return app;
+  };
+  const applied = (a: InProcess, op: string) => a.runtime.sandbox!.ledger().filter((e) => e.op === op);
+
+  beforeEach(() => {
+    ({ dir, cleanup } = tempDir('autoclaim-amount-caps-'));
+    [wallet] = makeWallets(dir, ['alpha']) as [TestWallet];
+    configPath = join(dir, 'autoclaim.yaml');
+  });
+
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+    cleanup();
+  });
+
+  it('a fixed deposit after a claim counts for max_sol_per_day: it is paid from the balance, not from the claim', async () => {
+    // The plan counted only what it claimed (0.1 SOL), so a rule that claims and then deposits a
+    // fixed 1 SOL stayed "within" 1.5 SOL a day however many times it fired: 2 SOL went in two
+    // plans, 24 in a day with an hourly cooldown. The same deposit without the claim was counted.
+    const rule = `  - name: claim-and-topup
+    do:
+      - claim
+      - deposit: { symbol: SOL2X, amount: 1 }
+    limits: { once_per_epoch: false, max_sol_per_day: 1.5 }
+`;
+    writeFileSync(configPath, yaml(wallet, rule));
+    const a = await start();
+    await a.daemon.once();
+    expect(applied(a, 'deposit')).toHaveLength(1);
+
+    a.runtime.sandbox!.world.setWallet(wallet.address, { pendingLamports: SOL / 10n });
+    await a.daemon.once();
+    expect(applied(a, 'deposit')).toHaveLength(1);
+    expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'claim-and-topup', reason: 'max_sol_per_day' });
+  });
+
+  it('a plan that failed after one of its steps was applied still spends its epoch and its day', async () => {
+    // The mint's message is not the server's: its signature is refused as invalid (401), which
+    // ends the plan `failed`, and a failed plan counted for no limit, so once the operator fixed
+    // the template the rule fired again in the same epoch, and its deposit, applied the first
+    // time, went a second time.
+    const rule = `  - name: topup
+    do:
+      - deposit: { symbol: SOL2X, amount: 1 }
+      - mint: { symbol: SOL5X, amount: 1 }
+    limits: { once_per_epoch: true, max_sol_per_day: 2 }
+`;
+    const wrongMint = `  endpoints:\n    mint: { message: "{symbol}|{amount}|{wallet}|{ts}" }\n`;
+    writeFileSync(configPath, yaml(wallet, rule, wrongMint));
+    const a = await start();
+    await a.daemon.once();
+    expect(applied(a, 'deposit')).toHaveLength(1);
+    expect(applied(a, 'mint')).toHaveLength(0);
+    expect((await a.runtime.store.listPlans({})).map((p) => p.status)).toEqual(['failed']);
+
+    writeFileSync(configPath, yaml(wallet, rule));
+    expect(a.daemon.reload()).toBe(true);
+    await a.daemon.once();
+    expect(applied(a, 'deposit')).toHaveLength(1);
+    expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'once_per_epoch' });
+  });
+});
