@@ -342,6 +342,8 @@ export interface PlanHistoryEntry {
   lamports: Lamports;
   /** A step of it was applied or may have been (acknowledged, sending, unknown): a failed plan with one still counts. */
   spent?: boolean;
+  /** Wall ms its last request that went out (or may have) was started: it counts in the rolling day from then too. */
+  movedAt?: number;
 }
 
 /** Why a rule fired or did not; becomes a rule.fired / rule.skipped log event. */

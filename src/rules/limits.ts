@@ -61,9 +61,11 @@ interface LimitInput {
 /**
  * In the rolling day: createdAt in (now - 24h, now], and also anything dated after now — a plan
  * from "the future" means the clock stepped back, and leaving it out would let a rule fire again.
+ * A plan recorded earlier whose request went out in the day (movedAt) moved its money in it, and
+ * counts too: a plan resumed after a day down would otherwise fall out of the window it spent in.
  */
 function inLastDay(p: PlanHistoryEntry, now: number): boolean {
-  return p.createdAt > now - DAY_MS;
+  return p.createdAt > now - DAY_MS || (p.movedAt !== undefined && p.movedAt > now - DAY_MS);
 }
 
 function cmp<T extends number | bigint | string>(a: T, b: T): number {

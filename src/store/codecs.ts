@@ -187,7 +187,22 @@ export function historyStepColumns(plan: string): string {
           CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.kind = 'claim') THEN 1 ELSE 0 END AS claims,
           CASE WHEN EXISTS (
             SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.state IN ('acknowledged', 'sending', 'unknown')
-          ) THEN 1 ELSE 0 END AS spent`;
+          ) THEN 1 ELSE 0 END AS spent,
+          (SELECT MAX(a.started_at) FROM steps s JOIN attempts a ON a.step_id = s.id
+            WHERE s.plan_id = ${plan}.id AND ${MOVED}) AS moved_at`;
+}
+
+/** An attempt that went out, or may have: in flight, applied, or unknown (not refused, not held back). */
+const MOVED = "(a.outcome IS NULL OR a.outcome IN ('acknowledged', 'unknown'))";
+
+/**
+ * The history's window, besides the plans recorded since `since` or in the epoch: a plan recorded
+ * earlier whose request went out since (a plan resumed after a day down, a deposit held behind an
+ * unknown one until an operator resolved it) moved its money in the window, and counts in it.
+ */
+export function movedSince(plan: string, since: string): string {
+  return `EXISTS (SELECT 1 FROM steps s JOIN attempts a ON a.step_id = s.id
+            WHERE s.plan_id = ${plan}.id AND a.started_at >= ${since} AND ${MOVED})`;
 }
 
 function sumLamports(list: string | null): Lamports {
@@ -211,6 +226,7 @@ export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
     status: r.status,
     lamports: Number(r.claims) === 1 ? claimPart + sumLamports(r.fixed_lamports) : BigInt(r.estimate_lamports),
     spent: Number(r.spent) === 1,
+    movedAt: r.moved_at === null ? undefined : Number(r.moved_at),
   };
 }
 

@@ -219,6 +219,8 @@ export interface RawHistory {
   claims: number;
   /** 1 when a step of it is acknowledged, sending or unknown. */
   spent: number;
+  /** When its last request that went out (or may have) was started; null when none did. */
+  moved_at: number | string | null;
 }
 
 /** A notice waiting in the outbox (service/outbox.ts): one row per notice, until delivered or expired. */

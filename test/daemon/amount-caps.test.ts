@@ -84,4 +84,34 @@ describe('amounts and caps', () => {
     expect(applied(a, 'deposit')).toHaveLength(1);
     expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'once_per_epoch' });
   });
+
+  it('a plan recorded more than a day ago whose deposit goes now counts for the day it moved money in', async () => {
+    // A plan counted in the rolling day by when it was recorded. One recorded 25 h ago (the daemon
+    // was down, or its deposit waited behind an unknown one an operator resolved late) sends its
+    // deposit now, and the rule's new plan, decided right after in the same turn, no longer saw
+    // it: 2 SOL moved within a minute under 1.5 SOL a day.
+    const rule = `  - name: topup
+    do:
+      - deposit: { symbol: SOL2X, amount: 1 }
+    limits: { once_per_epoch: false, max_sol_per_day: 1.5 }
+`;
+    writeFileSync(configPath, yaml(wallet, rule));
+    const a = await start();
+    const late = await a.runtime.store.insertPlan(
+      {
+        wallet: 'alpha',
+        address: wallet.address,
+        rule: 'topup',
+        epoch: new Date(Date.now() - 25 * 3_600_000).toISOString().slice(0, 10),
+        seq: 0,
+        steps: [{ kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'fixed', lamports: SOL } }],
+        estimateLamports: SOL,
+      },
+      { dry: false, reason: 'recorded by an earlier run', now: Date.now() - 25 * 3_600_000 },
+    );
+    expect(late).toBeDefined();
+    await a.daemon.once();
+    expect(applied(a, 'deposit')).toHaveLength(1);
+    expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'max_sol_per_day' });
+  });
 });

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { StepSpec } from '../../src/domain.js';
 import { amountOf, planDayLamports } from '../../src/rules/amounts.js';
 import { decide } from '../../src/rules/decide.js';
+import { firstLimitBreach } from '../../src/rules/limits.js';
 import { recheckBeforeSigning } from '../../src/rules/recheck.js';
-import { all, claim, deposit, EPOCH, fixed, HOUR, input, mint, NOW, pct, planned, rule, SOL, summary } from './builders.js';
+import { all, claim, DAY, deposit, EPOCH, fixed, HOUR, input, mint, NO_LIMITS, NOW, pct, planned, rule, SOL, summary } from './builders.js';
 
 describe('planDayLamports', () => {
   const cases: Array<[string, StepSpec[], string, string]> = [
@@ -69,5 +70,20 @@ describe('a failed plan counts once a step of it was applied', () => {
     };
     expect(recheckBeforeSigning({ ...base, history: [{ ...failed(false), rule: 'other' }] })).toEqual({ ok: true });
     expect(recheckBeforeSigning({ ...base, history: [{ ...failed(true), rule: 'other' }] })).toMatchObject({ ok: false, reason: 'max_sol_per_wallet_per_day' });
+  });
+});
+
+describe('the rolling day takes in a plan whose request went out in it, however long ago it was recorded', () => {
+  const limits = { ...NO_LIMITS, maxLamportsPerDay: SOL('1.5') };
+  const old = (movedAt: number | undefined) => planned({ createdAt: NOW - 2 * DAY, movedAt, lamports: SOL('1') });
+  const cases: Array<[string, number | undefined, boolean]> = [
+    ['never sent: out of the day', undefined, false],
+    ['sent more than a day ago: out of the day', NOW - DAY, false],
+    ['sent an hour ago: in the day', NOW - HOUR, true],
+    ['sent "in the future" (the clock stepped back): in the day', NOW + HOUR, true],
+  ];
+  it.each(cases)('%s', (_what, movedAt, breached) => {
+    const r = firstLimitBreach({ limits, plans: [old(movedAt)], epoch: EPOCH, now: NOW, estimateLamports: SOL('1') });
+    expect(r?.reason).toBe(breached ? 'max_sol_per_day' : undefined);
   });
 });

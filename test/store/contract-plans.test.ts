@@ -152,8 +152,9 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
 
     expect(await store.planHistory(ADDR, T0 - 24 * HOUR, '2025-06-01')).toEqual([
       { id: inEpoch.id, rule: 'compound', epoch: '2025-06-01', seq: 0, createdAt: T0 - 30 * HOUR, dry: false, status: 'open', lamports: 2n, spent: false },
-      // Its claim is acknowledged: spent, so even a failed plan of it counts (rules/limits.ts countsForLimits).
-      { id: recent.id, rule: 'compound', epoch: '2025-05-31', seq: 0, createdAt: T0 - HOUR, dry: false, status: 'open', lamports: 33n, spent: true },
+      // Its claim is acknowledged: spent (so even a failed plan of it counts: rules/limits.ts
+      // countsForLimits), and sent at T0, which counts it in the day from then (movedAt).
+      { id: recent.id, rule: 'compound', epoch: '2025-05-31', seq: 0, createdAt: T0 - HOUR, dry: false, status: 'open', lamports: 33n, spent: true, movedAt: T0 },
       { id: dry.id, rule: 'compound', epoch: '2025-05-31', seq: 1, createdAt: T0, dry: true, status: 'dry', lamports: 5n, spent: false },
     ]);
     expect((await store.planHistory(ADDR, T0 - 24 * HOUR)).map((e) => e.lamports)).toEqual([33n, 5n]);
@@ -198,6 +199,18 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
       [failedLate.id, 18n, 'failed', true],
       [failedFirst.id, 1_500_000_000n, 'failed', false],
     ]);
+  });
+
+  it('planHistory takes in a plan recorded before the window whose request went out in it, not one held back', async () => {
+    const fixed: StepSpec[] = [{ kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'fixed', lamports: 7n } }];
+    const sent = (await store.insertPlan(draft({ epoch: '2025-05-29', steps: fixed, estimateLamports: 7n }), opts(T0 - 48 * HOUR)))!;
+    const heldBack = (await store.insertPlan(draft({ epoch: '2025-05-29', seq: 1, steps: fixed, estimateLamports: 7n }), opts(T0 - 48 * HOUR)))!;
+    await store.markSending(sent.steps[0]!.id, request(), T0 - HOUR);
+    await store.markAcknowledged({ id: sent.steps[0]!.id, attempt: 1 }, { status: 200, responseRaw: '{}' }, T0 - HOUR);
+    await store.markSending(heldBack.steps[0]!.id, request(), T0 - HOUR);
+    await store.markNotSent({ id: heldBack.steps[0]!.id, attempt: 1 }, 'withheld', T0 - HOUR);
+    expect((await store.planHistory(ADDR, T0 - 24 * HOUR, '2025-06-01')).map((e) => [e.id, e.movedAt])).toEqual([[sent.id, T0 - HOUR]]);
+    expect((await store.pollView(ADDR, T0 - 24 * HOUR, '2025-06-01')).history.map((e) => [e.id, e.movedAt])).toEqual([[sent.id, T0 - HOUR]]);
   });
 
   it('listPlans is most recent first, filters by address and by step state, and honours the limit', async () => {

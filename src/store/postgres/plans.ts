@@ -4,7 +4,7 @@
 // client for a write).
 import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { historyFromRaw, historyStepColumns, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
+import { historyFromRaw, historyStepColumns, lamportsText, movedSince, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
 import type { Sql } from './db.js';
@@ -109,7 +109,7 @@ export async function planHistory(c: Sql, address: string, sinceMs: number, epoc
     `SELECT p.id, p.rule, p.epoch, p.seq, p.created_at, p.dry, p.status, p.estimate_lamports, p.claimed_lamports,
        ${historyStepColumns('p')}
      FROM plans p
-     WHERE p.address = $1 AND (p.created_at >= $2 OR p.epoch = $3)
+     WHERE p.address = $1 AND (p.created_at >= $2 OR p.epoch = $3 OR ${movedSince('p', '$2')})
      ORDER BY p.id`,
     [address, sinceMs, epoch ?? null],
   );
