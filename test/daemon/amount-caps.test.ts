@@ -85,6 +85,44 @@ describe('amounts and caps', () => {
     expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'once_per_epoch' });
   });
 
+  it('a claim in doubt counts for the pending it was signed against, not the smaller one it was decided on', async () => {
+    // Decided on 0.1 SOL pending, the claim was signed when 8 were pending (accrual, a plan
+    // resumed hours later, a server that moves it), its answer lost, and the summaries after it
+    // cannot tell (no lifetime): held for an operator, it may have taken 8. The plan counted its
+    // estimate, 0.1, so another rule's 5 SOL deposit fitted under a wallet cap of 10.
+    const sweep = `  - name: sweep
+    do:
+      - claim
+`;
+    const topup = `  - name: topup
+    do:
+      - deposit: { symbol: SOL2X, amount: 5 }
+`;
+    const withCap = (rules: string) => yaml(wallet, rules).replace('max_sol_per_action: 100', 'max_sol_per_action: 100\n  max_sol_per_wallet_per_day: 10');
+    writeFileSync(configPath, withCap(sweep));
+    const a = await start();
+    const { client } = a.runtime;
+    const read = client.walletSummary.bind(client);
+    let reads = 0;
+    client.walletSummary = async (address) => {
+      reads++;
+      // The claim's own read, right before it is signed: 8 SOL pending now.
+      if (reads === 2) a.runtime.sandbox!.world.setWallet(wallet.address, { pendingLamports: 8n * SOL });
+      const s = await read(address);
+      return reads > 2 ? { ...s, lifetimeLamports: null } : s;
+    };
+    a.runtime.sandbox!.faults.add({ kind: 'apply_then_drop', match: { op: 'claim' } });
+    await a.daemon.once();
+    expect(applied(a, 'claim')).toHaveLength(1);
+    expect(a.log.events('action.claim_undetermined')).toHaveLength(1);
+
+    writeFileSync(configPath, withCap(sweep + topup));
+    expect(a.daemon.reload()).toBe(true);
+    await a.daemon.once();
+    expect(applied(a, 'deposit')).toHaveLength(0);
+    expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'max_sol_per_wallet_per_day' });
+  });
+
   it('a plan recorded more than a day ago whose deposit goes now counts for the day it moved money in', async () => {
     // A plan counted in the rolling day by when it was recorded. One recorded 25 h ago (the daemon
     // was down, or its deposit waited behind an unknown one an operator resolved late) sends its
