@@ -12,7 +12,7 @@ import type { ApiError } from '../errors.js';
 import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
-import { checkActionLimit, planDayLamports, resolveStepAmount, stepAmounts } from '../rules/amounts.js';
+import { checkActionLimit, claimDayLamports, planDayLamports, resolveStepAmount, stepAmounts } from '../rules/amounts.js';
 import { DAY_MS } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
@@ -269,7 +269,7 @@ export class PlanExecutor {
 
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
-    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: planDayLamports(stepAmounts(plan), plan.claimedLamports ?? plan.estimateLamports) });
+    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: planDayLamports(stepAmounts(plan), claimDayLamports(plan)) });
     if (blocked !== undefined) return blocked;
 
     const unsigned = api.unsigned({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount, ...ids(plan, step) }, await this.time.next(plan.address, log));

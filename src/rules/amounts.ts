@@ -80,6 +80,17 @@ export function amountOf(step: StepSpec): { kind: string; amount: AmountSpec | n
   return { kind: step.kind, amount: step.kind === 'claim' ? null : step.amount };
 }
 
+/**
+ * What a recorded plan's claim counts for against the daily caps: the larger of what it claimed
+ * and what it expected — the pending its claim was signed against, once sent. What it claimed sizes
+ * the steps after it (never more than was seen, SPEC §2); it cannot lower the count below what
+ * the claim may have taken, or a server that took 8 and says 0.001 frees 7.999 of the day.
+ */
+export function claimDayLamports(plan: { claimedLamports: Lamports | null; estimateLamports: Lamports }): Lamports {
+  const { claimedLamports: claimed, estimateLamports: estimate } = plan;
+  return claimed !== null && claimed > estimate ? claimed : estimate;
+}
+
 /** A recorded plan's steps, for planDayLamports. */
 export function stepAmounts(plan: { steps: readonly { kind: string; amountSpec: AmountSpec | null }[] }): { kind: string; amount: AmountSpec | null }[] {
   return plan.steps.map((s) => ({ kind: s.kind, amount: s.amountSpec }));

@@ -215,7 +215,12 @@ function sumLamports(list: string | null): Lamports {
  * claim, its estimate (the sum of its fixed amounts).
  */
 export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
-  const claimPart = BigInt(r.claimed_lamports ?? r.estimate_lamports);
+  // A claim counts the larger of what it says it claimed and what it expected (the pending it was
+  // signed against, step-machine.ts raiseEstimate): a server that took 8 and says 0.001 must not
+  // lower the day's count by 7.999 (rules/amounts.ts claimDayLamports).
+  const estimate = BigInt(r.estimate_lamports);
+  const claimed = r.claimed_lamports === null ? undefined : BigInt(r.claimed_lamports);
+  const claimPart = claimed !== undefined && claimed > estimate ? claimed : estimate;
   return {
     id: r.id,
     rule: r.rule,
@@ -224,7 +229,7 @@ export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
     createdAt: r.created_at,
     dry: r.dry === 1,
     status: r.status,
-    lamports: Number(r.claims) === 1 ? claimPart + sumLamports(r.fixed_lamports) : BigInt(r.estimate_lamports),
+    lamports: Number(r.claims) === 1 ? claimPart + sumLamports(r.fixed_lamports) : estimate,
     spent: Number(r.spent) === 1,
     movedAt: r.moved_at === null ? undefined : Number(r.moved_at),
   };

@@ -123,6 +123,34 @@ describe('amounts and caps', () => {
     expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'max_sol_per_wallet_per_day' });
   });
 
+  it('a claim the server says took less than was pending counts for the pending it was signed against', async () => {
+    // The answer's claimed_sol sizes what follows the claim (min of it and the pending seen, SPEC
+    // §2), and the plan counted it too: a server that took 8 SOL and said 0.001 made the plan
+    // count 0.001, and another rule's 5 SOL deposit fitted under a wallet cap of 10.
+    const sweep = `  - name: sweep
+    do:
+      - claim
+`;
+    const topup = `  - name: topup
+    do:
+      - deposit: { symbol: SOL2X, amount: 5 }
+`;
+    const withCap = (rules: string) => yaml(wallet, rules).replace('max_sol_per_action: 100', 'max_sol_per_action: 100\n  max_sol_per_wallet_per_day: 10');
+    writeFileSync(configPath, withCap(sweep));
+    const a = await start();
+    a.runtime.sandbox!.world.setWallet(wallet.address, { pendingLamports: 8n * SOL });
+    a.runtime.sandbox!.faults.add({ kind: 'malformed', match: { op: 'claim' }, body: '{"status":"success","claimed_sol":0.001}' });
+    await a.daemon.once();
+    expect(applied(a, 'claim')).toHaveLength(1);
+    expect(a.log.events('action.acknowledged')).toMatchObject([{ kind: 'claim', amount_sol: '0.001' }]);
+
+    writeFileSync(configPath, withCap(sweep + topup));
+    expect(a.daemon.reload()).toBe(true);
+    await a.daemon.once();
+    expect(applied(a, 'deposit')).toHaveLength(0);
+    expect(a.log.events('rule.skipped').at(-1)).toMatchObject({ rule: 'topup', reason: 'max_sol_per_wallet_per_day' });
+  });
+
   it('a plan recorded more than a day ago whose deposit goes now counts for the day it moved money in', async () => {
     // A plan counted in the rolling day by when it was recorded. One recorded 25 h ago (the daemon
     // was down, or its deposit waited behind an unknown one an operator resolved late) sends its

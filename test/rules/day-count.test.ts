@@ -5,7 +5,7 @@
 // test/daemon/amount-caps.test.ts.
 import { describe, expect, it } from 'vitest';
 import type { StepSpec } from '../../src/domain.js';
-import { amountOf, planDayLamports } from '../../src/rules/amounts.js';
+import { amountOf, claimDayLamports, planDayLamports } from '../../src/rules/amounts.js';
 import { decide } from '../../src/rules/decide.js';
 import { firstLimitBreach } from '../../src/rules/limits.js';
 import { recheckBeforeSigning } from '../../src/rules/recheck.js';
@@ -85,5 +85,16 @@ describe('the rolling day takes in a plan whose request went out in it, however 
   it.each(cases)('%s', (_what, movedAt, breached) => {
     const r = firstLimitBreach({ limits, plans: [old(movedAt)], epoch: EPOCH, now: NOW, estimateLamports: SOL('1') });
     expect(r?.reason).toBe(breached ? 'max_sol_per_day' : undefined);
+  });
+});
+
+describe('claimDayLamports: a recorded claim counts the larger of what it said it claimed and what it expected', () => {
+  const cases: Array<[string, string | null, string, string]> = [
+    ['not claimed yet: the estimate', null, '8', '8'],
+    ['said less than signed against: the pending it was signed against', '0.001', '8', '8'],
+    ['said more (an older plan, its estimate not raised): what it said', '9', '8', '9'],
+  ];
+  it.each(cases)('%s', (_what, claimed, estimate, counted) => {
+    expect(claimDayLamports({ claimedLamports: claimed === null ? null : SOL(claimed), estimateLamports: SOL(estimate) })).toBe(SOL(counted));
   });
 });

@@ -182,9 +182,10 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
       [failedLate.id, 18n, 'open', false],
       [failedFirst.id, 1_500_000_000n, 'open', false],
     ]);
-    // The claim took 33: it and the fixed 7 and 11 count; the 50% is the claim's.
+    // The claim took 133, more than the 100 expected: it and the fixed 7 and 11 count; the 50% is
+    // the claim's. (Said less than expected, the expected would count: the larger of the two.)
     await store.markSending(mixed.steps[0]!.id, request(), T0);
-    await store.markAcknowledged({ id: mixed.steps[0]!.id, attempt: 1 }, { status: 200, responseRaw: '{}', claimedLamports: 33n }, T0);
+    await store.markAcknowledged({ id: mixed.steps[0]!.id, attempt: 1 }, { status: 200, responseRaw: '{}', claimedLamports: 133n }, T0);
     // A deposit applied, then the next step refused as an invalid request: failed, but spent.
     await store.markSending(failedLate.steps[0]!.id, request(), T0);
     await store.markAcknowledged({ id: failedLate.steps[0]!.id, attempt: 1 }, { status: 200, responseRaw: '{}' }, T0);
@@ -194,7 +195,7 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
     await store.markSending(failedFirst.steps[0]!.id, request(), T0);
     await store.markFailed({ id: failedFirst.steps[0]!.id, attempt: 1 }, { status: 401, responseRaw: '{}', error: 'bad signature' }, T0);
     expect((await store.planHistory(ADDR, 0)).map((e) => [e.id, e.lamports, e.status, e.spent])).toEqual([
-      [mixed.id, 51n, 'open', true],
+      [mixed.id, 151n, 'open', true],
       [noClaim.id, 7n, 'open', false],
       [failedLate.id, 18n, 'failed', true],
       [failedFirst.id, 1_500_000_000n, 'failed', false],
