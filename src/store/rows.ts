@@ -31,6 +31,7 @@ export interface PlanRow {
   seq: number;
   dry: boolean;
   status: PlanStatus;
+  /** What it expects to claim (pending at its decision, raised to the pending its claim was signed against), or its fixed amounts without a claim. */
   estimateLamports: Lamports;
   /** What the claim step was acknowledged (or reconciled) as claiming; null until known. */
   claimedLamports: Lamports | null;
