@@ -199,10 +199,12 @@ const MOVED = "(a.outcome IS NULL OR a.outcome IN ('acknowledged', 'unknown'))";
  * The history's window, besides the plans recorded since `since` or in the epoch: a plan recorded
  * earlier whose request went out since (a plan resumed after a day down, a deposit held behind an
  * unknown one until an operator resolved it) moved its money in the window, and counts in it.
+ * Asked only of plans updated since (a request going out updates its plan: step-machine.ts
+ * planSending), so a turn does not look up the attempts of every plan the address ever had.
  */
 export function movedSince(plan: string, since: string): string {
-  return `EXISTS (SELECT 1 FROM steps s JOIN attempts a ON a.step_id = s.id
-            WHERE s.plan_id = ${plan}.id AND a.started_at >= ${since} AND ${MOVED})`;
+  return `(${plan}.updated_at >= ${since} AND EXISTS (SELECT 1 FROM steps s JOIN attempts a ON a.step_id = s.id
+            WHERE s.plan_id = ${plan}.id AND a.started_at >= ${since} AND ${MOVED}))`;
 }
 
 function sumLamports(list: string | null): Lamports {

@@ -87,24 +87,28 @@ export class StepMachine {
     if (r === undefined) throw yield* this.whyNot(stepId, 'planned', 'send');
     yield* run('INSERT INTO attempts (step_id, n, request, started_at) VALUES ($1, $2, $3, $4)', stepId, r.attempts, requestJson, now);
     const seen = request.before?.pendingLamports;
-    if (seen !== undefined) yield* this.raiseEstimate(stepId, BigInt(seen), now);
+    yield* this.planSending(stepId, seen === undefined ? undefined : BigInt(seen), now);
     return yield* this.afterChange(stepId, now);
   }
 
   /**
-   * A claim takes what is pending when it is applied: signed against more than its plan was
-   * decided on (accrual, a plan resumed hours later, a server that moves pending), the plan
-   * expects that much, and counts for it against the daily caps until it says what it claimed.
-   * Were the answer lost and the claim held in doubt, the smaller estimate would let other plans
-   * spend what this one may have taken.
+   * What a request going out changes of its plan. Its updated_at: the history's window reads a
+   * plan recorded before it but sent in it only among plans updated since (codecs.ts movedSince),
+   * so a turn does not look up the attempts of every plan the address ever had. And a claim's
+   * estimate: a claim takes what is pending when it is applied, so signed against more than its
+   * plan was decided on (accrual, a plan resumed hours later, a server that moves pending), the
+   * plan expects that much, and counts for it against the daily caps; were the answer lost and
+   * the claim held in doubt, the smaller estimate would let other plans spend what this one may
+   * have taken. Never lowered.
    */
-  private *raiseEstimate(stepId: number, seen: Lamports, now: number): Op<void> {
+  private *planSending(stepId: number, seen: Lamports | undefined, now: number): Op<void> {
     const p = yield* get<{ id: number; estimate_lamports: string }>(
       'SELECT p.id, p.estimate_lamports FROM plans p JOIN steps s ON s.plan_id = p.id WHERE s.id = $1',
       stepId,
     );
-    if (p === undefined || BigInt(p.estimate_lamports) >= seen) return;
-    yield* run('UPDATE plans SET estimate_lamports = $1, updated_at = $2 WHERE id = $3', lamportsText(seen, 'estimate'), now, p.id);
+    if (p === undefined) return;
+    const estimate = seen !== undefined && seen > BigInt(p.estimate_lamports) ? seen : BigInt(p.estimate_lamports);
+    yield* run('UPDATE plans SET estimate_lamports = $1, updated_at = $2 WHERE id = $3', lamportsText(estimate, 'estimate'), now, p.id);
   }
 
   /**
