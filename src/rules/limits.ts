@@ -10,9 +10,9 @@ export type LimitReason = 'once_per_epoch' | 'cooldown' | 'max_plans_per_day' | 
 /**
  * safety.max_sol_per_wallet_per_day (SPEC §2: a wallet-level daily cap backs every rule). `plans`
  * are every plan of the address that counts (all rules, one-off sends too, same dry-ness, not
- * failed, the plan judged left out), each counted as a rule's max_sol_per_day counts it: what it
- * claimed, or while open expects to claim; a plan with no claim, its fixed amounts. Over the same
- * 24 h as the rule caps. Undefined when within the cap or there is none.
+ * failed unless spent, the plan judged left out), each counted as a rule's max_sol_per_day counts
+ * it: its claim (amounts.ts claimDayLamports) and its fixed amounts (planDayLamports). Over the
+ * same 24 h as the rule caps. Undefined when within the cap or there is none.
  */
 export function walletDayBreach(input: {
   maxLamports: Lamports | undefined;
