@@ -174,6 +174,9 @@ export function planFromRaw(r: RawPlan): PlanRow {
   };
 }
 
+/** An attempt that went out, or may have: in flight, applied, or unknown (not refused, not held back). */
+const MOVED = "(a.outcome IS NULL OR a.outcome IN ('acknowledged', 'unknown'))";
+
 /**
  * What a history row adds from its plan's steps (`plan` is the plans table's alias), in the SQL
  * both adapters speak: its fixed amounts (as text, comma-separated: summed here, exactly, where a
@@ -191,9 +194,6 @@ export function historyStepColumns(plan: string): string {
           (SELECT MAX(a.started_at) FROM steps s JOIN attempts a ON a.step_id = s.id
             WHERE s.plan_id = ${plan}.id AND ${MOVED}) AS moved_at`;
 }
-
-/** An attempt that went out, or may have: in flight, applied, or unknown (not refused, not held back). */
-const MOVED = "(a.outcome IS NULL OR a.outcome IN ('acknowledged', 'unknown'))";
 
 /**
  * The history's window, besides the plans recorded since `since` or in the epoch: a plan recorded
@@ -218,7 +218,7 @@ function sumLamports(list: string | null): Lamports {
  */
 export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
   // A claim counts the larger of what it says it claimed and what it expected (the pending it was
-  // signed against, step-machine.ts raiseEstimate): a server that took 8 and says 0.001 must not
+  // signed against, step-machine.ts planSending): a server that took 8 and says 0.001 must not
   // lower the day's count by 7.999 (rules/amounts.ts claimDayLamports).
   const estimate = BigInt(r.estimate_lamports);
   const claimed = r.claimed_lamports === null ? undefined : BigInt(r.claimed_lamports);
