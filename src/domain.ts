@@ -299,7 +299,7 @@ export interface LeaderboardEntry {
  * `rejected`: the server refused the action itself (nothing to claim, no balance, vault paused).
  * `failed`: it refused the *request* (signature, timestamp, headers, auth): the setup is wrong, not
  * the action, so a failed plan does not count for any limit and the rule may fire again once the
- * setup is fixed (SPEC §2).
+ * setup is fixed (SPEC §2) — unless a step of it was applied before (rules/limits.ts countsForLimits).
  */
 export type StepState = 'planned' | 'sending' | 'acknowledged' | 'rejected' | 'failed' | 'unknown' | 'skipped';
 export type PlanStatus = 'open' | 'done' | 'rejected' | 'failed' | 'blocked' | 'dry';
@@ -335,8 +335,15 @@ export interface PlanHistoryEntry {
   createdAt: number; // wall ms
   dry: boolean;
   status: PlanStatus;
-  /** Lamports claimed (acknowledged) or, while open, estimated. */
+  /**
+   * What it counts for against the daily caps: lamports claimed (acknowledged) or, while open,
+   * estimated, plus its fixed amounts (rules/amounts.ts planDayLamports).
+   */
   lamports: Lamports;
+  /** A step of it was applied or may have been (acknowledged, sending, unknown): a failed plan with one still counts. */
+  spent?: boolean;
+  /** Wall ms its last request that went out (or may have) was started: it counts in the rolling day from then too. */
+  movedAt?: number;
 }
 
 /** Why a rule fired or did not; becomes a rule.fired / rule.skipped log event. */

@@ -163,6 +163,9 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
   let claimAt: number | undefined;
   let sharePpm = 0;
   let allTaken = false;
+  // The fixed amounts count against max_sol_per_day besides the claim (rules/amounts.ts planDayLamports).
+  let fixedSum = 0n;
+  let stepAboveDay = false;
   rule.do.forEach((s, j) => {
     const at: Path = [...base, 'do', j];
     if (s.kind === 'claim') {
@@ -174,11 +177,13 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
     if (isBroken(ctx, amountPath)) return;
     const a = s.amount;
     if (a.kind === 'fixed') {
+      fixedSum += a.lamports;
       if (capKnown && a.lamports > maxAction) {
         issues.error(amountPath, `${formatSol(a.lamports)} SOL is above ${cap}; this step would always be refused`);
       }
       const perDay = rule.limits.maxLamportsPerDay;
       if (perDay !== undefined && !isBroken(ctx, [...base, 'limits', 'max_sol_per_day']) && perDay < a.lamports) {
+        stepAboveDay = true;
         issues.warn(
           [...base, 'limits', 'max_sol_per_day'],
           `${formatSol(perDay)} SOL a day is less than the ${formatSol(a.lamports)} SOL step ${j + 1} moves`,
@@ -205,6 +210,18 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
       issues.error(amountPath, `the steps after the claim add up to ${sharePpm / 10_000}% of it, more than it received`);
     }
   });
+
+  const perDay = rule.limits.maxLamportsPerDay;
+  if (perDay !== undefined && fixedSum > 0n && !stepAboveDay && !isBroken(ctx, [...base, 'limits', 'max_sol_per_day'])) {
+    if (claimAt === undefined ? fixedSum > perDay : fixedSum >= perDay) {
+      issues.warn(
+        [...base, 'limits', 'max_sol_per_day'],
+        claimAt === undefined
+          ? `${formatSol(perDay)} SOL a day is less than the ${formatSol(fixedSum)} SOL its fixed steps move together: the rule can never fire`
+          : `${formatSol(perDay)} SOL a day leaves nothing to claim besides the ${formatSol(fixedSum)} SOL its fixed steps move: the rule can never fire`,
+      );
+    }
+  }
 
   if (claimAt !== undefined && capKnown) {
     for (const c of rule.when) {

@@ -12,7 +12,7 @@ import type { ApiError } from '../errors.js';
 import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
-import { checkActionLimit, resolveStepAmount } from '../rules/amounts.js';
+import { checkActionLimit, claimDayLamports, planDayLamports, resolveStepAmount, stepAmounts } from '../rules/amounts.js';
 import { DAY_MS } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
@@ -138,8 +138,8 @@ export class PlanExecutor {
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
     if (fresh.pendingLamports === 0n) return await this.skip(plan, 'nothing to claim');
-    // What this claim can take is what was just seen: the plan counts for that against its day.
-    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: fresh.pendingLamports });
+    // What this claim can take is what was just seen: the plan counts for that (and its fixed amounts).
+    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: planDayLamports(stepAmounts(plan), fresh.pendingLamports) });
     if (blocked !== undefined) return blocked;
 
     const unsigned = api.unsigned({ op: 'claim', wallet: plan.address, epoch: plan.epoch, ...ids(plan, step) }, await this.time.next(plan.address, log));
@@ -266,7 +266,7 @@ export class PlanExecutor {
 
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
-    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: plan.claimedLamports ?? plan.estimateLamports });
+    const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: amount, planLamports: planDayLamports(stepAmounts(plan), claimDayLamports(plan)) });
     if (blocked !== undefined) return blocked;
 
     const unsigned = api.unsigned({ op: step.kind, wallet: plan.address, epoch: plan.epoch, symbol: step.symbol, amount, ...ids(plan, step) }, await this.time.next(plan.address, log));

@@ -197,7 +197,7 @@ export class OutcomeRecorder {
 
   /**
    * The server refused the request itself (signature, timestamp, headers, auth): the step and its
-   * plan end `failed`, which spends no limit, and signing pauses (every wallet for 401/403, this
+   * plan end `failed`, which spends no limit (unless an earlier step of it was applied), and signing pauses (every wallet for 401/403, this
    * wallet otherwise) until a restart or a reload that changes the api settings. Sending more
    * requests the server calls invalid would only fail the same way, and could burn the epochs of
    * every rule on a setup mistake.
@@ -215,7 +215,7 @@ export class OutcomeRecorder {
     this.pauses.pause(plan.address, pause);
     log.error(
       { event: 'action.failed', status: e.status, err: message, error_code: e.serverCode, request_id: e.requestId, hint },
-      `${step.kind} refused as an invalid request; the plan is failed and counts for no limit`,
+      `${step.kind} refused as an invalid request; the plan is failed and counts for no limit unless an earlier step of it was applied`,
     );
     log.error(
       { event: 'signing.paused', scope, status: e.status, reason: pause.reason, ...refusal },

@@ -57,11 +57,48 @@ export function planStepProblem(steps: readonly StepSpec[]): string | undefined 
   return undefined;
 }
 
-/** What a plan expects to move: pending when it claims, else the sum of its fixed amounts. */
+/** What a plan expects to claim: pending when it claims, else the sum of its fixed amounts (what its row keeps as the estimate). */
 export function estimatePlanLamports(steps: readonly StepSpec[], pendingLamports: Lamports): Lamports {
   if (steps.some((s) => s.kind === 'claim')) return pendingLamports;
+  return fixedLamports(steps.map((s) => amountOf(s).amount));
+}
+
+/**
+ * What a plan counts for against max_sol_per_day and the wallet's daily cap: what its claim takes
+ * (claimed, or expected) and every fixed amount besides. A percent or "all" is a share of the
+ * claim, counted once with it; a fixed amount is paid from the balance whatever was claimed, so a
+ * claim before it must not hide it (a rule that claimed 0.1 and deposited a fixed 1 counted 0.1).
+ * The store counts recorded plans the same way (codecs.ts historyFromRaw).
+ */
+export function planDayLamports(steps: readonly { kind: string; amount: AmountSpec | null }[], claimLamports: Lamports): Lamports {
+  const fixed = fixedLamports(steps.map((s) => s.amount));
+  return steps.some((s) => s.kind === 'claim') ? claimLamports + fixed : fixed;
+}
+
+/** The step specs' amounts, for planDayLamports (a claim has none). */
+export function amountOf(step: StepSpec): { kind: string; amount: AmountSpec | null } {
+  return { kind: step.kind, amount: step.kind === 'claim' ? null : step.amount };
+}
+
+/**
+ * What a recorded plan's claim counts for against the daily caps: the larger of what it claimed
+ * and what it expected — the pending its claim was signed against, once sent. What it claimed sizes
+ * the steps after it (never more than was seen, SPEC §2); it cannot lower the count below what
+ * the claim may have taken, or a server that took 8 and says 0.001 frees 7.999 of the day.
+ */
+export function claimDayLamports(plan: { claimedLamports: Lamports | null; estimateLamports: Lamports }): Lamports {
+  const { claimedLamports: claimed, estimateLamports: estimate } = plan;
+  return claimed !== null && claimed > estimate ? claimed : estimate;
+}
+
+/** A recorded plan's steps, for planDayLamports. */
+export function stepAmounts(plan: { steps: readonly { kind: string; amountSpec: AmountSpec | null }[] }): { kind: string; amount: AmountSpec | null }[] {
+  return plan.steps.map((s) => ({ kind: s.kind, amount: s.amountSpec }));
+}
+
+function fixedLamports(amounts: readonly (AmountSpec | null)[]): Lamports {
   let sum = 0n;
-  for (const s of steps) if (s.kind !== 'claim' && s.amount.kind === 'fixed') sum += s.amount.lamports;
+  for (const a of amounts) if (a?.kind === 'fixed') sum += a.lamports;
   return sum;
 }
 

@@ -15,7 +15,8 @@
  *
  * Which history: plans whose status is `failed` (the server refused the *request* as invalid:
  * signature, timestamp, headers, auth) count for nothing, so a fixed setup fires the rule again in
- * the same epoch. Of the rest, only plans with the same dry-ness as this run — a dry run never spends a real
+ * the same epoch — unless a step of theirs was applied (or may have been) before the refusal:
+ * those count as any plan does (limits.ts countsForLimits). Of the rest, only plans with the same dry-ness as this run — a dry run never spends a real
  * rule's once-per-epoch or cooldown, and real plans never stop a dry run from showing what it
  * would do. Every status counts (open, done, blocked, failed): a plan that failed because each
  * step was rejected still spends its epoch, its cooldown and its daily count, so a rule the API
@@ -35,7 +36,8 @@
  *                              keeps the cooldown running from that createdAt: fail safe.
  *  5. max_plans_per_day      — plans of this rule in the last 24h ≥ the limit.
  *  6. max_sol_per_day        — lamports of this rule's plans in the last 24h + this plan's estimate
- *                              > the limit (equal is allowed).
+ *                              > the limit (equal is allowed). A plan counts for its claim (claimed,
+ *                              or expected: pending) plus its fixed amounts (amounts.ts planDayLamports).
  *  6b. max_sol_per_wallet_per_day — safety's wallet-level cap: the same sum over every plan of the
  *                              address (all rules, one-off sends, and plans fired earlier in this
  *                              decide) + this plan's estimate > the cap. No cap when unset.
@@ -62,10 +64,10 @@
  * resolveStepAmount from what the claim actually returned, and re-checks checkActionLimit.
  */
 import type { Decision, PlanDraft, PlanHistoryEntry, Rule, SafetyConfig, WalletConfig, WalletSummary } from '../domain.js';
-import { estimatePlanLamports, firstOverActionLimit, planStepProblem } from './amounts.js';
+import { amountOf, estimatePlanLamports, firstOverActionLimit, planDayLamports, planStepProblem } from './amounts.js';
 import { evaluateConditions } from './conditions.js';
 import { describeStep, sol } from './format.js';
-import { firstLimitBreach, walletDayBreach, type LimitReason } from './limits.js';
+import { countsForLimits, firstLimitBreach, walletDayBreach, type LimitReason } from './limits.js';
 
 export interface DecideInput {
   wallet: WalletConfig;
@@ -126,23 +128,26 @@ function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined,
   const cond = evaluateConditions(rule.when, summary);
   if (!cond.holds) return { reason: 'condition', detail: cond.detail };
 
-  // A failed plan (the request was refused as invalid: the setup, not the action) spends nothing.
+  // A failed plan (the request was refused as invalid: the setup, not the action) spends nothing,
+  // unless a step of it had been applied before.
   // Keyed by the rule's id: a renamed rule (same id) keeps its history (SPEC §2).
   const ofRule = input.history.filter((p) => p.rule === rule.id && p.dry === dry);
-  const plans = ofRule.filter((p) => p.status !== 'failed');
+  const plans = ofRule.filter(countsForLimits);
   const claims = hasClaim(rule);
   const estimateLamports = estimatePlanLamports(rule.do, summary.pendingLamports);
-  const breach = firstLimitBreach({ limits: rule.limits, plans, epoch: summary.epoch, now, estimateLamports });
+  // What it counts for against the daily caps: the claim it expects and its fixed amounts.
+  const dayLamports = planDayLamports(rule.do.map(amountOf), summary.pendingLamports);
+  const breach = firstLimitBreach({ limits: rule.limits, plans, epoch: summary.epoch, now, estimateLamports: dayLamports });
   if (breach) return breach;
   // The wallet-level cap: every rule's plans of this address, and those fired earlier in this decide.
   const walletBreach = walletDayBreach({
     maxLamports: safety.maxLamportsPerWalletPerDay,
     plans: [
-      ...input.history.filter((p) => p.dry === dry && p.status !== 'failed'),
-      ...drafted.map((d) => ({ rule: d.rule, epoch: d.epoch, seq: d.seq, createdAt: now, dry, status: 'open' as const, lamports: d.estimateLamports })),
+      ...input.history.filter((p) => p.dry === dry && countsForLimits(p)),
+      ...drafted.map((d) => ({ rule: d.rule, epoch: d.epoch, seq: d.seq, createdAt: now, dry, status: 'open' as const, lamports: planDayLamports(d.steps.map(amountOf), d.estimateLamports) })),
     ],
     now,
-    estimateLamports,
+    estimateLamports: dayLamports,
   });
   if (walletBreach) return walletBreach;
 

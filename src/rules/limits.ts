@@ -10,9 +10,9 @@ export type LimitReason = 'once_per_epoch' | 'cooldown' | 'max_plans_per_day' | 
 /**
  * safety.max_sol_per_wallet_per_day (SPEC §2: a wallet-level daily cap backs every rule). `plans`
  * are every plan of the address that counts (all rules, one-off sends too, same dry-ness, not
- * failed, the plan judged left out), each counted as a rule's max_sol_per_day counts it: what it
- * claimed, or while open expects to claim; a plan with no claim, its fixed amounts. Over the same
- * 24 h as the rule caps. Undefined when within the cap or there is none.
+ * failed unless spent, the plan judged left out), each counted as a rule's max_sol_per_day counts
+ * it: its claim (amounts.ts claimDayLamports) and its fixed amounts (planDayLamports). Over the
+ * same 24 h as the rule caps. Undefined when within the cap or there is none.
  */
 export function walletDayBreach(input: {
   maxLamports: Lamports | undefined;
@@ -33,6 +33,17 @@ export function walletDayBreach(input: {
   };
 }
 
+/**
+ * Whether a recorded plan counts for the limits. A `failed` plan (the server refused a request of
+ * it as invalid: the setup, not the action) counts for nothing, so a fixed setup fires the rule
+ * again (SPEC §2) — unless a step of it was applied or may have been before that refusal: its
+ * claim or its first deposit moved money, and firing the rule again in the epoch would move it
+ * twice (`spent`, from the store).
+ */
+export function countsForLimits(p: PlanHistoryEntry): boolean {
+  return p.status !== 'failed' || p.spent === true;
+}
+
 interface LimitBreach {
   reason: LimitReason;
   detail: string;
@@ -50,9 +61,11 @@ interface LimitInput {
 /**
  * In the rolling day: createdAt in (now - 24h, now], and also anything dated after now — a plan
  * from "the future" means the clock stepped back, and leaving it out would let a rule fire again.
+ * A plan recorded earlier whose request went out in the day (movedAt) moved its money in it, and
+ * counts too: a plan resumed after a day down would otherwise fall out of the window it spent in.
  */
 function inLastDay(p: PlanHistoryEntry, now: number): boolean {
-  return p.createdAt > now - DAY_MS;
+  return p.createdAt > now - DAY_MS || (p.movedAt !== undefined && p.movedAt > now - DAY_MS);
 }
 
 function cmp<T extends number | bigint | string>(a: T, b: T): number {

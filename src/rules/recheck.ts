@@ -7,7 +7,7 @@ import type { Lamports } from '../amount.js';
 import type { PlanHistoryEntry, Rule, SafetyConfig, SignedOp, WalletSummary } from '../domain.js';
 import { checkActionLimit } from './amounts.js';
 import { evaluateConditions } from './conditions.js';
-import { firstLimitBreach, walletDayBreach, type LimitReason } from './limits.js';
+import { countsForLimits, firstLimitBreach, walletDayBreach, type LimitReason } from './limits.js';
 
 export interface RecheckInput {
   /** The rule as configured now (a reload may have tightened it). */
@@ -22,7 +22,7 @@ export interface RecheckInput {
   stepKind: SignedOp;
   /** What the step moves: a claim, the pending just read; a deposit or mint, its resolved amount. */
   stepLamports: Lamports;
-  /** What the whole plan counts for against max_sol_per_day: what it claimed, or will claim. */
+  /** What the whole plan counts for against max_sol_per_day: what it claimed, or will claim, and its fixed amounts (amounts.ts planDayLamports). */
   planLamports: Lamports;
   /** Read right before this check. */
   summary: WalletSummary;
@@ -54,7 +54,7 @@ export function recheckBeforeSigning(input: RecheckInput): RecheckResult {
   }
   // The plan's own row must not count against itself; only real plans count for a real one.
   // Keyed by the rule's id, as decide keys them.
-  const counting = input.history.filter((p) => !p.dry && p.id !== plan.id && p.status !== 'failed');
+  const counting = input.history.filter((p) => !p.dry && p.id !== plan.id && countsForLimits(p));
   const others = counting.filter((p) => p.rule === rule.id);
   const breach = firstLimitBreach({ limits: rule.limits, plans: others, epoch: plan.epoch, now: input.now, estimateLamports: input.planLamports });
   if (breach !== undefined) return { ok: false, reason: breach.reason, detail: breach.detail, refuse: false };

@@ -174,8 +174,55 @@ export function planFromRaw(r: RawPlan): PlanRow {
   };
 }
 
-/** A plan as the rules read their history: what it claimed, or what it expected to. */
+/** An attempt that went out, or may have: in flight, applied, or unknown (not refused, not held back). */
+const MOVED = "(a.outcome IS NULL OR a.outcome IN ('acknowledged', 'unknown'))";
+
+/**
+ * What a history row adds from its plan's steps (`plan` is the plans table's alias), in the SQL
+ * both adapters speak: its fixed amounts (as text, comma-separated: summed here, exactly, where a
+ * SQL sum would overflow 64 bits or lose digits), whether it claims, and
+ * whether a step of it was applied or may have been. The amounts are the step rows' own, so a plan
+ * counts for what it was recorded to move, whatever the config says now.
+ */
+export function historyStepColumns(plan: string): string {
+  return `(SELECT string_agg(CAST(s.amount_lamports AS TEXT), ',') FROM steps s
+            WHERE s.plan_id = ${plan}.id AND s.kind <> 'claim' AND s.amount_spec LIKE '%"kind":"fixed"%') AS fixed_lamports,
+          CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.kind = 'claim') THEN 1 ELSE 0 END AS claims,
+          CASE WHEN EXISTS (
+            SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.state IN ('acknowledged', 'sending', 'unknown')
+          ) THEN 1 ELSE 0 END AS spent,
+          (SELECT MAX(a.started_at) FROM steps s JOIN attempts a ON a.step_id = s.id
+            WHERE s.plan_id = ${plan}.id AND ${MOVED}) AS moved_at`;
+}
+
+/**
+ * The history's window, besides the plans recorded since `since` or in the epoch: a plan recorded
+ * earlier whose request went out since (a plan resumed after a day down, a deposit held behind an
+ * unknown one until an operator resolved it) moved its money in the window, and counts in it.
+ * Asked only of plans updated since (a request going out updates its plan: step-machine.ts
+ * planSending), so a turn does not look up the attempts of every plan the address ever had.
+ */
+export function movedSince(plan: string, since: string): string {
+  return `(${plan}.updated_at >= ${since} AND EXISTS (SELECT 1 FROM steps s JOIN attempts a ON a.step_id = s.id
+            WHERE s.plan_id = ${plan}.id AND a.started_at >= ${since} AND ${MOVED}))`;
+}
+
+function sumLamports(list: string | null): Lamports {
+  return (list ?? '').split(',').reduce((sum, t) => (t === '' ? sum : sum + BigInt(t)), 0n);
+}
+
+/**
+ * A plan as the rules read their history: what it claimed, or what it expected to, and its fixed
+ * amounts, which a claim does not pay for (rules/amounts.ts planDayLamports); a plan without a
+ * claim, its estimate (the sum of its fixed amounts).
+ */
 export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
+  // A claim counts the larger of what it says it claimed and what it expected (the pending it was
+  // signed against, step-machine.ts planSending): a server that took 8 and says 0.001 must not
+  // lower the day's count by 7.999 (rules/amounts.ts claimDayLamports).
+  const estimate = BigInt(r.estimate_lamports);
+  const claimed = r.claimed_lamports === null ? undefined : BigInt(r.claimed_lamports);
+  const claimPart = claimed !== undefined && claimed > estimate ? claimed : estimate;
   return {
     id: r.id,
     rule: r.rule,
@@ -184,7 +231,9 @@ export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
     createdAt: r.created_at,
     dry: r.dry === 1,
     status: r.status,
-    lamports: BigInt(r.claimed_lamports ?? r.estimate_lamports),
+    lamports: Number(r.claims) === 1 ? claimPart + sumLamports(r.fixed_lamports) : estimate,
+    spent: Number(r.spent) === 1,
+    movedAt: r.moved_at === null ? undefined : Number(r.moved_at),
   };
 }
 

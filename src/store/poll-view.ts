@@ -11,7 +11,7 @@
 // are put in id order here, not by the statement: SQLite would build a temporary b-tree to sort
 // what is, on almost every turn, a single row without history.
 import type { PlanHistoryEntry } from '../domain.js';
-import { historyFromRaw } from './codecs.js';
+import { historyFromRaw, historyStepColumns, movedSince } from './codecs.js';
 import type { RawHistory } from './rows.js';
 
 /** What the turn reads (port.ts pollView). */
@@ -31,7 +31,8 @@ export interface PollView {
 /** $1 address, $2 sinceMs, $3 epoch. Each predicate is the one its single-purpose method asks. */
 export const POLL_VIEW_SQL = `
   SELECT g.last_epoch, g.active, g.claim_in_doubt, g.unknown_signed,
-         h.id, h.rule, h.epoch, h.seq, h.created_at, h.dry, h.status, h.estimate_lamports, h.claimed_lamports
+         h.id, h.rule, h.epoch, h.seq, h.created_at, h.dry, h.status, h.estimate_lamports, h.claimed_lamports,
+         ${historyStepColumns('h')}
   FROM (SELECT
           (SELECT w.epoch FROM wallet_state w WHERE w.address = $1) AS last_epoch,
           CASE WHEN EXISTS (
@@ -46,7 +47,7 @@ export const POLL_VIEW_SQL = `
             WHERE p.address = $1 AND p.dry = 0 AND s.state = 'unknown' AND s.kind <> 'claim'
           ) THEN 1 ELSE 0 END AS unknown_signed
        ) g
-  LEFT JOIN plans h ON h.address = $1 AND (h.created_at >= $2 OR h.epoch = $3)`;
+  LEFT JOIN plans h ON h.address = $1 AND (h.created_at >= $2 OR h.epoch = $3 OR ${movedSince('h', '$2')})`;
 
 type PollViewRow = { last_epoch: string | null; active: number; claim_in_doubt: number; unknown_signed: number } & {
   [K in keyof RawHistory]: RawHistory[K] | null;

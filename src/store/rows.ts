@@ -31,6 +31,7 @@ export interface PlanRow {
   seq: number;
   dry: boolean;
   status: PlanStatus;
+  /** What it expects to claim (pending at its decision, raised to the pending its claim was signed against), or its fixed amounts without a claim. */
   estimateLamports: Lamports;
   /** What the claim step was acknowledged (or reconciled) as claiming; null until known. */
   claimedLamports: Lamports | null;
@@ -213,6 +214,14 @@ export interface RawHistory {
   status: PlanStatus;
   estimate_lamports: string;
   claimed_lamports: string | null;
+  /** From the plan's steps (codecs.ts historyStepColumns): its fixed amounts, comma-separated; null when it has none. */
+  fixed_lamports: string | null;
+  /** 1 when it claims. */
+  claims: number;
+  /** 1 when a step of it is acknowledged, sending or unknown. */
+  spent: number;
+  /** When its last request that went out (or may have) was started; null when none did. */
+  moved_at: number | string | null;
 }
 
 /** A notice waiting in the outbox (service/outbox.ts): one row per notice, until delivered or expired. */

@@ -86,7 +86,29 @@ export class StepMachine {
     const r = yield* get<{ attempts: number }>(TO_SENDING, stepId, requestJson, now);
     if (r === undefined) throw yield* this.whyNot(stepId, 'planned', 'send');
     yield* run('INSERT INTO attempts (step_id, n, request, started_at) VALUES ($1, $2, $3, $4)', stepId, r.attempts, requestJson, now);
+    const seen = request.before?.pendingLamports;
+    yield* this.planSending(stepId, seen === undefined ? undefined : BigInt(seen), now);
     return yield* this.afterChange(stepId, now);
+  }
+
+  /**
+   * What a request going out changes of its plan. Its updated_at: the history's window reads a
+   * plan recorded before it but sent in it only among plans updated since (codecs.ts movedSince),
+   * so a turn does not look up the attempts of every plan the address ever had. And a claim's
+   * estimate: a claim takes what is pending when it is applied, so signed against more than its
+   * plan was decided on (accrual, a plan resumed hours later, a server that moves pending), the
+   * plan expects that much, and counts for it against the daily caps; were the answer lost and
+   * the claim held in doubt, the smaller estimate would let other plans spend what this one may
+   * have taken. Never lowered.
+   */
+  private *planSending(stepId: number, seen: Lamports | undefined, now: number): Op<void> {
+    const p = yield* get<{ id: number; estimate_lamports: string }>(
+      'SELECT p.id, p.estimate_lamports FROM plans p JOIN steps s ON s.plan_id = p.id WHERE s.id = $1',
+      stepId,
+    );
+    if (p === undefined) return;
+    const estimate = seen !== undefined && seen > BigInt(p.estimate_lamports) ? seen : BigInt(p.estimate_lamports);
+    yield* run('UPDATE plans SET estimate_lamports = $1, updated_at = $2 WHERE id = $3', lamportsText(estimate, 'estimate'), now, p.id);
   }
 
   /**

@@ -276,6 +276,11 @@ describe('warnings: loads, but probably not what was meant', () => {
       warnings: ['config.yaml:14:15 rules[0].limits.max_sol_per_day: 1 SOL a day is less than the 2 SOL step 2 moves'],
     },
     {
+      name: 'a daily cap that the fixed steps fill, before anything claimed',
+      yaml: edit(BASE, 'amount: "50%" }', 'amount: 0.5 }\n      - mint: { symbol: SOL5X, amount: 0.5 }\n    limits: { max_sol_per_day: 1 }'),
+      warnings: ['config.yaml:15:15 rules[0].limits.max_sol_per_day: 1 SOL a day leaves nothing to claim besides the 1 SOL its fixed steps move: the rule can never fire'],
+    },
+    {
       name: 'a threshold above the safety cap',
       yaml: edit(BASE, '{ gte: 0.5 }', '{ gte: 500 }'),
       warnings: [

@@ -2,6 +2,7 @@
 // lamports at the edge of u64, and the queries the planner, the worker and `status` read.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_LAMPORTS } from '../../src/amount.js';
+import type { StepSpec } from '../../src/domain.js';
 import type { Store } from '../../src/store/port.js';
 import { call, code, useAdapter } from './contract-adapters.js';
 import { ADDR, ADDR2, draft, request, T0 } from './fixtures.js';
@@ -122,7 +123,8 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
       await store.markSending(back.steps[0]!.id, request(), T0);
       await store.markAcknowledged(back.steps[0]!.id, { status: 200, responseRaw: '{}', claimedLamports: MAX_LAMPORTS }, T0);
       expect((await store.getPlan(plan.id))!.claimedLamports).toBe(MAX_LAMPORTS);
-      expect((await store.planHistory(ADDR, 0))[0]!.lamports).toBe(MAX_LAMPORTS);
+      // What it claimed and its fixed mint besides, summed exactly past 64 bits.
+      expect((await store.planHistory(ADDR, 0))[0]!.lamports).toBe(MAX_LAMPORTS * 2n);
     });
 
     it('refuses lamports outside u64 and a plan without steps, recording nothing', async () => {
@@ -149,15 +151,67 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
     await store.markAcknowledged(claim.id, { status: 200, responseRaw: '{}', claimedLamports: 33n }, T0);
 
     expect(await store.planHistory(ADDR, T0 - 24 * HOUR, '2025-06-01')).toEqual([
-      { id: inEpoch.id, rule: 'compound', epoch: '2025-06-01', seq: 0, createdAt: T0 - 30 * HOUR, dry: false, status: 'open', lamports: 2n },
-      { id: recent.id, rule: 'compound', epoch: '2025-05-31', seq: 0, createdAt: T0 - HOUR, dry: false, status: 'open', lamports: 33n },
-      { id: dry.id, rule: 'compound', epoch: '2025-05-31', seq: 1, createdAt: T0, dry: true, status: 'dry', lamports: 5n },
+      { id: inEpoch.id, rule: 'compound', epoch: '2025-06-01', seq: 0, createdAt: T0 - 30 * HOUR, dry: false, status: 'open', lamports: 2n, spent: false },
+      // Its claim is acknowledged: spent (so even a failed plan of it counts: rules/limits.ts
+      // countsForLimits), and sent at T0, which counts it in the day from then (movedAt).
+      { id: recent.id, rule: 'compound', epoch: '2025-05-31', seq: 0, createdAt: T0 - HOUR, dry: false, status: 'open', lamports: 33n, spent: true, movedAt: T0 },
+      { id: dry.id, rule: 'compound', epoch: '2025-05-31', seq: 1, createdAt: T0, dry: true, status: 'dry', lamports: 5n, spent: false },
     ]);
     expect((await store.planHistory(ADDR, T0 - 24 * HOUR)).map((e) => e.lamports)).toEqual([33n, 5n]);
     expect((await store.planHistory(ADDR, 0)).map((e) => e.lamports)).toEqual([1n, 2n, 33n, 5n]);
     expect((await store.planHistory(ADDR2, 0)).map((e) => e.lamports)).toEqual([4n]);
     expect(await store.planHistory('treasury', 0)).toEqual([]);
     expect(old.id).toBeGreaterThan(0);
+  });
+
+  it('planHistory counts a plan for its claim and its fixed amounts, and says whether a step of it was applied', async () => {
+    const steps: StepSpec[] = [
+      { kind: 'claim' },
+      { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'fixed', lamports: 7n } },
+      { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } },
+      { kind: 'mint', symbol: 'SOL5X', amount: { kind: 'fixed', lamports: 11n } },
+    ];
+    const mixed = (await store.insertPlan(draft({ steps, estimateLamports: 100n }), opts(T0 - HOUR)))!;
+    const noClaim = (await store.insertPlan(draft({ seq: 1, steps: steps.slice(1, 2), estimateLamports: 7n }), opts(T0 - HOUR)))!;
+    const failedLate = (await store.insertPlan(draft({ seq: 2, steps: [steps[1]!, steps[3]!], estimateLamports: 18n }), opts(T0 - HOUR)))!;
+    const failedFirst = (await store.insertPlan(draft({ seq: 3 }), opts(T0 - HOUR)))!;
+    const at = (await store.planHistory(ADDR, 0)).map((e) => [e.id, e.lamports, e.status, e.spent]);
+    expect(at).toEqual([
+      [mixed.id, 118n, 'open', false],
+      [noClaim.id, 7n, 'open', false],
+      [failedLate.id, 18n, 'open', false],
+      [failedFirst.id, 1_500_000_000n, 'open', false],
+    ]);
+    // The claim took 133, more than the 100 expected: it and the fixed 7 and 11 count; the 50% is
+    // the claim's. (Said less than expected, the expected would count: the larger of the two.)
+    await store.markSending(mixed.steps[0]!.id, request(), T0);
+    await store.markAcknowledged({ id: mixed.steps[0]!.id, attempt: 1 }, { status: 200, responseRaw: '{}', claimedLamports: 133n }, T0);
+    // A deposit applied, then the next step refused as an invalid request: failed, but spent.
+    await store.markSending(failedLate.steps[0]!.id, request(), T0);
+    await store.markAcknowledged({ id: failedLate.steps[0]!.id, attempt: 1 }, { status: 200, responseRaw: '{}' }, T0);
+    await store.markSending(failedLate.steps[1]!.id, request(), T0);
+    await store.markFailed({ id: failedLate.steps[1]!.id, attempt: 1 }, { status: 401, responseRaw: '{}', error: 'bad signature' }, T0);
+    // Refused at its first step: failed, nothing spent.
+    await store.markSending(failedFirst.steps[0]!.id, request(), T0);
+    await store.markFailed({ id: failedFirst.steps[0]!.id, attempt: 1 }, { status: 401, responseRaw: '{}', error: 'bad signature' }, T0);
+    expect((await store.planHistory(ADDR, 0)).map((e) => [e.id, e.lamports, e.status, e.spent])).toEqual([
+      [mixed.id, 151n, 'open', true],
+      [noClaim.id, 7n, 'open', false],
+      [failedLate.id, 18n, 'failed', true],
+      [failedFirst.id, 1_500_000_000n, 'failed', false],
+    ]);
+  });
+
+  it('planHistory takes in a plan recorded before the window whose request went out in it, not one held back', async () => {
+    const fixed: StepSpec[] = [{ kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'fixed', lamports: 7n } }];
+    const sent = (await store.insertPlan(draft({ epoch: '2025-05-29', steps: fixed, estimateLamports: 7n }), opts(T0 - 48 * HOUR)))!;
+    const heldBack = (await store.insertPlan(draft({ epoch: '2025-05-29', seq: 1, steps: fixed, estimateLamports: 7n }), opts(T0 - 48 * HOUR)))!;
+    await store.markSending(sent.steps[0]!.id, request(), T0 - HOUR);
+    await store.markAcknowledged({ id: sent.steps[0]!.id, attempt: 1 }, { status: 200, responseRaw: '{}' }, T0 - HOUR);
+    await store.markSending(heldBack.steps[0]!.id, request(), T0 - HOUR);
+    await store.markNotSent({ id: heldBack.steps[0]!.id, attempt: 1 }, 'withheld', T0 - HOUR);
+    expect((await store.planHistory(ADDR, T0 - 24 * HOUR, '2025-06-01')).map((e) => [e.id, e.movedAt])).toEqual([[sent.id, T0 - HOUR]]);
+    expect((await store.pollView(ADDR, T0 - 24 * HOUR, '2025-06-01')).history.map((e) => [e.id, e.movedAt])).toEqual([[sent.id, T0 - HOUR]]);
   });
 
   it('listPlans is most recent first, filters by address and by step state, and honours the limit', async () => {

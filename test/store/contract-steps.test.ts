@@ -49,6 +49,16 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       expect(await status()).toBe('open');
     });
 
+    it('a claim signed against more pending than its plan was decided on raises the estimate to it, never lowers it', async () => {
+      const before = (pendingLamports: string) => request({ before: { epoch: '2025-06-01', pendingLamports, lifetimeLamports: null } });
+      await store.markSending(claimId, before('8000000000'), T0);
+      expect((await store.getPlan(plan.id))!.estimateLamports).toBe(8_000_000_000n);
+      expect((await store.planHistory(plan.address, 0))[0]!.lamports).toBe(8_000_000_000n);
+      await store.markNotSent({ id: claimId, attempt: 1 }, 'withheld', T0);
+      await store.markSending(claimId, before('1'), T0);
+      expect((await store.getPlan(plan.id))!.estimateLamports).toBe(8_000_000_000n);
+    });
+
     it("keeps the server's x-request-id with the step and its attempt", async () => {
       await store.markSending(claimId, request(), T0);
       await store.markRejected(claimId, { status: 400, responseRaw: '{}', requestId: 'req-123', error: 'nothing to claim' }, T0 + 1);

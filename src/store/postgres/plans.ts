@@ -4,7 +4,7 @@
 // client for a write).
 import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { historyFromRaw, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
+import { historyFromRaw, historyStepColumns, lamportsText, movedSince, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
 import type { Sql } from './db.js';
@@ -106,9 +106,11 @@ export async function listPlans(c: Sql, q: ListPlansQuery): Promise<PlanWithStep
 /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
 export async function planHistory(c: Sql, address: string, sinceMs: number, epoch?: string): Promise<PlanHistoryEntry[]> {
   const r = await c.query<RawHistory>(
-    `SELECT id, rule, epoch, seq, created_at, dry, status, estimate_lamports, claimed_lamports FROM plans
-     WHERE address = $1 AND (created_at >= $2 OR epoch = $3)
-     ORDER BY id`,
+    `SELECT p.id, p.rule, p.epoch, p.seq, p.created_at, p.dry, p.status, p.estimate_lamports, p.claimed_lamports,
+       ${historyStepColumns('p')}
+     FROM plans p
+     WHERE p.address = $1 AND (p.created_at >= $2 OR p.epoch = $3 OR ${movedSince('p', '$2')})
+     ORDER BY p.id`,
     [address, sinceMs, epoch ?? null],
   );
   return r.rows.map(historyFromRaw);

@@ -2,7 +2,7 @@
 // reading plans back. What changes a plan's steps, and its status, is the step machine (../step-machine.ts).
 import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { historyFromRaw, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
+import { historyFromRaw, historyStepColumns, lamportsText, movedSince, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import type { Db } from './db.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
@@ -44,9 +44,11 @@ export class PlanRepo {
       ORDER BY p.id DESC
       LIMIT @limit`);
     this.selectHistory = db.prepare<Record<string, unknown>, RawHistory>(`
-      SELECT id, rule, epoch, seq, created_at, dry, status, estimate_lamports, claimed_lamports FROM plans
-      WHERE address = @address AND (created_at >= @since OR epoch = @epoch)
-      ORDER BY id`);
+      SELECT p.id, p.rule, p.epoch, p.seq, p.created_at, p.dry, p.status, p.estimate_lamports, p.claimed_lamports,
+        ${historyStepColumns('p')}
+      FROM plans p
+      WHERE p.address = @address AND (p.created_at >= @since OR p.epoch = @epoch OR ${movedSince('p', '@since')})
+      ORDER BY p.id`);
     this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
   }
 
@@ -121,7 +123,7 @@ export class PlanRepo {
       .map((r) => this.withSteps(r));
   }
 
-  /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, oldest first. */
+  /** Plans of this address created at or after `sinceMs`, or belonging to `epoch`, or with a request sent since `sinceMs` (codecs.ts movedSince), oldest first. */
   history(address: string, sinceMs: number, epoch?: string): PlanHistoryEntry[] {
     return this.selectHistory.all({ address, since: sinceMs, epoch: epoch ?? null }).map(historyFromRaw);
   }
