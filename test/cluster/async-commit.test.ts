@@ -54,7 +54,7 @@ beforeEach(async () => {
 }, 120_000);
 
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  for (const c of children.splice(0)) await c.stop();
   await Promise.all(children.map((c) => c.exited));
   await sandbox?.close();
   await pgc?.stop();

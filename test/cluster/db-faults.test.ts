@@ -63,7 +63,7 @@ describe('the database fails; the daemons do not', () => {
   });
 
   afterEach(async () => {
-    for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+    for (const c of children.splice(0)) await c.stop();
     await sandbox.close();
     cleanup();
   });

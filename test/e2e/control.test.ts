@@ -17,10 +17,7 @@ describe('a running daemon: fix loop, poll now, pause and resume', () => {
   let cleanup: (() => void) | undefined;
 
   afterEach(async () => {
-    if (child !== undefined && child.proc.exitCode === null) {
-      child.proc.kill('SIGTERM');
-      await child.exited;
-    }
+    await child?.stop('SIGTERM');
     cleanup?.();
   });
 

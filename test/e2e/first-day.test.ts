@@ -21,10 +21,7 @@ describe('a first day against a service with its own prefix and claim message', 
   let cleanup: (() => void) | undefined;
 
   afterEach(async () => {
-    if (child !== undefined && child.proc.exitCode === null) {
-      child.proc.kill('SIGTERM');
-      await child.exited;
-    }
+    await child?.stop('SIGTERM');
     await sandbox?.close();
     cleanup?.();
   });

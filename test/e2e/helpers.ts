@@ -139,6 +139,8 @@ export interface Child {
   /** Resolves when a log event matching the predicate has been printed. */
   waitFor: (pred: (e: Record<string, unknown>, index: number) => boolean, timeoutMs?: number) => Promise<Record<string, unknown>>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends `signal` (SIGKILL unless said) if it still runs, and resolves once it has exited: a test's clean-up. */
+  stop: (signal?: NodeJS.Signals) => Promise<void>;
 }
 
 /** Runs the built CLI as a real process (for signals and crashes). */
@@ -187,5 +189,9 @@ export function spawnCli(argv: string[], opts: { cwd: string; env?: NodeJS.Proce
       bus.on('data', check);
       check();
     });
-  return { proc, stdout: () => out, stderr: () => err, events: () => parseEvents(out), waitFor, exited };
+  const stop = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    await exited;
+  };
+  return { proc, stdout: () => out, stderr: () => err, events: () => parseEvents(out), waitFor, exited, stop };
 }

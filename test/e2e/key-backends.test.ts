@@ -26,10 +26,7 @@ describe('once signs through a backend that keeps the key out of the daemon', ()
   beforeAll(() => buildOnce(), 120_000);
 
   afterEach(async () => {
-    for (const c of children.splice(0)) {
-      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGTERM');
-      await c.exited;
-    }
+    for (const c of children.splice(0)) await c.stop('SIGTERM');
     for (const u of undo.splice(0).reverse()) await u();
   });
 

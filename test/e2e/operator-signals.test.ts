@@ -85,7 +85,7 @@ describe('operator signals against a live daemon', () => {
   });
 
   afterEach(async () => {
-    if (child && child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
+    await child?.stop();
     await sandbox?.close();
     sandbox = undefined;
     cleanup();

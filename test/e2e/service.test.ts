@@ -31,7 +31,7 @@ describe('the daemon as a service', () => {
   });
 
   afterEach(async () => {
-    if (child && child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
+    await child?.stop();
     notify.close();
     await sandbox.close();
     cleanup();

@@ -46,8 +46,8 @@ it.concurrent.for(LOOPS)(`SIGKILLs at random moments of a running daemon, loop %
   const random = prng(seed);
   const between = (lo: number, hi: number) => Math.floor(lo + random() * (hi - lo));
   let child: Child | undefined;
-  onTestFinished(() => {
-    if (child !== undefined && child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
+  onTestFinished(async () => {
+    await child?.stop();
   });
   const w = await crashWorld({
     names: ['w0', 'w1', 'w2', 'w3'],

@@ -58,8 +58,8 @@ async function openWorld(ctx: TestContext, opts: Parameters<typeof crashWorld>[0
 /** One `once` that must die by SIGKILL at the named failpoint. */
 async function crashAt({ expect, onTestFinished }: TestContext, w: CrashWorld, failpoint: string, tally = true): Promise<void> {
   const c = spawnCli(['once', '--config', w.config], { cwd: w.dir, env: { AUTOCLAIM_FAILPOINT: failpoint } });
-  onTestFinished(() => {
-    if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  onTestFinished(async () => {
+    await c.stop();
   });
   const exit = await c.exited;
   expect(exit.signal, `${failpoint} was not reached:\n${c.stdout().slice(-2000)}\n${c.stderr()}`).toBe('SIGKILL');

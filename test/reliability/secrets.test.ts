@@ -74,7 +74,7 @@ describe('secrets never leave', () => {
     writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets: [alpha, beta] }).replace('{ file: ./keys/beta.json }', '{ env: BETA_SECRET }'));
   });
   afterAll(async () => {
-    for (const c of children) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+    for (const c of children) await c.stop();
     await sandbox.close();
     cleanup();
   });

@@ -22,7 +22,7 @@ beforeAll(() => buildOnce(), 120_000);
 const worlds: CrashWorld[] = [];
 const children: Child[] = [];
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+  for (const c of children.splice(0)) await c.stop();
   for (const w of worlds.splice(0)) await w.close();
 });
 

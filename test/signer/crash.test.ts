@@ -33,10 +33,7 @@ describe('kill -9 of the signer between journal commit and answer', () => {
   beforeAll(() => buildOnce(), 120_000);
 
   afterEach(async () => {
-    for (const c of children.splice(0)) {
-      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGTERM');
-      await c.exited;
-    }
+    for (const c of children.splice(0)) await c.stop('SIGTERM');
     setup.cleanup();
   });
 
