@@ -18,7 +18,7 @@ import {
   SOL,
   DAY_MS,
   EPOCH_LIES,
-  TRUSTED_REFUSAL_STATUSES,
+  refusesTheRequest,
   type ActionBody,
   type Applied,
   type ClaimedLie,
@@ -242,7 +242,7 @@ export async function startHostileServer(): Promise<HostileServer> {
     let lamports = 0n;
     if (refused === undefined) {
       w.signatures.add(signature);
-      if (turn.does === 'apply' && !TRUSTED_REFUSAL_STATUSES.includes(turn.say.status)) {
+      if (turn.does === 'apply' && !refusesTheRequest(turn.say)) {
         if (op === 'claim') {
           lamports = w.pending;
           applied = lamports > 0n;

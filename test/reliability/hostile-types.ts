@@ -79,10 +79,17 @@ export interface Turn {
  * the step is re-sent, freshly signed) and 401/403 (the credential was refused; the plan is
  * `failed`, spends no limit, and the rule may fire again once the setup is fixed). A server that
  * applies a request and then answers one of these breaks the contract as surely as one that
- * answers "success" without applying, and no client can tell. Every other combination of DOES
- * and SAYS stays allowed (this grammar's 400/422 bodies never name the signature or auth).
+ * answers "success" without applying, and no client can tell. So is a 400/422 whose words name
+ * the signature, timestamp, headers or auth (SPEC §2 reads it as a refusal of the request): of
+ * this grammar's bodies, only the `bearer` echo does (refusesTheRequest). Every other combination
+ * of DOES and SAYS stays allowed.
  */
 export const TRUSTED_REFUSAL_STATUSES: readonly number[] = [401, 403, 429];
+
+/** Whether this answer refuses the request itself (above): the server never applies it then. */
+export function refusesTheRequest(say: ActionSay): boolean {
+  return TRUSTED_REFUSAL_STATUSES.includes(say.status) || ((say.status === 400 || say.status === 422) && say.echo?.what === 'bearer');
+}
 
 export const HONEST_TURN: Turn = {
   jump: 0n,
@@ -133,8 +140,8 @@ export interface WalletSetup {
 
 const FILLER =
   'the request could not be processed because the upstream settlement service reported an inconsistency; ' +
-  'please retry later or contact support quoting this reference and the headers you sent, which were: ' +
-  'content-type application/json, accept application/json, user-agent autoclaim, and then the credentials ';
+  'please retry later or contact support quoting this reference and the fields you sent, which were: ' +
+  'content-type application/json, accept application/json, user-agent autoclaim, and then the values ';
 
 export function formatSol(lamports: bigint): string {
   const neg = lamports < 0n;
