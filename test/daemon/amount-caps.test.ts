@@ -25,6 +25,16 @@ describe('amounts and caps', () => {
     return app;
   };
   const applied = (a: InProcess, op: string) => a.runtime.sandbox!.ledger().filter((e) => e.op === op);
+  // A rule that only claims, another's fixed 5 SOL deposit, and a wallet cap of 10 SOL a day.
+  const sweep = `  - name: sweep
+    do:
+      - claim
+`;
+  const topup = `  - name: topup
+    do:
+      - deposit: { symbol: SOL2X, amount: 5 }
+`;
+  const withCap = (rules: string) => yaml(wallet, rules).replace('max_sol_per_action: 100', 'max_sol_per_action: 100\n  max_sol_per_wallet_per_day: 10');
 
   beforeEach(() => {
     ({ dir, cleanup } = tempDir('autoclaim-amount-caps-'));
@@ -90,15 +100,6 @@ describe('amounts and caps', () => {
     // resumed hours later, a server that moves it), its answer lost, and the summaries after it
     // cannot tell (no lifetime): held for an operator, it may have taken 8. The plan counted its
     // estimate, 0.1, so another rule's 5 SOL deposit fitted under a wallet cap of 10.
-    const sweep = `  - name: sweep
-    do:
-      - claim
-`;
-    const topup = `  - name: topup
-    do:
-      - deposit: { symbol: SOL2X, amount: 5 }
-`;
-    const withCap = (rules: string) => yaml(wallet, rules).replace('max_sol_per_action: 100', 'max_sol_per_action: 100\n  max_sol_per_wallet_per_day: 10');
     writeFileSync(configPath, withCap(sweep));
     const a = await start();
     const { client } = a.runtime;
@@ -127,15 +128,6 @@ describe('amounts and caps', () => {
     // The answer's claimed_sol sizes what follows the claim (min of it and the pending seen, SPEC
     // §2), and the plan counted it too: a server that took 8 SOL and said 0.001 made the plan
     // count 0.001, and another rule's 5 SOL deposit fitted under a wallet cap of 10.
-    const sweep = `  - name: sweep
-    do:
-      - claim
-`;
-    const topup = `  - name: topup
-    do:
-      - deposit: { symbol: SOL2X, amount: 5 }
-`;
-    const withCap = (rules: string) => yaml(wallet, rules).replace('max_sol_per_action: 100', 'max_sol_per_action: 100\n  max_sol_per_wallet_per_day: 10');
     writeFileSync(configPath, withCap(sweep));
     const a = await start();
     a.runtime.sandbox!.world.setWallet(wallet.address, { pendingLamports: 8n * SOL });
