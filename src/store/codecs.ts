@@ -5,6 +5,7 @@ import { MAX_LAMPORTS, type Lamports } from '../amount.js';
 import type { AmountSpec, PlanHistoryEntry, StepSpec, WalletSummary } from '../domain.js';
 import { stringifyLossless } from '../api/json.js';
 import { StateError } from '../errors.js';
+import { claimDayLamports } from '../rules/amounts.js';
 import { toJson } from '../json.js';
 import type {
   AttemptRow,
@@ -218,11 +219,9 @@ function sumLamports(list: string | null): Lamports {
  */
 export function historyFromRaw(r: RawHistory): PlanHistoryEntry {
   // A claim counts the larger of what it says it claimed and what it expected (the pending it was
-  // signed against, step-machine.ts planSending): a server that took 8 and says 0.001 must not
-  // lower the day's count by 7.999 (rules/amounts.ts claimDayLamports).
+  // signed against, step-machine.ts planSending): the one rule, in rules/amounts.ts.
   const estimate = BigInt(r.estimate_lamports);
-  const claimed = r.claimed_lamports === null ? undefined : BigInt(r.claimed_lamports);
-  const claimPart = claimed !== undefined && claimed > estimate ? claimed : estimate;
+  const claimPart = claimDayLamports({ claimedLamports: r.claimed_lamports === null ? null : BigInt(r.claimed_lamports), estimateLamports: estimate });
   return {
     id: r.id,
     rule: r.rule,
