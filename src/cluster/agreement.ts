@@ -27,8 +27,13 @@
 //    not contested: D keeps it if it holds it, and takes it once it has seen it free (no valid
 //    lease) for a whole lease — a grace that lets its other listers' rounds go first without a
 //    stampede; leases are exclusive either way, so two takers cannot both win.
+// A wallet's own settings — `enabled` and the rules bound to it — are its *terms* (walletTerms),
+// published with the wallet list (each entry `address#terms`): the config digest cannot cover them,
+// since wallet lists may differ between daemons. A wallet D lists that a daemon of D's group lists
+// under other terms is contested too, as in 1: otherwise a wallet switched off (or bound to a
+// stricter rule) on one host was worked by another host that had it on, once the split moved it.
 import { createHash } from 'node:crypto';
-import type { Rule, SafetyConfig } from '../domain.js';
+import type { Rule, SafetyConfig, WalletConfig } from '../domain.js';
 import { assignShares } from './share.js';
 
 /** A rule's identity across hosts: its `id` (the name unless one is given), as plans key it. */
@@ -62,6 +67,42 @@ export function configDigest(c: ClusterConfig): string {
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 
+/**
+ * A wallet's terms: what a daemon's config says about this one wallet beyond the shared rules —
+ * whether it is switched off, and which rules (by identity) apply to it. Equal on two hosts
+ * exactly when they would judge the wallet alike.
+ */
+export function walletTerms(wallet: Pick<WalletConfig, 'rules'> & { enabled?: boolean | undefined }, rules: readonly Rule[]): string {
+  // A name no rule carries is kept as a name (the config's cross-checks refuse it anyway).
+  const bound = wallet.rules.map((name) => {
+    const r = rules.find((x) => x.name === name);
+    return r === undefined ? `name:${name}` : `id:${ruleIdentity(r)}`;
+  });
+  const canonical = JSON.stringify({ enabled: wallet.enabled !== false, rules: [...new Set(bound)].sort() });
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+/** The wallet list as published (sql.ts heartbeat): each address with its terms, when known. */
+export function publishedList(addresses: readonly string[], terms: ReadonlyMap<string, string> | undefined): string[] {
+  return addresses.map((a) => {
+    const t = terms?.get(a);
+    return t === undefined ? a : `${a}#${t}`;
+  });
+}
+
+/** A published list read back: the addresses, and the terms of those that carry them. */
+export function readPublished(entries: readonly string[]): { addresses: string[]; terms: Map<string, string> } {
+  const addresses: string[] = [];
+  const terms = new Map<string, string>();
+  for (const e of entries) {
+    const at = e.lastIndexOf('#');
+    const address = at < 0 ? e : e.slice(0, at);
+    addresses.push(address);
+    if (at >= 0) terms.set(address, e.slice(at + 1));
+  }
+  return { addresses, terms };
+}
+
 /** JSON with object keys sorted and bigints as text, so the digest does not depend on how an object was built. */
 function sortedKeys(_key: string, value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
@@ -76,10 +117,12 @@ export interface Peer {
   config: string | undefined;
   /** Its wallet list; undefined when not known (not published yet): constrains nothing, contests everything if foreign. */
   addresses: readonly string[] | undefined;
+  /** The terms (walletTerms) it lists its wallets under; a wallet without is listed under none (an older autoclaim). */
+  terms?: ReadonlyMap<string, string>;
 }
 
 export interface PlanInput {
-  self: { id: string; config: string; addresses: readonly string[] };
+  self: { id: string; config: string; addresses: readonly string[]; terms?: ReadonlyMap<string, string> };
   /** The live daemons, this one's row included or not. */
   live: readonly Peer[];
   /** Every lease row: its holder (even expired; undefined when free) and whether it is valid now. */
@@ -94,9 +137,9 @@ export interface PlanInput {
 export interface SharePlan {
   /** The wallets this daemon should hold now. */
   mine: Set<string>;
-  /** Live daemons with another config (sorted ids). */
+  /** Live daemons with another config, or listing a wallet of this one's under other terms (sorted ids). */
   foreign: string[];
-  /** Wallets this daemon lists that a foreign daemon lists (or may): neither works them. */
+  /** Wallets this daemon lists that a foreign daemon lists (or may), or a daemon lists under other terms: neither works them. */
   contested: Set<string>;
   /** Wallets that no foreign live daemon was the last to hold: the only ones this daemon may acquire. */
   mayAcquire: (address: string) => boolean;
@@ -116,6 +159,16 @@ export function planShare(input: PlanInput): SharePlan {
       break;
     }
     for (const a of p.addresses) if (mineListed.has(a)) contested.add(a);
+  }
+  // The same config, but a wallet of both lists under other terms: contested as well (see above).
+  const otherTerms = new Set<string>();
+  for (const p of others) {
+    if (p.config !== self.config || p.addresses === undefined) continue;
+    for (const a of p.addresses) {
+      if (!mineListed.has(a) || p.terms?.get(a) === self.terms?.get(a)) continue;
+      contested.add(a);
+      otherTerms.add(p.id);
+    }
   }
   const candidates = [...mineListed].filter((a) => !contested.has(a));
   const lists = group.filter((p) => p.addresses !== undefined && p.id !== self.id).map((p) => new Set(p.addresses));
@@ -152,7 +205,7 @@ export function planShare(input: PlanInput): SharePlan {
   const foreignIds = new Set(foreignPeers.map((p) => p.id));
   return {
     mine,
-    foreign: [...foreignIds].sort(),
+    foreign: [...new Set([...foreignIds, ...otherTerms])].sort(),
     contested,
     mayAcquire: (address) => {
       const holder = lastHolder.get(address);

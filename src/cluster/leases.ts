@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../domain.js';
 import type { Logger } from '../log/logger.js';
+import { publishedList } from './agreement.js';
 import { ClockBound, measureSkew, type ClockRefusal } from './clock-bound.js';
 import { LeaseListeners, type LeaseEvent, type LeaseListener, type LossReason } from './lease-events.js';
 import { Peers, type ConfigConflict } from './peers.js';
@@ -43,6 +44,8 @@ export interface LeaseManagerOptions {
   addresses: () => readonly string[];
   /** The digest of the rules, safety and lease settings (agreement.ts configDigest), read every tick; default one fixed value. */
   config?: () => string;
+  /** Each wallet's terms (agreement.ts walletTerms), published with the list, read every tick; default none. */
+  terms?: () => ReadonlyMap<string, string>;
   /** cluster.max_clock_skew: beyond it from the database's clock, clockRefusal() says why signing stops; default 5 s. */
   maxClockSkewMs?: number;
   /** `state.lease`: how long a lease lasts unless renewed; default 15 s. Renewed every third. */
@@ -228,7 +231,7 @@ export class LeaseManager {
    * check on the database's clock read in the same round trip.
    */
   private async beat(): Promise<void> {
-    const addresses = this.opts.addresses();
+    const addresses = publishedList(this.opts.addresses(), this.opts.terms?.());
     const wallets = walletsDigest(addresses);
     const send = wallets !== this.publishedList;
     const self: DaemonIdentity = { id: this.id, host: this.host, pid: this.pid, wallets, config: this.configDigest(), addresses: send ? addresses : undefined };
@@ -275,7 +278,7 @@ export class LeaseManager {
     this.live = view.daemons.filter((d) => d.live).map((d) => d.id);
     const owners = new Map<string, string>();
     for (const l of view.leases) if (l.valid && l.owner !== undefined) owners.set(l.address, l.owner);
-    const plan = await this.peers.plan(db, view, { config: this.configDigest(), addresses: this.opts.addresses() }, { now: this.opts.clock.monotonic(), leaseMs: this.leaseMs });
+    const plan = await this.peers.plan(db, view, { config: this.configDigest(), addresses: this.opts.addresses(), terms: this.opts.terms?.() }, { now: this.opts.clock.monotonic(), leaseMs: this.leaseMs });
     const mine = plan.mine;
 
     this.drain(mine);

@@ -21,8 +21,8 @@ export interface Cluster {
   readonly manager: LeaseManager;
   /** Whether the database answers now (readiness, the state_unreachable alert). */
   readonly reachability: Reachability;
-  /** The wallets to split: set at start and by each reload. */
-  setAddresses(addresses: readonly string[]): void;
+  /** The wallets to split, and each one's terms (agreement.ts walletTerms): set at start and by each reload. */
+  setAddresses(addresses: readonly string[], terms?: ReadonlyMap<string, string>): void;
   /** The digest of the settings daemons must agree on to share wallets (agreement.ts): set at start and by each reload. */
   setConfig(digest: string): void;
   /** Hands every lease back and closes the manager's connections (the store closes itself). Bounded. */
@@ -45,6 +45,7 @@ export interface ClusterOptions {
 /** The fenced store and the manager; nothing is leased until the daemon registers and ticks. */
 export async function openCluster(opts: ClusterOptions): Promise<{ store: Store; cluster: Cluster }> {
   let addresses: readonly string[] = [];
+  let terms: ReadonlyMap<string, string> = new Map();
   const where = redactUrl(opts.url);
   let config = 'unset';
   // The probe runs only after a failure, so after the pool below exists.
@@ -65,6 +66,7 @@ export async function openCluster(opts: ClusterOptions): Promise<{ store: Store;
     db,
     clock: opts.clock,
     addresses: () => addresses,
+    terms: () => terms,
     config: () => config,
     leaseMs: opts.leaseMs,
     maxClockSkewMs: opts.maxClockSkewMs,
@@ -91,8 +93,9 @@ export async function openCluster(opts: ClusterOptions): Promise<{ store: Store;
   const cluster: Cluster = {
     manager,
     reachability: reach,
-    setAddresses: (next) => {
+    setAddresses: (next, nextTerms) => {
       addresses = [...next];
+      terms = new Map(nextTerms);
     },
     setConfig: (digest) => {
       config = digest;

@@ -4,12 +4,12 @@
 // starts and stops disagreeing: `cluster.wallets_differ` / `cluster.wallets_agree` (wallet-lists.ts)
 // and `cluster.config_differs` (error) / `cluster.config_agrees`.
 import type { Logger } from '../log/logger.js';
-import { planShare, type Peer, type SharePlan } from './agreement.js';
+import { planShare, publishedList, readPublished, type Peer, type SharePlan } from './agreement.js';
 import { readLists, walletsDigest, type ClusterView, type Queryable } from './sql.js';
 import { WalletListWatch } from './wallet-lists.js';
 
 export interface ConfigConflict {
-  /** Live daemons whose config digest differs from this one's. */
+  /** Live daemons whose config digest differs from this one's, or that list a wallet of this one's under other terms. */
   others: string[];
   /** How many of this daemon's wallets they list too: worked by neither. */
   contested: number;
@@ -36,9 +36,16 @@ export class Peers {
   }
 
   /** This round's share, from the view read and the lists published. */
-  async plan(db: Queryable, view: ClusterView, me: { config: string; addresses: readonly string[] }, clock: { now: number; leaseMs: number }): Promise<SharePlan> {
-    const mine = walletsDigest(me.addresses);
-    this.lists.set(mine, [...me.addresses]);
+  async plan(
+    db: Queryable,
+    view: ClusterView,
+    me: { config: string; addresses: readonly string[]; terms?: ReadonlyMap<string, string> | undefined },
+    clock: { now: number; leaseMs: number },
+  ): Promise<SharePlan> {
+    // Digested as the heartbeat publishes it: each address with its terms.
+    const published = publishedList(me.addresses, me.terms);
+    const mine = walletsDigest(published);
+    this.lists.set(mine, published);
     const live = view.daemons.filter((d) => d.live && d.id !== this.self);
     const unknown = live.filter((d) => d.wallets !== undefined && !this.lists.has(d.wallets)).map((d) => d.id);
     for (const row of (await readLists(db, unknown)).values()) {
@@ -49,9 +56,14 @@ export class Peers {
     for (const digest of [...this.lists.keys()]) if (!inUse.has(digest)) this.lists.delete(digest);
 
     this.walletLists.observe(view.daemons, mine);
-    const peers: Peer[] = live.map((d) => ({ id: d.id, config: d.config, addresses: d.wallets === undefined ? undefined : this.lists.get(d.wallets) }));
+    const peers: Peer[] = live.map((d) => {
+      const list = d.wallets === undefined ? undefined : this.lists.get(d.wallets);
+      if (list === undefined) return { id: d.id, config: d.config, addresses: undefined };
+      const read = readPublished(list);
+      return { id: d.id, config: d.config, addresses: read.addresses, terms: read.terms };
+    });
     const plan = planShare({
-      self: { id: this.self, config: me.config, addresses: me.addresses },
+      self: { id: this.self, config: me.config, addresses: me.addresses, terms: me.terms },
       live: peers,
       leases: view.leases,
       now: clock.now,
@@ -74,7 +86,7 @@ export class Peers {
     }
     this.logger?.error(
       { event: 'cluster.config_differs', daemon: this.self, others: plan.foreign, contested: plan.contested.size },
-      `live daemons run other rules, safety or lease settings than this one: the ${plan.contested.size} wallet(s) they list too are worked by neither until the configs agree or one side stops; give every host the same config and reload`,
+      `live daemons run other rules, safety or lease settings than this one, or list a wallet under other terms (enabled, its rules): the ${plan.contested.size} wallet(s) concerned are worked by neither until the configs agree or one side stops; give every host the same config and reload`,
     );
   }
 }

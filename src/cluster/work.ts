@@ -10,7 +10,7 @@ import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/port.js';
 import { recoverInFlight } from '../executor/recovery.js';
-import { configDigest } from './agreement.js';
+import { configDigest, walletTerms } from './agreement.js';
 import type { Cluster } from './open.js';
 
 export class ClusterWork {
@@ -40,7 +40,11 @@ export class ClusterWork {
   /** The wallets to split among the live daemons, and the settings they must agree on (at start and each reload). */
   configure(config: Pick<AppConfig, 'wallets' | 'rules' | 'safety' | 'api' | 'cluster'>): void {
     const { manager } = this.cluster;
-    this.cluster.setAddresses(config.wallets.map((w) => w.address));
+    // Each wallet's own settings go with it: hosts that list it under other terms leave it to neither.
+    this.cluster.setAddresses(
+      config.wallets.map((w) => w.address),
+      new Map(config.wallets.map((w) => [w.address, walletTerms(w, config.rules)])),
+    );
     this.cluster.setConfig(
       configDigest({
         rules: config.rules,

@@ -4,7 +4,7 @@
 // table is simulated; test/cluster/agreement-pg.test.ts runs the same on PostgreSQL.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { configDigest, planShare, type ClusterConfig, type Peer } from '../../src/cluster/agreement.js';
+import { configDigest, planShare, publishedList, readPublished, walletTerms, type ClusterConfig, type Peer } from '../../src/cluster/agreement.js';
 import type { Rule } from '../../src/domain.js';
 import { seedFrom } from '../support/prng.js';
 
@@ -48,6 +48,23 @@ describe('configDigest', () => {
 
 const peer = (id: string, config: string, addresses: string[] | undefined): Peer => ({ id, config, addresses });
 
+describe('walletTerms (cluster review, helper 29)', () => {
+  it('differs when the wallet is switched off or bound to other rules, not with the order of its rules', () => {
+    const rules = [rule('a'), rule('b')];
+    const t = walletTerms({ rules: ['a', 'b'] }, rules);
+    expect(walletTerms({ rules: ['b', 'a'], enabled: true }, rules)).toBe(t);
+    const variants = [walletTerms({ rules: ['a', 'b'], enabled: false }, rules), walletTerms({ rules: ['a'] }, rules), walletTerms({ rules: ['a', 'b'] }, [rule('a'), { ...rule('b'), id: 'b2' }])];
+    expect(new Set([t, ...variants]).size).toBe(4);
+  });
+
+  it('a published list reads back as it was: addresses, and the terms of those that carry them', () => {
+    const terms = new Map([['w1', 'aaaa'], ['w2', 'bbbb']]);
+    const list = publishedList(['w1', 'w2', 'w3'], terms);
+    expect(list).toEqual(['w1#aaaa', 'w2#bbbb', 'w3']);
+    expect(readPublished(list)).toEqual({ addresses: ['w1', 'w2', 'w3'], terms });
+  });
+});
+
 describe('planShare', () => {
   const leases: Array<{ address: string; owner: string | undefined; valid: boolean }> = [];
   it('splits the list the group shares; a wallet only this daemon lists waits a lease, then is taken', () => {
@@ -84,6 +101,27 @@ describe('planShare', () => {
     expect([...plan.mine]).toEqual(['w1']); // w3, held, is handed back
     expect(plan.mayAcquire('w2')).toBe(false);
     expect(plan.mayAcquire('w1')).toBe(true);
+  });
+
+  it('a daemon of the same config listing a wallet under other terms: that wallet is neither’s, the others split as usual', () => {
+    const mine = new Map([['w1', 't'], ['w2', 't'], ['w3', 'on']]);
+    const plan = planShare({
+      self: { id: 'b', config: 'x', addresses: ['w1', 'w2', 'w3'], terms: mine },
+      live: [{ ...peer('a', 'x', ['w1', 'w2', 'w3']), terms: new Map([...mine, ['w3', 'off']]) }],
+      leases: [
+        { address: 'w1', owner: 'a', valid: true },
+        { address: 'w2', owner: 'a', valid: true },
+        { address: 'w3', owner: 'a', valid: true },
+      ],
+      now: 0,
+      leaseMs: 3_000,
+      freeSince: new Map(),
+    });
+    expect([...plan.contested]).toEqual(['w3']);
+    expect(plan.foreign).toEqual(['a']);
+    expect([...plan.mine]).toEqual(['w2']);
+    // Not foreign for acquiring: a wallet both list alike that `a` held last is still taken.
+    expect(plan.mayAcquire('w2')).toBe(true);
   });
 
   it('a foreign daemon whose list is unknown contests every wallet', () => {

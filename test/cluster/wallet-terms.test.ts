@@ -1,0 +1,82 @@
+// A wallet switched off on one host only (cluster review, helper 29), as real processes on one
+// PostgreSQL state. The config digest daemons compare (agreement.ts) covers the rules, safety and
+// lease settings, but a wallet's own settings — `enabled` and the rules bound to it — were not
+// compared: A, with the wallet `enabled: false`, holds it and signs nothing for it; B starts with
+// it enabled, the rebalance hands it to B (the excess of what A holds goes, by address, to the
+// newcomer), and B claims it: the operator's kill switch on A did not hold. Now the wallet's terms
+// are published with the wallet list, a wallet two daemons list under different terms is worked by
+// neither while both live, and both say so (cluster.config_differs).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child } from '../e2e/helpers.js';
+import { createDatabase } from '../support/postgres.js';
+
+const SOL = 1_000_000_000n;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+const children: Child[] = [];
+let sandbox: Sandbox | undefined;
+let cleanup = () => {};
+afterEach(async () => {
+  for (const c of children.splice(0)) c.proc.kill('SIGKILL');
+  await sandbox?.close();
+  cleanup();
+});
+
+it('a wallet switched off on one host is not claimed by another host while both live', { timeout: 90_000 }, async () => {
+  const t = tempDir('autoclaim-terms-');
+  cleanup = t.cleanup;
+  const wallets = makeWallets(t.dir, ['w0', 'w1', 'w2', 'w3']);
+  sandbox = await startSandbox({
+    apiKey: CANARY_API_KEY,
+    defaultAccrualLamportsPerSec: 0n,
+    wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: 0n, balanceLamports: 0n })),
+  });
+  const sb = sandbox;
+  // The wallet with the highest address: the one a newcomer's share takes from the holder of all four.
+  const off = [...wallets].sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : 0))[3];
+  if (off === undefined) throw new Error('no wallets');
+  const rules = `  - name: claim\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
+  const write = (file: string, switchedOff: boolean): string => {
+    const path = join(t.dir, file);
+    let yaml = configYaml({ baseUrl: sb.url, wallets, rules }).replace('state:\n', 'state:\n  lease: 3s\n');
+    if (switchedOff) {
+      const line = `    key: { file: ./keys/${off.name}.json }\n`;
+      yaml = yaml.replace(line, `${line}    enabled: false\n`);
+    }
+    writeFileSync(path, yaml);
+    return path;
+  };
+  const env = { AUTOCLAIM_STATE_URL: await createDatabase() };
+  const claims = () => sb.ledger().filter((e) => e.op === 'claim');
+
+  const a = spawnCli(['run', '--config', write('a.yaml', true)], { cwd: t.dir, env });
+  children.push(a);
+  await until('A to claim every wallet it may', () => claims().length === 3);
+
+  const b = spawnCli(['run', '--config', write('b.yaml', false)], { cwd: t.dir, env });
+  children.push(b);
+  await b.waitFor((e) => e.event === 'daemon.started', 30_000);
+  // Several leases: time enough for the rebalance to hand B its share, and B to claim it.
+  await sleep(10_000);
+
+  expect(
+    claims().filter((c) => c.wallet === off.address),
+    'the wallet switched off on A was claimed by B',
+  ).toEqual([]);
+  expect(claims()).toHaveLength(3);
+  await until('both to see the other’s terms', () => [a, b].every((c) => c.events().some((e) => e.event === 'cluster.config_differs')));
+  for (const c of [a, b]) expect(c.events().find((e) => e.event === 'cluster.config_differs')).toMatchObject({ level: 'error', contested: 1 });
+  // The others are still worked: B took its share of the wallets both list under the same terms.
+  expect(b.events().filter((e) => e.event === 'lease.acquired').map((e) => e['address'])).not.toContain(off.address);
+});
