@@ -223,6 +223,7 @@ export const LOG_EVENTS = [
   'signing.reconfigured',
   'clock.skew',
   'clock.skew_resolved',
+  'clock.decision_reset',
   // the API client (api/)
   'api.response',
   'api.retry',

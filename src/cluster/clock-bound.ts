@@ -15,6 +15,16 @@
 // alert (service/alerts.ts). Back within bounds at a later round: `clock.skew_resolved` at info,
 // and signing resumes by itself. No sample yet (the first round has not come back): nothing is
 // refused here; the daemon holds no lease then, so it signs nothing anyway.
+//
+// The daemon's decision clock (executor/decision-clock.ts: the wall clock at start plus monotonic
+// time since) judges cooldowns and day windows and dates the plans every daemon reads; it keeps an
+// error it started with (a wall clock NTP had not set yet at boot) or gathered since (a step, a
+// suspended host), for the process's life. A daemon whose decision clock ran 90 min ahead judged a
+// plan another daemon made a moment ago 90 min old, and claimed again inside a 1 h cooldown. So it
+// is measured at the same round: when the wall clock is within bounds and the decision clock is
+// not, the decision clock follows the wall clock again (`clock.decision_reset`, warn), in the
+// round, before the daemon may sign (a wall clock out of bounds refuses signing on its own).
+import type { DecisionClock } from '../executor/decision-clock.js';
 import type { Logger } from '../log/logger.js';
 
 export interface SkewSample {
@@ -54,9 +64,10 @@ export class ClockBound {
     private readonly self: string,
   ) {}
 
-  /** Takes one round's sample; logs when an episode opens or closes. */
-  observe(sample: SkewSample, now: number): void {
+  /** Takes one round's sample (and the decision clock's, read at the same instant); logs when an episode opens or closes. */
+  observe(sample: SkewSample, now: number, decision?: SkewSample): void {
     this.last = sample;
+    if (decision !== undefined) this.followWall(sample, decision);
     const fields = { daemon: this.self, against: 'database', skew_ms: Math.round(sample.skewMs), rtt_ms: Math.round(sample.rttMs), max_ms: this.maxMs };
     if (!withinBound(sample, this.maxMs)) {
       if (this.episode === undefined) {
@@ -72,6 +83,19 @@ export class ClockBound {
       this.episode = undefined;
       this.logger?.info({ event: 'clock.skew_resolved', ...fields }, `clock back within ${this.maxMs / 1000}s of the database's; signing resumes`);
     }
+  }
+
+  /** The daemon's decision clock, held to the database's at each round (see above); none until the daemon binds it. */
+  decision: Pick<DecisionClock, 'now' | 'follow'> | undefined;
+
+  /** When the wall clock is within bounds and the decision clock (its reading this round) is not: it follows the wall clock again. */
+  private followWall(wall: SkewSample, decision: SkewSample): void {
+    if (!withinBound(wall, this.maxMs) || withinBound(decision, this.maxMs)) return;
+    this.logger?.warn(
+      { event: 'clock.decision_reset', daemon: this.self, against: 'database', skew_ms: Math.round(decision.skewMs), rtt_ms: Math.round(decision.rttMs), max_ms: this.maxMs },
+      `the decision clock (cooldowns and day windows are judged by it) was ${describe(decision.skewMs)} the database's while this machine's clock is within bounds: it follows this machine's clock again`,
+    );
+    this.decision?.follow();
   }
 
   /** Why signing is refused now; undefined when the last reading was within bounds (or none came yet). */

@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Clock } from '../domain.js';
 import type { Logger } from '../log/logger.js';
+import type { DecisionClock } from '../executor/decision-clock.js';
 import { publishedList } from './agreement.js';
 import { ClockBound, measureSkew, type ClockRefusal } from './clock-bound.js';
 import { LeaseListeners, type LeaseEvent, type LeaseListener, type LossReason } from './lease-events.js';
@@ -123,6 +124,11 @@ export class LeaseManager {
   /** Why this daemon must not sign now: its clock is out of cluster.max_clock_skew of the database's. */
   clockRefusal(): ClockRefusal | undefined {
     return this.clockBound.refusal();
+  }
+
+  /** Holds the daemon's decision clock (executor/decision-clock.ts) to the database's too, from the next round (clock-bound.ts). */
+  holdDecisionClock(clock: Pick<DecisionClock, 'now' | 'follow'>): void {
+    this.clockBound.decision = clock;
   }
 
   /** Live daemons running another config, as of the last round (they and this one leave the wallets they share). */
@@ -237,15 +243,15 @@ export class LeaseManager {
     const self: DaemonIdentity = { id: this.id, host: this.host, pid: this.pid, wallets, config: this.configDigest(), addresses: send ? addresses : undefined };
     const now = this.opts.clock.now ?? Date.now;
     const t0 = now();
+    const d0 = this.clockBound.decision?.now();
     const m0 = this.opts.clock.monotonic();
     const answer = await heartbeat(this.opts.db, self, this.leaseMs);
-    this.clockBound.observe(measureSkew(t0, this.opts.clock.monotonic() - m0, answer.dbNowMs), t0);
+    const rtt = this.opts.clock.monotonic() - m0;
+    this.clockBound.observe(measureSkew(t0, rtt, answer.dbNowMs), t0, d0 === undefined ? undefined : measureSkew(d0, rtt, answer.dbNowMs));
     this.publishedList = answer.listMissing ? undefined : wallets;
   }
 
-  private configDigest(): string {
-    return this.opts.config?.() ?? 'unset';
-  }
+  private readonly configDigest = (): string => this.opts.config?.() ?? 'unset';
 
   private async round(): Promise<void> {
     const { db } = this.opts;

@@ -9,6 +9,7 @@ import type { AppConfig, Clock, WalletConfig } from '../domain.js';
 import { StateError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/port.js';
+import type { DecisionClock } from '../executor/decision-clock.js';
 import { recoverInFlight } from '../executor/recovery.js';
 import { configDigest, walletTerms } from './agreement.js';
 import type { Cluster } from './open.js';
@@ -20,10 +21,13 @@ export class ClusterWork {
 
   constructor(
     private readonly cluster: Cluster,
-    deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger; inFlight?: () => ReadonlySet<number> },
+    deps: { store: Pick<Store, 'recoverInFlight'>; clock: Clock; logger: Logger; inFlight?: () => ReadonlySet<number>; decisionClock?: Pick<DecisionClock, 'now' | 'follow'> },
   ) {
     this.logger = deps.logger;
     const { manager } = cluster;
+    // The rules' clock dates plans every daemon reads: held to the database's as the wall clock is.
+    const { decisionClock } = deps;
+    if (decisionClock !== undefined) manager.holdDecisionClock(decisionClock);
     // A wallet taken from a dead (or cut-off) owner may have a request of its in flight: its steps
     // left `sending` become unknown for us, as after a restart, before the wallet's first turn —
     // except this process's own: a lease lost and taken back while an answer is awaited.

@@ -6,13 +6,25 @@
 // `x-svc-ts` keeps the real wall clock: the server compares it with its own.
 import type { Clock } from '../domain.js';
 
+/** The decision clock, and the one way it moves other than by elapsed time (follow). */
+export interface DecisionClock extends Clock {
+  /**
+   * Starts again from the wall clock now. Only for a wall clock just vouched for by a clock every
+   * daemon shares (the cluster's database: cluster/clock-bound.ts), when this one has strayed from
+   * it: started from a wall clock that was wrong at boot, or moved off since by a step or a host
+   * suspended (monotonic time stops then). Time may run back here: every limit judged on a clock
+   * set back is longer, not shorter (a plan dated ahead counts as just made).
+   */
+  follow(): void;
+}
+
 /**
  * A Clock whose `now()` is the wall time at creation plus the monotonic time elapsed since, and
- * never less than a value it returned before. `monotonic()` is the underlying clock's.
+ * never less than a value it returned before (until follow()). `monotonic()` is the underlying clock's.
  */
-export function createDecisionClock(clock: Clock): Clock {
-  const wallAtStart = clock.now();
-  const monoAtStart = clock.monotonic();
+export function createDecisionClock(clock: Clock): DecisionClock {
+  let wallAtStart = clock.now();
+  let monoAtStart = clock.monotonic();
   let last = Number.NEGATIVE_INFINITY;
   return {
     now(): number {
@@ -23,5 +35,10 @@ export function createDecisionClock(clock: Clock): Clock {
       return last;
     },
     monotonic: () => clock.monotonic(),
+    follow(): void {
+      wallAtStart = clock.now();
+      monoAtStart = clock.monotonic();
+      last = Number.NEGATIVE_INFINITY;
+    },
   };
 }

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClockBound, measureSkew, withinBound } from '../../src/cluster/clock-bound.js';
 import { LeaseManager } from '../../src/cluster/leases.js';
 import { Daemon } from '../../src/daemon.js';
+import { createDecisionClock } from '../../src/executor/decision-clock.js';
 import { openRuntime } from '../../src/runtime.js';
 import { evaluateReadiness } from '../../src/service/readiness.js';
 import { makeWallets, tempDir } from '../e2e/helpers.js';
@@ -44,6 +45,29 @@ describe('measureSkew and withinBound', () => {
     expect(bound.refusal()).toBeUndefined();
     expect(log.events('clock.skew')).toMatchObject([{ level: 'error', against: 'database', skew_ms: 90_000, max_ms: 5_000 }]);
     expect(log.events('clock.skew_resolved')).toMatchObject([{ level: 'info' }]);
+  });
+
+  it('the decision clock follows the wall clock when it is off the database’s and the wall clock is not (cluster review, helper 29)', () => {
+    const log = captureLog();
+    const bound = new ClockBound(5_000, log.logger, 'd');
+    let wall = 1_000_000 + 90_000;
+    const decision = createDecisionClock({ now: () => wall, monotonic: () => 0 });
+    bound.decision = decision;
+    // Both 90 s ahead (the wall clock wrong since boot): refused, nothing to follow yet.
+    bound.observe({ skewMs: 90_000, rttMs: 2 }, 1, { skewMs: 90_000, rttMs: 2 });
+    expect(decision.now()).toBe(1_090_000);
+    expect(log.events('clock.decision_reset')).toEqual([]);
+    // NTP sets the wall clock right; the decision clock is still 90 s ahead: it follows, back in time too.
+    wall = 1_000_000;
+    bound.observe({ skewMs: 10, rttMs: 2 }, 2, { skewMs: 90_010, rttMs: 2 });
+    expect(decision.now()).toBe(1_000_000);
+    expect(bound.refusal()).toBeUndefined();
+    expect(log.events('clock.decision_reset')).toMatchObject([{ level: 'warn', against: 'database', skew_ms: 90_010 }]);
+    // Within bounds: left alone.
+    wall = 1_000_000 + 3_000;
+    bound.observe({ skewMs: 3_000, rttMs: 2 }, 3, { skewMs: 10, rttMs: 2 });
+    expect(decision.now()).toBe(1_000_000);
+    expect(log.events('clock.decision_reset')).toHaveLength(1);
   });
 });
 
