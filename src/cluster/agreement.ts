@@ -27,13 +27,14 @@
 //    not contested: D keeps it if it holds it, and takes it once it has seen it free (no valid
 //    lease) for a whole lease — a grace that lets its other listers' rounds go first without a
 //    stampede; leases are exclusive either way, so two takers cannot both win.
-// A wallet's own settings — `enabled` and the rules bound to it — are its *terms* (walletTerms),
+// A wallet's own settings — `enabled`, the rules bound to it, what signs for it — are its *terms* (walletTerms),
 // published with the wallet list (each entry `address#terms`): the config digest cannot cover them,
 // since wallet lists may differ between daemons. A wallet D lists that a daemon of D's group lists
 // under other terms is contested too, as in 1: otherwise a wallet switched off (or bound to a
 // stricter rule) on one host was worked by another host that had it on, once the split moved it.
 import { createHash } from 'node:crypto';
-import type { Rule, SafetyConfig, WalletConfig } from '../domain.js';
+import type { KeySource, Rule, SafetyConfig, WalletConfig } from '../domain.js';
+import { backendOf, isInProcess } from '../keys/backends/index.js';
 import { assignShares } from './share.js';
 
 /** A rule's identity across hosts: its `id` (the name unless one is given), as plans key it. */
@@ -69,16 +70,20 @@ export function configDigest(c: ClusterConfig): string {
 
 /**
  * A wallet's terms: what a daemon's config says about this one wallet beyond the shared rules —
- * whether it is switched off, and which rules (by identity) apply to it. Equal on two hosts
+ * whether it is switched off, which rules (by identity) apply to it, and what kind of signer signs. Equal on two hosts
  * exactly when they would judge the wallet alike.
  */
-export function walletTerms(wallet: Pick<WalletConfig, 'rules'> & { enabled?: boolean | undefined }, rules: readonly Rule[]): string {
+export function walletTerms(wallet: Pick<WalletConfig, 'rules'> & { enabled?: boolean | undefined; key?: KeySource }, rules: readonly Rule[]): string {
   // A name no rule carries is kept as a name (the config's cross-checks refuse it anyway).
   const bound = wallet.rules.map((name) => {
     const r = rules.find((x) => x.name === name);
     return r === undefined ? `name:${name}` : `id:${ruleIdentity(r)}`;
   });
-  const canonical = JSON.stringify({ enabled: wallet.enabled !== false, rules: [...new Set(bound)].sort() });
+  // What signs: a signer service, an HSM or a KMS may refuse by its own policy what a key held in
+  // the daemon's memory signs for anyone; where the key is read from (file, env, credential) may
+  // differ by host.
+  const key = wallet.key === undefined ? undefined : isInProcess(wallet.key) ? 'in-process' : backendOf(wallet.key);
+  const canonical = JSON.stringify({ enabled: wallet.enabled !== false, rules: [...new Set(bound)].sort(), key: key ?? null });
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);
 }
 

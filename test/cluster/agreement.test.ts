@@ -53,8 +53,16 @@ describe('walletTerms (cluster review, helper 29)', () => {
     const rules = [rule('a'), rule('b')];
     const t = walletTerms({ rules: ['a', 'b'] }, rules);
     expect(walletTerms({ rules: ['b', 'a'], enabled: true }, rules)).toBe(t);
-    const variants = [walletTerms({ rules: ['a', 'b'], enabled: false }, rules), walletTerms({ rules: ['a'] }, rules), walletTerms({ rules: ['a', 'b'] }, [rule('a'), { ...rule('b'), id: 'b2' }])];
-    expect(new Set([t, ...variants]).size).toBe(4);
+    const variants = [
+      walletTerms({ rules: ['a', 'b'], enabled: false }, rules),
+      walletTerms({ rules: ['a'] }, rules),
+      walletTerms({ rules: ['a', 'b'] }, [rule('a'), { ...rule('b'), id: 'b2' }]),
+      walletTerms({ rules: ['a', 'b'], key: { file: 'k.json' } }, rules),
+      walletTerms({ rules: ['a', 'b'], key: { signer: { socket: '/run/s.sock', key: 'k' } } }, rules),
+    ];
+    expect(new Set([t, ...variants]).size).toBe(6);
+    // Where an in-process key is read from may differ by host.
+    expect(walletTerms({ rules: ['a', 'b'], key: { env: 'KEY' } }, rules)).toBe(variants[3]);
   });
 
   it('a published list reads back as it was: addresses, and the terms of those that carry them', () => {
