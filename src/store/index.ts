@@ -8,7 +8,7 @@
 export { openStateStore, type OpenStateOptions } from './open.js';
 export { openStore, type StoreOptions } from './sqlite/store.js';
 export type { Store, SyncStore } from './port.js';
-export type { AttemptRow, PlanWithSteps, StoredRequest } from './rows.js';
+export type { AttemptRow, PlanWithSteps, StepRow, StoredRequest } from './rows.js';
 export { IN_FLIGHT_ERROR, deriveStatus } from './plan-status.js';
 export { acquireLock, lockPaths, type Lock } from './sqlite/lock.js';
 export { SCHEMA_VERSION } from './sqlite/migrations.js';

@@ -125,7 +125,7 @@ export interface SyncStore {
    */
   holdForOperator(stepId: StepRef, note: string, now?: number): StepRow;
   /** An operator's verdict on an unknown step (`actions resolve`). */
-  resolve(stepId: number, applied: boolean, note: string, now?: number): StepRow;
+  resolve(stepId: StepRef, applied: boolean, note: string, now?: number): StepRow;
   setStepAmount(stepId: number, lamports: Lamports, now?: number): StepRow;
   skipRemaining(planId: number, reason: string, now?: number): number;
   /**

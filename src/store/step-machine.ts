@@ -217,10 +217,15 @@ export class StepMachine {
     return stepFromRaw(r);
   }
 
-  /** The operator's verdict on an unknown step: applied → acknowledged; not applied → rejected, rest skipped. */
-  *resolve(stepId: number, applied: boolean, note: string, now: number): Op<StepRow> {
-    const r = yield* this.settleUnknown(stepId, applied ? 'acknowledged' : 'rejected', note, false, now, null);
-    if (r === undefined) throw yield* this.whyNot(stepId, 'unknown', 'resolve');
+  /**
+   * The operator's verdict on an unknown step: applied → acknowledged; not applied → rejected, rest
+   * skipped. Guarded on the attempt the operator judged, when given: a daemon may have reconciled
+   * it and sent another request between the operator's look and this write.
+   */
+  *resolve(ref: StepRef, applied: boolean, note: string, now: number): Op<StepRow> {
+    const { id: stepId, attempt } = stepRef(ref);
+    const r = yield* this.settleUnknown(stepId, applied ? 'acknowledged' : 'rejected', note, false, now, attempt);
+    if (r === undefined) throw yield* this.whyNot(stepId, 'unknown', 'resolve', false, attempt);
     if (!applied) yield* this.skipPlanned(r.plan_id, `step ${r.idx} was resolved as not applied`, now);
     return yield* this.afterChange(stepId, now);
   }

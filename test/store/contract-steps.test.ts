@@ -411,6 +411,20 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       await store.reconcile({ id: claimId, attempt: 2 }, true, { note: 'applied' }, T0 + 6);
       expect(await state(claimId)).toBe('acknowledged');
     });
+
+    it("an operator's verdict judged on attempt 1 does not settle attempt 2's unknown (cluster review, helper 29)", async () => {
+      // `actions resolve` reads the step (its request beyond the window), then writes its verdict:
+      // meanwhile a daemon reconciled attempt 1 and sent attempt 2, whose answer was lost.
+      await store.markSending(claimId, request(), T0);
+      await store.markUnknown({ id: claimId, attempt: 1 }, { error: 'reset' }, T0 + 1);
+      await store.reconcile({ id: claimId, attempt: 1 }, false, { note: 'not applied, window passed' }, T0 + 2);
+      await store.markSending(claimId, request(), T0 + 3);
+      await store.markUnknown({ id: claimId, attempt: 2 }, { error: 'reset' }, T0 + 4);
+      expect(await code(() => store.resolve({ id: claimId, attempt: 1 }, false, 'not applied (ledger checked)', T0 + 5))).toBe('STATE_TRANSITION');
+      expect(await store.getStep(claimId)).toMatchObject({ state: 'unknown', attempts: 2 });
+      await store.resolve({ id: claimId, attempt: 2 }, true, 'applied (ledger checked)', T0 + 6);
+      expect(await state(claimId)).toBe('acknowledged');
+    });
   });
 
   it('scrubs registered secrets from answers, errors and notes before they are stored', async () => {

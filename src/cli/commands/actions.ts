@@ -3,7 +3,7 @@ import { formatSol } from '../../amount.js';
 import type { StepState } from '../../domain.js';
 import { toJson } from '../../json.js';
 import { beyondWindow } from '../../api/ts-window.js';
-import type { Store } from '../../store/index.js';
+import type { StepRow } from '../../store/index.js';
 import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
@@ -69,15 +69,18 @@ export async function resolveCommand(ctx: CommandContext, id: string, opts: { ap
   const { config, store } = await openStateForCli(ctx, { write: true });
   try {
     const applied = opts.applied === true;
+    // The verdict is about the request the operator looked at: a daemon may reconcile the step and
+    // send another before this write (shared state), which the verdict must not settle.
+    const seen = await store.getStep(stepId);
     if (!applied && opts.force !== true) {
-      const early = await tooEarly(store, stepId, config.api.claimSettleMs);
+      const early = tooEarly(seen, await store.clockNow(), config.api.claimSettleMs);
       if (early !== undefined) {
         writeLine(ctx.io.stderr, `step ${stepId}: ${early}; nothing changed`);
         return EXIT.FAILURE;
       }
     }
     const note = opts.note ?? `resolved by operator as ${applied ? 'applied' : 'not applied'}`;
-    const step = await store.resolve(stepId, applied, note, ctx.io.clock.now());
+    const step = await store.resolve(seen === undefined ? stepId : { id: stepId, attempt: seen.attempts }, applied, note, ctx.io.clock.now());
     ctx.logger.info({ event: 'action.resolved', step: stepId, plan: step.planId, applied }, note);
     writeLine(ctx.io.stdout, `step ${stepId} (${step.kind}) is now ${step.state}`);
     return EXIT.OK;
@@ -92,11 +95,9 @@ export async function resolveCommand(ctx: CommandContext, id: string, opts: { ap
  * operator who looks too soon finds nothing, since the server may still hold it, and a deposit
  * then sent again by hand would land twice. `--applied` sends nothing and needs no wait.
  */
-async function tooEarly(store: Pick<Store, 'getStep' | 'clockNow'>, stepId: number, settleMs: number): Promise<string | undefined> {
-  const step = await store.getStep(stepId);
+function tooEarly(step: StepRow | undefined, now: number, settleMs: number): string | undefined {
   const ts = step?.request?.ts;
   if (step?.state !== 'unknown' || ts === undefined) return undefined;
-  const now = await store.clockNow();
   if (beyondWindow(ts, now, settleMs).beyond) return undefined;
   const until = new Date(ts * 1000 + settleMs).toISOString();
   return `its ${step.kind} request, signed at ${new Date(ts * 1000).toISOString()}, can still be accepted by the service until ${until} (api.claim_settle), so finding it not applied now proves nothing; look again after that (or resolve it --applied if it is there; --force if you know the service refused it or never got it)`;

@@ -264,7 +264,7 @@ class PostgresStore implements Store {
   holdForOperator(stepId: StepRef, note: string, now = this.clock.now()): Promise<StepRow> {
     return this.transition('holdForOperator', stepId, (m) => m.holdForOperator(stepId, note, now));
   }
-  resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): Promise<StepRow> {
+  resolve(stepId: StepRef, applied: boolean, note: string, now = this.clock.now()): Promise<StepRow> {
     return this.transition('resolve', stepId, (m) => m.resolve(stepId, applied, note, now));
   }
   setStepAmount(stepId: number, lamports: Lamports, now = this.clock.now()): Promise<StepRow> {

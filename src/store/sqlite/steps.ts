@@ -133,7 +133,7 @@ export class StepRepo {
   holdForOperator(ref: StepRef, note: string, now: number): StepRow {
     return this.tx(() => this.machine.holdForOperator(ref, note, now));
   }
-  resolve(stepId: number, applied: boolean, note: string, now: number): StepRow {
+  resolve(stepId: StepRef, applied: boolean, note: string, now: number): StepRow {
     return this.tx(() => this.machine.resolve(stepId, applied, note, now));
   }
   setAmountLamports(stepId: number, lamports: Lamports, now: number): StepRow {

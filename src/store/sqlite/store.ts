@@ -184,7 +184,7 @@ class SqliteStateStore implements SqliteStore {
   holdForOperator(stepId: StepRef, note: string, now = this.clock.now()): StepRow {
     return this.io('holdForOperator', () => this.steps.holdForOperator(stepId, note, now));
   }
-  resolve(stepId: number, applied: boolean, note: string, now = this.clock.now()): StepRow {
+  resolve(stepId: StepRef, applied: boolean, note: string, now = this.clock.now()): StepRow {
     return this.io('resolve', () => this.steps.resolve(stepId, applied, note, now));
   }
   setStepAmount(stepId: number, lamports: Lamports, now = this.clock.now()): StepRow {
