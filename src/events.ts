@@ -250,6 +250,7 @@ export const LOG_EVENTS = [
   'state.replaced',
   'state.write_failed',
   'state.checkpoint_failed',
+  'state.mark_failed',
   'state.checkpoint_partial',
   // the PostgreSQL state's connection (store/postgres/)
   'state.unreachable',
