@@ -13,7 +13,7 @@ import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
 import { checkActionLimit, claimDayLamports, planDayLamports, resolveStepAmount, stepAmounts } from '../rules/amounts.js';
-import { DAY_MS } from '../rules/limits.js';
+import { historyLookbackMs } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
 import { beyondWindow, judgingNowMs } from '../api/ts-window.js';
@@ -314,7 +314,7 @@ export class PlanExecutor {
       stepLamports: amounts.stepLamports,
       planLamports: amounts.planLamports,
       summary: amounts.fresh,
-      history: await store.planHistory(plan.address, now - DAY_MS, plan.epoch),
+      history: await store.planHistory(plan.address, now - historyLookbackMs([rule]), plan.epoch),
       safety: config.safety,
       now,
     });

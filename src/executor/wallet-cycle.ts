@@ -8,6 +8,7 @@ import { roundedAmountFields } from '../api/schemas.js';
 import type { LogFields, Logger } from '../log/logger.js';
 import { decide } from '../rules/decide.js';
 import { describeStep } from '../rules/format.js';
+import { historyLookbackMs } from '../rules/limits.js';
 import type { WorkerConfig, WorkerDeps } from './deps.js';
 import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
@@ -22,7 +23,6 @@ export { EpochHoldNotice } from './epoch-hold.js';
 import { recoverInFlight } from './recovery.js';
 import { EpochError, judgeEpoch } from './epoch-check.js';
 
-const DAY_MS = 86_400_000;
 /** alerts.unknown_step_after's default: how long a wallet may hold its claims in doubt before it is news. */
 const DEFAULT_DOUBT_AFTER_MS = 15 * 60_000;
 
@@ -129,7 +129,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     // the rest would be read after the poll record, which changes none of it (wallet_state and
     // epochs_seen only). Only running the wallet's plans can; a turn that runs one reads again.
     now = (deps.decisionClock ?? clock).now();
-    view = await store.pollView(wallet.address, now - DAY_MS, summary.epoch);
+    view = await store.pollView(wallet.address, now - historyLookbackMs(deps.config().rules), summary.epoch);
     believeEpoch(deps, summary.epoch, view.lastEpoch);
   } catch (err) {
     const at = clock.now();
@@ -198,7 +198,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     view = {
       ...view,
       claimInDoubt: await store.claimInDoubt(wallet.address),
-      history: await store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
+      history: await store.planHistory(wallet.address, now - historyLookbackMs(deps.config().rules), summary.epoch),
       unknownSignedStep: await store.hasUnknownSignedStep(wallet.address),
     };
   }

@@ -1,9 +1,18 @@
 // The per-rule limits, judged against the plans already recorded for this wallet and rule.
 import type { Lamports } from '../amount.js';
-import type { PlanHistoryEntry, RuleLimits } from '../domain.js';
+import type { PlanHistoryEntry, Rule, RuleLimits } from '../domain.js';
 import { formatDuration, sol } from './format.js';
 
 export const DAY_MS = 86_400_000;
+
+/**
+ * How far back the plan history judged by these rules' limits must reach: the rolling day, or the
+ * longest cooldown when that is longer. Read over a day only, a `cooldown: 3d` lost its plan from
+ * the history after 24 h (once its epoch was over) and the rule fired every day.
+ */
+export function historyLookbackMs(rules: readonly Pick<Rule, 'limits'>[]): number {
+  return rules.reduce((ms, r) => Math.max(ms, r.limits.cooldownMs ?? 0), DAY_MS);
+}
 
 export type LimitReason = 'once_per_epoch' | 'cooldown' | 'max_plans_per_day' | 'max_sol_per_day';
 

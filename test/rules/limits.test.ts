@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanHistoryEntry, RuleLimits } from '../../src/domain.js';
 import { decide } from '../../src/rules/decide.js';
+import { historyLookbackMs } from '../../src/rules/limits.js';
 import { DAY, EPOCH, HOUR, input, MIN, NOW, planned, rule, SOL, summary } from './builders.js';
 
 function decideOne(limits: Partial<RuleLimits>, history: PlanHistoryEntry[], over: { pending?: string; dry?: boolean } = {}) {
@@ -148,5 +149,15 @@ describe('seq', () => {
     { name: 'past the highest seq when there is a gap', limits: {}, history: [planned({ seq: 2 }), planned({ seq: 0 })], seq: 3 },
   ])('$name → $seq', ({ limits, history, seq }) => {
     expect(decideOne(limits, history).plans[0]?.seq).toBe(seq);
+  });
+});
+
+describe('historyLookbackMs: how far back the history is read (time and restarts review, helper 30)', () => {
+  it.each([
+    { name: 'no rules: the rolling day', rules: [], ms: DAY },
+    { name: 'cooldowns under a day: the rolling day', rules: [rule('a', { limits: { cooldownMs: 6 * HOUR } }), rule('b')], ms: DAY },
+    { name: 'the longest cooldown when it is longer', rules: [rule('a', { limits: { cooldownMs: 3 * DAY } }), rule('b', { limits: { cooldownMs: 2 * DAY } })], ms: 3 * DAY },
+  ])('$name', ({ rules, ms }) => {
+    expect(historyLookbackMs(rules)).toBe(ms);
   });
 });
