@@ -105,7 +105,9 @@ export function firstLimitBreach(input: LimitInput): LimitBreach | undefined {
   }
 
   if (limits.cooldownMs !== undefined && plans.length > 0) {
-    const last = plans.reduce((max, p) => Math.max(max, p.createdAt), -Infinity);
+    // From the last money a plan moved, too: one held for hours (an unknown step an operator
+    // resolved, a daemon down) that sends now would otherwise let the rule fire again at once.
+    const last = plans.reduce((max, p) => Math.max(max, p.createdAt, p.movedAt ?? -Infinity), -Infinity);
     const endsAt = last + limits.cooldownMs;
     if (now < endsAt) {
       const skew = last > now ? `; the last plan is dated ${formatDuration(last - now)} in the future (clock stepped back?)` : '';

@@ -48,6 +48,14 @@ describe('cooldown', () => {
     expect(decideOne(cooldown, [planned({ epoch: '2024-04-30', createdAt })]).reason).toBe(reason);
   });
 
+  it.each([
+    { name: 'recorded 7 h ago, its last request went out 1 h ago', movedAt: NOW - HOUR, reason: 'cooldown' },
+    { name: 'recorded 7 h ago, its last request went out 6 h ago', movedAt: NOW - 6 * HOUR, reason: 'fired' },
+    { name: 'recorded 7 h ago, nothing sent', movedAt: undefined, reason: 'fired' },
+  ])('from the last money a plan moved (helper 30): $name → $reason', ({ movedAt, reason }) => {
+    expect(decideOne(cooldown, [planned({ epoch: 'x', createdAt: NOW - 7 * HOUR, movedAt })]).reason).toBe(reason);
+  });
+
   it('measures from the latest plan, whatever the history order', () => {
     const history = [planned({ epoch: 'a', createdAt: NOW - HOUR }), planned({ epoch: 'b', createdAt: NOW - 2 * DAY })];
     expect(decideOne(cooldown, history).reason).toBe('cooldown');
