@@ -1,5 +1,5 @@
 // Wires the parts: schedule → poll → decide → plan → sign → send → record. start, reload, stop.
-import type { AppConfig, Clock, PlanStatus, WalletConfig } from './domain.js';
+import type { AppConfig, PlanStatus, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
 import { createEvents, type AutoclaimEvents } from './events.js';
 import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.js';
@@ -7,7 +7,7 @@ import { PollInterval, PollScheduler, type Turns } from './scheduler/scheduler.j
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
 import { PlanExecutor, type SigningPause } from './executor/executor.js';
-import { createDecisionClock } from './executor/decision-clock.js';
+import { createDecisionClock, type DecisionClock } from './executor/decision-clock.js';
 import { ClockSkewWatch } from './executor/clock-skew.js';
 import { ClaimDoubtWatch, type DoubtEpisode } from './executor/claim-doubt.js';
 import type { Failpoint } from './executor/failpoints.js';
@@ -51,7 +51,7 @@ export class Daemon {
   private readonly cycle: CycleDeps;
   private readonly events: AutoclaimEvents;
   /** Cooldowns, 24 h windows and claim ages are judged by this: an NTP step cannot move it. */
-  private readonly decisionClock: Clock;
+  private readonly decisionClock: DecisionClock;
   private readonly clockSkew = new ClockSkewWatch();
   private readonly claimDoubt = new ClaimDoubtWatch();
   /**

@@ -223,6 +223,7 @@ export const LOG_EVENTS = [
   'signing.reconfigured',
   'clock.skew',
   'clock.skew_resolved',
+  'clock.decisions_held_back',
   // the API client (api/)
   'api.response',
   'api.retry',

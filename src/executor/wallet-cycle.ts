@@ -15,6 +15,7 @@ import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
 import { untilRuleIdsSettled } from './rule-ids-settle.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } from './clock-skew.js';
+import type { DecisionClock } from './decision-clock.js';
 import type { ApiPort } from './ports.js';
 import type { PollView, Store } from '../store/port.js';
 import type { ClaimDoubtWatch } from './claim-doubt.js';
@@ -43,7 +44,7 @@ export interface CycleDeps {
    * What rules judge cooldowns and 24 h windows by, and what plans are dated with: one that an NTP
    * step cannot move (createDecisionClock). Created once per process; `clock` when absent.
    */
-  decisionClock?: Clock;
+  decisionClock?: Clock & Partial<Pick<DecisionClock, 'holdBackTo'>>;
   /** Episode state for the clock-skew warning, kept across cycles; no skew check when absent. */
   clockSkew?: ClockSkewWatch;
   /** Since when each wallet's claims are held as "claim in doubt" (warn and alert past a bound); kept across cycles. */
@@ -125,6 +126,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   let view: PollView;
   try {
     summary = await api.walletSummary(wallet.address);
+    holdDecisionsToService(deps);
     // Everything the turn reads, read at once (store/poll-view.ts): the last epoch is needed now,
     // the rest would be read after the poll record, which changes none of it (wallet_state and
     // epochs_seen only). Only running the wallet's plans can; a turn that runs one reads again.
@@ -261,6 +263,24 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 function believeEpoch(deps: CycleDeps, epoch: string, last: string | undefined): void {
   const verdict = judgeEpoch({ epoch, nowMs: deps.clock.now(), last, exempt: deps.epochsExempt?.() ?? false });
   if (!verdict.ok) throw new EpochError(epoch, verdict.why, verdict.detail);
+}
+
+/**
+ * The decision clock took the wall time once, at start (decision-clock.ts): one ahead of the
+ * service's clock (as its `Date` put it at the poll just made) by more than alerts.clock_skew was
+ * started from a wrong wall clock, and is held back to the service's. Never forward.
+ */
+function holdDecisionsToService(deps: CycleDeps): void {
+  const skewMs = deps.api.clockSkewMs?.();
+  if (deps.decisionClock?.holdBackTo === undefined || skewMs === undefined || !Number.isFinite(skewMs)) return;
+  const thresholdMs = deps.config().alerts?.clockSkewMs ?? DEFAULT_CLOCK_SKEW_THRESHOLD_MS;
+  const serviceMs = deps.clock.now() + skewMs;
+  if (deps.decisionClock.now() - serviceMs <= thresholdMs) return;
+  const by = deps.decisionClock.holdBackTo(serviceMs);
+  deps.logger.warn(
+    { event: 'clock.decisions_held_back', by_ms: by, threshold_ms: thresholdMs },
+    `the clock cooldowns and daily limits are judged by was ${Math.round(by / 1000)}s ahead of the API server's (this machine's clock was wrong when autoclaim started); held back to the server's`,
+  );
 }
 
 function checkClockSkew(deps: CycleDeps): void {
