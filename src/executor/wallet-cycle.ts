@@ -266,20 +266,25 @@ function believeEpoch(deps: CycleDeps, epoch: string, last: string | undefined):
 }
 
 /**
- * The decision clock took the wall time once, at start (decision-clock.ts): one ahead of the
- * service's clock (as its `Date` put it at the poll just made) by more than alerts.clock_skew was
- * started from a wrong wall clock, and is held back to the service's. Never forward.
+ * The decision clock took the wall time once, at start (decision-clock.ts). When this machine's
+ * clock and the service's (as the `Date` of the poll just made put it) agree within
+ * alerts.clock_skew, and the decision clock is further than that ahead of both, it was started
+ * from a wrong wall clock that NTP has set right since: it is held back to them. Never forward;
+ * and not when the two disagree (a wrong `Date` from a proxy, our clock stepped in-process):
+ * `clock.skew` says so, and neither is believed over the other.
  */
 function holdDecisionsToService(deps: CycleDeps): void {
   const skewMs = deps.api.clockSkewMs?.();
   if (deps.decisionClock?.holdBackTo === undefined || skewMs === undefined || !Number.isFinite(skewMs)) return;
   const thresholdMs = deps.config().alerts?.clockSkewMs ?? DEFAULT_CLOCK_SKEW_THRESHOLD_MS;
-  const serviceMs = deps.clock.now() + skewMs;
-  if (deps.decisionClock.now() - serviceMs <= thresholdMs) return;
-  const by = deps.decisionClock.holdBackTo(serviceMs);
+  if (Math.abs(skewMs) > thresholdMs) return;
+  const wallMs = deps.clock.now();
+  const targetMs = Math.min(wallMs, wallMs + skewMs);
+  if (deps.decisionClock.now() - targetMs <= thresholdMs) return;
+  const by = deps.decisionClock.holdBackTo(targetMs);
   deps.logger.warn(
     { event: 'clock.decisions_held_back', by_ms: by, threshold_ms: thresholdMs },
-    `the clock cooldowns and daily limits are judged by was ${Math.round(by / 1000)}s ahead of the API server's (this machine's clock was wrong when autoclaim started); held back to the server's`,
+    `the clock cooldowns and daily limits are judged by was ${Math.round(by / 1000)}s ahead of the API server's and this machine's (which was wrong when autoclaim started); held back to them`,
   );
 }
 

@@ -3,8 +3,9 @@
 // then only adds monotonic time: started a day ahead, it stayed a day ahead for the process's life,
 // so plans recorded before the restart looked a day older than they were (cooldowns and the
 // rolling day over early), while requests, signed by the corrected wall clock, were accepted. The
-// service's Date arbitrates: a decision clock ahead of it by more than alerts.clock_skew is set
-// back to it (never forward). Real cycle, SQLite store and sandbox; only time is fake.
+// service's Date arbitrates: a decision clock ahead of it and of the wall clock by more than
+// alerts.clock_skew, while those two agree, is set back to them (never forward). Real cycle, SQLite
+// store and sandbox; only time is fake.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Rule } from '../../src/domain.js';
 import { DAY, HOUR, MIN, openRig, SOL, type Rig } from './trust-rig.js';
@@ -47,5 +48,14 @@ describe('a wall clock wrong at start, then set right', () => {
     await r.cycle();
     expect(r.ledger().map((e) => e.op)).toEqual(['claim', 'deposit', 'claim', 'deposit']);
     expect(r.events('clock.decisions_held_back')).toHaveLength(1);
+  });
+
+  it('a service whose Date is a day behind a right wall clock holds nothing back (the clock.skew warning says so instead)', async () => {
+    rig = await openRig({ rule: EVERY_SIX_HOURS, pendingLamports: 0n, lifetimeLamports: SOL, balanceLamports: 10n * SOL });
+    const r = rig;
+    r.time.serverOffset = -DAY;
+    await r.cycle();
+    expect(r.events('poll.ok')).toHaveLength(1);
+    expect(r.events('clock.decisions_held_back')).toEqual([]);
   });
 });
