@@ -53,6 +53,7 @@ type StateErrorCode =
   | 'STATE_SECRET'
   | 'STATE_LINKED'
   | 'STATE_REPLACED'
+  | 'STATE_ROLLED_BACK' // the state file lacks requests its lock file says were sent from it (an older copy)
   | 'STATE_READONLY'
   | 'STATE_LOCKED'
   | 'STATE_MIGRATION'

@@ -224,6 +224,7 @@ export const LOG_EVENTS = [
   'clock.skew',
   'clock.skew_resolved',
   'clock.decision_reset',
+  'clock.decisions_held_back',
   // the API client (api/)
   'api.response',
   'api.retry',
@@ -251,6 +252,7 @@ export const LOG_EVENTS = [
   'state.replaced',
   'state.write_failed',
   'state.checkpoint_failed',
+  'state.mark_failed',
   'state.checkpoint_partial',
   // the PostgreSQL state's connection (store/postgres/)
   'state.unreachable',

@@ -44,3 +44,17 @@ export function beyondWindow(tsSec: number, nowMs: number, settleMs: number): { 
   const ageMs = nowMs - tsSec * 1000;
   return { ageMs, beyond: ageMs >= settleMs };
 }
+
+/**
+ * The "now" a lost request's age is judged at: the store's clock (`storeNowMs`), or the service's as
+ * its last `Date` header put it (`wallNowMs + serviceSkewMs`, skew = service minus our wall clock)
+ * when that is behind. The margin covers a minute between the judging clock and the service's, and
+ * nothing stops this machine (with SQLite, the store's clock) running minutes ahead: the service,
+ * which accepts what we sign within its window either way, would still take the old request after
+ * it was called lost. `Date` has 1 s resolution and left the service before it arrived, so this
+ * reads the service's clock a little behind: it only waits longer. No `Date` seen: the store's.
+ */
+export function judgingNowMs(storeNowMs: number, wallNowMs: number, serviceSkewMs: number | undefined): number {
+  if (serviceSkewMs === undefined || !Number.isFinite(serviceSkewMs)) return storeNowMs;
+  return Math.min(storeNowMs, wallNowMs + serviceSkewMs);
+}

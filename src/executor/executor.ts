@@ -13,10 +13,10 @@ import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
 import { checkActionLimit, claimDayLamports, planDayLamports, resolveStepAmount, stepAmounts } from '../rules/amounts.js';
-import { DAY_MS } from '../rules/limits.js';
+import { historyLookbackMs } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
-import { beyondWindow } from '../api/ts-window.js';
+import { beyondWindow, judgingNowMs } from '../api/ts-window.js';
 import { CLAIM_UNDETERMINED, heldForOperator } from '../store/plan-status.js';
 import { claimLooksApplied } from './reconcile.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
@@ -189,7 +189,7 @@ export class PlanExecutor {
       if (window !== undefined) {
         log.info(
           { event: 'action.reconcile_deferred', age_ms: window.ageMs, settle_ms: window.settleMs },
-          "claim not visible in the summary yet; waiting until its signed timestamp is older than api.claim_settle by the state store's clock (no copy of it can be accepted then) before calling it not applied",
+          "claim not visible in the summary yet; waiting until its signed timestamp is older than api.claim_settle by the state store's clock and the service's (no copy of it can be accepted then) before calling it not applied",
         );
       }
       return 'unknown';
@@ -207,6 +207,7 @@ export class PlanExecutor {
    * older than api.claim_settle (default ts_window + margin), by the store's clock — the database's
    * with shared state, so a new owner does not judge an old owner's timestamp on a clock of its own.
    * Until then a paused daemon, or a slow server, may still land it, and a new claim could land too.
+   * And by the service's clock, when its last `Date` is behind (ts-window.ts judgingNowMs).
    */
   private async windowAge(step: StepRow, log: Logger): Promise<{ ageMs: number; settleMs: number; beyond: boolean } | undefined> {
     const settleMs = this.deps.config().api?.claimSettleMs ?? 0;
@@ -217,7 +218,8 @@ export class PlanExecutor {
       log.warn({ event: 'action.reconcile_deferred', err: errorSummary(err) }, "the state store's clock could not be read, so a lost claim cannot be judged not applied; looking again at the next poll");
       return undefined;
     }
-    return { ...beyondWindow(step.request?.ts ?? 0, nowMs, settleMs), settleMs };
+    const judgedMs = judgingNowMs(nowMs, this.deps.clock.now(), this.deps.api.clockSkewMs?.());
+    return { ...beyondWindow(step.request?.ts ?? 0, judgedMs, settleMs), settleMs };
   }
 
   /**
@@ -312,7 +314,7 @@ export class PlanExecutor {
       stepLamports: amounts.stepLamports,
       planLamports: amounts.planLamports,
       summary: amounts.fresh,
-      history: await store.planHistory(plan.address, now - DAY_MS, plan.epoch),
+      history: await store.planHistory(plan.address, now - historyLookbackMs([rule]), plan.epoch),
       safety: config.safety,
       now,
     });

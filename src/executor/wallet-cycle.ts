@@ -8,12 +8,14 @@ import { roundedAmountFields } from '../api/schemas.js';
 import type { LogFields, Logger } from '../log/logger.js';
 import { decide } from '../rules/decide.js';
 import { describeStep } from '../rules/format.js';
+import { historyLookbackMs } from '../rules/limits.js';
 import type { WorkerConfig, WorkerDeps } from './deps.js';
 import type { PlanExecutor } from './executor.js';
 import { errorSummary } from './executor.js';
 import type { Failpoint } from './failpoints.js';
 import { untilRuleIdsSettled } from './rule-ids-settle.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS, describeSkew, type ClockSkewWatch } from './clock-skew.js';
+import type { DecisionClock } from './decision-clock.js';
 import type { ApiPort } from './ports.js';
 import type { PollView, Store } from '../store/port.js';
 import type { ClaimDoubtWatch } from './claim-doubt.js';
@@ -22,7 +24,6 @@ export { EpochHoldNotice } from './epoch-hold.js';
 import { recoverInFlight } from './recovery.js';
 import { EpochError, judgeEpoch } from './epoch-check.js';
 
-const DAY_MS = 86_400_000;
 /** alerts.unknown_step_after's default: how long a wallet may hold its claims in doubt before it is news. */
 const DEFAULT_DOUBT_AFTER_MS = 15 * 60_000;
 
@@ -43,7 +44,7 @@ export interface CycleDeps {
    * What rules judge cooldowns and 24 h windows by, and what plans are dated with: one that an NTP
    * step cannot move (createDecisionClock). Created once per process; `clock` when absent.
    */
-  decisionClock?: Clock;
+  decisionClock?: Clock & Partial<Pick<DecisionClock, 'holdBackTo'>>;
   /** Episode state for the clock-skew warning, kept across cycles; no skew check when absent. */
   clockSkew?: ClockSkewWatch;
   /** Since when each wallet's claims are held as "claim in doubt" (warn and alert past a bound); kept across cycles. */
@@ -125,11 +126,12 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   let view: PollView;
   try {
     summary = await api.walletSummary(wallet.address);
+    holdDecisionsToService(deps);
     // Everything the turn reads, read at once (store/poll-view.ts): the last epoch is needed now,
     // the rest would be read after the poll record, which changes none of it (wallet_state and
     // epochs_seen only). Only running the wallet's plans can; a turn that runs one reads again.
     now = (deps.decisionClock ?? clock).now();
-    view = await store.pollView(wallet.address, now - DAY_MS, summary.epoch);
+    view = await store.pollView(wallet.address, now - historyLookbackMs(deps.config().rules), summary.epoch);
     believeEpoch(deps, summary.epoch, view.lastEpoch);
   } catch (err) {
     const at = clock.now();
@@ -198,7 +200,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
     view = {
       ...view,
       claimInDoubt: await store.claimInDoubt(wallet.address),
-      history: await store.planHistory(wallet.address, now - DAY_MS, summary.epoch),
+      history: await store.planHistory(wallet.address, now - historyLookbackMs(deps.config().rules), summary.epoch),
       unknownSignedStep: await store.hasUnknownSignedStep(wallet.address),
     };
   }
@@ -261,6 +263,29 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 function believeEpoch(deps: CycleDeps, epoch: string, last: string | undefined): void {
   const verdict = judgeEpoch({ epoch, nowMs: deps.clock.now(), last, exempt: deps.epochsExempt?.() ?? false });
   if (!verdict.ok) throw new EpochError(epoch, verdict.why, verdict.detail);
+}
+
+/**
+ * The decision clock took the wall time once, at start (decision-clock.ts). When this machine's
+ * clock and the service's (as the `Date` of the poll just made put it) agree within
+ * alerts.clock_skew, and the decision clock is further than that ahead of both, it was started
+ * from a wrong wall clock that NTP has set right since: it is held back to them. Never forward;
+ * and not when the two disagree (a wrong `Date` from a proxy, our clock stepped in-process):
+ * `clock.skew` says so, and neither is believed over the other.
+ */
+function holdDecisionsToService(deps: CycleDeps): void {
+  const skewMs = deps.api.clockSkewMs?.();
+  if (deps.decisionClock?.holdBackTo === undefined || skewMs === undefined || !Number.isFinite(skewMs)) return;
+  const thresholdMs = deps.config().alerts?.clockSkewMs ?? DEFAULT_CLOCK_SKEW_THRESHOLD_MS;
+  if (Math.abs(skewMs) > thresholdMs) return;
+  const wallMs = deps.clock.now();
+  const targetMs = Math.min(wallMs, wallMs + skewMs);
+  if (deps.decisionClock.now() - targetMs <= thresholdMs) return;
+  const by = deps.decisionClock.holdBackTo(targetMs);
+  deps.logger.warn(
+    { event: 'clock.decisions_held_back', by_ms: by, threshold_ms: thresholdMs },
+    `the clock cooldowns and daily limits are judged by was ${Math.round(by / 1000)}s ahead of the API server's and this machine's (which was wrong when autoclaim started); held back to them`,
+  );
 }
 
 function checkClockSkew(deps: CycleDeps): void {

@@ -1,9 +1,18 @@
 // The per-rule limits, judged against the plans already recorded for this wallet and rule.
 import type { Lamports } from '../amount.js';
-import type { PlanHistoryEntry, RuleLimits } from '../domain.js';
+import type { PlanHistoryEntry, Rule, RuleLimits } from '../domain.js';
 import { formatDuration, sol } from './format.js';
 
 export const DAY_MS = 86_400_000;
+
+/**
+ * How far back the plan history judged by these rules' limits must reach: the rolling day, or the
+ * longest cooldown when that is longer. Read over a day only, a `cooldown: 3d` lost its plan from
+ * the history after 24 h (once its epoch was over) and the rule fired every day.
+ */
+export function historyLookbackMs(rules: readonly Pick<Rule, 'limits'>[]): number {
+  return rules.reduce((ms, r) => Math.max(ms, r.limits.cooldownMs ?? 0), DAY_MS);
+}
 
 export type LimitReason = 'once_per_epoch' | 'cooldown' | 'max_plans_per_day' | 'max_sol_per_day';
 
@@ -96,7 +105,9 @@ export function firstLimitBreach(input: LimitInput): LimitBreach | undefined {
   }
 
   if (limits.cooldownMs !== undefined && plans.length > 0) {
-    const last = plans.reduce((max, p) => Math.max(max, p.createdAt), -Infinity);
+    // From the last money a plan moved, too: one held for hours (an unknown step an operator
+    // resolved, a daemon down) that sends now would otherwise let the rule fire again at once.
+    const last = plans.reduce((max, p) => Math.max(max, p.createdAt, p.movedAt ?? -Infinity), -Infinity);
     const endsAt = last + limits.cooldownMs;
     if (now < endsAt) {
       const skew = last > now ? `; the last plan is dated ${formatDuration(last - now)} in the future (clock stepped back?)` : '';

@@ -16,7 +16,7 @@ export interface OpenStateOptions {
   /** The PostgreSQL password (state.password_file, PGPASSWORD, a credential), read by the caller. */
   password?: string | undefined;
   /** The SQLite state lock this process holds. */
-  lock?: Pick<Lock, 'path' | 'file'> | undefined;
+  lock?: (Pick<Lock, 'path' | 'file'> & Partial<Pick<Lock, 'sent'>>) | undefined;
 }
 
 export async function openStateStore(state: { path: string; url: string | undefined; queryTimeoutMs: number }, opts: OpenStateOptions): Promise<Store> {

@@ -3,7 +3,7 @@
 // database's, shared by every daemon). The finding: clocks at −90 s and +90 s, an old owner
 // signing by the slow one and a new owner judging by the fast one, 15 s of pause was enough.
 import { describe, expect, it } from 'vitest';
-import { beyondWindow, maxSendAgeMs, settleAfterMs, TS_WINDOW_MARGIN_MS } from '../../src/api/ts-window.js';
+import { beyondWindow, judgingNowMs, maxSendAgeMs, settleAfterMs, TS_WINDOW_MARGIN_MS } from '../../src/api/ts-window.js';
 
 const WINDOW = 300_000;
 const SETTLE = settleAfterMs(WINDOW);
@@ -42,5 +42,26 @@ describe('beyondWindow', () => {
     expect(T + (SETTLE - 180_000) + 90_000 - tsSec * 1000).toBeGreaterThanOrEqual(SETTLE);
     // The database's judgement at that moment: 90 s short.
     expect(beyondWindow(tsSec, T + (SETTLE - 180_000), SETTLE).beyond).toBe(false);
+  });
+});
+
+describe('judgingNowMs (time and restarts review, helper 30)', () => {
+  it.each([
+    { name: 'no Date seen yet: the store\'s clock', store: T, wall: T, skew: undefined, judged: T },
+    { name: 'the service 200 s behind us: its clock', store: T, wall: T, skew: -200_000, judged: T - 200_000 },
+    { name: 'the service ahead of us: never sooner than the store says', store: T, wall: T, skew: 200_000, judged: T },
+    { name: 'our wall clock stepped ahead, the store\'s (a database\'s) not: the service is not behind the store', store: T, wall: T + 600_000, skew: -600_000, judged: T },
+    { name: 'a Date that is not a number: the store\'s clock', store: T, wall: T, skew: Number.NaN, judged: T },
+  ])('$name', ({ store, wall, skew, judged }) => {
+    expect(judgingNowMs(store, wall, skew)).toBe(judged);
+  });
+
+  it('a claim signed on a clock 200 s ahead of the service: not beyond by the service\'s clock until 200 s after the store would say', () => {
+    const tsSec = (T + 200_000) / 1000;
+    const ours = (trueMs: number) => trueMs + 200_000;
+    const at = T + SETTLE + 10_000; // beyond by ours, and the service still accepts it (170 s left)
+    expect(beyondWindow(tsSec, ours(at), SETTLE).beyond).toBe(true);
+    expect(beyondWindow(tsSec, judgingNowMs(ours(at), ours(at), -200_000), SETTLE).beyond).toBe(false);
+    expect(beyondWindow(tsSec, judgingNowMs(ours(at + 200_000), ours(at + 200_000), -200_000), SETTLE).beyond).toBe(true);
   });
 });

@@ -11,6 +11,7 @@ import type { Rule } from '../../src/domain.js';
 import { createAlertTracker, evaluateAlerts } from '../../src/service/alerts.js';
 import { heldForOperator } from '../../src/store/plan-status.js';
 import { MIN, openRig, SOL, type Rig } from './trust-rig.js';
+import { CANARY_API_KEY } from '../e2e/helpers.js';
 
 const CLAIM_THEN_HALF: Rule = {
   name: 'half',
@@ -205,5 +206,48 @@ describe('issue 25 finding 1: the lease and the timestamp are checked again afte
     expect(r.events('lease.fenced')).toEqual([expect.objectContaining({ level: 'warn', err: expect.stringMatching(/STATE_LEASE_LOST/) })]);
     // The new owner's recovery: in flight → unknown, judged only beyond the window (here at once: settle 0).
     expect(r.store.recoverInFlight().map((s) => s.state)).toEqual(['unknown']);
+  });
+});
+
+describe('time and restarts review (helper 30): "not applied" only beyond the window by the service\'s clock too', () => {
+  const SETTLE = 6 * MIN; // ts_window 5m + the 1m margin
+  const AHEAD = 200_000; // more than the margin, less than the window: the service still accepts what we sign
+
+  /** The signed request sent again as it was, as a proxy that held it would deliver it late. */
+  async function deliverLate(r: Rig, n: number): Promise<number> {
+    const p = r.sent[n];
+    if (p === undefined) throw new Error(`no request ${n}`);
+    const res = await fetch(p.url, { method: p.method, headers: { ...p.headers, authorization: `Bearer ${CANARY_API_KEY}` }, body: p.body });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  it('this machine (and so its SQLite store) 200 s ahead of the service: a lost claim is not judged not applied while the service can still accept it, and a late copy of it is the one claim', async () => {
+    rig = await openRig({ rule: CLAIM_THEN_HALF, pendingLamports: SOL / 2n, lifetimeLamports: SOL, balanceLamports: 10n * SOL, claimSettleMs: SETTLE, tsWindowMs: 5 * MIN });
+    const r = rig;
+    // One machine holds the state file: its clock is the store's.
+    r.time.ourOffset = AHEAD;
+    r.time.storeOffset = AHEAD;
+    r.fault({ kind: 'status5xx_before', match: { op: 'claim' }, status: 500 });
+    await r.cycle();
+    expect(states(r)).toEqual(['claim:unknown,deposit:planned']);
+
+    // 6 min 10 s later by every clock: beyond the window by ours, but the claim was signed 200 s
+    // ahead of the service's clock, which accepts it for 170 s more.
+    r.time.advance(SETTLE + 10_000);
+    await r.cycle();
+    expect(posts(r)).toEqual(['claim']);
+    expect(states(r)).toEqual(['claim:unknown,deposit:planned']);
+    expect(r.events('action.reconcile_deferred').at(-1)).toMatchObject({ settle_ms: SETTLE });
+
+    // The first request arrives now: the service applies it.
+    expect(await deliverLate(r, 0)).toBe(200);
+    expect(r.ledger().map((e) => e.op)).toEqual(['claim']);
+
+    // Beyond the window by the service's clock too: the summary shows the claim, which is applied.
+    r.time.advance(4 * MIN);
+    await r.cycle();
+    expect(r.ledger().map((e) => `${e.op} ${e.amountLamports}`)).toEqual([`claim ${SOL / 2n}`, `deposit ${SOL / 4n}`]);
+    expect(states(r)).toEqual(['claim:acknowledged,deposit:acknowledged']);
   });
 });

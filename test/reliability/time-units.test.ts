@@ -32,6 +32,20 @@ describe('createDecisionClock', () => {
     expect(d.now()).toBe(high + 1_000);
   });
 
+  it('holdBackTo sets it back, never forward, and it follows monotonic time from there (helper 30)', () => {
+    const c = fakeClock();
+    const d = createDecisionClock(c);
+    c.mono += 1_000;
+    expect(d.holdBackTo(1_750_000_005_000)).toBe(0); // ahead of it: not moved
+    expect(d.now()).toBe(1_750_000_001_000);
+    expect(d.holdBackTo(1_749_913_601_000)).toBe(86_400_000); // a day behind: set back a day
+    expect(d.now()).toBe(1_749_913_601_000);
+    c.mono += 2_000;
+    expect(d.now()).toBe(1_749_913_603_000);
+    c.mono -= 5_000; // and never back by itself
+    expect(d.now()).toBe(1_749_913_603_000);
+  });
+
   it('returns whole milliseconds (plans are dated with SQLite integers)', () => {
     const c = fakeClock();
     const d = createDecisionClock(c);

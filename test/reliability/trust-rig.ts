@@ -154,6 +154,7 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
         return client.walletSummary(a);
       },
       unsigned: (input, nowMs) => client.unsigned(input, nowMs),
+      clockSkewMs: () => client.clockSkewMs(),
       seal: (unsigned, signature) => client.seal(unsigned, signature),
       send: async (prepared, gate) => {
         sent.push(prepared);

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanHistoryEntry, RuleLimits } from '../../src/domain.js';
 import { decide } from '../../src/rules/decide.js';
+import { historyLookbackMs } from '../../src/rules/limits.js';
 import { DAY, EPOCH, HOUR, input, MIN, NOW, planned, rule, SOL, summary } from './builders.js';
 
 function decideOne(limits: Partial<RuleLimits>, history: PlanHistoryEntry[], over: { pending?: string; dry?: boolean } = {}) {
@@ -45,6 +46,14 @@ describe('cooldown', () => {
     { name: 'clock stepped back: createdAt in the future', createdAt: NOW + 5 * MIN, reason: 'cooldown' },
   ])('$name → $reason', ({ createdAt, reason }) => {
     expect(decideOne(cooldown, [planned({ epoch: '2024-04-30', createdAt })]).reason).toBe(reason);
+  });
+
+  it.each([
+    { name: 'recorded 7 h ago, its last request went out 1 h ago', movedAt: NOW - HOUR, reason: 'cooldown' },
+    { name: 'recorded 7 h ago, its last request went out 6 h ago', movedAt: NOW - 6 * HOUR, reason: 'fired' },
+    { name: 'recorded 7 h ago, nothing sent', movedAt: undefined, reason: 'fired' },
+  ])('from the last money a plan moved (helper 30): $name → $reason', ({ movedAt, reason }) => {
+    expect(decideOne(cooldown, [planned({ epoch: 'x', createdAt: NOW - 7 * HOUR, movedAt })]).reason).toBe(reason);
   });
 
   it('measures from the latest plan, whatever the history order', () => {
@@ -148,5 +157,15 @@ describe('seq', () => {
     { name: 'past the highest seq when there is a gap', limits: {}, history: [planned({ seq: 2 }), planned({ seq: 0 })], seq: 3 },
   ])('$name → $seq', ({ limits, history, seq }) => {
     expect(decideOne(limits, history).plans[0]?.seq).toBe(seq);
+  });
+});
+
+describe('historyLookbackMs: how far back the history is read (time and restarts review, helper 30)', () => {
+  it.each([
+    { name: 'no rules: the rolling day', rules: [], ms: DAY },
+    { name: 'cooldowns under a day: the rolling day', rules: [rule('a', { limits: { cooldownMs: 6 * HOUR } }), rule('b')], ms: DAY },
+    { name: 'the longest cooldown when it is longer', rules: [rule('a', { limits: { cooldownMs: 3 * DAY } }), rule('b', { limits: { cooldownMs: 2 * DAY } })], ms: 3 * DAY },
+  ])('$name', ({ rules, ms }) => {
+    expect(historyLookbackMs(rules)).toBe(ms);
   });
 });

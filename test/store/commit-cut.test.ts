@@ -67,7 +67,7 @@ async function commitCutter(to: { host: string; port: number }) {
   };
 }
 
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });

@@ -104,7 +104,10 @@ export function openCycleRig(opts: CycleRigOptions): CycleRig {
       redact: opts.redact,
     });
     const api = opts.tap?.(client) ?? client;
+    // As the daemon wires it: the recheck before a signature judges by the turn's decision clock.
+    const decisionClock = opts.decisionClock === true ? createDecisionClock(clock) : undefined;
     const executor = new PlanExecutor({
+      elapsedClock: decisionClock,
       store: opts.workerStore?.(store) ?? store,
       stillHolds: opts.stillHolds,
       api,
@@ -115,7 +118,7 @@ export function openCycleRig(opts: CycleRigOptions): CycleRig {
       failpoint,
       events: opts.events,
     });
-    return { limiter, client, api, executor, decisionClock: opts.decisionClock === true ? createDecisionClock(clock) : undefined };
+    return { limiter, client, api, executor, decisionClock };
   };
   let proc = startProcess();
 

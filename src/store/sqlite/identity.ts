@@ -12,11 +12,15 @@
 // then on, nothing is (the latch). And right after each `sending` commit the WAL is checkpointed
 // into the database file, so that the record of a send never lives only in the `-wal`: deleting
 // it, then kill -9, loses at most the answers, and a step found in `sending` is held as unknown.
+//
+// Across runs, the lock file keeps the newest attempt sent (lock.ts SendMark): a state file opened
+// under the lock that does not reach it is an older copy of the journal, refused (STATE_ROLLED_BACK).
 import fs from 'node:fs';
 import type Database from 'better-sqlite3';
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { realStatePath } from './files.js';
+import type { SendMark } from './lock.js';
 
 type Db = Database.Database;
 
@@ -45,7 +49,7 @@ interface StateFilesOptions {
    * The state lock this process holds (lock.ts), checked like the files: deleted or replaced, it
    * no longer keeps a second `run` out, and two daemons signing from one journal send twice.
    */
-  lock?: { path: string; file: FileId } | undefined;
+  lock?: { path: string; file: FileId; sent?: SendMark } | undefined;
 }
 
 export class StateFiles {
@@ -62,6 +66,7 @@ export class StateFiles {
       this.watched = [];
       return;
     }
+    this.assertNotRolledBack();
     // In WAL mode the connection opens (or creates) the `-wal` at its first read; make sure it has.
     db.prepare('SELECT count(*) FROM sqlite_schema').get();
     // SQLite names the WAL after the database's real path (symlinks resolved), as we do.
@@ -95,7 +100,48 @@ export class StateFiles {
     this.checkpoint();
     // A swap between the look and the commit would have sent the record to the old file.
     this.verify();
+    this.markSent();
     return out;
+  }
+
+  /**
+   * A state file that lacks attempts this host recorded as sent from it is an older copy of the
+   * journal: on it every rule would judge its limits without the plans that moved money since, and
+   * fire again (once_per_epoch, cooldowns and the day caps all forget), and a deposit left unknown
+   * would be gone. Refused before anything is read or written.
+   */
+  private assertNotRolledBack(): void {
+    const mark = this.opts.lock?.sent;
+    if (mark?.high === undefined) return;
+    const newest = this.newestAttempt();
+    if (newest >= mark.high) return;
+    throw new StateError(
+      'STATE_ROLLED_BACK',
+      `state database ${this.file} is older than the state this host last sent from: its newest request is #${newest}, ` +
+        `and request #${mark.high} was recorded as sent (in ${this.opts.lock?.path ?? 'the lock file'}). It is a restored backup, ` +
+        'a copy that lost its -wal, or another file at this path; on it autoclaim would send again what was sent. ' +
+        'Put the newest state file back; to start on this one anyway (knowing that requests since it was copied may be sent again), ' +
+        'remove the lock file while no autoclaim runs',
+    );
+  }
+
+  /** The id of the newest attempt recorded: a sending commit adds one, nothing removes one. Asked only with a mark to keep. */
+  private newestAttempt(): number {
+    return this.db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM attempts').get()?.id ?? 0;
+  }
+
+  /** Raises the lock file's mark to the newest attempt; a failure only warns, as the checkpoint's. */
+  private markSent(): void {
+    const mark = this.opts.lock?.sent;
+    if (mark === undefined) return;
+    try {
+      mark.record(this.newestAttempt());
+    } catch (err) {
+      this.opts.logger.warn(
+        { event: 'state.mark_failed', file: this.opts.lock?.path, err: err instanceof Error ? err.message : String(err) },
+        'could not record the newest request sent in the lock file; a restored older state file would not be noticed',
+      );
+    }
   }
 
   private verify(): void {

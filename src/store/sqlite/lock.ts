@@ -22,6 +22,20 @@ interface LockHolder {
   db: string;
 }
 
+/**
+ * What this host has sent from the state file, kept beside it in the lock file (which outlives
+ * every run): the highest `attempts` id whose `sending` was committed. A state file whose newest
+ * attempt is below it is an older copy (a backup restored, a `-wal` lost after a crash) or another
+ * file at its path: it does not know of requests that went out, and would plan and send them again.
+ * The store refuses to open it (STATE_ROLLED_BACK, identity.ts).
+ */
+export interface SendMark {
+  /** Undefined when nothing was recorded (never sent from, or a lock file from an older release). */
+  readonly high: number | undefined;
+  /** Raises the mark to `attemptId` (never lowers it); durable when it returns. */
+  record(attemptId: number): void;
+}
+
 export interface Lock {
   /** The lock file (`<db>.lock`). */
   readonly path: string;
@@ -32,6 +46,7 @@ export interface Lock {
    */
   readonly file: { dev: bigint; ino: bigint };
   readonly holder: LockHolder;
+  readonly sent: SendMark;
   /** Gives the lock up; idempotent. Dying does the same. */
   release(): void;
 }
@@ -64,16 +79,20 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
   };
   let conn: Database.Database | undefined;
   let file: Lock['file'];
+  let high: number | undefined;
   try {
     ensureFile(paths.lock);
     // timeout 0: a held lock is an answer, not something to wait for.
     conn = new Database(paths.lock, { timeout: 0 });
     conn.pragma('locking_mode = EXCLUSIVE');
+    conn.pragma('synchronous = FULL');
     // The first write in exclusive locking mode takes the EXCLUSIVE lock and keeps it until close.
     conn.exec('BEGIN EXCLUSIVE');
     conn.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER, host TEXT, started_at TEXT)');
     conn.exec('DELETE FROM holder');
     conn.prepare('INSERT INTO holder (pid, host, started_at) VALUES (?, ?, ?)').run(holder.pid, holder.host, holder.startedAt);
+    conn.exec('CREATE TABLE IF NOT EXISTS sent (id INTEGER PRIMARY KEY CHECK (id = 1), high INTEGER NOT NULL)');
+    high = (conn.prepare('SELECT high FROM sent WHERE id = 1').get() as { high: number } | undefined)?.high;
     conn.exec('COMMIT');
     writeFileAtomic(paths.info, `${JSON.stringify(holder)}\n`);
     const st = fs.statSync(paths.lock, { bigint: true });
@@ -93,10 +112,18 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
 
   const held = conn;
   let released = false;
+  const raise = held.prepare<[number]>('INSERT INTO sent (id, high) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET high = max(high, excluded.high)');
   return {
     path: paths.lock,
     file,
     holder,
+    sent: {
+      high,
+      record(attemptId) {
+        // The lock file's own journal, synchronous FULL (SQLite's default): durable on return.
+        raise.run(attemptId);
+      },
+    },
     release() {
       if (released) return;
       released = true;

@@ -29,8 +29,8 @@ export interface StoreOptions {
    * logger's Redactor so a secret echoed by a server never reaches the file.
    */
   redactor?: { redact(text: string): string };
-  /** The state lock this process holds: re-checked before each `sending` commit (identity.ts). */
-  lock?: Pick<Lock, 'path' | 'file'>;
+  /** The state lock this process holds: re-checked before each `sending` commit, and its mark of what was sent checked at open (identity.ts). */
+  lock?: Pick<Lock, 'path' | 'file'> & Partial<Pick<Lock, 'sent'>>;
 }
 
 /** The connection's settings, for tests and diagnostics of the SQLite file (2 = FULL). */
