@@ -113,7 +113,7 @@ export class Daemon {
 
   private clockGate(): SigningPause | undefined {
     const refusal = this.cluster?.signingGate();
-    return refusal === undefined ? undefined : { scope: 'all', source: 'clock', reason: `clock: ${refusal.reason}`, since: refusal.since };
+    return refusal === undefined ? undefined : { scope: 'all', source: refusal.source, reason: `${refusal.source}: ${refusal.reason}`, since: refusal.since };
   }
 
   /** `autoclaim pause` / `resume` as recorded (service/control.ts); read at start and at SIGUSR2. */

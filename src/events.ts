@@ -266,6 +266,7 @@ export const LOG_EVENTS = [
   'cluster.wallets_agree',
   'cluster.config_differs',
   'cluster.config_agrees',
+  'cluster.schema_newer',
   'lease.acquired',
   'lease.draining',
   'lease.released',

@@ -35,6 +35,7 @@
 import { createHash } from 'node:crypto';
 import type { KeySource, Rule, SafetyConfig, WalletConfig } from '../domain.js';
 import { backendOf, isInProcess } from '../keys/backends/index.js';
+import { PG_SCHEMA_VERSION } from '../store/postgres/migrations.js';
 import { assignShares } from './share.js';
 
 /** A rule's identity across hosts: its `id` (the name unless one is given), as plans key it. */
@@ -53,6 +54,13 @@ export interface ClusterConfig {
   /** api.claim_settle (and api.ts_window once the config has it): when a claim is judged not applied. */
   claimSettleMs: number;
   tsWindowMs?: number;
+  /**
+   * What the code means by shared state: the shared schema's version (default PG_SCHEMA_VERSION),
+   * bumped with a migration whenever that meaning changes (schema-watch.ts). Two releases that
+   * differ in it never share a wallet, whatever their settings; a release from before the
+   * schema check would otherwise go on working wallets beside a newer one.
+   */
+  protocol?: number;
 }
 
 /** A short digest of the config, the same on every host that resolved the same settings. */
@@ -62,7 +70,15 @@ export function configDigest(c: ClusterConfig): string {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([id, r]) => ({ id, rule: r }));
   const canonical = JSON.stringify(
-    { rules, safety: c.safety, lease: c.lease, maxClockSkewMs: c.maxClockSkewMs, claimSettleMs: c.claimSettleMs, tsWindowMs: c.tsWindowMs ?? null },
+    {
+      protocol: c.protocol ?? PG_SCHEMA_VERSION,
+      rules,
+      safety: c.safety,
+      lease: c.lease,
+      maxClockSkewMs: c.maxClockSkewMs,
+      claimSettleMs: c.claimSettleMs,
+      tsWindowMs: c.tsWindowMs ?? null,
+    },
     sortedKeys,
   );
   return createHash('sha256').update(canonical).digest('hex').slice(0, 16);

@@ -12,7 +12,9 @@ export type LossReason =
   /** No renewal succeeded before the local deadline (the database unreachable, or the process paused). */
   | 'deadline'
   /** An `acquired` handler failed: the wallet was never worked, and its lease is handed back. */
-  | 'recovery_failed';
+  | 'recovery_failed'
+  /** A newer autoclaim migrated the shared schema: this daemon steps aside (schema-watch.ts). */
+  | 'schema_newer';
 
 export interface LeaseEventMap {
   /** Taken, with its new token. Handlers run before the wallet is in `held()`; a failing one hands it back. */

@@ -17,54 +17,26 @@
 //
 // Each round also checks this daemon's clock against the database's (clock-bound.ts: beyond
 // cluster.max_clock_skew it signs nothing) and what the other daemons run (peers.ts, agreement.ts:
-// daemons whose configs differ do not share wallets; the split is of the list all live daemons share).
+// daemons whose configs differ do not share wallets; the split is of the list all live daemons share),
+// and the schema's version (schema-watch.ts: a daemon that finds a newer one steps aside).
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Clock } from '../domain.js';
-import type { Logger } from '../log/logger.js';
 import type { DecisionClock } from '../executor/decision-clock.js';
 import { publishedList } from './agreement.js';
 import { ClockBound, measureSkew, type ClockRefusal } from './clock-bound.js';
+import type { LeaseManagerOptions } from './lease-options.js';
 import { LeaseListeners, type LeaseEvent, type LeaseListener, type LossReason } from './lease-events.js';
 import { Peers, type ConfigConflict } from './peers.js';
-import { acquire, heartbeat, leave, readCluster, reap, release, renew, walletsDigest, type DaemonIdentity, type Queryable } from './sql.js';
+import { SchemaWatch, type SchemaRefusal } from './schema-watch.js';
+import { acquire, heartbeat, leave, readCluster, reap, release, renew, walletsDigest, type DaemonIdentity } from './sql.js';
 
 export type { LeaseEvent, LeaseEventMap, LeaseListener, LossReason } from './lease-events.js';
+export type { LeaseManagerOptions } from './lease-options.js';
 
 /** What the PostgreSQL store's fence asks: whose writes these are, and the token held for a wallet. */
 export interface LeaseFence {
   readonly owner: string;
   tokenFor(address: string): bigint | undefined;
-}
-
-export interface LeaseManagerOptions {
-  db: Queryable;
-  /** Local deadlines are `monotonic` (they must not move when the wall clock steps); `now` (default Date.now) is checked against the database's. */
-  clock: Pick<Clock, 'monotonic'> & Partial<Pick<Clock, 'now'>>;
-  /** The wallet addresses to split, read every tick (a reload may change them). */
-  addresses: () => readonly string[];
-  /** The digest of the rules, safety and lease settings (agreement.ts configDigest), read every tick; default one fixed value. */
-  config?: () => string;
-  /** Each wallet's terms (agreement.ts walletTerms), published with the list, read every tick; default none. */
-  terms?: () => ReadonlyMap<string, string>;
-  /** cluster.max_clock_skew: beyond it from the database's clock, clockRefusal() says why signing stops; default 5 s. */
-  maxClockSkewMs?: number;
-  /** `state.lease`: how long a lease lasts unless renewed; default 15 s. Renewed every third. */
-  leaseMs?: number;
-  /**
-   * Taken off the local deadline, for what the two clocks may disagree on over one lease and for a
-   * write already under way; default a fifth of the lease. Must leave the deadline after the next tick.
-   */
-  marginMs?: number;
-  /** How long a draining wallet may take to finish its turn before its lease is handed back anyway; default one lease. */
-  drainMs?: number;
-  /** Rows of daemons expired longer than this are deleted; default one hour. */
-  reapAfterMs?: number;
-  /** Unique per process; default host/pid/random. */
-  id?: string;
-  host?: string;
-  pid?: number;
-  logger?: Logger;
 }
 
 interface Entry {
@@ -100,6 +72,7 @@ export class LeaseManager {
   private stopped = false;
   private readonly peers: Peers;
   private readonly clockBound: ClockBound;
+  private readonly schema: SchemaWatch;
   /** The wallet list's digest at the last heartbeat that carried the list itself. */
   private publishedList: string | undefined;
 
@@ -119,6 +92,12 @@ export class LeaseManager {
     this.listeners = new LeaseListeners(opts.logger);
     this.peers = new Peers(this.id, opts.logger);
     this.clockBound = new ClockBound(opts.maxClockSkewMs ?? 5_000, opts.logger, this.id);
+    this.schema = new SchemaWatch(opts.knownSchema, opts.logger, this.id);
+  }
+
+  /** Why this daemon must not sign any more: a newer autoclaim migrated the shared schema (schema-watch.ts). */
+  schemaRefusal(): SchemaRefusal | undefined {
+    return this.schema.refusal();
   }
 
   /** Why this daemon must not sign now: its clock is out of cluster.max_clock_skew of the database's. */
@@ -171,9 +150,7 @@ export class LeaseManager {
   /** One round: heartbeat, renew, read the cluster, hand back the excess, take this daemon's share. Ticks never overlap. */
   tick(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.running ??= this.round().finally(() => {
-      this.running = undefined;
-    });
+    this.running ??= this.round().finally(() => void (this.running = undefined));
     return this.running;
   }
 
@@ -249,6 +226,15 @@ export class LeaseManager {
     const rtt = this.opts.clock.monotonic() - m0;
     this.clockBound.observe(measureSkew(t0, rtt, answer.dbNowMs), t0, d0 === undefined ? undefined : measureSkew(d0, rtt, answer.dbNowMs));
     this.publishedList = answer.listMissing ? undefined : wallets;
+    this.schema.observe(answer.schemaVersion, t0);
+  }
+
+  /** A newer schema: every lease dropped now and handed back, and the row deleted; each later round does it again, with no heartbeat. */
+  private async stepAside(): Promise<void> {
+    for (const address of [...this.entries.keys()]) this.lose(address, 'schema_newer');
+    this.live = [];
+    await release(this.opts.db, this.id);
+    await leave(this.opts.db, this.id);
   }
 
   private readonly configDigest = (): string => this.opts.config?.() ?? 'unset';
@@ -256,7 +242,8 @@ export class LeaseManager {
   private async round(): Promise<void> {
     const { db } = this.opts;
     this.dropPastDeadline();
-    await this.beat();
+    if (this.schema.refusal() === undefined) await this.beat();
+    if (this.schema.refusal() !== undefined) return this.stepAside();
     if (this.stopped) {
       // release() left the cluster while this heartbeat was out, which may have put the row back.
       await leave(db, this.id);
@@ -304,10 +291,7 @@ export class LeaseManager {
     }
     for (const got of acquired) {
       this.entries.set(got.address, { token: got.token, deadline: t1 + this.leaseMs - this.marginMs, recovered: false, failed: false });
-      this.opts.logger?.info(
-        { event: 'lease.acquired', daemon: this.id, address: got.address, token: got.token.toString(), previous_owner: got.previousOwner },
-        'lease acquired',
-      );
+      this.opts.logger?.info({ event: 'lease.acquired', daemon: this.id, address: got.address, token: got.token.toString(), previous_owner: got.previousOwner }, 'lease acquired');
       this.recover(got.address, got.token, got.previousOwner);
     }
     await reap(db, this.reapAfterMs);
@@ -339,10 +323,7 @@ export class LeaseManager {
           const e = this.entries.get(address);
           if (e?.token !== token) return;
           e.failed = true;
-          this.opts.logger?.error(
-            { event: 'lease.recovery_failed', daemon: this.id, address, token: token.toString(), err },
-            'a newly acquired wallet could not be recovered; its lease is handed back and taken again later',
-          );
+          this.opts.logger?.error({ event: 'lease.recovery_failed', daemon: this.id, address, token: token.toString(), err }, 'a newly acquired wallet could not be recovered; its lease is handed back and taken again later');
           this.listeners.emit('lost', { address, token, why: 'recovery_failed' });
         },
       ),
@@ -370,14 +351,9 @@ export class LeaseManager {
       const state = { since: now, done: false };
       e.draining = state;
       this.opts.logger?.info({ event: 'lease.draining', daemon: this.id, address, token: e.token.toString() }, 'wallet moves to another daemon');
-      if (this.listeners.count('draining') === 0) {
-        state.done = true;
-        continue;
-      }
-      const settle = (): void => {
-        state.done = true;
-      };
-      void this.listeners.runAll('draining', { address, token: e.token }).then(settle, settle);
+      const settle = (): void => void (state.done = true);
+      if (this.listeners.count('draining') === 0) settle();
+      else void this.listeners.runAll('draining', { address, token: e.token }).then(settle, settle);
     }
   }
 

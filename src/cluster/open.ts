@@ -13,6 +13,7 @@ import type { Store } from '../store/port.js';
 import { endPool, openPool, redactUrl, toStateError } from '../store/postgres/db.js';
 import { checkDurability } from '../store/postgres/durability.js';
 import { Reachability } from '../store/postgres/reachability.js';
+import { PG_SCHEMA_VERSION } from '../store/postgres/migrations.js';
 import { openPostgresStore } from '../store/postgres/store.js';
 import { LeaseManager } from './leases.js';
 import type { Queryable } from './sql.js';
@@ -70,6 +71,7 @@ export async function openCluster(opts: ClusterOptions): Promise<{ store: Store;
     config: () => config,
     leaseMs: opts.leaseMs,
     maxClockSkewMs: opts.maxClockSkewMs,
+    knownSchema: PG_SCHEMA_VERSION,
     logger: opts.logger,
   });
   let store: Store;

@@ -34,6 +34,8 @@ export interface HeartbeatAnswer {
   dbNowMs: number;
   /** The row has no wallet list (it was recreated after a reap): send it at the next heartbeat. */
   listMissing: boolean;
+  /** The shared schema's version now (schema-watch.ts): a newer autoclaim may have migrated it since this one started. */
+  schemaVersion: number | undefined;
 }
 
 /** A short digest of a wallet list, the same whatever its order. */
@@ -43,19 +45,21 @@ export function walletsDigest(addresses: readonly string[]): string {
 
 /**
  * Registers this daemon or extends its row (a heartbeat); recreates it if it was reaped while paused.
- * Reads the database's clock in the same statement, so the clock check costs no round trip.
+ * Reads the database's clock and the schema's version in the same statement, so the clock check
+ * and the schema check cost no round trip.
  */
 export async function heartbeat(db: Queryable, self: DaemonIdentity, leaseMs: number): Promise<HeartbeatAnswer> {
-  const r = await db.query<{ db_now: number; list_missing: boolean }>(
+  const r = await db.query<{ db_now: number; list_missing: boolean; schema_version: number | null }>(
     `INSERT INTO daemons (id, host, pid, started_at, heartbeat_at, expires_at, wallets, config, addresses)
      VALUES ($1, $2, $3, now(), now(), ${plusMs(4)}, $5, $6, $7)
      ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = EXCLUDED.expires_at, wallets = EXCLUDED.wallets,
        config = EXCLUDED.config, addresses = COALESCE(EXCLUDED.addresses, daemons.addresses)
-     RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS db_now, addresses IS NULL AS list_missing`,
+     RETURNING (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS db_now, addresses IS NULL AS list_missing,
+       (SELECT max(version) FROM autoclaim_schema) AS schema_version`,
     [self.id, self.host, self.pid, leaseMs, self.wallets ?? null, self.config ?? null, self.addresses === undefined ? null : [...self.addresses]],
   );
   const row = r.rows[0];
-  return { dbNowMs: Number(row?.db_now), listMissing: row?.list_missing ?? true };
+  return { dbNowMs: Number(row?.db_now), listMissing: row?.list_missing ?? true, schemaVersion: row?.schema_version ?? undefined };
 }
 
 /** The published wallet lists of these daemons (those whose digest this daemon has not seen yet). */

@@ -60,9 +60,16 @@ export class ClusterWork {
     );
   }
 
-  /** Why no wallet may be signed for now (the clock is out of bounds of the database's); undefined when signing may go on. */
-  signingGate(): { reason: string; since: number } | undefined {
-    return this.cluster.manager.clockRefusal();
+  /**
+   * Why no wallet may be signed for now: the clock is out of bounds of the database's, or a newer
+   * autoclaim migrated the shared schema (schema-watch.ts); undefined when signing may go on.
+   */
+  signingGate(): { source: 'clock' | 'schema'; reason: string; since: number } | undefined {
+    const { manager } = this.cluster;
+    const schema = manager.schemaRefusal();
+    if (schema !== undefined) return { source: 'schema', reason: schema.reason, since: schema.since };
+    const clock = manager.clockRefusal();
+    return clock === undefined ? undefined : { source: 'clock', reason: clock.reason, since: clock.since };
   }
 
   /**

@@ -80,10 +80,11 @@ export interface SigningPause {
   reason: string;
   since: number;
   /**
-   * What holds signing: the server's refusal (the default), the cluster's clock bound, or the kill
-   * switch (kill-switch.ts), under which a wallet's turn still decides, in dry mode.
+   * What holds signing: the server's refusal (the default), the cluster's clock bound, a shared
+   * schema newer than this code (cluster/schema-watch.ts), or the kill switch (kill-switch.ts),
+   * under which a wallet's turn still decides, in dry mode.
    */
-  source?: 'refusal' | 'clock' | 'kill_switch';
+  source?: 'refusal' | 'clock' | 'schema' | 'kill_switch';
   /** The step whose refusal paused signing; undefined for a gate (the clock) rather than a refusal. */
   step?: number;
   /** What the server said (code, message, status, request id) and what its words point at. */

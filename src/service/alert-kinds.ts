@@ -14,6 +14,7 @@ export const ALERT_KINDS = {
   epoch_refused: { severity: 'error', category: 'epoch_refused' },
   clock_skew: { severity: 'warning', category: 'stale' },
   config_differs: { severity: 'warning', category: 'config_invalid' },
+  schema_newer: { severity: 'critical', category: 'config_invalid' },
   claims_stalled: { severity: 'warning', category: 'stale' },
 } as const satisfies Record<string, { severity: Severity; category: WebhookCategory }>;
 

@@ -66,7 +66,7 @@ export function createAlertTracker(): AlertTracker {
 
 
 /** Conditions of the whole daemon in a cluster (state.url): each is one episode while it lasts. */
-export type ClusterAlertKind = Extract<AlertKind, 'clock_skew' | 'config_differs'>;
+export type ClusterAlertKind = Extract<AlertKind, 'clock_skew' | 'config_differs' | 'schema_newer'>;
 
 export interface AlertInputs {
   now: number;

@@ -7,7 +7,7 @@ import type { LossReason } from '../cluster/leases.js';
 const PREFIX = 'autoclaim_';
 
 /** Every reason a lease is lost (leases.ts's LossReason), so each counter series exists from the start. */
-export const LEASE_LOSS_REASONS = ['expired', 'taken', 'deadline', 'recovery_failed'] as const satisfies readonly LossReason[];
+export const LEASE_LOSS_REASONS = ['expired', 'taken', 'deadline', 'recovery_failed', 'schema_newer'] as const satisfies readonly LossReason[];
 // A reason added to LossReason and not here fails the typecheck.
 const everyLossReason: [Exclude<LossReason, (typeof LEASE_LOSS_REASONS)[number]>] extends [never] ? true : never = true;
 void everyLossReason;

@@ -13,12 +13,14 @@ type Manager = Pick<LeaseManager, 'id' | 'held' | 'liveDaemons' | 'on'>;
 
 /**
  * The cluster's alert conditions (alerts.ts): this machine's clock out of bounds of the
- * database's, and live daemons running another config.
+ * database's, live daemons running another config, and a shared schema newer than this code.
  */
-export function clusterConditions(manager: Pick<LeaseManager, 'clockRefusal' | 'configConflict'>): NonNullable<AlertInputs['cluster']> {
+export function clusterConditions(manager: Pick<LeaseManager, 'clockRefusal' | 'configConflict' | 'schemaRefusal'>): NonNullable<AlertInputs['cluster']> {
   const clock = manager.clockRefusal();
   const conflict = manager.configConflict();
+  const schema = manager.schemaRefusal();
   return [
+    { kind: 'schema_newer', bad: schema !== undefined, text: schema?.reason ?? '' },
     { kind: 'clock_skew', bad: clock !== undefined, text: `clock skew: ${clock?.reason ?? ''}; this daemon signs nothing until it is back (check NTP)` },
     {
       kind: 'config_differs',

@@ -31,7 +31,7 @@ export function controlPaths(statePath: string): ControlPaths {
 export interface SigningHold extends ServerRefusal {
   /** `all` or a wallet's name. */
   wallet: string;
-  source: 'refusal' | 'clock' | 'kill_switch';
+  source: 'refusal' | 'clock' | 'schema' | 'kill_switch';
   since: string;
   reason: string;
   fix?: string | undefined;

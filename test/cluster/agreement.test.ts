@@ -4,6 +4,7 @@
 // table is simulated; test/cluster/agreement-pg.test.ts runs the same on PostgreSQL.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
 import { configDigest, planShare, publishedList, readPublished, walletTerms, type ClusterConfig, type Peer } from '../../src/cluster/agreement.js';
 import type { Rule } from '../../src/domain.js';
 import { seedFrom } from '../support/prng.js';
@@ -40,7 +41,10 @@ describe('configDigest', () => {
       { ...base, maxClockSkewMs: 10_000 },
       { ...base, claimSettleMs: 0 },
       { ...base, tsWindowMs: 300_000 },
+      // Upgrades review (helper 31): two releases whose shared-state meaning differs never share a wallet.
+      { ...base, protocol: PG_SCHEMA_VERSION + 1 },
     ];
+    expect(configDigest({ ...base, protocol: PG_SCHEMA_VERSION })).toBe(d);
     const digests = variants.map(configDigest);
     expect(new Set([d, ...digests]).size).toBe(variants.length + 1);
   });

@@ -21,7 +21,7 @@ describe('lease metrics', () => {
     const s = parseExposition(await m.render());
     expect(sampleValue(s, 'autoclaim_leases_held')).toBe(0);
     expect(sampleValue(s, 'autoclaim_cluster_daemons_live')).toBe(0);
-    expect(LEASE_LOSS_REASONS).toEqual(['expired', 'taken', 'deadline', 'recovery_failed']);
+    expect(LEASE_LOSS_REASONS).toEqual(['expired', 'taken', 'deadline', 'recovery_failed', 'schema_newer']);
     for (const reason of LEASE_LOSS_REASONS) expect(sampleValue(s, 'autoclaim_lease_losses_total', { reason }), reason).toBe(0);
   });
 
