@@ -157,8 +157,19 @@ describe('a lost COMMIT answer', () => {
       const sent = await store.markSending(stepId, request(), T0 + 1);
       const pid = (holder as unknown as { processID: number }).processID;
       const o = { pool, where: 'db', logger, deadlineMs: 10_000, monotonic: () => performance.now() };
+      // Upgrades review (helper 31): the pid alone may be another session's after a failover to
+      // another server. A session with this pid but another start time is neither waited for nor
+      // ended (before: ended, whoever it was); the step is read back at once.
+      const bystander = new pg.Client(fields(fresh));
+      await bystander.connect();
+      bystander.on('error', () => undefined);
+      const bystanderPid = (bystander as unknown as { processID: number }).processID;
+      await settleInDoubt('markSending', new CommitInDoubt(bystanderPid, new Error('Connection terminated'), '2000-01-01 00:00:00+00'), [sent], o);
+      expect((await bystander.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
+      await bystander.end();
       // As if `holder` had run the transaction: it is ended, then the step read back.
-      await settleInDoubt('markSending', new CommitInDoubt(pid, new Error('Connection terminated')), [sent], o);
+      const started = (await pool.query<{ s: string }>('SELECT backend_start::text AS s FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]?.s;
+      await settleInDoubt('markSending', new CommitInDoubt(pid, new Error('Connection terminated'), started), [sent], o);
       await expect(holder.query('SELECT 1')).rejects.toThrow();
       // What the transition would have written is not there: it did not commit.
       const notThere = { ...sent, updatedAt: T0 + 2 };

@@ -142,6 +142,22 @@ export async function openPool(url: string, opts: PgOptions): Promise<Pool> {
 const transactionDeadlines = new WeakMap<Pool, number>();
 
 /**
+ * When each connection's server process started, read once per connection before its first
+ * transaction: with the pid it names that process, and no other, should a COMMIT's answer be lost
+ * (in-doubt.ts). A pid is reused by the server, and a failover's new primary numbers its own.
+ */
+const backendStarts = new WeakMap<PoolClient, string>();
+
+async function backendStart(client: PoolClient): Promise<string | undefined> {
+  const known = backendStarts.get(client);
+  if (known !== undefined) return known;
+  const r = await client.query<{ s: string | null }>('SELECT backend_start::text AS s FROM pg_stat_activity WHERE pid = pg_backend_pid()');
+  const s = r.rows[0]?.s ?? undefined;
+  if (s !== undefined) backendStarts.set(client, s);
+  return s;
+}
+
+/**
  * Whether an error says the database could not be reached or did not answer in time (rather than
  * refusing what was asked): no SQLSTATE at all (a socket error, a client-side deadline, the
  * connection ended), or a connection exception (08), a shutdown or restart (57P01-57P03), too many
@@ -165,11 +181,14 @@ export function isConnectionLoss(err: unknown): boolean {
  * COMMIT was sent and no answer came (the connection dropped, or its deadline passed): the
  * transaction may or may not have committed. The caller must find out by reading, never assume.
  * `backendPid` is the server process that ran it: once that process is gone, its outcome is final.
+ * `backendStart` is when that process started (pg_stat_activity.backend_start, as text): a pid
+ * alone may name another session after a restart or a failover to another server.
  */
 export class CommitInDoubt extends Error {
   constructor(
     readonly backendPid: number | undefined,
     cause: unknown,
+    readonly backendStart?: string,
   ) {
     super(`the answer to COMMIT was lost: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'CommitInDoubt';
@@ -195,6 +214,7 @@ export async function transaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<
         }, limit);
   timer?.unref();
   try {
+    const started = await backendStart(client);
     await client.query('BEGIN');
     try {
       const out = await fn(client);
@@ -204,7 +224,7 @@ export async function transaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<
         // A server that answered (a deferred constraint, a serialization failure) did not commit.
         if (!isConnectionLoss(err)) throw err;
         broken = true;
-        throw new CommitInDoubt((client as unknown as { processID?: number }).processID, err);
+        throw new CommitInDoubt((client as unknown as { processID?: number }).processID, err, started);
       }
       return out;
     } catch (err) {

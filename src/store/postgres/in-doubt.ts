@@ -41,7 +41,7 @@ export async function settleInDoubt(what: string, doubt: CommitInDoubt, wrote: r
   let last: unknown = doubt;
   while (o.monotonic() < until) {
     try {
-      if (doubt.backendPid !== undefined && (await backendAlive(o.pool, doubt.backendPid))) {
+      if (doubt.backendPid !== undefined && (await backendAlive(o.pool, doubt.backendPid, doubt.backendStart))) {
         last = new Error(`the server process ${doubt.backendPid} that ran it is still there`);
       } else {
         const stored = await Promise.all(wrote.map((s) => getStep(o.pool, s.id)));
@@ -69,10 +69,21 @@ export async function settleInDoubt(what: string, doubt: CommitInDoubt, wrote: r
   throw new StateError('STATE_IO', `state database ${o.where}: ${what} of step ${ids.join(', ')}: whether it committed is unknown (${doubt.message})`, { cause: doubt });
 }
 
-/** Whether the server process is still there; one of our role's may be ended (pg_terminate_backend), so its outcome is final. */
-async function backendAlive(pool: Pool, pid: number): Promise<boolean> {
-  const r = await pool.query<{ alive: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1) AS alive', [pid]);
+/**
+ * Whether the server process is still there; one of our role's may be ended (pg_terminate_backend),
+ * so its outcome is final. It is the process with this pid *and* start time: after a failover (or a
+ * server restart) the pid may be another session's — another daemon's, a person's psql — which must
+ * be neither waited for nor ended. Without a start time (never, for a transaction that reached its
+ * COMMIT) a process is only waited for, never ended.
+ */
+async function backendAlive(pool: Pool, pid: number, started: string | undefined): Promise<boolean> {
+  const r = await pool.query<{ alive: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND ($2::timestamptz IS NULL OR backend_start = $2::timestamptz)) AS alive',
+    [pid, started ?? null],
+  );
   if (r.rows[0]?.alive !== true) return false;
-  await pool.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => undefined);
+  if (started !== undefined) {
+    await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2::timestamptz', [pid, started]).catch(() => undefined);
+  }
   return true;
 }
