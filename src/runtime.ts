@@ -157,7 +157,9 @@ async function openState(
     const password = resolveStatePassword(config, env, { credentialsDir: env.CREDENTIALS_DIRECTORY });
     redactor.add(password);
     if (opts.leases === false) {
-      const store = await openStateStore(config.state, { logger, clock, password, redactor });
+      // `send` beside running daemons, which may be of the release before this one: it leaves an
+      // older schema to their restart (Upgrades review, helper 31).
+      const store = await openStateStore(config.state, { logger, clock, password, redactor, upgrade: false });
       closers.push(() => store.close());
       return { store, lock: undefined, cluster: undefined };
     }

@@ -13,6 +13,11 @@ export interface OpenStateOptions {
   redactor: { redact(text: string): string };
   /** For `status` / `actions` beside running daemons: no creation, no migration, no writes. */
   readonly?: boolean;
+  /**
+   * false (`send` on shared state, beside running daemons): a PostgreSQL schema is created where
+   * there is none but an older one is refused, not migrated under daemons of the older release.
+   */
+  upgrade?: boolean;
   /** The PostgreSQL password (state.password_file, PGPASSWORD, a credential), read by the caller. */
   password?: string | undefined;
   /** The SQLite state lock this process holds. */
@@ -23,5 +28,5 @@ export async function openStateStore(state: { path: string; url: string | undefi
   const { logger, clock, redactor, readonly } = opts;
   if (state.url === undefined) return openStore(state.path, { logger, clock, redactor, readonly, lock: opts.lock });
   const { openPostgresStore } = await import('./postgres/store.js');
-  return openPostgresStore(state.url, { logger, clock, redactor, readonly, password: opts.password, queryTimeoutMs: state.queryTimeoutMs });
+  return openPostgresStore(state.url, { logger, clock, redactor, readonly, upgrade: opts.upgrade, password: opts.password, queryTimeoutMs: state.queryTimeoutMs });
 }

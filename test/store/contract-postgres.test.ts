@@ -74,6 +74,53 @@ describe('migrations', () => {
     expect(await code(() => open(fresh))).toBe('STATE_TOO_NEW');
   });
 
+  // Upgrades review (helper 31): `send` from a newly installed release, run before the daemons are
+  // restarted on it, migrated the shared schema under them (before: migrated to the newest).
+  it('upgrade: false creates a schema where there is none but leaves an older one to the daemons', async () => {
+    const fresh = await createDatabase();
+    const c = new pg.Client(fields(fresh));
+    await c.connect();
+    try {
+      await c.query('CREATE TABLE autoclaim_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      await c.query(PG_MIGRATIONS[0] as string);
+      await c.query('INSERT INTO autoclaim_schema (version) VALUES (1)');
+      expect(await code(() => open(fresh, undefined, { upgrade: false }))).toBe('STATE_TOO_OLD');
+      const v = await c.query<{ version: number }>('SELECT max(version) AS version FROM autoclaim_schema');
+      expect(v.rows[0]?.version).toBe(1);
+    } finally {
+      await c.end();
+    }
+    const empty = await createDatabase();
+    await (await open(empty, undefined, { upgrade: false })).close();
+    await (await open(empty, undefined, { upgrade: false })).close();
+  });
+
+  // A migration cut half-way (its connection lost, the process killed, a statement failing) is one
+  // transaction: nothing of it stays, and the next start applies it whole.
+  it('a migration that fails half-way leaves the schema as it was, and the next open completes it', async () => {
+    const fresh = await createDatabase();
+    const c = new pg.Client(fields(fresh));
+    await c.connect();
+    try {
+      await c.query('CREATE TABLE autoclaim_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      await c.query(PG_MIGRATIONS[0] as string);
+      await c.query('INSERT INTO autoclaim_schema (version) VALUES (1)');
+      // The last migration creates `outbox`: a table of that name in the way makes it fail there.
+      await c.query('CREATE TABLE outbox (x int)');
+      expect(await code(() => open(fresh))).toBe('STATE_MIGRATION');
+      const v = await c.query<{ version: number }>('SELECT max(version) AS version FROM autoclaim_schema');
+      expect(v.rows[0]?.version).toBe(1);
+      const col = await c.query("SELECT 1 FROM information_schema.columns WHERE table_name = 'daemons' AND column_name = 'wallets'");
+      expect(col.rowCount).toBe(0);
+      await c.query('DROP TABLE outbox');
+      await (await open(fresh)).close();
+      const after = await c.query<{ version: number }>('SELECT max(version) AS version FROM autoclaim_schema');
+      expect(after.rows[0]?.version).toBe(PG_SCHEMA_VERSION);
+    } finally {
+      await c.end();
+    }
+  });
+
   it('read-only: no migration of a new database, and the server refuses writes', async () => {
     const fresh = await createDatabase();
     expect(await code(() => open(fresh, undefined, { readonly: true }))).toBe('STATE_MISSING');

@@ -180,9 +180,12 @@ export async function currentVersion(c: Sql): Promise<number> {
 
 /**
  * Brings the database to PG_SCHEMA_VERSION in one transaction; the advisory lock makes concurrent
- * openers wait for each other. Returns how many migrations this call applied.
+ * openers wait for each other. Returns how many migrations this call applied. `upgrade: false`
+ * creates the schema where there is none but refuses an older one (STATE_TOO_OLD): for a command
+ * run beside daemons that may be of the older release (`send` after installing a new release and
+ * before restarting them), which would run on on a schema they do not know.
  */
-export async function migrate(c: PoolClient, where: string): Promise<number> {
+export async function migrate(c: PoolClient, where: string, opts: { upgrade?: boolean } = {}): Promise<number> {
   await c.query('BEGIN');
   try {
     await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
@@ -192,6 +195,12 @@ export async function migrate(c: PoolClient, where: string): Promise<number> {
       throw new StateError(
         'STATE_TOO_NEW',
         `state database ${where} has schema version ${from}; this autoclaim knows up to ${PG_SCHEMA_VERSION} (upgrade autoclaim)`,
+      );
+    }
+    if (opts.upgrade === false && from > 0 && from < PG_SCHEMA_VERSION) {
+      throw new StateError(
+        'STATE_TOO_OLD',
+        `state database ${where} has schema version ${from}; this autoclaim would migrate it to ${PG_SCHEMA_VERSION} under the daemons running on it: restart them on this release first (a daemon's start migrates)`,
       );
     }
     for (let v = from + 1; v <= PG_SCHEMA_VERSION; v++) {

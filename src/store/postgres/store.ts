@@ -34,6 +34,8 @@ export interface PostgresStoreOptions {
   password?: string;
   /** For `status` / `actions` beside running daemons: no migration, and the server refuses writes. */
   readonly?: boolean;
+  /** false: create the schema where there is none, but refuse an older one (migrations.ts); default true. */
+  upgrade?: boolean;
   /** Lock waits and connection set-up, ms; default 5000. */
   busyTimeoutMs?: number;
   /** state.query_timeout: every query's deadline (db.ts); default 10 s. */
@@ -72,7 +74,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions)
         if (v > PG_SCHEMA_VERSION) throw new StateError('STATE_TOO_NEW', `state database ${where} has schema version ${v}; this autoclaim knows up to ${PG_SCHEMA_VERSION}`);
         if (v < PG_SCHEMA_VERSION) throw new StateError('STATE_TOO_OLD', `state database ${where} has schema version ${v}; a daemon migrates it to ${PG_SCHEMA_VERSION}`);
       } else {
-        const applied = await migrate(client, where);
+        const applied = await migrate(client, where, { upgrade: opts.upgrade });
         if (applied > 0) opts.logger.info({ event: 'state.migrated', path: where, applied, version: PG_SCHEMA_VERSION }, 'state database migrated');
       }
     } finally {
