@@ -86,7 +86,7 @@ export class Peers {
     }
     this.logger?.error(
       { event: 'cluster.config_differs', daemon: this.self, others: plan.foreign, contested: plan.contested.size },
-      `live daemons run other rules, safety or lease settings than this one, or list a wallet under other terms (enabled, its rules): the ${plan.contested.size} wallet(s) concerned are worked by neither until the configs agree or one side stops; give every host the same config and reload`,
+      `live daemons run other rules, safety or lease settings than this one (or another release of autoclaim, during an upgrade), or list a wallet under other terms (enabled, its rules): the ${plan.contested.size} wallet(s) concerned are worked by neither until the configs agree or one side stops; give every host the same config and reload, and the same release`,
     );
   }
 }

@@ -139,7 +139,7 @@ function clusterCheck(c: HealthReport['cluster']): (Check & { held: number; live
     const { others, contested } = c.conflict;
     return {
       ok: false,
-      detail: `config differs from live daemon(s) ${others.join(', ')} (rules, safety or lease settings): ${contested} wallet(s) they list too are worked by neither until the configs agree (see cluster.config_differs in the log)`,
+      detail: `config differs from live daemon(s) ${others.join(', ')} (rules, safety or lease settings, or another release during an upgrade): ${contested} wallet(s) they list too are worked by neither until the configs agree (see cluster.config_differs in the log)`,
       held,
       live,
       standby: false,
