@@ -52,6 +52,8 @@ export interface HealthReport {
     live: number;
     /** Live daemons running another config (rules, safety, lease): the wallets they list too are worked by neither. */
     conflict?: { others: readonly string[]; contested: number };
+    /** A newer autoclaim migrated the shared schema: this daemon stepped aside (cluster/schema-watch.ts). */
+    schemaNewer?: { reason: string };
   };
 }
 
@@ -134,6 +136,8 @@ export function evaluateReadiness(r: HealthReport): Readiness {
 function clusterCheck(c: HealthReport['cluster']): (Check & { held: number; live: number; standby: boolean }) | undefined {
   if (c === undefined) return undefined;
   const { held, live } = c;
+  // Not standby: it will take nothing back until it runs the newer release.
+  if (c.schemaNewer !== undefined) return { ok: false, detail: c.schemaNewer.reason, held, live, standby: false };
   if (c.conflict !== undefined) {
     // Not standby, whatever it holds: wallets are left unworked until the configs agree.
     const { others, contested } = c.conflict;

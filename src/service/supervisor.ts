@@ -168,8 +168,10 @@ export class Supervisor {
   /** The counts, and any config conflict, for readiness (state.url only). */
   private clusterHealth(): HealthReport['cluster'] {
     const counts = this.clusterCounts();
-    const conflict = this.runtime.cluster?.manager.configConflict();
-    return counts === undefined ? undefined : { ...counts, conflict };
+    const manager = this.runtime.cluster?.manager;
+    const conflict = manager?.configConflict();
+    const schema = manager?.schemaRefusal();
+    return counts === undefined ? undefined : { ...counts, conflict, schemaNewer: schema === undefined ? undefined : { reason: schema.reason } };
   }
 
   /** The lease manager's counts (state.url only). */

@@ -28,6 +28,8 @@ describe('evaluateReadiness in a cluster', () => {
     // issue 25: live daemons on another config leave the shared wallets to neither: a fault, never standby.
     ['holding leases, config differs from another live daemon', { cluster: { held: 2, live: 2, conflict: { others: ['b'], contested: 3 } } }, false, false, ['cluster']],
     ['holding none, config differs: not standby', { cluster: { held: 0, live: 2, conflict: { others: ['b'], contested: 4 } }, ...idle }, false, false, ['cluster', 'poll']],
+    // Upgrades review (helper 31): stepped aside for a newer shared schema: a fault until restarted on the newer release, never standby.
+    ['stepped aside for a newer schema: not standby', { cluster: { held: 0, live: 2, schemaNewer: { reason: 'schema 6 > 5' } }, ...idle, ...paused }, false, false, ['cluster', 'poll', 'signing']],
   ] as const)('%s', (_name, change, ready, standby, reasons) => {
     const r = evaluateReadiness({ ...healthy, ...change });
     expect(r.ready).toBe(ready);
