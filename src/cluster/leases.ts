@@ -150,7 +150,9 @@ export class LeaseManager {
   /** One round: heartbeat, renew, read the cluster, hand back the excess, take this daemon's share. Ticks never overlap. */
   tick(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.running ??= this.round().finally(() => void (this.running = undefined));
+    this.running ??= this.round().finally(() => {
+      this.running = undefined;
+    });
     return this.running;
   }
 
@@ -291,7 +293,10 @@ export class LeaseManager {
     }
     for (const got of acquired) {
       this.entries.set(got.address, { token: got.token, deadline: t1 + this.leaseMs - this.marginMs, recovered: false, failed: false });
-      this.opts.logger?.info({ event: 'lease.acquired', daemon: this.id, address: got.address, token: got.token.toString(), previous_owner: got.previousOwner }, 'lease acquired');
+      this.opts.logger?.info(
+        { event: 'lease.acquired', daemon: this.id, address: got.address, token: got.token.toString(), previous_owner: got.previousOwner },
+        'lease acquired',
+      );
       this.recover(got.address, got.token, got.previousOwner);
     }
     await reap(db, this.reapAfterMs);
@@ -323,7 +328,10 @@ export class LeaseManager {
           const e = this.entries.get(address);
           if (e?.token !== token) return;
           e.failed = true;
-          this.opts.logger?.error({ event: 'lease.recovery_failed', daemon: this.id, address, token: token.toString(), err }, 'a newly acquired wallet could not be recovered; its lease is handed back and taken again later');
+          this.opts.logger?.error(
+            { event: 'lease.recovery_failed', daemon: this.id, address, token: token.toString(), err },
+            'a newly acquired wallet could not be recovered; its lease is handed back and taken again later',
+          );
           this.listeners.emit('lost', { address, token, why: 'recovery_failed' });
         },
       ),
@@ -351,9 +359,14 @@ export class LeaseManager {
       const state = { since: now, done: false };
       e.draining = state;
       this.opts.logger?.info({ event: 'lease.draining', daemon: this.id, address, token: e.token.toString() }, 'wallet moves to another daemon');
-      const settle = (): void => void (state.done = true);
-      if (this.listeners.count('draining') === 0) settle();
-      else void this.listeners.runAll('draining', { address, token: e.token }).then(settle, settle);
+      if (this.listeners.count('draining') === 0) {
+        state.done = true;
+        continue;
+      }
+      const settle = (): void => {
+        state.done = true;
+      };
+      void this.listeners.runAll('draining', { address, token: e.token }).then(settle, settle);
     }
   }
 
