@@ -4,6 +4,11 @@
 // applies, the others wait for its commit and then find nothing to do. Never edit a released entry:
 // append a new one. `autoclaim_schema` records each applied version.
 //
+// The version is also the cluster's protocol (cluster/schema-watch.ts): it is part of the config
+// digest, and a running daemon that finds a newer one steps aside. So whenever what daemons write
+// to or read from shared state changes meaning, even with no table changed, append a migration
+// (`SELECT 1` will do): otherwise two releases that disagree share wallets during an upgrade.
+//
 // Lamports are numeric(20,0) with 0 ≤ v ≤ u64::MAX: the type itself keeps anything but a whole
 // number out (SQLite needs a GLOB check on TEXT for that), sums and comparisons in SQL are exact,
 // and node-postgres returns numeric as text, so codecs.ts decodes it with BigInt() exactly as it
