@@ -212,6 +212,40 @@ function checkTemplate(op: SignedOp, template: string, given: boolean, issues: I
   if (given && op !== 'claim' && (!vars.includes('amount') || !vars.includes('symbol'))) issues.error(path, 'must sign {symbol} and {amount}');
   // The policy checks the action it parsed; the server reads the text back its own way.
   for (const pair of runTogether(template)) issues.error(path, `${pair} run together, so one message is more than one action (ETH2 5 and ETH 25 both sign "ETH25") and the caps cannot hold; put a separator such as | between them`);
+  const shared = sharedSeparators(template.replaceAll('{op}', op));
+  if (shared !== undefined) issues.error(path, `${shared}: its separator can be part of the values beside it, so one message is more than one action (ETH 2.5 and ETH.2 5 both sign "ETH.2.5") and the caps cannot hold; put a separator such as | between them`);
+}
+
+/**
+ * What each placeholder can hold in a message this signer renders (protocol.ts: the wallet is
+ * base58, the symbol [A-Za-z0-9._-], the amount canonical decimal, the ts digits, the epoch a date).
+ */
+const VALUE_CHARS: Readonly<Record<string, RegExp>> = {
+  wallet: /[1-9A-HJ-NP-Za-km-z]/,
+  symbol: /[A-Za-z0-9._-]/,
+  amount: /[0-9.]/,
+  ts: /[0-9]/,
+  epoch: /[0-9-]/,
+};
+
+/**
+ * A message reads back as one action only when every value's ends can be found. Read from the
+ * left, a separator holding a character the value before it cannot marks that value's end (the
+ * first such character); read from the right, one holding a character the value after it cannot
+ * marks that value's start. The two readings meet in one value when every separator the left
+ * reading cannot pass comes after every one the right reading cannot. Else the first separator in
+ * the way ("{symbol}.{amount}"); undefined when there is none. Values side by side are runTogether's.
+ */
+function sharedSeparators(template: string): string | undefined {
+  const parts = template.split(/\{([^{}]*)\}/);
+  const gaps: Array<{ left: string; sep: string; right: string }> = [];
+  for (let i = 1; i + 2 < parts.length; i += 2) if (parts[i + 1] !== '') gaps.push({ left: parts[i]!, sep: parts[i + 1]!, right: parts[i + 2]! });
+  const marks = (sep: string, name: string): boolean => [...sep].some((c) => !(VALUE_CHARS[name]?.test(c) ?? false));
+  const firstNotLeft = gaps.findIndex((g) => !marks(g.sep, g.left));
+  const lastNotRight = gaps.findLastIndex((g) => !marks(g.sep, g.right));
+  if (firstNotLeft < 0 || lastNotRight < firstNotLeft) return undefined;
+  const g = gaps[firstNotLeft]!;
+  return `{${g.left}}${g.sep}{${g.right}}`;
 }
 
 /**
