@@ -249,7 +249,7 @@ export class SqliteJournal implements SignerJournal {
         `the signer journal ${path} is older than what this signer signed from it: its newest signature is #${newest}, and #${high} was recorded ` +
           `(in ${markPath(path)}). It is a restored backup, a journal deleted and made anew, or one that lost its -wal; on it the day caps and ` +
           "each epoch's claim would be signed again. Put the newest journal back; to start on this one anyway (knowing that what was signed " +
-          'since it was copied may be signed again), remove the mark file while no signer runs',
+          'since it was copied may be signed again), remove the mark file (and its -wal, if any) while no signer runs',
       );
     }
     return new SqliteJournal(db, mark);
