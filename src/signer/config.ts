@@ -51,6 +51,11 @@ export const SignerConfigSchema = z.strictObject({
       .describe('the signature journal on PostgreSQL, shared by a cluster of signers so their caps hold together: postgres://user@host:port/db; no password here: PGPASSWORD, state.password_file or the credential state_password'),
     password_file: z.string().min(1).optional().describe('mode-0600 file holding the PostgreSQL password (with state.url)'),
     query_timeout: Duration.default('10s').describe('deadline of every PostgreSQL query (with state.url); a batch gets three'),
+    mark_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('with state.url: a file on this signer’s disk keeping the newest signature it journalled; a journal below it (restored, its tables dropped) is refused at start'),
   }),
   max_ts_skew: Duration.default('30s').describe('how far a request’s ts may be from this machine’s clock'),
   epochs: z.enum(['calendar', 'any']).default('calendar').describe('calendar: a claim’s epoch must be a real date within a day of this machine’s UTC date; any: only for the sandbox’s fast epochs'),
@@ -80,6 +85,8 @@ export interface SignerConfig {
   /** The PostgreSQL journal (state.url), shared by a cluster's signers. */
   stateUrl: string | undefined;
   statePasswordFile: string | undefined;
+  /** state.mark_file: the PostgreSQL journal's mark on this machine (a SQLite journal's is beside it). */
+  stateMarkFile: string | undefined;
   queryTimeoutMs: number;
   maxTsSkewMs: number;
   epochs: 'calendar' | 'any';
@@ -182,6 +189,8 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
   const problem = url === undefined ? undefined : stateUrlProblem(url);
   if (problem !== undefined) issues.error(['state', 'url'], problem);
   if (passwordFile !== undefined && url === undefined) issues.error(['state', 'password_file'], 'only with state.url');
+  const markFile = raw.state.mark_file;
+  if (markFile !== undefined && url === undefined) issues.error(['state', 'mark_file'], 'only with state.url: a SQLite journal keeps its mark beside it (<path>.mark)');
   // A claim's epoch is what one-claim-per-epoch counts: unchecked, a client names a new date for each.
   if (raw.epochs === 'any') issues.warn(['epochs'], 'any: a client may have a claim signed for every date it names, one per date, not one a day; meant for the sandbox’s fast epochs only (calendar, the default, holds an epoch to within a day of this machine’s date)');
   const queryTimeoutMs = parseDuration(raw.state.query_timeout) ?? 0;
@@ -192,6 +201,7 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
     statePath: path === undefined ? undefined : abs(path),
     stateUrl: url,
     statePasswordFile: passwordFile === undefined ? undefined : abs(passwordFile),
+    stateMarkFile: markFile === undefined ? undefined : abs(markFile),
     queryTimeoutMs,
     maxTsSkewMs,
     epochs: raw.epochs,

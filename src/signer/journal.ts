@@ -231,7 +231,7 @@ export class SqliteJournal implements SignerJournal {
       db.transaction(() => {
         if ((db.pragma('user_version', { simple: true }) as number) < SCHEMA_VERSION) db.exec(DAY_TOTALS);
       }).immediate();
-      mark = openMark(path);
+      mark = openMark(markPath(path));
     } catch (err) {
       mark?.db.close();
       const code = (err as { code?: unknown }).code;
@@ -240,17 +240,11 @@ export class SqliteJournal implements SignerJournal {
     // A journal without the signatures its mark counts is an older copy (a backup put back, a file
     // deleted and made anew, a -wal lost): on it every cap and every epoch's claim is spent again.
     const newest = db.prepare('SELECT COALESCE(MAX(id), 0) FROM signatures').pluck().get() as number;
-    const high = mark.sent.high;
-    if (high !== undefined && newest < high) {
+    const behind = rolledBack(`the signer journal ${path}`, newest, mark.sent.high, markPath(path));
+    if (behind !== undefined) {
       db.close();
       mark.db.close();
-      throw new StateError(
-        'STATE_ROLLED_BACK',
-        `the signer journal ${path} is older than what this signer signed from it: its newest signature is #${newest}, and #${high} was recorded ` +
-          `(in ${markPath(path)}). It is a restored backup, a journal deleted and made anew, or one that lost its -wal; on it the day caps and ` +
-          "each epoch's claim would be signed again. Put the newest journal back; to start on this one anyway (knowing that what was signed " +
-          'since it was copied may be signed again), remove the mark file (and its -wal, if any) while no signer runs',
-      );
+      throw behind;
     }
     return new SqliteJournal(db, mark);
   }
@@ -326,9 +320,9 @@ export function markPath(journalPath: string): string {
 /**
  * The send mark of the daemon's lock file (store/sqlite/lock.ts), in a file of its own: not
  * locked, since two signers may share one journal (its IMMEDIATE transactions keep their caps).
+ * Also a PostgreSQL journal's, on the signer's own disk (state.mark_file).
  */
-function openMark(journalPath: string): { db: Database.Database; sent: SendMark } {
-  const file = markPath(journalPath);
+export function openMark(file: string): { db: Database.Database; sent: SendMark } {
   ensureFile(file);
   const db = new Database(file, { timeout: 5_000 });
   try {
@@ -342,4 +336,16 @@ function openMark(journalPath: string): { db: Database.Database; sent: SendMark 
     db.close();
     throw err;
   }
+}
+
+/** STATE_ROLLED_BACK when a journal's newest signature is below its mark; else undefined. */
+export function rolledBack(journal: string, newest: number, high: number | undefined, markFile: string): StateError | undefined {
+  if (high === undefined || newest >= high) return undefined;
+  return new StateError(
+    'STATE_ROLLED_BACK',
+    `${journal} is older than what this signer signed from it: its newest signature is #${newest}, and #${high} was recorded ` +
+      `(in ${markFile}). It is a restored backup, a journal deleted and made anew, or one that lost its -wal; on it the day caps and ` +
+      "each epoch's claim would be signed again. Put the newest journal back; to start on this one anyway (knowing that what was signed " +
+      'since it was copied may be signed again), remove the mark file (and its -wal, if any) while no signer runs',
+  );
 }

@@ -140,4 +140,11 @@ describe('autoclaim signer --check', () => {
     expect(r.stderr).toMatch(/signer\.yaml:\d+:\d+ state: give exactly one of path .* or url/);
     expect(r.stderr).toMatch(/state\.url: holds a password; remove it and use PGPASSWORD/);
   });
+
+  it('refuses state.mark_file beside a SQLite journal, whose mark is its own <path>.mark', async () => {
+    setup = signerSetup({ state: 'path: ./journal.db\n  mark_file: ./journal.mark' });
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:\d+ state\.mark_file: only with state\.url/);
+  });
 });

@@ -4,9 +4,12 @@
 // lock file, store/sqlite/lock.ts) keeps the newest signature; a journal below it is refused.
 import { copyFileSync, existsSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteJournal, markPath, type JournalRecord } from '../../src/signer/journal.js';
+import { PostgresJournal } from '../../src/signer/journal-postgres.js';
+import { SqliteJournal, markPath, type JournalRecord, type SignerJournal } from '../../src/signer/journal.js';
 import { tempDir } from '../e2e/helpers.js';
+import { createDatabase } from '../support/postgres.js';
 
 const SOL = 1_000_000_000n;
 const CAP = 10n * SOL;
@@ -20,9 +23,9 @@ function rec(over: Partial<JournalRecord> = {}): JournalRecord {
 }
 const claim = (epoch: string): JournalRecord => rec({ op: 'claim', symbol: undefined, amountLamports: undefined, epoch });
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
 });
 
 function journalPath(): string {
@@ -37,13 +40,22 @@ function open(path: string): SqliteJournal {
   return j;
 }
 
-async function one(j: SqliteJournal, r: JournalRecord): Promise<string> {
+async function one(j: SignerJournal, r: JournalRecord): Promise<string> {
   return j.batch([r.wallet], (tx) => tx.record(r, CAP));
 }
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
     fn();
+    return undefined;
+  } catch (err) {
+    return (err as { code?: string }).code;
+  }
+}
+
+async function codeOfAsync(fn: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await fn();
     return undefined;
   } catch (err) {
     return (err as { code?: string }).code;
@@ -103,5 +115,34 @@ describe('the SQLite signer journal against an older copy of itself', () => {
     rmSync(markPath(path));
     const fresh = open(path);
     expect(await one(fresh, claim('2026-11-25'))).toBe('recorded');
+  });
+});
+
+describe('the PostgreSQL signer journal with state.mark_file', () => {
+  it('refuses a journal whose tables were dropped or restored from before its signatures, not one a signature was forgotten from', async () => {
+    const url = await createDatabase();
+    const markFile = join(journalPath(), '..', 'pg.mark');
+    const open = async (): Promise<PostgresJournal> => {
+      const j = await PostgresJournal.open(url, { markFile });
+      cleanups.push(() => j.close());
+      return j;
+    };
+    const j = await open();
+    expect(await one(j, rec())).toBe('recorded');
+    // A record forgotten in its own batch (its backend failed) is no signature the mark may count.
+    expect(await j.batch([A], async (tx) => { const r = claim('2026-11-25'); await tx.record(r, CAP); await tx.forget(r); return 'forgot'; })).toBe('forgot');
+    await j.close();
+    const same = await open();
+    expect(await one(same, rec({ amountLamports: 1n }))).toBe('day_cap');
+    await same.close();
+    // The tables dropped (or the database put back from a backup): they are made anew, empty.
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    await admin.query('DROP TABLE signer_signatures, signer_day_totals CASCADE');
+    await admin.end();
+    expect(await codeOfAsync(open)).toBe('STATE_ROLLED_BACK');
+    // Without the mark it opens, and the day cap is spent again: what state.mark_file is for.
+    const unguarded = await PostgresJournal.open(url, {});
+    cleanups.push(() => unguarded.close());
+    expect(await one(unguarded, rec())).toBe('recorded');
   });
 });
