@@ -51,6 +51,11 @@ export const SignerConfigSchema = z.strictObject({
       .describe('the signature journal on PostgreSQL, shared by a cluster of signers so their caps hold together: postgres://user@host:port/db; no password here: PGPASSWORD, state.password_file or the credential state_password'),
     password_file: z.string().min(1).optional().describe('mode-0600 file holding the PostgreSQL password (with state.url)'),
     query_timeout: Duration.default('10s').describe('deadline of every PostgreSQL query (with state.url); a batch gets three'),
+    mark_file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('with state.url: a file on this signer’s disk keeping the newest signature it journalled; a journal below it (restored, its tables dropped) is refused at start'),
   }),
   max_ts_skew: Duration.default('30s').describe('how far a request’s ts may be from this machine’s clock'),
   epochs: z.enum(['calendar', 'any']).default('calendar').describe('calendar: a claim’s epoch must be a real date within a day of this machine’s UTC date; any: only for the sandbox’s fast epochs'),
@@ -80,6 +85,8 @@ export interface SignerConfig {
   /** The PostgreSQL journal (state.url), shared by a cluster's signers. */
   stateUrl: string | undefined;
   statePasswordFile: string | undefined;
+  /** state.mark_file: the PostgreSQL journal's mark on this machine (a SQLite journal's is beside it). */
+  stateMarkFile: string | undefined;
   queryTimeoutMs: number;
   maxTsSkewMs: number;
   epochs: 'calendar' | 'any';
@@ -182,6 +189,8 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
   const problem = url === undefined ? undefined : stateUrlProblem(url);
   if (problem !== undefined) issues.error(['state', 'url'], problem);
   if (passwordFile !== undefined && url === undefined) issues.error(['state', 'password_file'], 'only with state.url');
+  const markFile = raw.state.mark_file;
+  if (markFile !== undefined && url === undefined) issues.error(['state', 'mark_file'], 'only with state.url: a SQLite journal keeps its mark beside it (<path>.mark)');
   // A claim's epoch is what one-claim-per-epoch counts: unchecked, a client names a new date for each.
   if (raw.epochs === 'any') issues.warn(['epochs'], 'any: a client may have a claim signed for every date it names, one per date, not one a day; meant for the sandbox’s fast epochs only (calendar, the default, holds an epoch to within a day of this machine’s date)');
   const queryTimeoutMs = parseDuration(raw.state.query_timeout) ?? 0;
@@ -192,6 +201,7 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
     statePath: path === undefined ? undefined : abs(path),
     stateUrl: url,
     statePasswordFile: passwordFile === undefined ? undefined : abs(passwordFile),
+    stateMarkFile: markFile === undefined ? undefined : abs(markFile),
     queryTimeoutMs,
     maxTsSkewMs,
     epochs: raw.epochs,
@@ -212,6 +222,40 @@ function checkTemplate(op: SignedOp, template: string, given: boolean, issues: I
   if (given && op !== 'claim' && (!vars.includes('amount') || !vars.includes('symbol'))) issues.error(path, 'must sign {symbol} and {amount}');
   // The policy checks the action it parsed; the server reads the text back its own way.
   for (const pair of runTogether(template)) issues.error(path, `${pair} run together, so one message is more than one action (ETH2 5 and ETH 25 both sign "ETH25") and the caps cannot hold; put a separator such as | between them`);
+  const shared = sharedSeparators(template.replaceAll('{op}', op));
+  if (shared !== undefined) issues.error(path, `${shared}: its separator can be part of the values beside it, so one message is more than one action (ETH 2.5 and ETH.2 5 both sign "ETH.2.5") and the caps cannot hold; put a separator such as | between them`);
+}
+
+/**
+ * What each placeholder can hold in a message this signer renders (protocol.ts: the wallet is
+ * base58, the symbol [A-Za-z0-9._-], the amount canonical decimal, the ts digits, the epoch a date).
+ */
+const VALUE_CHARS: Readonly<Record<string, RegExp>> = {
+  wallet: /[1-9A-HJ-NP-Za-km-z]/,
+  symbol: /[A-Za-z0-9._-]/,
+  amount: /[0-9.]/,
+  ts: /[0-9]/,
+  epoch: /[0-9-]/,
+};
+
+/**
+ * A message reads back as one action only when every value's ends can be found. Read from the
+ * left, a separator holding a character the value before it cannot marks that value's end (the
+ * first such character); read from the right, one holding a character the value after it cannot
+ * marks that value's start. The two readings meet in one value when every separator the left
+ * reading cannot pass comes after every one the right reading cannot. Else the first separator in
+ * the way ("{symbol}.{amount}"); undefined when there is none. Values side by side are runTogether's.
+ */
+function sharedSeparators(template: string): string | undefined {
+  const parts = template.split(/\{([^{}]*)\}/);
+  const gaps: Array<{ left: string; sep: string; right: string }> = [];
+  for (let i = 1; i + 2 < parts.length; i += 2) if (parts[i + 1] !== '') gaps.push({ left: parts[i]!, sep: parts[i + 1]!, right: parts[i + 2]! });
+  const marks = (sep: string, name: string): boolean => [...sep].some((c) => !(VALUE_CHARS[name]?.test(c) ?? false));
+  const firstNotLeft = gaps.findIndex((g) => !marks(g.sep, g.left));
+  const lastNotRight = gaps.findLastIndex((g) => !marks(g.sep, g.right));
+  if (firstNotLeft < 0 || lastNotRight < firstNotLeft) return undefined;
+  const g = gaps[firstNotLeft]!;
+  return `{${g.left}}${g.sep}{${g.right}}`;
 }
 
 /**

@@ -25,6 +25,7 @@ export async function openSignerJournal(config: SignerConfig, opts: OpenJournalO
   return PostgresJournal.open(config.stateUrl, {
     ...(password !== undefined ? { password } : {}),
     queryTimeoutMs: config.queryTimeoutMs,
+    ...(config.stateMarkFile !== undefined ? { markFile: config.stateMarkFile } : {}),
     // A connection that fails is replaced by the pool; the batch that met it answers INTERNAL.
     onConnectionError: (err) => opts.logger.warn({ event: 'signer.journal_failed', err }, 'a connection to the signer journal failed'),
   });

@@ -22,7 +22,8 @@ import type { Pool, PoolClient } from 'pg';
 import type { Lamports } from '../amount.js';
 import { StateError } from '../errors.js';
 import { CommitInDoubt, endPool, openPool, redactUrl, toStateError, transaction, type PgOptions } from '../store/postgres/db.js';
-import { dayWindow, HOUR_MS, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
+import type { SendMark } from '../store/sqlite/lock.js';
+import { dayWindow, HOUR_MS, openMark, rolledBack, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
 
 /** The first key of every advisory lock this journal takes ('acsj'); the daemon's store uses the one-bigint key space, which never meets the two-int4 one. */
 const LOCK_CLASS = 0x6163736a;
@@ -87,6 +88,9 @@ interface Checks {
 }
 
 class PgTx implements JournalTx {
+  /** What this transaction recorded and did not forget, by wallet and message: the mark's, once committed. */
+  readonly #ids = new Map<string, number>();
+
   constructor(private readonly c: PoolClient) {}
 
   async record(rec: JournalRecord, dayCap: Lamports): Promise<JournalVerdict> {
@@ -111,51 +115,82 @@ class PgTx implements JournalTx {
       );
       if (BigInt(exact.rows[0]?.spent ?? '0') + rec.amountLamports > dayCap) return 'day_cap';
     }
-    await this.c.query(
+    const inserted = await this.c.query<{ id: string }>(
       `INSERT INTO signer_signatures (key_name, wallet, op, symbol, amount_lamports, ts, epoch, message_sha256, signed_at_ms, plan, step)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
       [rec.key, rec.wallet, rec.op, rec.symbol ?? null, rec.amountLamports?.toString() ?? null, rec.ts, rec.epoch ?? null, rec.messageSha256, rec.signedAtMs, rec.plan ?? null, rec.step ?? null],
     );
+    this.#ids.set(`${rec.wallet} ${rec.messageSha256}`, Number(inserted.rows[0]?.id ?? 0));
     return 'recorded';
   }
 
   async forget(rec: JournalRecord): Promise<void> {
     await this.c.query('DELETE FROM signer_signatures WHERE wallet = $1 AND message_sha256 = $2', [rec.wallet, rec.messageSha256]);
+    // Its id is never used again (an identity): a mark holding it would refuse the journal for a signature it never had.
+    this.#ids.delete(`${rec.wallet} ${rec.messageSha256}`);
+  }
+
+  /** The newest signature this transaction keeps (0 when none). */
+  newest(): number {
+    return Math.max(0, ...this.#ids.values());
   }
 }
+
+type Mark = { db: { close(): void }; sent: SendMark };
 
 export class PostgresJournal implements SignerJournal {
   private constructor(
     private readonly pool: Pool,
     private readonly where: string,
+    private readonly mark: Mark | undefined,
   ) {}
 
-  /** Connects, and creates the table (under a lock: signers starting together create it once). */
-  static async open(url: string, opts: PgOptions): Promise<PostgresJournal> {
+  /**
+   * Connects, and creates the table (under a lock: signers starting together create it once).
+   * With `markFile` (state.mark_file), a journal below this signer's mark is refused, as SQLite's.
+   */
+  static async open(url: string, opts: PgOptions & { markFile?: string }): Promise<PostgresJournal> {
     const where = redactUrl(url);
-    const pool = await openPool(url, { application: 'autoclaim-signer', ...opts });
+    const { markFile, ...pgOpts } = opts;
+    const pool = await openPool(url, { application: 'autoclaim-signer', ...pgOpts });
+    let mark: Mark | undefined;
+    let newest = 0;
     try {
       await transaction(pool, async (c) => {
         await c.query('SELECT pg_advisory_xact_lock($1, 0)', [LOCK_CLASS]);
         await c.query(SCHEMA);
         const has = await c.query<{ t: string | null }>("SELECT to_regclass('signer_day_totals')::text AS t");
         if (has.rows[0]?.t === null) await c.query(DAY_TOTALS);
+        newest = Number((await c.query<{ id: string }>('SELECT COALESCE(MAX(id), 0) AS id FROM signer_signatures')).rows[0]?.id ?? 0);
       });
+      if (markFile !== undefined) mark = openMark(markFile);
     } catch (err) {
       await endPool(pool);
-      throw toStateError(err, 'opening the signer journal', where);
+      throw err instanceof StateError ? err : toStateError(err, 'opening the signer journal', where);
     }
-    return new PostgresJournal(pool, where);
+    const behind = mark === undefined || markFile === undefined ? undefined : rolledBack(`the signer journal ${where}`, newest, mark.sent.high, markFile);
+    if (behind !== undefined) {
+      mark?.db.close();
+      await endPool(pool);
+      throw behind;
+    }
+    return new PostgresJournal(pool, where, mark);
   }
 
   async batch<T>(wallets: readonly string[], fn: (tx: JournalTx) => Promise<T>): Promise<T> {
     const keys = [...new Set(wallets.map(lockKey))].sort((a, b) => a - b);
+    let tx: PgTx | undefined;
     try {
-      return await transaction(this.pool, async (c) => {
+      const out = await transaction(this.pool, async (c) => {
         // unnest yields the sorted array in order: the locks are taken in that order.
         if (keys.length > 0) await c.query('SELECT pg_advisory_xact_lock($1, k) FROM unnest($2::int4[]) AS k', [LOCK_CLASS, keys]);
-        return fn(new PgTx(c));
+        tx = new PgTx(c);
+        return fn(tx);
       });
+      // Committed: the mark learns its newest signature (a failure fails the batch: counted, nothing handed out).
+      const newest = tx?.newest() ?? 0;
+      if (this.mark !== undefined && newest > 0) this.mark.sent.record(newest);
+      return out;
     } catch (err) {
       // The commit may or may not have happened: the caller hands out nothing (its records, if
       // committed, count against the caps — the safe side, as after a crash).
@@ -182,6 +217,7 @@ export class PostgresJournal implements SignerJournal {
   }
 
   close(): Promise<void> {
+    this.mark?.db.close();
     return endPool(this.pool);
   }
 }

@@ -15,6 +15,8 @@ import Database from 'better-sqlite3';
 import type { Lamports } from '../amount.js';
 import type { SignedOp } from '../domain.js';
 import { StateError } from '../errors.js';
+import { ensureFile, realStatePath } from '../store/sqlite/files.js';
+import { sendMarkIn, type SendMark } from '../store/sqlite/lock.js';
 
 export interface JournalRecord {
   key: string;
@@ -154,11 +156,18 @@ export class SqliteJournal implements SignerJournal {
   readonly #insert: Database.Statement;
   readonly #forget: Database.Statement;
   readonly #tx: JournalTx;
+  readonly #newest: Database.Statement;
+  readonly #mark: { db: Database.Database; sent: SendMark };
+  /** The newest signature this process put in the mark (only a batch that recorded one raises it). */
+  #marked: number;
   /** The batch running on this connection (one transaction at a time): the next waits for it. */
   #queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, mark: { db: Database.Database; sent: SendMark }) {
     this.#db = db;
+    this.#mark = mark;
+    this.#newest = db.prepare('SELECT COALESCE(MAX(id), 0) FROM signatures').pluck();
+    this.#marked = mark.sent.high ?? 0;
     this.#sameMessage = db.prepare('SELECT 1 FROM signatures WHERE wallet = ? AND message_sha256 = ?').pluck();
     this.#claimInEpoch = db.prepare("SELECT 1 FROM signatures WHERE wallet = ? AND op = 'claim' AND epoch = ?").pluck();
     this.#dayBuckets = db.prepare('SELECT COALESCE(SUM(lamports), 0) FROM day_totals WHERE wallet = ? AND hour >= ?').pluck().safeIntegers(true);
@@ -208,6 +217,7 @@ export class SqliteJournal implements SignerJournal {
 
   static open(path: string): SqliteJournal {
     let db: Database.Database;
+    let mark: { db: Database.Database; sent: SendMark } | undefined;
     try {
       // Created 0600 before SQLite opens it: the journal names wallets and amounts, for this user only.
       closeSync(openSync(path, 'a', 0o600));
@@ -221,11 +231,22 @@ export class SqliteJournal implements SignerJournal {
       db.transaction(() => {
         if ((db.pragma('user_version', { simple: true }) as number) < SCHEMA_VERSION) db.exec(DAY_TOTALS);
       }).immediate();
+      mark = openMark(markPath(path));
     } catch (err) {
+      mark?.db.close();
       const code = (err as { code?: unknown }).code;
       throw new StateError('STATE_IO', `the signer journal ${path} cannot be opened (${typeof code === 'string' ? code : 'error'})`, { cause: err });
     }
-    return new SqliteJournal(db);
+    // A journal without the signatures its mark counts is an older copy (a backup put back, a file
+    // deleted and made anew, a -wal lost): on it every cap and every epoch's claim is spent again.
+    const newest = db.prepare('SELECT COALESCE(MAX(id), 0) FROM signatures').pluck().get() as number;
+    const behind = rolledBack(`the signer journal ${path}`, newest, mark.sent.high, markPath(path));
+    if (behind !== undefined) {
+      db.close();
+      mark.db.close();
+      throw behind;
+    }
+    return new SqliteJournal(db, mark);
   }
 
   batch<T>(_wallets: readonly string[], fn: (tx: JournalTx) => Promise<T>): Promise<T> {
@@ -238,6 +259,7 @@ export class SqliteJournal implements SignerJournal {
       try {
         const out = await fn(this.#tx);
         this.#db.exec('COMMIT');
+        this.#raiseMark();
         return out;
       } catch (err) {
         // A failed COMMIT in SQLite leaves the transaction open and uncommitted: roll it back.
@@ -247,6 +269,18 @@ export class SqliteJournal implements SignerJournal {
     });
     this.#queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * After a commit, the mark file learns the newest signature (ids only grow: a record is removed
+   * only inside the transaction that made it). A failure throws, so the batch's signatures do not
+   * leave: they are committed and count, the safe side.
+   */
+  #raiseMark(): void {
+    const newest = this.#newest.get() as number;
+    if (newest <= this.#marked) return;
+    this.#mark.sent.record(newest);
+    this.#marked = newest;
   }
 
   records(): Promise<JournalRow[]> {
@@ -274,5 +308,44 @@ export class SqliteJournal implements SignerJournal {
 
   close(): void {
     this.#db.close();
+    this.#mark.db.close();
   }
+}
+
+/** The journal's mark file, beside its real path (a symlink or another spelling meets the same mark). */
+export function markPath(journalPath: string): string {
+  return `${realStatePath(journalPath)}.mark`;
+}
+
+/**
+ * The send mark of the daemon's lock file (store/sqlite/lock.ts), in a file of its own: not
+ * locked, since two signers may share one journal (its IMMEDIATE transactions keep their caps).
+ * Also a PostgreSQL journal's, on the signer's own disk (state.mark_file).
+ */
+export function openMark(file: string): { db: Database.Database; sent: SendMark } {
+  ensureFile(file);
+  const db = new Database(file, { timeout: 5_000 });
+  try {
+    // WAL without an fsync a commit: the mark is a lower bound, raised after every commit that
+    // signed, and an fsync of its own would double each signature's (the journal's already makes
+    // the record durable). A kill -9 loses none of it; a power loss at most its last raises.
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    return { db, sent: sendMarkIn(db) };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** STATE_ROLLED_BACK when a journal's newest signature is below its mark; else undefined. */
+export function rolledBack(journal: string, newest: number, high: number | undefined, markFile: string): StateError | undefined {
+  if (high === undefined || newest >= high) return undefined;
+  return new StateError(
+    'STATE_ROLLED_BACK',
+    `${journal} is older than what this signer signed from it: its newest signature is #${newest}, and #${high} was recorded ` +
+      `(in ${markFile}). It is a restored backup, a journal deleted and made anew, or one that lost its -wal; on it the day caps and ` +
+      "each epoch's claim would be signed again. Put the newest journal back; to start on this one anyway (knowing that what was signed " +
+      'since it was copied may be signed again), remove the mark file (and its -wal, if any) while no signer runs',
+  );
 }

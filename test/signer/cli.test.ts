@@ -57,6 +57,24 @@ describe('autoclaim signer --check', () => {
     expect((await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir })).code).toBe(0);
   });
 
+  it('refuses a template whose separator either value beside it can hold: ETH 2.5 and ETH.2 5 both sign "ETH.2.5"', async () => {
+    setup = signerSetup();
+    const check = async (deposit: string) => {
+      writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { ops: '[claim, deposit, mint, withdraw, burn]' }, extra: `templates:\n  deposit: "${deposit}"\n` }));
+      return runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    };
+    const r = await check('{wallet}|{symbol}.{amount}|{ts}');
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:\d+ templates\.deposit: \{symbol\}\.\{amount\}: its separator can be part of the values beside it, so one message is more than one action/);
+    // Read from the right, each value's start is found: an amount holds no "-", a ts no ".".
+    expect((await check('{wallet}|{symbol}-{amount}|{ts}')).code).toBe(0);
+    expect((await check('{wallet}|{symbol}-{amount}.{ts}')).code).toBe(0);
+    // The wallet's end found from the left (base58 holds no "."), the rest from the right.
+    expect((await check('{wallet}.{symbol}-{amount}.{ts}')).code).toBe(0);
+    // From the left the amount's end is not found ("." is in it), from the right the symbol's start.
+    expect((await check('{wallet}|{amount}.{symbol}|{ts}')).code).toBe(78);
+  });
+
   it('refuses a broken policy with every problem at file:line:col, exit 78', async () => {
     setup = signerSetup();
     const text = signerYaml({ socket: setup.socket, wallets: setup.wallets, policy: { perAction: '0.0000000001', symbols: '[]' }, extra: 'max_ts_skew: 1 hour\n' }).replace('ops: [claim, deposit]', 'ops: [claim, deposit]\n      max_sol_per_dya: 3');
@@ -121,5 +139,12 @@ describe('autoclaim signer --check', () => {
     expect(r.code).toBe(78);
     expect(r.stderr).toMatch(/signer\.yaml:\d+:\d+ state: give exactly one of path .* or url/);
     expect(r.stderr).toMatch(/state\.url: holds a password; remove it and use PGPASSWORD/);
+  });
+
+  it('refuses state.mark_file beside a SQLite journal, whose mark is its own <path>.mark', async () => {
+    setup = signerSetup({ state: 'path: ./journal.db\n  mark_file: ./journal.mark' });
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:\d+ state\.mark_file: only with state\.url/);
   });
 });

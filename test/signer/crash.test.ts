@@ -2,6 +2,7 @@
 // the signature was never sent, but it counts. A restarted signer never signs a second claim for
 // the epoch nor lets the day cap be spent twice; the identical request only gets the same signature.
 // On SQLite and on a PostgreSQL journal (state.url).
+import { rmSync } from 'node:fs';
 import bs58 from 'bs58';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/keys/verify.js';
@@ -66,6 +67,21 @@ describe('kill -9 of the signer between journal commit and answer', () => {
     expect(verifySignature(new TextEncoder().encode(again.message as string), bs58.decode(again.signature as string), w.address)).toBe(true);
     c2.close();
     expect(journalRows(setup.journal)).toHaveLength(1);
+  }, 60_000);
+
+  it('refuses to start on its journal deleted after a claim: exit 1, STATE_ROLLED_BACK, nothing listening', async () => {
+    setup = signerSetup();
+    const w = setup.wallets[0]!;
+    const signer = await start();
+    const c = await RawClient.connect(setup.socket);
+    expect(codeOf(await c.ask({ id: 'c1', key: 'treasury', op: 'claim', wallet: w.address, ts: nowTs(), epoch: today() }))).toBeUndefined();
+    c.close();
+    await signer.stop('SIGTERM');
+    for (const f of ['', '-wal', '-shm']) rmSync(setup.journal + f, { force: true });
+    const again = spawnCli(['signer', '--config', setup.configFile], { cwd: setup.dir });
+    children.push(again);
+    expect((await again.exited).code).toBe(1);
+    expect(again.stderr()).toMatch(/is older than what this signer signed from it: its newest signature is #0, and #1 was recorded/);
   }, 60_000);
 
   it('counts an unanswered deposit against the day cap', async () => {

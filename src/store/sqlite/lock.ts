@@ -79,7 +79,7 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
   };
   let conn: Database.Database | undefined;
   let file: Lock['file'];
-  let high: number | undefined;
+  let sent: SendMark;
   try {
     ensureFile(paths.lock);
     // timeout 0: a held lock is an answer, not something to wait for.
@@ -91,8 +91,7 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
     conn.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER, host TEXT, started_at TEXT)');
     conn.exec('DELETE FROM holder');
     conn.prepare('INSERT INTO holder (pid, host, started_at) VALUES (?, ?, ?)').run(holder.pid, holder.host, holder.startedAt);
-    conn.exec('CREATE TABLE IF NOT EXISTS sent (id INTEGER PRIMARY KEY CHECK (id = 1), high INTEGER NOT NULL)');
-    high = (conn.prepare('SELECT high FROM sent WHERE id = 1').get() as { high: number } | undefined)?.high;
+    sent = sendMarkIn(conn);
     conn.exec('COMMIT');
     writeFileAtomic(paths.info, `${JSON.stringify(holder)}\n`);
     const st = fs.statSync(paths.lock, { bigint: true });
@@ -112,24 +111,34 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
 
   const held = conn;
   let released = false;
-  const raise = held.prepare<[number]>('INSERT INTO sent (id, high) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET high = max(high, excluded.high)');
   return {
     path: paths.lock,
     file,
     holder,
-    sent: {
-      high,
-      record(attemptId) {
-        // The lock file's own journal, synchronous FULL (SQLite's default): durable on return.
-        raise.run(attemptId);
-      },
-    },
+    sent,
     release() {
       if (released) return;
       released = true;
       // While we still hold the lock nobody else can have rewritten the sidecar: it is ours to remove.
       fs.rmSync(paths.info, { force: true });
       held.close();
+    },
+  };
+}
+
+/**
+ * The send mark kept in an open SQLite file: the lock file's, and the signer journal's mark file
+ * (signer/journal.ts), which counts signatures instead of requests. The file's own journal,
+ * synchronous FULL (SQLite's default): `record` is durable on return.
+ */
+export function sendMarkIn(conn: Database.Database): SendMark {
+  conn.exec('CREATE TABLE IF NOT EXISTS sent (id INTEGER PRIMARY KEY CHECK (id = 1), high INTEGER NOT NULL)');
+  const high = (conn.prepare('SELECT high FROM sent WHERE id = 1').get() as { high: number } | undefined)?.high;
+  const raise = conn.prepare<[number]>('INSERT INTO sent (id, high) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET high = max(high, excluded.high)');
+  return {
+    high,
+    record(id) {
+      raise.run(id);
     },
   };
 }
