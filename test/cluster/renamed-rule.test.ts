@@ -7,41 +7,25 @@
 // claim per wallet in the epoch.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child } from '../e2e/helpers.js';
+import { expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/server.js';
+import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
+import { daemonRig, sleep, until } from './daemon-rig.js';
 
 const SOL = 1_000_000_000n;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-const children: Child[] = [];
-let sandbox: Sandbox | undefined;
-let cleanup = () => {};
-afterEach(async () => {
-  for (const c of children.splice(0)) c.proc.kill('SIGKILL');
-  await sandbox?.close();
-  cleanup();
-});
+const rig = daemonRig();
 
 it('a daemon with a renamed rule takes no wallet from the other, and nothing is claimed twice in an epoch', { timeout: 90_000 }, async () => {
   const t = tempDir('autoclaim-renamed-');
-  cleanup = t.cleanup;
+  rig.cleanup = t.cleanup;
   const wallets = makeWallets(t.dir, ['w0', 'w1', 'w2', 'w3']);
-  sandbox = await startSandbox({
+  const sb = await startSandbox({
     apiKey: CANARY_API_KEY,
     defaultAccrualLamportsPerSec: 0n,
     wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: 0n, balanceLamports: 0n })),
   });
-  const sb = sandbox;
+  rig.sandbox = sb;
   const rule = (name: string) => `  - name: ${name}\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
   const write = (file: string, name: string): string => {
     const path = join(t.dir, file);
@@ -52,13 +36,13 @@ it('a daemon with a renamed rule takes no wallet from the other, and nothing is 
   const claims = () => sb.ledger().filter((e) => e.op === 'claim');
 
   const a = spawnCli(['run', '--config', write('a.yaml', 'claim')], { cwd: t.dir, env });
-  children.push(a);
+  rig.children.push(a);
   await until('A to claim every wallet', () => claims().length === 4);
   // Rewards come back within the same epoch: a rule that fires again would claim again.
   for (const w of wallets) sb.world.setWallet(w.address, { pendingLamports: SOL });
 
   const b = spawnCli(['run', '--config', write('b.yaml', 'claim-v2')], { cwd: t.dir, env });
-  children.push(b);
+  rig.children.push(b);
   await b.waitFor((e) => e.event === 'daemon.started', 30_000);
   // Several leases: time enough for a rebalance to hand B its share, were it going to.
   await sleep(10_000);

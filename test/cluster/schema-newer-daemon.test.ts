@@ -5,43 +5,27 @@
 // schema_newer alert, and claims nothing more though its rule keeps firing conditions; a daemon of
 // this release started now is refused (STATE_TOO_NEW).
 import pg from 'pg';
-import { afterEach, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/server.js';
 import { PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
-import { CANARY_API_KEY, makeWallets, runCli, spawnCli, tempDir, writeConfig, type Child } from '../e2e/helpers.js';
+import { CANARY_API_KEY, makeWallets, runCli, spawnCli, tempDir, writeConfig } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
+import { daemonRig, sleep, until } from './daemon-rig.js';
 
 const SOL = 1_000_000_000n;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-const children: Child[] = [];
-let sandbox: Sandbox | undefined;
-let cleanup = () => {};
-afterEach(async () => {
-  for (const c of children.splice(0)) c.proc.kill('SIGKILL');
-  await sandbox?.close();
-  cleanup();
-});
+const rig = daemonRig();
 
 it('a daemon whose shared schema a newer release migrated stops claiming and hands its wallets back', { timeout: 90_000 }, async () => {
   const t = tempDir('autoclaim-schema-');
-  cleanup = t.cleanup;
+  rig.cleanup = t.cleanup;
   const wallets = makeWallets(t.dir, ['w0', 'w1']);
   // Pending grows by 1 SOL a second: the rule's condition holds at every poll.
-  sandbox = await startSandbox({
+  const sb = await startSandbox({
     apiKey: CANARY_API_KEY,
     defaultAccrualLamportsPerSec: 0n,
     wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: SOL, balanceLamports: 0n })),
   });
-  const sb = sandbox;
+  rig.sandbox = sb;
   const rules = `  - name: claim\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
   const config = writeConfig(t.dir, { baseUrl: sb.url, wallets, rules });
   const url = await createDatabase();
@@ -49,7 +33,7 @@ it('a daemon whose shared schema a newer release migrated stops claiming and han
   const claims = () => sb.ledger().filter((e) => e.op === 'claim').length;
 
   const a = spawnCli(['run', '--config', config], { cwd: t.dir, env });
-  children.push(a);
+  rig.children.push(a);
   await until('A to claim', () => claims() >= 2);
 
   // The newer release's migration, as it leaves the version table.

@@ -8,41 +8,25 @@
 // neither while both live, and both say so (cluster.config_differs).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir, type Child } from '../e2e/helpers.js';
+import { expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/server.js';
+import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
+import { daemonRig, sleep, until } from './daemon-rig.js';
 
 const SOL = 1_000_000_000n;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-const children: Child[] = [];
-let sandbox: Sandbox | undefined;
-let cleanup = () => {};
-afterEach(async () => {
-  for (const c of children.splice(0)) c.proc.kill('SIGKILL');
-  await sandbox?.close();
-  cleanup();
-});
+const rig = daemonRig();
 
 it('a wallet switched off on one host is not claimed by another host while both live', { timeout: 90_000 }, async () => {
   const t = tempDir('autoclaim-terms-');
-  cleanup = t.cleanup;
+  rig.cleanup = t.cleanup;
   const wallets = makeWallets(t.dir, ['w0', 'w1', 'w2', 'w3']);
-  sandbox = await startSandbox({
+  const sb = await startSandbox({
     apiKey: CANARY_API_KEY,
     defaultAccrualLamportsPerSec: 0n,
     wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: 0n, balanceLamports: 0n })),
   });
-  const sb = sandbox;
+  rig.sandbox = sb;
   // The wallet with the highest address: the one a newcomer's share takes from the holder of all four.
   const off = [...wallets].sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : 0))[3];
   if (off === undefined) throw new Error('no wallets');
@@ -61,11 +45,11 @@ it('a wallet switched off on one host is not claimed by another host while both 
   const claims = () => sb.ledger().filter((e) => e.op === 'claim');
 
   const a = spawnCli(['run', '--config', write('a.yaml', true)], { cwd: t.dir, env });
-  children.push(a);
+  rig.children.push(a);
   await until('A to claim every wallet it may', () => claims().length === 3);
 
   const b = spawnCli(['run', '--config', write('b.yaml', false)], { cwd: t.dir, env });
-  children.push(b);
+  rig.children.push(b);
   await b.waitFor((e) => e.event === 'daemon.started', 30_000);
   // Several leases: time enough for the rebalance to hand B its share, and B to claim it.
   await sleep(10_000);

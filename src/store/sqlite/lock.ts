@@ -128,8 +128,9 @@ export function acquireLock(dbPath: string, opts: { now?: () => number } = {}): 
 
 /**
  * The send mark kept in an open SQLite file: the lock file's, and the signer journal's mark file
- * (signer/journal.ts), which counts signatures instead of requests. The file's own journal,
- * synchronous FULL (SQLite's default): `record` is durable on return.
+ * (signer/journal.ts), which counts signatures instead of requests. `record` is as durable as the
+ * file's own settings make it: the lock file keeps SQLite's default (synchronous FULL, durable on
+ * return); the signer's mark file chooses WAL with NORMAL (openMark says why).
  */
 export function sendMarkIn(conn: Database.Database): SendMark {
   conn.exec('CREATE TABLE IF NOT EXISTS sent (id INTEGER PRIMARY KEY CHECK (id = 1), high INTEGER NOT NULL)');
