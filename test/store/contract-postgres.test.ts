@@ -16,6 +16,17 @@ const logger = silentLogger();
 const clock = { now: () => T0, monotonic: () => 0 };
 const open = (url: string, fence?: Fence, extra: Record<string, unknown> = {}) => openPostgresStore(url, { logger, clock, fence, ...extra });
 
+/** A new database left at schema version 1 (as the first release made it), and a client on it. */
+async function firstSchemaDatabase(): Promise<{ fresh: string; c: pg.Client }> {
+  const fresh = await createDatabase();
+  const c = new pg.Client(fields(fresh));
+  await c.connect();
+  await c.query('CREATE TABLE autoclaim_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+  await c.query(PG_MIGRATIONS[0] as string);
+  await c.query('INSERT INTO autoclaim_schema (version) VALUES (1)');
+  return { fresh, c };
+}
+
 let url: string;
 let admin: pg.Pool;
 beforeAll(async () => {
@@ -46,13 +57,8 @@ describe('migrations', () => {
   });
 
   it('brings a database of the first schema up to date, keeping its rows', async () => {
-    const fresh = await createDatabase();
-    const c = new pg.Client(fields(fresh));
-    await c.connect();
+    const { fresh, c } = await firstSchemaDatabase();
     try {
-      await c.query('CREATE TABLE autoclaim_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      await c.query(PG_MIGRATIONS[0] as string);
-      await c.query('INSERT INTO autoclaim_schema (version) VALUES (1)');
       await c.query(`INSERT INTO daemons (id, host, pid, started_at, heartbeat_at, expires_at) VALUES ('old', 'h', 1, now(), now(), now())`);
       await (await open(fresh)).close();
       const v = await c.query<{ version: number }>('SELECT max(version) AS version FROM autoclaim_schema');
@@ -77,13 +83,8 @@ describe('migrations', () => {
   // Upgrades review (helper 31): `send` from a newly installed release, run before the daemons are
   // restarted on it, migrated the shared schema under them (before: migrated to the newest).
   it('upgrade: false creates a schema where there is none but leaves an older one to the daemons', async () => {
-    const fresh = await createDatabase();
-    const c = new pg.Client(fields(fresh));
-    await c.connect();
+    const { fresh, c } = await firstSchemaDatabase();
     try {
-      await c.query('CREATE TABLE autoclaim_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      await c.query(PG_MIGRATIONS[0] as string);
-      await c.query('INSERT INTO autoclaim_schema (version) VALUES (1)');
       expect(await code(() => open(fresh, undefined, { upgrade: false }))).toBe('STATE_TOO_OLD');
       const v = await c.query<{ version: number }>('SELECT max(version) AS version FROM autoclaim_schema');
       expect(v.rows[0]?.version).toBe(1);
@@ -98,13 +99,8 @@ describe('migrations', () => {
   // A migration cut half-way (its connection lost, the process killed, a statement failing) is one
   // transaction: nothing of it stays, and the next start applies it whole.
   it('a migration that fails half-way leaves the schema as it was, and the next open completes it', async () => {
-    const fresh = await createDatabase();
-    const c = new pg.Client(fields(fresh));
-    await c.connect();
+    const { fresh, c } = await firstSchemaDatabase();
     try {
-      await c.query('CREATE TABLE autoclaim_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-      await c.query(PG_MIGRATIONS[0] as string);
-      await c.query('INSERT INTO autoclaim_schema (version) VALUES (1)');
       // The last migration creates `outbox`: a table of that name in the way makes it fail there.
       await c.query('CREATE TABLE outbox (x int)');
       expect(await code(() => open(fresh))).toBe('STATE_MIGRATION');
