@@ -59,17 +59,21 @@ function refusal() {
   return stateError(() => open(tmp.dbPath, { lock }));
 }
 
+/** One send, a backup of the state, a second send, then the backup put back: the state is one request behind. */
+function backupThenSendAgain(): void {
+  const first = run();
+  send(first.store, 0);
+  stop(first);
+  const copy = backup();
+  const second = run();
+  send(second.store, 1);
+  stop(second);
+  restore(copy);
+}
+
 describe('a state file older than what was sent from it is refused at open', () => {
   it('a backup taken before the last send, put back: STATE_ROLLED_BACK naming the file and both requests; nothing written to it', () => {
-    const first = run();
-    send(first.store, 0);
-    stop(first);
-    const copy = backup();
-    const second = run();
-    send(second.store, 1);
-    stop(second);
-
-    restore(copy);
+    backupThenSendAgain();
     const before = fs.readFileSync(tmp.dbPath);
     const err = refusal();
     expect(err.code).toBe('STATE_ROLLED_BACK');
@@ -88,14 +92,7 @@ describe('a state file older than what was sent from it is refused at open', () 
   });
 
   it('the lock file removed as the message says: the older copy opens (the operator chose it)', () => {
-    const first = run();
-    send(first.store, 0);
-    stop(first);
-    const copy = backup();
-    const second = run();
-    send(second.store, 1);
-    stop(second);
-    restore(copy);
+    backupThenSendAgain();
     fs.rmSync(lockPaths(tmp.dbPath).lock);
     const again = run();
     expect(again.store.listPlans({})).toHaveLength(1);
