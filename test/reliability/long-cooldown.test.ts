@@ -7,15 +7,9 @@
 // apart under a 6 h cooldown. Real cycle, SQLite store and sandbox; only time is fake.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Rule } from '../../src/domain.js';
-import { DAY, HOUR, openRig, SOL, type Rig } from './trust-rig.js';
+import { cooldownRule, DAY, HOUR, openRig, SOL, type Rig } from './trust-rig.js';
 
-const EVERY_THREE_DAYS: Rule = {
-  name: 'compound',
-  id: 'compound',
-  when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
-  do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
-  limits: { oncePerEpoch: true, cooldownMs: 3 * DAY, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },
-};
+const EVERY_THREE_DAYS = cooldownRule({ cooldownMs: 3 * DAY });
 
 let rig: Rig | undefined;
 afterEach(async () => {

@@ -7,16 +7,9 @@
 // alerts.clock_skew, while those two agree, is set back to them (never forward). Real cycle, SQLite
 // store and sandbox; only time is fake.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Rule } from '../../src/domain.js';
-import { DAY, HOUR, MIN, openRig, SOL, type Rig } from './trust-rig.js';
+import { cooldownRule, DAY, HOUR, MIN, openRig, SOL, type Rig } from './trust-rig.js';
 
-const EVERY_SIX_HOURS: Rule = {
-  name: 'compound',
-  id: 'compound',
-  when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
-  do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
-  limits: { oncePerEpoch: false, cooldownMs: 6 * HOUR, maxPlansPerDay: undefined, maxLamportsPerDay: undefined },
-};
+const EVERY_SIX_HOURS = cooldownRule({ oncePerEpoch: false, cooldownMs: 6 * HOUR });
 
 let rig: Rig | undefined;
 afterEach(async () => {

@@ -22,17 +22,7 @@ import type { FailpointName } from '../../src/executor/failpoints.js';
 import { runWalletCycle } from '../../src/executor/wallet-cycle.js';
 import { apiConfig } from '../api/helpers.js';
 import { CANARY_API_KEY, parseEvents, tempDir } from '../e2e/helpers.js';
-import { DAY, HOUR, Lines, MIN, SOL, Timeline } from './trust-rig.js';
-
-function cooldownRule(limits: Partial<Rule['limits']>): Rule {
-  return {
-    name: 'compound',
-    id: 'compound',
-    when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
-    do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
-    limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined, ...limits },
-  };
-}
+import { cooldownRule, DAY, HOUR, Lines, MIN, SOL, Timeline } from './trust-rig.js';
 
 interface Harness {
   time: Timeline;

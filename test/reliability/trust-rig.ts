@@ -28,6 +28,17 @@ export const MIN = 60_000;
 export const HOUR = 60 * MIN;
 export const DAY = 24 * HOUR;
 
+/** The rule the time tests judge: claim when 0.5 SOL is pending, deposit half of it; limits as given (once per epoch by default). */
+export function cooldownRule(limits: Partial<Rule['limits']>): Rule {
+  return {
+    name: 'compound',
+    id: 'compound',
+    when: [{ field: 'pending_sol', op: 'gte', value: SOL / 2n }],
+    do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }],
+    limits: { oncePerEpoch: true, cooldownMs: undefined, maxPlansPerDay: undefined, maxLamportsPerDay: undefined, ...limits },
+  };
+}
+
 /** True time plus an offset each for our wall clock and the server's; monotonic follows true time. */
 export class Timeline {
   private t = Date.UTC(2025, 5, 2, 6, 0, 0);
