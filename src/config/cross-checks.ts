@@ -192,6 +192,14 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
       return;
     }
     const what = a.kind === 'all' ? '"all"' : `${a.ppm / 10_000}%`;
+    if (s.kind === 'withdraw' || s.kind === 'burn') {
+      // A claim receives SOL; a withdraw takes vault shares, a burn the token's units (SPEC §1:
+      // the amount is what the wallet gives up). A share of the claim would sign lamports as shares.
+      const units = s.kind === 'withdraw' ? `${s.symbol} vault shares` : `${s.symbol} tokens`;
+      const noun = s.kind === 'withdraw' ? 'shares' : 'tokens';
+      issues.error(amountPath, `a ${s.kind} takes ${units}, not SOL: ${what} of the SOL claimed is no amount of ${noun}; write the number of ${noun}, e.g. amount: 1.5`);
+      return;
+    }
     if (claimAt === undefined) {
       issues.error(amountPath, `${what} is a share of what this plan claimed, but no claim comes before this step`);
       return;

@@ -12,7 +12,7 @@ import type { ApiError } from '../errors.js';
 import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
-import { checkActionLimit, claimDayLamports, planDayLamports, resolveStepAmount, stepAmounts } from '../rules/amounts.js';
+import { checkActionLimit, claimDayLamports, movesSol, planDayLamports, resolveStepAmount, stepAmounts, unitsOf } from '../rules/amounts.js';
 import { historyLookbackMs } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
@@ -255,6 +255,10 @@ export class PlanExecutor {
     if (step.symbol === null || step.amountSpec === null) return await this.skip(plan, `${step.kind} step has no symbol or amount`);
 
     let amount = step.amountLamports;
+    if (amount === null && step.amountSpec.kind !== 'fixed' && !movesSol(step.kind)) {
+      // Recorded before the config refused it: a share of the SOL claimed is no count of shares or tokens.
+      return await this.skip(plan, `${step.kind} is a share of the claim, but a ${step.kind} takes ${unitsOf({ kind: step.kind, symbol: step.symbol })}, not SOL`);
+    }
     if (amount === null && step.amountSpec.kind !== 'fixed' && plan.claimedLamports === null) {
       // The claim was settled by hand (`actions resolve --applied`): what it received is unknown,
       // so a share of it cannot be computed. Guessing would move money nobody decided on.

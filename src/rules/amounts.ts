@@ -25,6 +25,20 @@ export function resolveStepAmount(spec: AmountSpec, claimedLamports: Lamports | 
   return (claimedLamports * BigInt(spec.ppm)) / PPM;
 }
 
+/**
+ * Whether an operation's amount is SOL. A deposit or mint pays SOL from the wallet (SPEC §6:
+ * "decimal SOL"); a withdraw gives up vault shares and a burn the token's own units (the SOL
+ * comes back as `received`), with the same 9-decimal wire form but not the same unit.
+ */
+export function movesSol(kind: string): boolean {
+  return kind === 'deposit' || kind === 'mint';
+}
+
+/** "SOL2X vault shares", "SOL5X tokens": what a withdraw's or burn's amount counts. */
+export function unitsOf(step: { kind: string; symbol: string }): string {
+  return step.kind === 'withdraw' ? `${step.symbol} vault shares` : step.kind === 'burn' ? `${step.symbol} tokens` : 'SOL';
+}
+
 interface ActionLimitCheck {
   ok: boolean;
   detail: string;
@@ -50,6 +64,8 @@ export function planStepProblem(steps: readonly StepSpec[]): string | undefined 
       // A second claim would find pending already emptied by the first.
       if (claimed) return 'the rule claims more than once';
       claimed = true;
+    } else if (step.amount.kind !== 'fixed' && !movesSol(step.kind)) {
+      return `${describeStep(step)}: a ${step.kind} takes ${unitsOf(step)}, not SOL, so it cannot be a share of the SOL claimed`;
     } else if (step.amount.kind !== 'fixed' && !claimed) {
       return `${describeStep(step)} takes its amount from a claim, but no claim comes before it`;
     }

@@ -126,6 +126,22 @@ const CASES: Case[] = [
     ],
   },
   {
+    // A claim receives SOL; a withdraw takes vault shares and a burn the token's units: a share of
+    // the claim would sign a count of lamports as a count of shares (helper 34).
+    name: 'a withdraw sized as a percent of the claim',
+    yaml: edit(BASE, 'deposit: { symbol: SOL2X, amount: "50%" }', 'withdraw: { symbol: SOL2X, amount: "50%" }'),
+    errors: [
+      'config.yaml:13:36 rules[0].do[1].withdraw.amount: a withdraw takes SOL2X vault shares, not SOL: 50% of the SOL claimed is no amount of shares; write the number of shares, e.g. amount: 1.5',
+    ],
+  },
+  {
+    name: 'a burn sized as "all" of the claim',
+    yaml: edit(BASE, 'deposit: { symbol: SOL2X, amount: "50%" }', 'burn: { symbol: SOL5X, amount: all }'),
+    errors: [
+      'config.yaml:13:32 rules[0].do[1].burn.amount: a burn takes SOL5X tokens, not SOL: "all" of the SOL claimed is no amount of tokens; write the number of tokens, e.g. amount: 1.5',
+    ],
+  },
+  {
     name: 'an amount finer than a lamport',
     yaml: edit(BASE, '{ gte: 0.5 }', '{ gte: 0.1234567891 }'),
     errors: ['config.yaml:10:22 rules[0].when.pending_sol.gte: 0.1234567891 is finer than one lamport (SOL has at most 9 decimals)'],

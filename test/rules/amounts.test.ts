@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_LAMPORTS } from '../../src/amount.js';
 import type { AmountSpec } from '../../src/domain.js';
 import { AutoclaimError } from '../../src/errors.js';
-import { checkActionLimit, resolveStepAmount } from '../../src/rules/amounts.js';
+import { checkActionLimit, planStepProblem, resolveStepAmount } from '../../src/rules/amounts.js';
 import { formatDuration, formatPpm } from '../../src/rules/format.js';
 import { all, fixed, pct, SOL } from './builders.js';
 
@@ -33,6 +33,18 @@ describe('resolveStepAmount', () => {
   ])('throws: $name', ({ spec, claimed, code }) => {
     expect(() => resolveStepAmount(spec, claimed)).toThrow(AutoclaimError);
     expect(() => resolveStepAmount(spec, claimed)).toThrow(expect.objectContaining({ code }));
+  });
+});
+
+describe('planStepProblem: a withdraw or burn is never a share of the claim', () => {
+  // The claim receives SOL; a withdraw takes shares, a burn tokens (helper 34): decide refuses
+  // such a rule even if a config slipped past the loader's check.
+  it.each(['withdraw', 'burn'] as const)('%s of 50% or all of the claim', (kind) => {
+    for (const amount of [pct(50), all]) {
+      expect(planStepProblem([{ kind: 'claim' }, { kind, symbol: 'SOL2X', amount }])).toMatch(/not SOL, so it cannot be a share of the SOL claimed/);
+    }
+    expect(planStepProblem([{ kind: 'claim' }, { kind, symbol: 'SOL2X', amount: fixed('1') }])).toBeUndefined();
+    expect(planStepProblem([{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: pct(50) }])).toBeUndefined();
   });
 });
 
