@@ -9,6 +9,7 @@ import { TEMPLATE_VARIABLES, runTogether, templateVariables } from '../api/endpo
 import type { AppConfig, Condition, Rule, SignedOp } from '../domain.js';
 import { formatPath } from '../json.js';
 import { settleAfterMs, windowMarginMs } from '../api/ts-window.js';
+import { movesSol, unitsOf } from '../rules/amounts.js';
 import { formatDuration } from '../rules/format.js';
 import { nextCronTimes } from './cron.js';
 import type { IssueList, Path } from './positions.js';
@@ -177,10 +178,13 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
     if (isBroken(ctx, amountPath)) return;
     const a = s.amount;
     if (a.kind === 'fixed') {
-      fixedSum += a.lamports;
+      // The per-action cap bounds a withdraw's shares and a burn's tokens as a number too (nothing
+      // else bounds one); the day caps count SOL only (rules/amounts.ts movesSol).
       if (capKnown && a.lamports > maxAction) {
-        issues.error(amountPath, `${formatSol(a.lamports)} SOL is above ${cap}; this step would always be refused`);
+        issues.error(amountPath, `${formatSol(a.lamports)} ${unitsOf(s)} is above ${cap}; this step would always be refused`);
       }
+      if (!movesSol(s.kind)) return;
+      fixedSum += a.lamports;
       const perDay = rule.limits.maxLamportsPerDay;
       if (perDay !== undefined && !isBroken(ctx, [...base, 'limits', 'max_sol_per_day']) && perDay < a.lamports) {
         stepAboveDay = true;
@@ -192,12 +196,11 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
       return;
     }
     const what = a.kind === 'all' ? '"all"' : `${a.ppm / 10_000}%`;
-    if (s.kind === 'withdraw' || s.kind === 'burn') {
+    if (!movesSol(s.kind)) {
       // A claim receives SOL; a withdraw takes vault shares, a burn the token's units (SPEC §1:
       // the amount is what the wallet gives up). A share of the claim would sign lamports as shares.
-      const units = s.kind === 'withdraw' ? `${s.symbol} vault shares` : `${s.symbol} tokens`;
       const noun = s.kind === 'withdraw' ? 'shares' : 'tokens';
-      issues.error(amountPath, `a ${s.kind} takes ${units}, not SOL: ${what} of the SOL claimed is no amount of ${noun}; write the number of ${noun}, e.g. amount: 1.5`);
+      issues.error(amountPath, `a ${s.kind} takes ${unitsOf(s)}, not SOL: ${what} of the SOL claimed is no amount of ${noun}; write the number of ${noun}, e.g. amount: 1.5`);
       return;
     }
     if (claimAt === undefined) {

@@ -87,7 +87,7 @@ const Limits = z
     once_per_epoch: z.boolean().default(true).describe('at most one plan per wallet and epoch'),
     cooldown: Duration.optional().describe('least time between two plans of this rule for a wallet'),
     max_plans_per_day: posInt().optional().describe('plans of this rule per wallet in any 24 hours'),
-    max_sol_per_day: SolAmount.optional().describe('SOL claimed by this rule per wallet in any 24 hours, plus the fixed amounts its plans move'),
+    max_sol_per_day: SolAmount.optional().describe("SOL claimed by this rule per wallet in any 24 hours, plus the SOL its fixed deposits and mints move (a withdraw's shares and a burn's tokens are not SOL)"),
   })
   .prefault({});
 

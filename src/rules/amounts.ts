@@ -76,7 +76,7 @@ export function planStepProblem(steps: readonly StepSpec[]): string | undefined 
 /** What a plan expects to claim: pending when it claims, else the sum of its fixed amounts (what its row keeps as the estimate). */
 export function estimatePlanLamports(steps: readonly StepSpec[], pendingLamports: Lamports): Lamports {
   if (steps.some((s) => s.kind === 'claim')) return pendingLamports;
-  return fixedLamports(steps.map((s) => amountOf(s).amount));
+  return fixedLamports(steps.map(amountOf));
 }
 
 /**
@@ -87,7 +87,7 @@ export function estimatePlanLamports(steps: readonly StepSpec[], pendingLamports
  * The store counts recorded plans the same way (codecs.ts historyFromRaw).
  */
 export function planDayLamports(steps: readonly { kind: string; amount: AmountSpec | null }[], claimLamports: Lamports): Lamports {
-  const fixed = fixedLamports(steps.map((s) => s.amount));
+  const fixed = fixedLamports(steps);
   return steps.some((s) => s.kind === 'claim') ? claimLamports + fixed : fixed;
 }
 
@@ -112,9 +112,14 @@ export function stepAmounts(plan: { steps: readonly { kind: string; amountSpec: 
   return plan.steps.map((s) => ({ kind: s.kind, amount: s.amountSpec }));
 }
 
-function fixedLamports(amounts: readonly (AmountSpec | null)[]): Lamports {
+/**
+ * The SOL the fixed steps pay. A withdraw's shares and a burn's tokens are not SOL (movesSol):
+ * added to a SOL count they held other rules' claims back for a day (20 cheap tokens burned
+ * counted 20 SOL). They are bounded by their rule's own limits and per action (recheck.ts).
+ */
+function fixedLamports(steps: readonly { kind: string; amount: AmountSpec | null }[]): Lamports {
   let sum = 0n;
-  for (const a of amounts) if (a?.kind === 'fixed') sum += a.lamports;
+  for (const s of steps) if (s.amount?.kind === 'fixed' && movesSol(s.kind)) sum += s.amount.lamports;
   return sum;
 }
 

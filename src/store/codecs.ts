@@ -180,14 +180,15 @@ const MOVED = "(a.outcome IS NULL OR a.outcome IN ('acknowledged', 'unknown'))";
 
 /**
  * What a history row adds from its plan's steps (`plan` is the plans table's alias), in the SQL
- * both adapters speak: its fixed amounts (as text, comma-separated: summed here, exactly, where a
+ * both adapters speak: its fixed SOL amounts — a deposit's or mint's; a withdraw's shares and a
+ * burn's tokens are not SOL (rules/amounts.ts movesSol) — (as text, comma-separated: summed here, exactly, where a
  * SQL sum would overflow 64 bits or lose digits), whether it claims, and
  * whether a step of it was applied or may have been. The amounts are the step rows' own, so a plan
  * counts for what it was recorded to move, whatever the config says now.
  */
 export function historyStepColumns(plan: string): string {
   return `(SELECT string_agg(CAST(s.amount_lamports AS TEXT), ',') FROM steps s
-            WHERE s.plan_id = ${plan}.id AND s.kind <> 'claim' AND s.amount_spec LIKE '%"kind":"fixed"%') AS fixed_lamports,
+            WHERE s.plan_id = ${plan}.id AND s.kind IN ('deposit', 'mint') AND s.amount_spec LIKE '%"kind":"fixed"%') AS fixed_lamports,
           CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.kind = 'claim') THEN 1 ELSE 0 END AS claims,
           CASE WHEN EXISTS (
             SELECT 1 FROM steps s WHERE s.plan_id = ${plan}.id AND s.state IN ('acknowledged', 'sending', 'unknown')

@@ -142,6 +142,14 @@ const CASES: Case[] = [
     ],
   },
   {
+    // The per-action cap bounds a withdraw's shares as a number; the message names the unit.
+    name: 'a withdraw above the safety cap',
+    yaml: edit(BASE, 'deposit: { symbol: SOL2X, amount: "50%" }', 'withdraw: { symbol: SOL2X, amount: 150 }'),
+    errors: [
+      'config.yaml:13:36 rules[0].do[1].withdraw.amount: 150 SOL2X vault shares is above safety.max_sol_per_action (100 SOL); this step would always be refused',
+    ],
+  },
+  {
     name: 'an amount finer than a lamport',
     yaml: edit(BASE, '{ gte: 0.5 }', '{ gte: 0.1234567891 }'),
     errors: ['config.yaml:10:22 rules[0].when.pending_sol.gte: 0.1234567891 is finer than one lamport (SOL has at most 9 decimals)'],

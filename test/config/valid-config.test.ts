@@ -281,6 +281,13 @@ describe('warnings: loads, but probably not what was meant', () => {
       warnings: ['config.yaml:15:15 rules[0].limits.max_sol_per_day: 1 SOL a day leaves nothing to claim besides the 1 SOL its fixed steps move: the rule can never fire'],
     },
     {
+      // Shares and tokens are not SOL: a withdraw and a burn neither fill max_sol_per_day nor
+      // exceed it (helper 34); warnings are none, where SOL steps of 2 and 2 would warn twice.
+      name: 'a withdraw and a burn under a small daily SOL cap',
+      yaml: edit(BASE, '      - deposit: { symbol: SOL2X, amount: "50%" }', '      - withdraw: { symbol: SOL2X, amount: 2 }\n      - burn: { symbol: SOL5X, amount: 2 }\n    limits: { max_sol_per_day: 1 }'),
+      warnings: [],
+    },
+    {
       name: 'a threshold above the safety cap',
       yaml: edit(BASE, '{ gte: 0.5 }', '{ gte: 500 }'),
       warnings: [

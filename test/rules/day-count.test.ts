@@ -11,6 +11,9 @@ import { firstLimitBreach } from '../../src/rules/limits.js';
 import { recheckBeforeSigning } from '../../src/rules/recheck.js';
 import { all, claim, DAY, deposit, EPOCH, fixed, HOUR, input, mint, NO_LIMITS, NOW, pct, planned, rule, SOL, summary } from './builders.js';
 
+const withdraw = (shares: string): StepSpec => ({ kind: 'withdraw', symbol: 'SOL2X', amount: fixed(shares) });
+const burn = (tokens: string): StepSpec => ({ kind: 'burn', symbol: 'SOL5X', amount: fixed(tokens) });
+
 describe('planDayLamports', () => {
   const cases: Array<[string, StepSpec[], string, string]> = [
     ['a claim alone: what it claims', [claim], '0.5', '0.5'],
@@ -19,6 +22,9 @@ describe('planDayLamports', () => {
     ['a fixed amount after a claim counts besides it', [claim, deposit(fixed('1'))], '0.5', '1.5'],
     ['every fixed amount counts', [claim, deposit(pct(50)), mint(fixed('0.25')), deposit(fixed('0.25'))], '0.5', '1'],
     ['no claim: the fixed amounts only', [deposit(fixed('1')), mint(fixed('2'))], '0.5', '3'],
+    // Shares and tokens are not SOL (helper 34): a withdraw or burn adds nothing to a SOL count.
+    ['a withdraw and a burn are not SOL', [claim, withdraw('3'), burn('4'), deposit(fixed('1'))], '0.5', '1.5'],
+    ['withdraw and burn only: nothing in SOL', [withdraw('3'), burn('4')], '0.5', '0'],
   ];
   it.each(cases)('%s', (_what, steps, claimed, counted) => {
     expect(planDayLamports(steps.map(amountOf), SOL(claimed))).toBe(SOL(counted));
@@ -44,6 +50,25 @@ describe('decide counts a claiming plan with its fixed amounts', () => {
     const b = rule('b', { do: [deposit(fixed('0.5'))] });
     const out = decide(input([a, b], { summary: summary({ pendingLamports: SOL('0.1') }), safety: { maxLamportsPerAction: SOL('100'), maxLamportsPerWalletPerDay: SOL('1.5') } }));
     expect(out.decisions.map((d) => d.reason)).toEqual(['fired', 'max_sol_per_wallet_per_day']);
+  });
+});
+
+describe('shares and tokens are not counted as SOL (helper 34)', () => {
+  // A burn of 20 cheap tokens counted 20 SOL against the wallet's 10 SOL a day, and the compound
+  // rule's claim of 0.5 SOL was held for a day: less moved than the rules say.
+  const unwind = rule('unwind', { do: [burn('20')], limits: { ...NO_LIMITS, oncePerEpoch: true } });
+  const compound = rule('compound', { do: [claim, deposit(pct(50))] });
+  const safety = { maxLamportsPerAction: SOL('100'), maxLamportsPerWalletPerDay: SOL('10') };
+
+  it('a burn fired in the same decide leaves the wallet cap to the claim, and its plan expects no SOL', () => {
+    const out = decide(input([unwind, compound], { summary: summary({ pendingLamports: SOL('0.5') }), safety }));
+    expect(out.decisions.map((d) => d.reason)).toEqual(['fired', 'fired']);
+    expect(out.plans[0]?.estimateLamports).toBe(0n);
+  });
+
+  it('a withdraw rule under max_sol_per_day is bounded by its rule limits, not by a SOL count', () => {
+    const out = decide(input([rule('w', { do: [withdraw('30')], limits: { ...NO_LIMITS, maxLamportsPerDay: SOL('25') } })]));
+    expect(out.decisions[0]).toMatchObject({ fired: true });
   });
 });
 

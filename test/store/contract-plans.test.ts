@@ -175,12 +175,20 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
     const noClaim = (await store.insertPlan(draft({ seq: 1, steps: steps.slice(1, 2), estimateLamports: 7n }), opts(T0 - HOUR)))!;
     const failedLate = (await store.insertPlan(draft({ seq: 2, steps: [steps[1]!, steps[3]!], estimateLamports: 18n }), opts(T0 - HOUR)))!;
     const failedFirst = (await store.insertPlan(draft({ seq: 3 }), opts(T0 - HOUR)))!;
+    // A withdraw's shares and a burn's tokens are not SOL: the claim's plan counts its claim alone.
+    const unwinding: StepSpec[] = [
+      { kind: 'claim' },
+      { kind: 'withdraw', symbol: 'SOL2X', amount: { kind: 'fixed', lamports: 13n } },
+      { kind: 'burn', symbol: 'SOL5X', amount: { kind: 'fixed', lamports: 17n } },
+    ];
+    const unwind = (await store.insertPlan(draft({ seq: 4, steps: unwinding, estimateLamports: 100n }), opts(T0 - HOUR)))!;
     const at = (await store.planHistory(ADDR, 0)).map((e) => [e.id, e.lamports, e.status, e.spent]);
     expect(at).toEqual([
       [mixed.id, 118n, 'open', false],
       [noClaim.id, 7n, 'open', false],
       [failedLate.id, 18n, 'open', false],
       [failedFirst.id, 1_500_000_000n, 'open', false],
+      [unwind.id, 100n, 'open', false],
     ]);
     // The claim took 133, more than the 100 expected: it and the fixed 7 and 11 count; the 50% is
     // the claim's. (Said less than expected, the expected would count: the larger of the two.)
@@ -199,6 +207,7 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
       [noClaim.id, 7n, 'open', false],
       [failedLate.id, 18n, 'failed', true],
       [failedFirst.id, 1_500_000_000n, 'failed', false],
+      [unwind.id, 100n, 'open', false],
     ]);
   });
 
