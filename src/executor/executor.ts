@@ -255,10 +255,8 @@ export class PlanExecutor {
     if (step.symbol === null || step.amountSpec === null) return await this.skip(plan, `${step.kind} step has no symbol or amount`);
 
     let amount = step.amountLamports;
-    if (amount === null && step.amountSpec.kind !== 'fixed' && !movesSol(step.kind)) {
-      // Recorded before the config refused it: a share of the SOL claimed is no count of shares or tokens.
-      return await this.skip(plan, `${step.kind} is a share of the claim, but a ${step.kind} takes ${unitsOf({ kind: step.kind, symbol: step.symbol })}, not SOL`);
-    }
+    // Recorded before the config refused it: a share of the SOL claimed is no count of shares or tokens.
+    if (amount === null && step.amountSpec.kind !== 'fixed' && !movesSol(step.kind)) return await this.skip(plan, `${step.kind} is a share of the claim, but a ${step.kind} takes ${unitsOf({ kind: step.kind, symbol: step.symbol })}, not SOL`);
     if (amount === null && step.amountSpec.kind !== 'fixed' && plan.claimedLamports === null) {
       // The claim was settled by hand (`actions resolve --applied`): what it received is unknown,
       // so a share of it cannot be computed. Guessing would move money nobody decided on.
