@@ -9,6 +9,7 @@
 // work on before the first event.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { lamportsToDisplayNumber, type Lamports } from '../amount.js';
+import { movesSol } from '../rules/amounts.js';
 import type { LossReason } from '../cluster/leases.js';
 import { registerClusterMetrics, type ClusterCounts } from './cluster-metrics.js';
 import { registerAlertMetrics } from './alert-metrics.js';
@@ -72,8 +73,10 @@ export interface Metrics {
   step(kind: SignedOp, outcome: StepOutcome): void;
   /** A wallet's signer answered (SPEC §7): signed, refused or unanswered (with its code). */
   signature(backend: string, outcome: 'signed' | 'refused' | 'unanswered', code: string): void;
-  /** SOL moved by an acknowledged action (claimed, deposited, minted, withdrawn, burnt). */
+  /** SOL moved by an acknowledged claim, deposit or mint. */
   actionSol(kind: SignedOp, lamports: Lamports): void;
+  /** Vault shares an acknowledged withdraw gave up, or tokens a burn did (10^-9 units): not SOL. */
+  actionUnits(kind: SignedOp, symbol: string, units: Lamports): void;
   /** An answer that claimed more than could be true (e.g. claimed_sol above the pending seen). */
   anomaly(kind: SignedOp): void;
   unknownStepsOpen(count: number): void;
@@ -240,18 +243,11 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     registers,
   });
   const signatures = new Counter({ name: `${PREFIX}signatures_total`, help: "Answers of the wallets' signers, by backend, outcome (signed | refused | unanswered) and code (empty when signed).", labelNames: ['backend', 'outcome', 'code'] as const, registers });
-  const actionSol = new Counter({
-    name: `${PREFIX}action_sol_total`,
-    help: 'SOL in acknowledged actions, by action (claim | deposit | mint | withdraw | burn); display only.',
-    labelNames: ['action'] as const,
-    registers,
-  });
-  const anomalies = new Counter({
-    name: `${PREFIX}anomalies_total`,
-    help: 'API answers that claimed more than could be true (a claim above the pending seen before it), by kind; the step was bounded.',
-    labelNames: ['kind'] as const,
-    registers,
-  });
+  const actionSol = new Counter({ name: `${PREFIX}action_sol_total`, help: 'SOL in acknowledged actions, by action (claim | deposit | mint); display only.', labelNames: ['action'] as const, registers });
+  // A withdraw gives up a vault's shares and a burn a token's units: added to the SOL counter they
+  // read as SOL on every dashboard that sums it. By symbol: one unit per series.
+  const actionUnits = new Counter({ name: `${PREFIX}action_units_total`, help: "Units given up by acknowledged withdraws (the vault's shares) and burns (the token's units), by action and symbol; not SOL; display only.", labelNames: ['action', 'symbol'] as const, registers });
+  const anomalies = new Counter({ name: `${PREFIX}anomalies_total`, help: 'API answers that claimed more than could be true (a claim above the pending seen before it), by kind; the step was bounded.', labelNames: ['kind'] as const, registers });
   const unknownOpen = new Gauge({
     name: `${PREFIX}unknown_steps_open`,
     help: 'Steps in state unknown awaiting reconciliation or an operator (autoclaim actions resolve).',
@@ -310,7 +306,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   for (const outcome of ['ok', 'failed'] as const) polls.inc({ outcome }, 0);
   for (const kind of SIGNED_OPS) {
     anomalies.inc({ kind }, 0);
-    actionSol.inc({ action: kind }, 0);
+    if (kind === 'claim' || movesSol(kind)) actionSol.inc({ action: kind }, 0);
     for (const outcome of STEP_OUTCOMES) steps.inc({ kind, outcome }, 0);
   }
   unknownOpen.set(0);
@@ -370,6 +366,9 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     },
     actionSol(kind, lamports) {
       if (lamports > 0n) actionSol.inc({ action: kind }, lamportsToDisplayNumber(lamports));
+    },
+    actionUnits(kind, symbol, units) {
+      if (units > 0n) actionUnits.inc({ action: kind, symbol }, lamportsToDisplayNumber(units));
     },
     anomaly(kind) {
       anomalies.inc({ kind });

@@ -36,17 +36,19 @@ describe('instrument', () => {
     expect(outcomes).toEqual({ done: 1, rejected: 0, failed: 1, dry: 1 });
   });
 
-  it('adds the SOL of acknowledged steps by action; an anomaly is counted, its amount is not', async () => {
+  it('adds the SOL of acknowledged steps by action, and shares and tokens apart; an anomaly is counted, its amount is not', async () => {
     const { events, scrape } = setup();
     const step = { wallet: 'treasury', plan: 1, step: 1 };
     events.emit('step:outcome', { ...step, kind: 'claim', state: 'acknowledged', amountLamports: 2_000_000_000n });
     events.emit('step:outcome', { ...step, kind: 'claim', state: 'anomaly', amountLamports: 9_000_000_000n });
-    events.emit('step:outcome', { ...step, kind: 'withdraw', state: 'acknowledged', amountLamports: 500_000_000n });
+    events.emit('step:outcome', { ...step, kind: 'withdraw', state: 'acknowledged', symbol: 'SOL2X', amountLamports: 500_000_000n });
     events.emit('step:outcome', { ...step, kind: 'deposit', state: 'rejected' });
     events.emit('step:outcome', { ...step, kind: 'deposit', state: 'sending' });
     const s = await scrape();
     expect(sampleValue(s, 'autoclaim_action_sol_total', { action: 'claim' })).toBe(2);
-    expect(sampleValue(s, 'autoclaim_action_sol_total', { action: 'withdraw' })).toBe(0.5);
+    // A withdraw gives up vault shares, not SOL (helper 34): counted by symbol, apart from SOL.
+    expect(sampleValue(s, 'autoclaim_action_sol_total', { action: 'withdraw' })).toBeUndefined();
+    expect(sampleValue(s, 'autoclaim_action_units_total', { action: 'withdraw', symbol: 'SOL2X' })).toBe(0.5);
     expect(sampleValue(s, 'autoclaim_anomalies_total', { kind: 'claim' })).toBe(1);
     expect(sampleValue(s, 'autoclaim_steps_total', { kind: 'claim', outcome: 'acknowledged' })).toBe(1);
     expect(sampleValue(s, 'autoclaim_steps_total', { kind: 'deposit', outcome: 'rejected' })).toBe(1);

@@ -51,7 +51,7 @@ describe('createMetrics', () => {
       ['done', 'rejected', 'failed', 'dry'].map((o) => `autoclaim_plan_outcomes_total{rule="compound",outcome="${o}"} 0`),
     );
     expect(samples(text, 'autoclaim_action_sol_total')).toEqual(
-      ['claim', 'deposit', 'mint', 'withdraw', 'burn'].map((a) => `autoclaim_action_sol_total{action="${a}"} 0`),
+      ['claim', 'deposit', 'mint'].map((a) => `autoclaim_action_sol_total{action="${a}"} 0`),
     );
     expect(samples(text, 'autoclaim_anomalies_total')).toHaveLength(5);
     expect(samples(text, 'autoclaim_steps_total')).toContain('autoclaim_steps_total{kind="deposit",outcome="unknown"} 0');
