@@ -116,7 +116,7 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .description('one action you decide (claim, deposit, mint, withdraw, burn) through the journal and safety caps, exactly once per --id')
     .option('--wallet <name>', 'the configured wallet to act for')
     .option('--symbol <symbol>', 'vault or token symbol (not for claim)')
-    .option('--amount <sol>', 'amount in SOL, e.g. 1.5 (not for claim)')
+    .option('--amount <n>', 'amount in SOL (a withdraw: vault shares; a burn: tokens), e.g. 1.5 (not for claim)')
     .option('--id <id>', 'your id for this action: the same id never sends twice')
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--dry-run', 'say what would be sent; record and send nothing')

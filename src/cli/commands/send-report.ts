@@ -3,7 +3,9 @@
 // this state sends it, once. Saying only "deposit is planned" led an operator to retry under a new
 // --id, and both were sent. So a queued plan is reported as queued, with who will send it and the
 // one command that stops it.
-import { formatSol } from '../../amount.js';
+import { formatSol, type Lamports } from '../../amount.js';
+import type { SignedOp } from '../../domain.js';
+import { movesSol, unitsOf } from '../../rules/amounts.js';
 import type { PlanWithSteps, Store } from '../../store/index.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
@@ -29,8 +31,17 @@ export function actionText(plan: PlanWithSteps): string {
   const step = plan.steps[0];
   if (step === undefined) return 'nothing';
   if (step.kind === 'claim') return 'claim';
-  const amount = step.amountLamports === null ? '?' : formatSol(step.amountLamports);
-  return `${step.kind} ${amount} SOL of ${step.symbol ?? '?'}`;
+  return `${step.kind} ${amountText(step.kind, step.symbol ?? '?', step.amountLamports ?? undefined)}`;
+}
+
+/**
+ * An amount in its unit: "3 SOL of SOL2X" for a deposit or mint; a withdraw's is the vault's
+ * shares, "3 SOL2X vault shares", and a burn's the token's units, "3 SOL5X tokens" — an operator
+ * asked "withdraw 3 SOL of SOL2X?" confirms a SOL value and signs a count of shares.
+ */
+export function amountText(kind: SignedOp, symbol: string, amount: Lamports | undefined): string {
+  const n = amount === undefined ? '?' : formatSol(amount);
+  return movesSol(kind) ? `${n} SOL of ${symbol}` : `${n} ${unitsOf({ kind, symbol })}`;
 }
 
 /** The outcome of a recorded one-off plan, as lines and an exit code (0 only when applied). */

@@ -13,13 +13,14 @@ import { openRuntime, type Runtime } from '../../runtime.js';
 import type { PlanWithSteps } from '../../store/index.js';
 import { failpointsFromEnv } from '../../executor/failpoints.js';
 import { killSwitchPause } from '../../executor/kill-switch.js';
+import { estimatePlanLamports, movesSol } from '../../rules/amounts.js';
 import { controlPaths, readPause } from '../../service/control.js';
 import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
 import { openNotices, type CommandNotices } from './notices.js';
 import { cancelSend } from './send-cancel.js';
-import { actionText, heldReason, reportPlan } from './send-report.js';
+import { actionText, amountText, heldReason, reportPlan } from './send-report.js';
 
 export interface SendOptions {
   wallet?: string;
@@ -60,7 +61,7 @@ function parseSendArgs(op: string | undefined, opts: SendOptions): Request {
     return { op: kind, id: opts.id, symbol: undefined, lamports: undefined };
   }
   if (opts.symbol === undefined || !SYMBOL_PATTERN.test(opts.symbol)) throw new UsageError(`${op} needs --symbol, e.g. --symbol SOL2X`);
-  if (opts.amount === undefined) throw new UsageError(`${op} needs --amount in SOL, e.g. --amount 1.5`);
+  if (opts.amount === undefined) throw new UsageError(`${op} needs --amount in ${kind === 'withdraw' ? 'vault shares' : kind === 'burn' ? 'tokens' : 'SOL'}, e.g. --amount 1.5`);
   let lamports: Lamports;
   try {
     lamports = parseSol(opts.amount);
@@ -72,7 +73,7 @@ function parseSendArgs(op: string | undefined, opts: SendOptions): Request {
 }
 
 function describe(r: Request, wallet: WalletConfig): string {
-  const what = r.op === 'claim' ? 'claim what is pending' : `${r.op} ${formatSol(r.lamports ?? 0n)} SOL of ${r.symbol ?? '?'}`;
+  const what = r.op === 'claim' ? 'claim what is pending' : `${r.op} ${amountText(r.op, r.symbol ?? '?', r.lamports ?? 0n)}`;
   return `${what} for wallet ${wallet.name} (${wallet.address}), id ${r.id}`;
 }
 
@@ -107,7 +108,8 @@ function differences(plan: PlanWithSteps, r: Request, wallet: WalletConfig): str
   if (symbol !== r.symbol) out.push(`--symbol (${symbol ?? 'none'} recorded, ${r.symbol ?? 'none'} now)`);
   const amount = step?.amountLamports ?? undefined;
   if (amount !== r.lamports) {
-    const text = (l: Lamports | undefined) => (l === undefined ? 'none' : `${formatSol(l)} SOL`);
+    const unit = step === undefined || movesSol(step.kind) ? 'SOL' : step.kind === 'withdraw' ? 'shares' : 'tokens';
+    const text = (l: Lamports | undefined) => (l === undefined ? 'none' : `${formatSol(l)} ${unit}`);
     out.push(`--amount (${text(amount)} recorded, ${text(r.lamports)} now)`);
   }
   return out;
@@ -176,7 +178,9 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
       epoch: summary.epoch,
       seq: 0,
       steps: [stepOf(request)],
-      estimateLamports: request.lamports ?? summary.pendingLamports,
+      // What it expects to move in SOL: a withdraw's shares and a burn's tokens are not SOL, and
+      // counted as SOL against the wallet's daily cap they held the rules' claims back.
+      estimateLamports: estimatePlanLamports([stepOf(request)], summary.pendingLamports),
       manualId: request.id,
     };
     const plan = await runtime.store.insertPlan(draft, { dry: false, now: io.clock.now(), reason: `autoclaim send: ${text}` });
