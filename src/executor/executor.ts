@@ -292,7 +292,7 @@ export class PlanExecutor {
     if (plan.manualId !== null) {
       // A one-off `send`: an operator decided it, so no rule's conditions or limits apply; the
       // safety cap still does, as do the holds checked before this.
-      const cap = checkActionLimit(amounts.stepLamports, this.deps.config().safety);
+      const cap = checkActionLimit(amounts.stepLamports, this.deps.config().safety, step.symbol === null ? 'SOL' : unitsOf({ kind: step.kind, symbol: step.symbol }));
       return cap.ok ? undefined : await this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
     }
     // Plans are keyed by the rule's id (its name unless set): a renamed rule keeps its plans, once
@@ -313,7 +313,7 @@ export class PlanExecutor {
       plan,
       firstStep,
       stepKind: step.kind,
-      stepLamports: amounts.stepLamports,
+      stepLamports: amounts.stepLamports, stepSymbol: step.symbol ?? undefined,
       planLamports: amounts.planLamports,
       summary: amounts.fresh,
       history: await store.planHistory(plan.address, now - historyLookbackMs([rule]), plan.epoch),

@@ -44,12 +44,16 @@ interface ActionLimitCheck {
   detail: string;
 }
 
-/** safety.max_sol_per_action: a step moving strictly more than the limit is refused. */
-export function checkActionLimit(lamports: Lamports, safety: SafetyConfig): ActionLimitCheck {
+/**
+ * safety.max_sol_per_action: a step moving strictly more than the limit is refused. It bounds a
+ * withdraw's shares and a burn's tokens too, as a number (nothing else bounds a one-off `send`);
+ * `unit` says which, so a detail never calls shares SOL.
+ */
+export function checkActionLimit(lamports: Lamports, safety: SafetyConfig, unit = 'SOL'): ActionLimitCheck {
   const limit = safety.maxLamportsPerAction;
   return lamports > limit
-    ? { ok: false, detail: `${sol(lamports)} SOL exceeds max_sol_per_action ${sol(limit)}` }
-    : { ok: true, detail: `${sol(lamports)} SOL is within max_sol_per_action ${sol(limit)}` };
+    ? { ok: false, detail: `${sol(lamports)} ${unit} exceeds max_sol_per_action ${sol(limit)}` }
+    : { ok: true, detail: `${sol(lamports)} ${unit} is within max_sol_per_action ${sol(limit)}` };
 }
 
 /**
@@ -136,7 +140,7 @@ export function firstOverActionLimit(
   for (const step of steps) {
     const lamports = step.kind === 'claim' ? pendingLamports : resolveStepAmount(step.amount, claimed);
     if (step.kind === 'claim') claimed = pendingLamports;
-    const check = checkActionLimit(lamports, safety);
+    const check = checkActionLimit(lamports, safety, step.kind === 'claim' ? 'SOL' : unitsOf(step));
     if (!check.ok) return `${describeStep(step)}: ${check.detail}`;
   }
   return undefined;

@@ -59,8 +59,10 @@ function describeAmount(spec: AmountSpec): string {
 
 /**
  * One step in words, the same in decision details, plan logs and `autoclaim check`: "claim",
- * "deposit 50% of the claim into SOL2X", "mint JLP2X with 1.5 SOL", "withdraw 1 SOL from SOL2X",
- * "burn JLP2X for 2 SOL".
+ * "deposit 50% of the claim into SOL2X", "mint JLP2X with 1.5 SOL", "withdraw 1 SOL2X vault
+ * shares", "burn 2 JLP2X tokens": a withdraw's amount is the vault's shares and a burn's the
+ * token's units, not SOL (rules/amounts.ts movesSol), and reading "withdraw 1 SOL" an operator
+ * would expect a SOL value out, whatever a share is worth.
  */
 export function describeStep(step: StepSpec): string {
   if (step.kind === 'claim') return 'claim';
@@ -71,8 +73,8 @@ export function describeStep(step: StepSpec): string {
     case 'mint':
       return `mint ${step.symbol} with ${amount}`;
     case 'withdraw':
-      return `withdraw ${amount} from ${step.symbol}`;
+      return step.amount.kind === 'fixed' ? `withdraw ${sol(step.amount.lamports)} ${step.symbol} vault shares` : `withdraw ${amount} from ${step.symbol}`;
     case 'burn':
-      return `burn ${step.symbol} for ${amount}`;
+      return step.amount.kind === 'fixed' ? `burn ${sol(step.amount.lamports)} ${step.symbol} tokens` : `burn ${step.symbol} for ${amount}`;
   }
 }

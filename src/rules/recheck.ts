@@ -5,7 +5,7 @@
 // passes the fresh summary, the history and the clock reading in.
 import type { Lamports } from '../amount.js';
 import type { PlanHistoryEntry, Rule, SafetyConfig, SignedOp, WalletSummary } from '../domain.js';
-import { checkActionLimit } from './amounts.js';
+import { checkActionLimit, unitsOf } from './amounts.js';
 import { evaluateConditions } from './conditions.js';
 import { countsForLimits, firstLimitBreach, walletDayBreach, type LimitReason } from './limits.js';
 
@@ -22,6 +22,8 @@ export interface RecheckInput {
   stepKind: SignedOp;
   /** What the step moves: a claim, the pending just read; a deposit or mint, its resolved amount. */
   stepLamports: Lamports;
+  /** The step's symbol, to name a withdraw's or burn's unit (shares, tokens: not SOL). */
+  stepSymbol?: string | undefined;
   /** What the whole plan counts for against max_sol_per_day: what it claimed, or will claim, and its fixed amounts (amounts.ts planDayLamports). */
   planLamports: Lamports;
   /** Read right before this check. */
@@ -60,7 +62,8 @@ export function recheckBeforeSigning(input: RecheckInput): RecheckResult {
   if (breach !== undefined) return { ok: false, reason: breach.reason, detail: breach.detail, refuse: false };
   const wallet = walletDayBreach({ maxLamports: input.safety.maxLamportsPerWalletPerDay, plans: counting, now: input.now, estimateLamports: input.planLamports });
   if (wallet !== undefined) return { ok: false, reason: wallet.reason, detail: wallet.detail, refuse: false };
-  const cap = checkActionLimit(input.stepLamports, input.safety);
+  const unit = input.stepKind === 'claim' ? 'SOL' : unitsOf({ kind: input.stepKind, symbol: input.stepSymbol ?? '?' });
+  const cap = checkActionLimit(input.stepLamports, input.safety, unit);
   if (!cap.ok) return { ok: false, reason: 'max_sol_per_action', detail: cap.detail, refuse: true };
   return { ok: true };
 }

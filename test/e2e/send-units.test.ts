@@ -44,6 +44,13 @@ describe('autoclaim send withdraw and burn: shares and tokens, not SOL', () => {
     expect(sandbox.ledger()).toEqual([]);
   });
 
+  it('a burn above safety.max_sol_per_action is refused, in its unit', async () => {
+    const r = await send(['burn', '--wallet', 'treasury', '--symbol', 'SOL5X', '--amount', '6', '--id', 'too-many', '--yes']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/burn 6 SOL5X tokens for wallet treasury is rejected \(burn refused before signing: 6 SOL5X tokens exceeds max_sol_per_action 5\)/);
+    expect(sandbox.ledger()).toEqual([]);
+  });
+
   it("a burn of 4 tokens leaves the wallet's 3 SOL a day to the rule's 2 SOL claim", async () => {
     const burn = await send(['burn', '--wallet', 'treasury', '--symbol', 'SOL5X', '--amount', '4', '--id', 'unwind-1', '--yes']);
     expect(burn.code).toBe(0);

@@ -3,7 +3,7 @@ import { MAX_LAMPORTS } from '../../src/amount.js';
 import type { AmountSpec } from '../../src/domain.js';
 import { AutoclaimError } from '../../src/errors.js';
 import { checkActionLimit, planStepProblem, resolveStepAmount } from '../../src/rules/amounts.js';
-import { formatDuration, formatPpm } from '../../src/rules/format.js';
+import { describeStep, formatDuration, formatPpm } from '../../src/rules/format.js';
 import { all, fixed, pct, SOL } from './builders.js';
 
 describe('resolveStepAmount', () => {
@@ -59,6 +59,18 @@ describe('checkActionLimit', () => {
   });
   it('says what it refused in SOL', () => {
     expect(checkActionLimit(SOL('100.000000001'), safety).detail).toBe('100.000000001 SOL exceeds max_sol_per_action 100');
+    expect(checkActionLimit(SOL('101'), safety, 'SOL5X tokens').detail).toBe('101 SOL5X tokens exceeds max_sol_per_action 100');
+  });
+});
+
+describe('describeStep says each amount in its unit (helper 34)', () => {
+  it.each([
+    ['deposit 1.5 SOL into SOL2X', { kind: 'deposit', symbol: 'SOL2X', amount: fixed('1.5') }],
+    ['mint JLP2X with 1.5 SOL', { kind: 'mint', symbol: 'JLP2X', amount: fixed('1.5') }],
+    ['withdraw 1 SOL2X vault shares', { kind: 'withdraw', symbol: 'SOL2X', amount: fixed('1') }],
+    ['burn 2 JLP2X tokens', { kind: 'burn', symbol: 'JLP2X', amount: fixed('2') }],
+  ] as const)('%s', (text, step) => {
+    expect(describeStep(step)).toBe(text);
   });
 });
 
