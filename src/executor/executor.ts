@@ -12,7 +12,7 @@ import type { ApiError } from '../errors.js';
 import type { Lamports, PlanStatus, WalletSummary } from '../domain.js';
 import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
-import { checkActionLimit, claimDayLamports, movesSol, planDayLamports, resolveStepAmount, stepAmounts, unitsOf } from '../rules/amounts.js';
+import { amountFields, checkActionLimit, claimDayLamports, movesSol, planDayLamports, resolveStepAmount, stepAmounts, unitsOf } from '../rules/amounts.js';
 import { historyLookbackMs } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
@@ -328,7 +328,7 @@ export class PlanExecutor {
   /** A safety cap refused the step before signing: recorded as rejected, the rest of the plan skipped. */
   private async refuse(plan: PlanWithSteps, step: StepRow, log: Logger, reason: string, detail: string, lamports: Lamports): Promise<StepResult> {
     log.error(
-      { event: 'action.refused', reason, amount_sol: formatSol(lamports), max_sol: formatSol(this.deps.config().safety.maxLamportsPerAction) },
+      { event: 'action.refused', reason, ...amountFields(step.kind, step.symbol, lamports), max_sol: formatSol(this.deps.config().safety.maxLamportsPerAction) },
       `${step.kind} refused before signing: ${detail}`,
     );
     await this.deps.store.markRefused(step.id, `${step.kind} refused before signing: ${detail}`, this.deps.clock.now());

@@ -4,6 +4,7 @@
 import { ApiError, AutoclaimError } from '../errors.js';
 import type { Lamports } from '../domain.js';
 import { formatSol } from '../amount.js';
+import { amountFields } from '../rules/amounts.js';
 import { DEFAULT_ENDPOINTS } from '../api/endpoints.js';
 import { maxSendAgeMs } from '../api/ts-window.js';
 import type { Logger } from '../log/logger.js';
@@ -50,7 +51,7 @@ export class OutcomeRecorder {
       const reason = this.holdBack(plan, prepared);
       if (reason === undefined && !announced) {
         announced = true;
-        log.info({ event: 'action.sent', amount_sol: formatSol(amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
+        log.info({ event: 'action.sent', ...amountFields(step.kind, step.symbol, amount), attempt: step.attempts + 1, url: prepared.url }, `${step.kind} sent`);
       }
       return reason;
     };
@@ -85,7 +86,7 @@ export class OutcomeRecorder {
     // A claim's amount_sol is what it counts as, min(claimed, seen); the server's own figure is
     // beside it (server_claimed_sol, absent when the answer had none), so a reader sees both.
     const said = step.kind === 'claim' && result.body.claimedLamports != null ? { server_claimed_sol: formatSol(result.body.claimedLamports), seen_sol: formatSol(amount) } : {};
-    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, amount_sol: formatSol(claimed ?? amount), ...said, request_id }, `${step.kind} acknowledged`);
+    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, ...amountFields(step.kind, step.symbol, claimed ?? amount), ...said, request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
   }
 

@@ -39,6 +39,16 @@ export function unitsOf(step: { kind: string; symbol: string }): string {
   return step.kind === 'withdraw' ? `${step.symbol} vault shares` : step.kind === 'burn' ? `${step.symbol} tokens` : 'SOL';
 }
 
+/**
+ * A step's amount as log and notice fields. SOL is `amount_sol`; a withdraw's shares and a burn's
+ * tokens are `amount_units` with their `unit` ("SOL5X tokens"), never `amount_sol`: whatever sums
+ * or shows `amount_sol` (a log query, a channel's "Amount (SOL)") would read them as SOL.
+ */
+export function amountFields(kind: string, symbol: string | null | undefined, lamports: Lamports): { amount_sol: string } | { amount_units: string; unit: string } {
+  if (kind === 'claim' || movesSol(kind)) return { amount_sol: sol(lamports) };
+  return { amount_units: sol(lamports), unit: unitsOf({ kind, symbol: symbol ?? '?' }) };
+}
+
 interface ActionLimitCheck {
   ok: boolean;
   detail: string;

@@ -5,7 +5,7 @@
 // running another config (`config_differs`), is logged at error level when the episode opens and
 // at info when it closes, never on every tick. The tracker and the evaluation are pure; the
 // daemon feeds them what it knows and logs (and notifies) the transitions.
-import { formatSol } from '../amount.js';
+import { amountFields } from '../rules/amounts.js';
 import type { LogFields, Logger } from '../log/logger.js';
 import type { WebhookNotifier } from './webhook.js';
 import type { AlertKind } from './alert-kinds.js';
@@ -115,7 +115,7 @@ interface AlertTransition {
   step?: number;
   plan?: number;
   /** An unknown step's op, symbol and amount, for the notice's facts. */
-  facts?: { op: string; symbol?: string | undefined; amount_sol?: string | undefined };
+  facts?: { op: string; symbol?: string | undefined; amount_sol?: string | undefined; amount_units?: string | undefined; unit?: string | undefined };
   /** For humans: what is wrong, or that it is over. */
   text: string;
 }
@@ -266,7 +266,7 @@ export function reportAlerts(transitions: AlertTransition[], out: { logger: Logg
 
 /** What a notice about an unknown step names of it (the channels' Op, Symbol and Amount fields). */
 function stepFacts(s: AlertInputs['unknownSteps'][number]): AlertTransition['facts'] {
-  return { op: s.kind, symbol: s.symbol, amount_sol: s.amountLamports === undefined ? undefined : formatSol(s.amountLamports) };
+  return { op: s.kind, symbol: s.symbol, ...(s.amountLamports === undefined ? {} : amountFields(s.kind, s.symbol, s.amountLamports)) };
 }
 
 function splitKey(key: string): [string, string | undefined] {

@@ -9,7 +9,8 @@
 // shared notifier of outbox.ts (kept in the state database until delivered, failures first,
 // redacted), with its own channel formatter.
 import { createHash } from 'node:crypto';
-import { formatSol } from '../amount.js';
+import { formatSol, type Lamports } from '../amount.js';
+import { amountFields } from '../rules/amounts.js';
 import { resolveWebhookSecret } from '../config/secrets.js';
 import { resolveWebhookUrl, webhookUrlProblem } from '../config/webhook-url.js';
 import { ConfigError } from '../errors.js';
@@ -256,10 +257,16 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
     plan: e.plan,
     step: e.step,
     amountLamports: e.amountLamports?.toString(),
-    amount_sol: e.amountLamports === undefined ? undefined : formatSol(e.amountLamports),
+    ...(e.amountLamports === undefined ? {} : amountFields(e.kind, e.symbol, e.amountLamports)),
     ...facts,
   };
-  const what = `${e.kind}${e.amountLamports === undefined || e.state === 'anomaly' ? '' : ` of ${formatSol(e.amountLamports)} SOL`}${facts.symbol === undefined ? '' : ` (${facts.symbol})`}`;
+  // An amount in its unit: "2 SOL (SOL2X)"; a withdraw's "4 SOL2X vault shares", a burn's tokens.
+  const sym = facts.symbol === undefined ? '' : ` (${facts.symbol})`;
+  const inUnit = (l: Lamports): string => {
+    const f = amountFields(e.kind, facts.symbol, l);
+    return 'amount_sol' in f ? `${f.amount_sol} SOL${sym}` : `${f.amount_units} ${f.unit}`;
+  };
+  const what = `${e.kind}${e.amountLamports === undefined || e.state === 'anomaly' ? sym : ` of ${inUnit(e.amountLamports)}`}`;
   const where = `wallet ${e.wallet}: ${what} step ${e.step} (plan ${e.plan})`;
   // The server's own words, when the failure's event carries them: what was refused and why.
   const said = [facts.code, facts.server_message === undefined ? undefined : `"${facts.server_message}"`].filter((v) => v !== undefined).join(' ');
@@ -267,12 +274,11 @@ function stepEvent(e: StepEvent): { category: WebhookCategory; event: WebhookEve
   const why = said === '' ? (meta === '' ? '' : ` (${meta})`) : `: ${said}${meta === '' ? '' : ` (${meta})`}`;
   switch (e.state) {
     case 'acknowledged': {
-      const amount = e.amountLamports === undefined ? '' : ` ${formatSol(e.amountLamports)} SOL`;
-      const symbol = facts.symbol === undefined ? '' : ` (${facts.symbol})`;
+      const amount = e.amountLamports === undefined ? sym : ` ${inUnit(e.amountLamports)}`;
       const tx = facts.tx === undefined ? '' : `, tx ${facts.tx}`;
       return {
         category: 'acknowledged',
-        event: { key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount}${symbol} acknowledged (plan ${e.plan}${tx})`, details },
+        event: { key: `acknowledged:step:${e.step}`, event: 'action.acknowledged', text: `wallet ${e.wallet}: ${e.kind}${amount} acknowledged (plan ${e.plan}${tx})`, details },
       };
     }
     case 'rejected':

@@ -31,6 +31,11 @@ describe('withdraw and burn steps', () => {
       ['withdraw', 'SOL2X', SOL / 4n],
       ['burn', 'SOL5X', SOL / 10n],
     ]);
+    // Shares and tokens are logged in their unit, never as amount_sol (helper 34).
+    expect(one.events.filter((e) => e.event === 'action.acknowledged').map((e) => [e.amount_units, e.unit, e.amount_sol])).toEqual([
+      ['0.25', 'SOL2X vault shares', undefined],
+      ['0.1', 'SOL5X tokens', undefined],
+    ]);
     const two = await runOnce(w);
     expect(two.events.filter((e) => e.event === 'action.sent')).toEqual([]);
     expect(w.sandbox.ledger()).toHaveLength(2);

@@ -170,6 +170,16 @@ describe('reportAlerts', () => {
     reportAlerts(evaluateAlerts(createAlertTracker(), inputs), { logger: captureLog().logger, webhook });
     expect(sent[0]?.details).toMatchObject({ alert: 'unknown_step', wallet: 'treasury', op: 'deposit', symbol: 'SOL2X', amount_sol: '1.5', step: 7, plan: 3 });
   });
+
+  it("an unknown burn's notice gives its tokens as amount_units with their unit, never as amount_sol (helper 34)", () => {
+    const sent: WebhookEvent[] = [];
+    const webhook: WebhookNotifier = { notify: (e) => void sent.push(e), close: () => Promise.resolve() };
+    const step = { id: 8, plan: 4, wallet: 'treasury', kind: 'burn', since: 0, symbol: 'SOL5X', amountLamports: 4_000_000_000n };
+    const inputs: AlertInputs = { now: 20 * MIN, intervalMs: MIN, staleAfterIntervals: 3, unknownStepAfterMs: 15 * MIN, wallets: [], unknownSteps: [step] };
+    reportAlerts(evaluateAlerts(createAlertTracker(), inputs), { logger: captureLog().logger, webhook });
+    expect(sent[0]?.details).toMatchObject({ op: 'burn', symbol: 'SOL5X', amount_units: '4', unit: 'SOL5X tokens' });
+    expect(sent[0]?.details).not.toHaveProperty('amount_sol');
+  });
 });
 
 describe('evaluateAlerts: claims held in doubt and the cluster conditions (issue 25)', () => {

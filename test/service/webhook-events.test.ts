@@ -116,6 +116,16 @@ describe('the failure webhook', () => {
     expect(events[1]?.details).toMatchObject({ op: 'deposit', amount_sol: '2', symbol: 'SOL2X', tx: 'tx-22' });
     expect(events[2]?.text).toBe('wallet W2: deposit 0.000000001 SOL (SOL2X) acknowledged (plan 9, tx tx-21)');
     expect(events[2]?.details).toMatchObject({ symbol: 'SOL2X', tx: 'tx-21' });
+    // A burn gives up tokens, not SOL (helper 34): its amount is never amount_sol, nor "SOL" in words.
+    hook.onStep({ ...base, kind: 'burn', state: 'unknown', step: 23, amountLamports: 4_000_000_000n, symbol: 'SOL5X' });
+    hook.onStep({ ...base, kind: 'withdraw', state: 'acknowledged', step: 24, amountLamports: 1_500_000_000n, symbol: 'SOL2X' });
+    await r.settle(5);
+    const units = r.posts.flatMap((p) => p.body.events).slice(3);
+    expect(units.map((e) => e.key)).toEqual(['unknown:step:23', 'acknowledged:step:24']);
+    expect(units[0]?.text).toMatch(/^wallet W2: burn of 4 SOL5X tokens step 23 \(plan 9\): outcome unknown/);
+    expect(units[0]?.details).toMatchObject({ op: 'burn', amount_units: '4', unit: 'SOL5X tokens' });
+    expect(units[0]?.details).not.toHaveProperty('amount_sol');
+    expect(units[1]?.text).toBe('wallet W2: withdraw 1.5 SOL2X vault shares acknowledged (plan 9)');
     // No secret configured: unsigned.
     expect(r.posts[0]?.headers['x-autoclaim-signature']).toBeUndefined();
   });

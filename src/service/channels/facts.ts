@@ -27,6 +27,9 @@ const FIELD_ORDER: ReadonlyArray<[string, string]> = [
   ['wallet', 'Wallet'],
   ['op', 'Op'],
   ['amount_sol', 'Amount (SOL)'],
+  // A withdraw's shares, a burn's tokens (format.ts amountFields): never under the SOL label.
+  ['amount_units', 'Amount'],
+  ['unit', 'Unit'],
   ['symbol', 'Symbol'],
   ['tx', 'Tx'],
   ['code', 'Error code'],
