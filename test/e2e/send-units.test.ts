@@ -61,5 +61,9 @@ describe('autoclaim send withdraw and burn: shares and tokens, not SOL', () => {
       ['burn', 4n * SOL],
       ['claim', 2n * SOL],
     ]);
+    // The actions table's SOL column names the unit of what is not SOL.
+    const table = await runCli(['actions', '--config', config], { cwd: dir });
+    expect(table.stdout).toMatch(/burn SOL5X\s+4 tokens\s+acknowledged/);
+    expect(table.stdout).toMatch(/claim\s+2\s+acknowledged/);
   });
 });

@@ -50,7 +50,8 @@ export async function actionsCommand(ctx: CommandContext, opts: { json?: boolean
         p.rule,
         p.epoch,
         `${s.kind}${s.symbol ? ' ' + s.symbol : ''}`,
-        s.amountLamports === null ? (s.kind === 'claim' && p.claimedLamports !== null ? formatSol(p.claimedLamports) : null) : formatSol(s.amountLamports),
+        // A withdraw's shares and a burn's tokens are not SOL: the column says so beside the number.
+        s.amountLamports === null ? (s.kind === 'claim' && p.claimedLamports !== null ? formatSol(p.claimedLamports) : null) : `${formatSol(s.amountLamports)}${s.kind === 'withdraw' ? ' shares' : s.kind === 'burn' ? ' tokens' : ''}`,
         s.state + (p.dry ? ' (dry)' : ''),
         s.error,
       ]),
