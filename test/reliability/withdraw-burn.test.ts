@@ -2,6 +2,9 @@
 // signed message of a deposit; they run under the same caps, holds and exactly-once rules. Driven
 // through the real executor against the sandbox, which verifies every signature and keeps a ledger.
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.js';
+import { Redactor } from '../../src/log/redact.js';
+import { openStore } from '../../src/store/index.js';
 import { openFaultWorld, runOnce, SOL, type FaultWorld } from './faults-harness.js';
 
 const RULES = `  - name: unwind
@@ -65,5 +68,26 @@ describe('withdraw and burn steps', () => {
     const two = await runOnce(w);
     expect(two.events.find((e) => e.event === 'rule.skipped')).toMatchObject({ reason: 'blocked_unknown_step' });
     expect(w.sandbox.ledger().map((e) => e.op)).toEqual(['withdraw']);
+  });
+
+  it('a withdraw recorded as a share of the claim (before the config refused it) is skipped, never sized from lamports', async () => {
+    // helper 34: 50% of the lamports claimed is no count of shares. A plan recorded by an earlier
+    // release resumes after the upgrade: its claim goes, its withdraw does not.
+    world = await openFaultWorld({ rules: `  - name: unwind\n    when: { pending_sol: { gte: 0.5 } }\n    do:\n      - claim\n      - withdraw: { symbol: SOL2X, amount: 0.25 }\n` });
+    const w = world;
+    w.sandbox.world.setWallet(w.wallet.address, { shares: { SOL2X: 10n * SOL } });
+    const store = openStore(w.config.state.path, { logger: createLogger({ redactor: new Redactor(), destination: { write: () => {} } }) });
+    const epoch = new Date().toISOString().slice(0, 10);
+    store.insertPlan(
+      { wallet: 'w', address: w.wallet.address, rule: 'unwind', epoch, seq: 0, steps: [{ kind: 'claim' }, { kind: 'withdraw', symbol: 'SOL2X', amount: { kind: 'percent', ppm: 500_000 } }], estimateLamports: SOL },
+      { dry: false, reason: 'recorded by an earlier release' },
+    );
+    store.close();
+    const r = await runOnce(w);
+    expect(r.plans[0]?.steps.map((s) => [s.kind, s.state])).toEqual([
+      ['claim', 'acknowledged'],
+      ['withdraw', 'skipped'],
+    ]);
+    expect(w.sandbox.ledger().map((e) => e.op)).toEqual(['claim']);
   });
 });
