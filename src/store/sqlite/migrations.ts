@@ -263,6 +263,17 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX outbox_due ON outbox (channel, next_at);
   `,
+  // 5: reads that stay as cheap in a year as on the first day (docs/reliability.md, "Months of
+  // running review"). A turn's history (codecs.ts historyPlanIds) takes the plans of its epoch and
+  // those updated in its window from an index each, instead of reading every plan the address
+  // ever had; latestRulePlans (every start and reload) skips along the rule index instead of
+  // reading the whole table. Indexes only: nothing stored changes.
+  `
+  CREATE INDEX plans_by_address_epoch ON plans (address, epoch);
+  CREATE INDEX plans_by_address_updated ON plans (address, updated_at);
+  CREATE INDEX plans_by_rule ON plans (rule, id);
+  CREATE INDEX plans_active ON plans (address) WHERE status IN ('open', 'blocked');
+  `,
 ];
 
 /** The user_version a fully migrated database has. */
