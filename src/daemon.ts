@@ -13,7 +13,7 @@ import { ClaimDoubtWatch, type DoubtEpisode } from './executor/claim-doubt.js';
 import type { Failpoint } from './executor/failpoints.js';
 import type { WalletSigner } from './executor/ports.js';
 import { swapSigners } from './keys/backends/index.js';
-import { EpochHoldNotice, pollOkLevel, runWalletCycle, tallyTurn, type CycleDeps, type OnceReport, type WalletCycleResult } from './executor/wallet-cycle.js';
+import { HoldNotice, pollOkLevel, runWalletCycle, tallyTurn, type CycleDeps, type OnceReport, type WalletCycleResult } from './executor/wallet-cycle.js';
 import { epochsExempt } from './executor/epoch-check.js';
 import { settleRuleIds } from './executor/rule-ids-settle.js';
 import { ConfigError } from './errors.js';
@@ -100,7 +100,7 @@ export class Daemon {
       decisionClock: this.decisionClock,
       clockSkew: this.clockSkew,
       claimDoubt: this.claimDoubt,
-      epochHolds: new EpochHoldNotice(),
+      holds: new HoldNotice(),
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
       epochsExempt: () => epochsExempt(runtime.sandbox === undefined ? this.config : { ...this.config, api: { baseUrl: 'sandbox' } }, opts.env),

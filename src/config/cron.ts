@@ -1,7 +1,8 @@
 // Cron schedules, as node-cron reads them: why an expression is refused (in the config's words),
 // steps node-cron accepts that do not mean what they say, the time zone, and the next fire times.
-// The fire times come from node-cron itself (the matcher behind its own getNextRuns), so `check`,
-// the daemon and the scheduler can never disagree on when a poll is due.
+// The fire times come from node-cron itself (the matcher behind its own getNextRuns), with the
+// hour it skips when the clocks go back put back (nextMatch), and the scheduler arms its ticks from
+// them, so `check`, the daemon and the scheduler can never disagree on when a poll is due.
 import { createTask, validateDetailed } from 'node-cron';
 
 interface CronOptions {
@@ -37,13 +38,58 @@ export function cronProblem(expr: string): string | undefined {
 /** What a node-cron task keeps to find its fire times; not in its typings (see nextCronTimes). */
 interface TimeMatcher {
   getNextMatch(after: Date): Date;
+  match(at: Date): boolean;
+}
+
+/** Minutes east of UTC of `zone` (the process's own when undefined) at `at`. */
+function offsetMinutes(zone: string | undefined, at: number): number {
+  if (zone === undefined) return -new Date(at).getTimezoneOffset();
+  const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const m = /GMT([+-])(\d{2}):?(\d{2})?/.exec(name);
+  return m === null ? 0 : (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0));
+}
+
+/**
+ * node-cron's next fire time after `after`, with the fire times it skips when the clocks go back.
+ * It walks local times and maps an ambiguous one to its later occurrence, so the first pass through
+ * the repeated hour never fires, and from inside it the second pass is skipped up to the local time
+ * reached: every minute ("*\/1 * * * *") in Europe/Berlin had no fire time from 2026-10-25 00:00
+ * to 01:00 UTC, every wallet unpolled for an hour, every year. Where the offset falls between `after` and
+ * node-cron's answer, the instants of both passes (the offset's difference either side of the
+ * change, found by bisection) are tried one by one with node-cron's own `match`, which reads each
+ * instant's real local time: every minute (every second with six fields) of at most two hours,
+ * at most twice a year.
+ */
+function nextMatch(matcher: TimeMatcher, after: Date, zone: string | undefined, stepMs: number): Date {
+  const next = matcher.getNextMatch(after);
+  const from = after.getTime();
+  const to = next.getTime();
+  const before = offsetMinutes(zone, from);
+  const drop = before - offsetMinutes(zone, to);
+  if (drop <= 0) return next;
+  // The change: the first instant (to a second) with the later offset.
+  let lo = from;
+  let hi = to;
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (offsetMinutes(zone, mid) === before) lo = mid;
+    else hi = mid;
+  }
+  const span = drop * 60_000;
+  const start = Math.max(from + 1, hi - span);
+  const end = Math.min(to, hi + span);
+  for (let t = Math.ceil(start / stepMs) * stepMs; t < end; t += stepMs) {
+    if (matcher.match(new Date(t))) return new Date(t);
+  }
+  return next;
 }
 
 /**
  * The next `n` times strictly after `from` at which `expr` fires, as node-cron computes them.
  * Fewer when node-cron finds no fire time within its horizon (e.g. "L-30" of February). Throws
  * on an invalid expression. Local times skipped by a DST change are skipped; a time that occurs
- * twice is given once, at the occurrence node-cron's scheduler fires (the later one in Europe).
+ * twice (the clocks going back) is given at both occurrences: each instant whose local time matches
+ * is a fire time (nextMatch).
  *
  * node-cron's public `getNextRuns(n)` counts from the real clock, and every time here is counted
  * from a given instant (a fixed one for `check`, the injected clock for the daemon), so this asks
@@ -57,14 +103,17 @@ export function nextCronTimes(expr: string, from: Date, n: number, opts: CronOpt
   const task = createTask(expr, () => undefined, timezone === undefined ? {} : { timezone });
   try {
     const matcher = (task as unknown as { timeMatcher?: Partial<TimeMatcher> }).timeMatcher;
-    if (typeof matcher?.getNextMatch !== 'function') {
+    if (typeof matcher?.getNextMatch !== 'function' || typeof matcher.match !== 'function') {
       throw new Error('node-cron tasks no longer carry a timeMatcher with getNextMatch: see src/config/cron.ts');
     }
+    const typed = matcher as TimeMatcher;
+    // Six fields: the first is seconds, and a fire time may fall on any second.
+    const stepMs = expr.trim().split(/\s+/).length >= 6 ? 1000 : 60_000;
     const out: Date[] = [];
     let after = from;
     while (out.length < n) {
       try {
-        after = matcher.getNextMatch(after);
+        after = nextMatch(typed, after, timezone, stepMs);
       } catch (err) {
         // node-cron's way of saying the schedule never fires within its horizon.
         if (err instanceof Error && /Could not find next matching date/.test(err.message)) break;

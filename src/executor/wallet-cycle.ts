@@ -19,8 +19,8 @@ import type { DecisionClock } from './decision-clock.js';
 import type { ApiPort } from './ports.js';
 import type { PollView, Store } from '../store/port.js';
 import type { ClaimDoubtWatch } from './claim-doubt.js';
-import type { EpochHoldNotice } from './epoch-hold.js';
-export { EpochHoldNotice } from './epoch-hold.js';
+import type { HoldNotice } from './hold-notice.js';
+export { HoldNotice } from './hold-notice.js';
 import { recoverInFlight } from './recovery.js';
 import { EpochError, judgeEpoch } from './epoch-check.js';
 
@@ -49,8 +49,11 @@ export interface CycleDeps {
   clockSkew?: ClockSkewWatch;
   /** Since when each wallet's claims are held as "claim in doubt" (warn and alert past a bound); kept across cycles. */
   claimDoubt?: ClaimDoubtWatch;
-  /** Which once_per_epoch holds were said at info (the first of each epoch); kept across cycles; all debug when absent. */
-  epochHolds?: EpochHoldNotice;
+  /**
+   * Which holds were said at info (hold-notice.ts: news once, then debug while they repeat); kept
+   * across cycles. When absent, once_per_epoch holds are debug and every other hold info.
+   */
+  holds?: HoldNotice;
   logger: Logger;
   failpoint: Failpoint;
   dry: boolean;
@@ -224,8 +227,8 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   const doubtOverdue = doubtSince !== undefined && clock.now() - doubtSince > (config.alerts?.unknownStepAfterMs ?? DEFAULT_DOUBT_AFTER_MS);
   for (const d of decisions) {
     // Built only when it is written: a skipped rule is a debug line on every poll of every wallet.
-    const firstHold = deps.epochHolds?.observe(wallet.address, summary.epoch, d) ?? false;
-    const level = d.reason === 'claim_in_doubt' && doubtOverdue ? 'warn' : firstHold ? 'info' : decisionLevel(d);
+    const news = deps.holds?.observe(wallet.address, summary.epoch, d);
+    const level = d.reason === 'claim_in_doubt' && doubtOverdue ? 'warn' : decisionLevel(d, news);
     if (enabled(level)) logDecision(log(), level, summary, d);
   }
   for (const { run, plans } of decided) {
@@ -306,11 +309,14 @@ function checkClockSkew(deps: CycleDeps): void {
 
 /**
  * A rule whose condition does not hold is the normal case on every poll: debug, so a fleet of
- * wallets does not drown the log. A firing rule, and limits that held one back, are news; so is
- * the first once_per_epoch hold of an epoch this process sees (epoch-hold.ts).
+ * wallets does not drown the log. A firing rule is news; a limit that held one back is news the
+ * first time it is seen, then debug while it repeats (`news`, hold-notice.ts). Without a notice
+ * (`undefined`), a once_per_epoch hold is debug and every other hold info.
  */
-function decisionLevel(d: Decision): 'info' | 'debug' {
-  return !d.fired && (d.reason === 'condition' || d.reason === 'once_per_epoch') ? 'debug' : 'info';
+function decisionLevel(d: Decision, news: boolean | undefined): 'info' | 'debug' {
+  if (d.fired) return 'info';
+  if (news !== undefined) return news ? 'info' : 'debug';
+  return d.reason === 'condition' || d.reason === 'once_per_epoch' ? 'debug' : 'info';
 }
 
 function logDecision(log: Logger, level: 'warn' | 'info' | 'debug', summary: WalletSummary, d: Decision): void {

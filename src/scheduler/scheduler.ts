@@ -1,9 +1,9 @@
-// When each wallet is polled. node-cron says when a poll interval starts; within the interval the
+// When each wallet is polled. The cron schedule says when a poll interval starts (its fire times as
+// config/cron.ts computes them, on a timer of our own); within the interval the
 // wallets are spread evenly (plus jitter), so a thousand wallets do not all hit the API at the top of
 // the minute. A wallet whose previous turn is still running is skipped, never run twice at once.
 // The API's rate budget is shared through the client's limiter; `concurrency` bounds sockets and memory.
 // When the fleet outgrows the budget, a planner (planner.ts, priority.ts) picks each tick's wallets.
-import cron from 'node-cron';
 import type { Clock, WalletConfig } from '../domain.js';
 import type { EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
@@ -12,6 +12,9 @@ import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
 /** Polls due within the same tenth of a second start together (see tick). */
 const TIMER_GRID_MS = 100;
+
+/** The longest the schedule's timer sleeps before looking at the clock again (see arm). */
+const MAX_SLEEP_MS = 60_000;
 
 interface SchedulerOptions {
   cron: string;
@@ -126,7 +129,9 @@ export class PollInterval {
 }
 
 export class PollScheduler {
-  private task: ReturnType<typeof cron.createTask> | undefined;
+  /** The next fire time of the schedule (Unix ms) while started. */
+  private nextAt: number | undefined;
+  private sleep: NodeJS.Timeout | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   readonly turns: Turns;
   private readonly random: () => number;
@@ -140,19 +145,41 @@ export class PollScheduler {
 
   start(): void {
     this.stopped = false;
-    this.task = cron.createTask(this.opts.cron, () => this.tick(), { name: 'autoclaim-poll', timezone: this.opts.timezone });
-    void this.task.start();
+    this.nextAt = this.firstAfter(this.opts.clock.now());
+    this.arm();
   }
 
   nextRun(): Date | undefined {
-    return this.task?.getNextRun() ?? undefined;
+    return this.nextAt === undefined ? undefined : new Date(this.nextAt);
+  }
+
+  /** The schedule's first fire time after `now`; undefined when it never fires again. */
+  private firstAfter(now: number): number | undefined {
+    return nextCronTimes(this.opts.cron, new Date(now), 1, { timezone: this.opts.timezone })[0]?.getTime();
+  }
+
+  /**
+   * Sleeps until the next fire time, then ticks. Not node-cron's runner: it skips the hour the
+   * clocks go back in a zone with daylight saving (config/cron.ts nextMatch), an hour with no poll
+   * every year. The sleep is at most a minute, and each wake asks the schedule again from the
+   * clock: a clock set back meets its earlier fire times, and a fire time months away is not left
+   * to one timer (setTimeout's limit is 24.8 days).
+   */
+  private arm(): void {
+    if (this.stopped || this.nextAt === undefined) return;
+    const now = this.opts.clock.now();
+    const due = this.nextAt;
+    this.nextAt = this.firstAfter(now);
+    if (now >= due) this.tick();
+    if (this.nextAt === undefined || this.stopped) return;
+    this.sleep = setTimeout(() => this.arm(), Math.max(0, Math.min(this.nextAt - now, MAX_SLEEP_MS)));
   }
 
   /** Starts one interval's worth of polls now; also used for the first poll at start-up. */
   tick(): void {
     if (this.stopped) return;
     const now = this.opts.clock.now();
-    const next = this.task?.getNextRun()?.getTime();
+    const next = this.nextAt;
     const interval = next !== undefined && next > now ? next - now : 60_000;
     const wallets = this.plan(interval);
     // Leave a fifth of the interval (and the jitter) free, so the last wallet finishes before the next tick.
@@ -237,10 +264,8 @@ export class PollScheduler {
   /** Stops taking new work and waits (up to timeoutMs) for turns in flight to finish or record. */
   async stop(timeoutMs: number): Promise<boolean> {
     this.stopped = true;
-    if (this.task !== undefined) {
-      await this.task.stop();
-      await this.task.destroy();
-    }
+    clearTimeout(this.sleep);
+    this.nextAt = undefined;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     const pending = [...this.turns.running.values()];

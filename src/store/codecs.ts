@@ -204,9 +204,44 @@ export function historyStepColumns(plan: string): string {
  * Asked only of plans updated since (a request going out updates its plan: step-machine.ts
  * planSending), so a turn does not look up the attempts of every plan the address ever had.
  */
-export function movedSince(plan: string, since: string): string {
+function movedSince(plan: string, since: string): string {
   return `(${plan}.updated_at >= ${since} AND EXISTS (SELECT 1 FROM steps s JOIN attempts a ON a.step_id = s.id
             WHERE s.plan_id = ${plan}.id AND a.started_at >= ${since} AND ${MOVED}))`;
+}
+
+/**
+ * Each rule id's newest plan (one-off sends left out), read at every start and reload. Asked as a
+ * GROUP BY over every plan, it read the whole table each time (a year of 10,000 wallets: 3.65
+ * million rows, seconds, while turns wait for it). Here a skip along the index plans_by_rule
+ * (rule, id): one step per rule that ever planned. A one-off send's plan is the only one with a
+ * manual_id, and its rule (`@send:<id>`) is no configured rule's (a rule id starts with a letter
+ * or digit), so a rule's newest plan is a one-off send's only for such a rule, which the last
+ * line leaves out. (Asked with manual_id IS NULL inside, SQLite searched the manual_id index for
+ * NULL instead: every plan again.)
+ */
+export const LATEST_RULE_PLANS_SQL = `
+  WITH RECURSIVE r (rule) AS (
+    SELECT MIN(rule) FROM plans
+    UNION ALL
+    SELECT (SELECT MIN(n.rule) FROM plans n WHERE n.rule > r.rule) FROM r WHERE r.rule IS NOT NULL
+  )
+  SELECT * FROM plans
+  WHERE id IN (SELECT (SELECT MAX(q.id) FROM plans q WHERE q.rule = r.rule) FROM r WHERE r.rule IS NOT NULL)
+    AND manual_id IS NULL
+  ORDER BY id`;
+
+/**
+ * The ids of an address's history (`address`, `since`, `epoch` are the statement's parameters):
+ * its plans recorded since `since`, or in `epoch`, or that moved money since (movedSince). One
+ * branch per reason, each a range of its own index (plans_by_address_time, plans_by_address_epoch,
+ * plans_by_address_updated), so a turn reads the few plans of its window however many the address
+ * ever had. Asked as one OR over the address's plans, it read all of them on every poll: a year
+ * of a daily rule made each poll ~10 times dearer (docs/reliability.md, "Months of running review").
+ */
+export function historyPlanIds(address: string, since: string, epoch: string): string {
+  return `SELECT id FROM plans WHERE address = ${address} AND created_at >= ${since}
+          UNION SELECT id FROM plans WHERE address = ${address} AND epoch = ${epoch}
+          UNION SELECT m.id FROM plans m WHERE m.address = ${address} AND ${movedSince('m', since)}`;
 }
 
 function sumLamports(list: string | null): Lamports {

@@ -11,7 +11,7 @@
 // are put in id order here, not by the statement: SQLite would build a temporary b-tree to sort
 // what is, on almost every turn, a single row without history.
 import type { PlanHistoryEntry } from '../domain.js';
-import { historyFromRaw, historyStepColumns, movedSince } from './codecs.js';
+import { historyFromRaw, historyPlanIds, historyStepColumns } from './codecs.js';
 import type { RawHistory } from './rows.js';
 
 /** What the turn reads (port.ts pollView). */
@@ -47,7 +47,7 @@ export const POLL_VIEW_SQL = `
             WHERE p.address = $1 AND p.dry = 0 AND s.state = 'unknown' AND s.kind <> 'claim'
           ) THEN 1 ELSE 0 END AS unknown_signed
        ) g
-  LEFT JOIN plans h ON h.address = $1 AND (h.created_at >= $2 OR h.epoch = $3 OR ${movedSince('h', '$2')})`;
+  LEFT JOIN plans h ON h.id IN (${historyPlanIds('$1', '$2', '$3')})`;
 
 type PollViewRow = { last_epoch: string | null; active: number; claim_in_doubt: number; unknown_signed: number } & {
   [K in keyof RawHistory]: RawHistory[K] | null;

@@ -87,6 +87,28 @@ describe('nextCronTimes (UTC)', () => {
   });
 });
 
+describe('nextCronTimes when the clocks change (months of running review)', () => {
+  const times = (expr: string, from: string, n: number, timezone: string) => iso(nextCronTimes(expr, new Date(from), n, { timezone }));
+
+  it('going back: every minute of both passes through the repeated hour fires (node-cron alone skipped the first)', () => {
+    // Europe/Berlin 2026-10-25: 03:00 CEST (01:00 UTC) becomes 02:00 CET.
+    const minutes = times('*/1 * * * *', '2026-10-24T23:58:00Z', 125, 'Europe/Berlin');
+    for (let i = 1; i < minutes.length; i++) expect(Date.parse(minutes[i]!) - Date.parse(minutes[i - 1]!), minutes[i]).toBe(60_000);
+    expect(minutes[0]).toBe('2026-10-24T23:59:00.000Z');
+    // From inside the first pass, the rest of it and then the second.
+    expect(times('*/1 * * * *', '2026-10-25T00:58:00Z', 3, 'Europe/Berlin')).toEqual(['2026-10-25T00:59:00.000Z', '2026-10-25T01:00:00.000Z', '2026-10-25T01:01:00.000Z']);
+    expect(times('*/15 * * * * *', '2026-10-25T00:59:50Z', 2, 'Europe/Berlin')).toEqual(['2026-10-25T01:00:00.000Z', '2026-10-25T01:00:15.000Z']);
+    expect(times('0 * * * *', '2026-11-01T04:30:00Z', 3, 'America/New_York')).toEqual(['2026-11-01T05:00:00.000Z', '2026-11-01T06:00:00.000Z', '2026-11-01T07:00:00.000Z']);
+    // A local time that occurs twice fires twice.
+    expect(times('30 2 * * *', '2026-10-24T12:00:00Z', 3, 'Europe/Berlin')).toEqual(['2026-10-25T00:30:00.000Z', '2026-10-25T01:30:00.000Z', '2026-10-26T01:30:00.000Z']);
+  });
+
+  it('going forward: the hour that does not exist is skipped, the rest unchanged', () => {
+    expect(times('*/20 * * * *', '2027-03-28T00:30:00Z', 3, 'Europe/Berlin')).toEqual(['2027-03-28T00:40:00.000Z', '2027-03-28T01:00:00.000Z', '2027-03-28T01:20:00.000Z']);
+    expect(times('30 2 * * *', '2027-03-27T12:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-03-29T00:30:00.000Z']);
+  });
+});
+
 describe('nextCronTimes is node-cron\'s own answer', () => {
   afterEach(() => {
     vi.useRealTimers();

@@ -1,8 +1,8 @@
 // schedule.timezone reaches node-cron (issue 13): the task fires at the zone's wall-clock time, and
 // the daemon's own next-run arithmetic says the same instants.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { nextCronTimes } from '../../src/config/cron.js';
-import { systemClock } from '../../src/domain.js';
+import { systemClock, type WalletConfig } from '../../src/domain.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { PollInterval, PollScheduler } from '../../src/scheduler/scheduler.js';
 import { prng } from '../support/prng.js';
@@ -56,5 +56,36 @@ describe('PollInterval', () => {
       const [x, y] = nextCronTimes(schedule.poll, new Date(now), 2, { timezone: schedule.timezone });
       expect(interval.ms(schedule, now), `seed ${seed}, step ${i}`).toBe(y!.getTime() - x!.getTime());
     }
+  });
+});
+
+describe('PollScheduler when the clocks go back (months of running review)', () => {
+  it('ticks every minute through the repeated hour: 70 ticks in 70 minutes (node-cron\'s runner skipped an hour)', async () => {
+    vi.useFakeTimers({ now: new Date('2026-10-24T23:55:30Z') });
+    const ticks: string[] = [];
+    const s = new PollScheduler({
+      cron: '*/1 * * * *',
+      timezone: 'Europe/Berlin',
+      jitterMs: 0,
+      wallets: () => [{ name: 'w', address: 'A' } as WalletConfig],
+      runWallet: () => {
+        ticks.push(new Date().toISOString().slice(0, 16));
+        return Promise.resolve();
+      },
+      clock: systemClock,
+      logger: silentLogger(),
+      concurrency: 1,
+    });
+    try {
+      s.start();
+      await vi.advanceTimersByTimeAsync(70 * 60_000);
+      await s.stop(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(ticks.length).toBe(70);
+    expect(ticks.at(0)).toBe('2026-10-24T23:56');
+    expect(new Set(ticks).size).toBe(70);
+    expect(ticks.at(-1)).toBe('2026-10-25T01:05');
   });
 });

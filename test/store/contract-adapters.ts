@@ -52,7 +52,7 @@ function useSqlite(): Adapter {
 /** The URL of this file's database, and a connection to it for assertions the port cannot make. */
 export const pgFile: { url: string; admin: pg.Pool | undefined } = { url: '', admin: undefined };
 
-const TABLES = ['attempts', 'steps', 'plans', 'epochs_seen', 'wallet_state', 'leases', 'daemons', 'outbox'];
+const TABLES = ['attempts', 'steps', 'plans', 'epochs_seen', 'wallet_state', 'leases', 'daemons', 'outbox', 'signed_ts'];
 
 function usePostgres(): Adapter {
   beforeAll(async () => {

@@ -49,7 +49,7 @@ describe('migrations', () => {
       await c.end();
       // Each migration applied once, in order.
       expect(v.rows.map((r) => r.version)).toEqual(Array.from({ length: PG_SCHEMA_VERSION }, (_, i) => i + 1));
-      expect(t.rows[0]?.n).toBe(9); // five state tables, daemons, leases, outbox, autoclaim_schema
+      expect(t.rows[0]?.n).toBe(10); // five state tables, daemons, leases, outbox, signed_ts, autoclaim_schema
       for (const s of stores) expect(await s.integrityCheck()).toBe('ok');
     } finally {
       for (const s of stores) await s.close();
@@ -216,7 +216,7 @@ describe('fencing', () => {
   let planId: number;
 
   beforeEach(async () => {
-    await admin.query('TRUNCATE attempts, steps, plans, epochs_seen, wallet_state, leases, daemons RESTART IDENTITY');
+    await admin.query('TRUNCATE attempts, steps, plans, epochs_seen, wallet_state, leases, daemons, signed_ts RESTART IDENTITY');
     tokens.clear();
     tokens.set(ADDR, 3n);
     await setLease(ADDR, 'd1', 3n, 60_000);

@@ -49,7 +49,7 @@ describe.each([
 
   it('to the current schema, whole, with foreign keys back on, and says so once', () => {
     expect(store.pragmas()).toMatchObject({ userVersion: SCHEMA_VERSION, foreignKeys: true, journalMode: 'wal' });
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
     expect(store.integrityCheck()).toBe('ok');
     expect(log.events('state.migrated')).toEqual([
       expect.objectContaining({ from: 1, to: SCHEMA_VERSION }),

@@ -10,7 +10,7 @@ import { currentVersion, PG_SCHEMA_VERSION } from './migrations.js';
  */
 export async function integrityCheck(c: Sql): Promise<string> {
   const problems: string[] = [];
-  for (const t of ['wallet_state', 'epochs_seen', 'plans', 'steps', 'attempts', 'daemons', 'leases', 'outbox']) {
+  for (const t of ['wallet_state', 'epochs_seen', 'plans', 'steps', 'attempts', 'daemons', 'leases', 'outbox', 'signed_ts']) {
     const r = await c.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [t]);
     if (r.rows[0]?.t == null) problems.push(`table ${t} is missing`);
     else await c.query(`SELECT 1 FROM ${t} LIMIT 1`);

@@ -4,7 +4,7 @@
 // client for a write).
 import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { historyFromRaw, historyStepColumns, lamportsText, movedSince, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
+import { historyFromRaw, historyPlanIds, LATEST_RULE_PLANS_SQL, historyStepColumns, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
 import type { Sql } from './db.js';
@@ -62,7 +62,7 @@ export async function getPlan(c: Sql, id: number): Promise<PlanWithSteps | undef
 /** The plan of a one-off `send --id ID`, if that id was ever used. */
 /** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
 export async function latestRulePlans(c: Sql): Promise<PlanWithSteps[]> {
-  const r = await c.query<RawPlan>('SELECT * FROM plans WHERE id IN (SELECT MAX(id) FROM plans WHERE manual_id IS NULL GROUP BY rule) ORDER BY id');
+  const r = await c.query<RawPlan>(LATEST_RULE_PLANS_SQL);
   return withSteps(c, r.rows);
 }
 
@@ -109,7 +109,7 @@ export async function planHistory(c: Sql, address: string, sinceMs: number, epoc
     `SELECT p.id, p.rule, p.epoch, p.seq, p.created_at, p.dry, p.status, p.estimate_lamports, p.claimed_lamports,
        ${historyStepColumns('p')}
      FROM plans p
-     WHERE p.address = $1 AND (p.created_at >= $2 OR p.epoch = $3 OR ${movedSince('p', '$2')})
+     WHERE p.id IN (${historyPlanIds('$1', '$2', '$3')})
      ORDER BY p.id`,
     [address, sinceMs, epoch ?? null],
   );

@@ -19,6 +19,8 @@
 //                 was sent against (`before`), so an unknown claim can be reconciled after a restart.
 //   attempts      an audit row for every send of a step, with its outcome
 //   outbox        notices (webhook, later other channels) kept until delivered or expired
+//   signed_ts     the newest request ts each address signed: a running maximum over attempts,
+//                 kept by their triggers (migration 5)
 
 const LAMPORTS = (col: string): string => `(${col} IS NULL OR (${col} <> '' AND ${col} NOT GLOB '*[^0-9]*'))`;
 
@@ -262,6 +264,44 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (channel, key)
   ) STRICT;
   CREATE INDEX outbox_due ON outbox (channel, next_at);
+  `,
+  // 5: reads that stay as cheap in a year as on the first day (docs/reliability.md, "Months of
+  // running review"). A turn's history (codecs.ts historyPlanIds) takes the plans of its epoch and
+  // those updated in its window from an index each, instead of reading every plan the address
+  // ever had; latestRulePlans (every start and reload) skips along the rule index instead of
+  // reading the whole table. And the newest signed ts of each address (lastRequestTs, before every
+  // signature) is one row of signed_ts, a running maximum kept by triggers on attempts (every write
+  // of a request goes through them), instead of a json_extract of every attempt the address ever
+  // made; filled here from the attempts there are. A request that is not JSON is left out (the
+  // read it replaces threw on it).
+  `
+  CREATE TABLE signed_ts (
+    address TEXT    PRIMARY KEY,
+    ts      INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO signed_ts (address, ts)
+  SELECT p.address, MAX(json_extract(a.request, '$.ts'))
+  FROM attempts a JOIN steps s ON s.id = a.step_id JOIN plans p ON p.id = s.plan_id
+  WHERE json_valid(a.request) AND json_extract(a.request, '$.ts') IS NOT NULL
+  GROUP BY p.address;
+  CREATE TRIGGER attempts_signed_ts_insert AFTER INSERT ON attempts
+  WHEN json_extract(CASE WHEN json_valid(NEW.request) THEN NEW.request END, '$.ts') IS NOT NULL
+  BEGIN
+    INSERT INTO signed_ts (address, ts)
+    SELECT p.address, json_extract(NEW.request, '$.ts') FROM steps s JOIN plans p ON p.id = s.plan_id WHERE s.id = NEW.step_id
+    ON CONFLICT (address) DO UPDATE SET ts = MAX(ts, excluded.ts);
+  END;
+  CREATE TRIGGER attempts_signed_ts_update AFTER UPDATE OF request ON attempts
+  WHEN json_extract(CASE WHEN json_valid(NEW.request) THEN NEW.request END, '$.ts') IS NOT NULL
+  BEGIN
+    INSERT INTO signed_ts (address, ts)
+    SELECT p.address, json_extract(NEW.request, '$.ts') FROM steps s JOIN plans p ON p.id = s.plan_id WHERE s.id = NEW.step_id
+    ON CONFLICT (address) DO UPDATE SET ts = MAX(ts, excluded.ts);
+  END;
+  CREATE INDEX plans_by_address_epoch ON plans (address, epoch);
+  CREATE INDEX plans_by_address_updated ON plans (address, updated_at);
+  CREATE INDEX plans_by_rule ON plans (rule, id);
+  CREATE INDEX plans_active ON plans (address) WHERE status IN ('open', 'blocked');
   `,
 ];
 

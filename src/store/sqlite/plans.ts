@@ -2,7 +2,7 @@
 // reading plans back. What changes a plan's steps, and its status, is the step machine (../step-machine.ts).
 import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
-import { historyFromRaw, historyStepColumns, lamportsText, movedSince, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
+import { historyFromRaw, historyPlanIds, LATEST_RULE_PLANS_SQL, historyStepColumns, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import type { Db } from './db.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
 import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
@@ -47,7 +47,7 @@ export class PlanRepo {
       SELECT p.id, p.rule, p.epoch, p.seq, p.created_at, p.dry, p.status, p.estimate_lamports, p.claimed_lamports,
         ${historyStepColumns('p')}
       FROM plans p
-      WHERE p.address = @address AND (p.created_at >= @since OR p.epoch = @epoch OR ${movedSince('p', '@since')})
+      WHERE p.id IN (${historyPlanIds('@address', '@since', '@epoch')})
       ORDER BY p.id`);
     this.insertTx = db.transaction((draft: PlanDraft, opts: InsertPlanOptions) => this.insertInTx(draft, opts));
   }
@@ -94,7 +94,7 @@ export class PlanRepo {
   /** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
   latestPerRule(): PlanWithSteps[] {
     return this.db
-      .prepare<[], RawPlan>('SELECT * FROM plans WHERE id IN (SELECT MAX(id) FROM plans WHERE manual_id IS NULL GROUP BY rule) ORDER BY id')
+      .prepare<[], RawPlan>(LATEST_RULE_PLANS_SQL)
       .all()
       .map((r) => this.withSteps(r));
   }
