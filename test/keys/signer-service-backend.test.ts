@@ -8,8 +8,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { SIGNED_OPS, systemClock, type SignedOp } from '../../src/domain.js';
 import { askSigner } from '../../src/executor/signing-guard.js';
-import { SignerServiceBackend } from '../../src/keys/backends/signer-service.js';
-import type { MessageTemplates } from '../../src/keys/message.js';
+import { SignerServiceBackend, SignerServiceClient } from '../../src/keys/backends/signer-service.js';
+import { messageFor, type MessageTemplates } from '../../src/keys/message.js';
 import { SignerRefused, type SignAction } from '../../src/keys/port.js';
 import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
 import { verifySignature } from '../../src/keys/verify.js';
@@ -118,6 +118,46 @@ describe('SignerServiceBackend against the signer service', () => {
     await startService();
     const r = await b.sign({ ...deposit('1'), ts: nowTs() + 1 }, never());
     expect(r.signature).toHaveLength(64);
+  });
+
+  // Helper 36: a service that is down (stopped, restarting, its socket gone) never judged the
+  // action. It was SIGNER_UNREACHABLE, which the executor took for a refusal: the step refused, and
+  // a deposit after its claim lost for the epoch. It is SIGNER_UNAVAILABLE: back to planned.
+  it('says unavailable, not refused, while the service is down, and signs once it is back', async () => {
+    const b = await open();
+    await b.sign(deposit('1'), never());
+    await stopService();
+    const down = await askSigner(b, { ...deposit('1'), ts: nowTs() + 1 }, expectedDeposit('1', nowTs() + 1), 5_000, systemClock);
+    expect(down).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    await startService();
+    const r = await askSigner(b, { ...deposit('1'), ts: nowTs() + 2 }, expectedDeposit('1', nowTs() + 2), 5_000, systemClock);
+    expect(r.ok).toBe(true);
+  });
+
+  const expectedDeposit = (amount: string, ts: number): string => messageFor(TEMPLATES, { ...deposit(amount), ts });
+
+  // Helper 36: a reload makes a new client and connects it once, in the background (swapSigners).
+  // With the service down at that moment, the client stayed unconnected until the next reload:
+  // every step deferred for ever. It connects at its next signature, as the other remote backends
+  // do, checking the service's key for the wallet's address first.
+  it('a client that could not connect (the service down at a reload) connects at its next signature', async () => {
+    const client = new SignerServiceClient({ socket: setup.socket, key: 'treasury' }, setup.wallets[0]!.address, TEMPLATES);
+    await stopService();
+    await expect(client.connect(AbortSignal.timeout(5_000))).rejects.toThrow();
+    const down = await askSigner(client, deposit('1'), expectedDeposit('1', deposit('1').ts), 5_000, systemClock);
+    expect(down).toMatchObject({ ok: false, unanswered: true });
+    await startService();
+    const ts = nowTs() + 1;
+    expect(await askSigner(client, { ...deposit('1'), ts }, expectedDeposit('1', ts), 5_000, systemClock)).toMatchObject({ ok: true });
+    await client.close();
+  });
+
+  it('a client whose service now holds another key for the name is refused before anything is signed', async () => {
+    const client = new SignerServiceClient({ socket: setup.socket, key: 'ops' }, setup.wallets[0]!.address, TEMPLATES);
+    const ts = nowTs();
+    const v = await askSigner(client, { ...deposit('1'), ts }, expectedDeposit('1', ts), 5_000, systemClock);
+    expect(v).toMatchObject({ ok: false, unanswered: false, code: 'KEY_MISMATCH' });
+    await client.close();
   });
 });
 
