@@ -32,6 +32,14 @@ export abstract class RemoteSignerBase implements WalletSigner {
     return this.#connected;
   }
 
+  /**
+   * The backend lost what connect set up (a token's sessions, say): the next signature connects
+   * again, and so checks the key against the address again before anything is signed with it.
+   */
+  protected forget(): void {
+    this.#connected = undefined;
+  }
+
   private async check(signal: AbortSignal): Promise<void> {
     const pub = await this.fetchPublicKey(signal);
     const derived = pub.length === 32 ? bs58.encode(pub) : `(a ${pub.length}-byte key, not Ed25519)`;
