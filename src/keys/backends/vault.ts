@@ -12,7 +12,9 @@ const MAX_ANSWER = 64 * 1024;
 
 export class VaultSigner extends RemoteSignerBase {
   readonly backend = 'vault' as const;
-  readonly #token: string;
+  #token: string;
+  /** Reads the token from its source again: token_file is where Vault Agent writes a renewed one. */
+  readonly #readToken: () => string;
   /** The key version whose public key matched: signing with a rotated key would fail the check anyway. */
   #version: number | undefined;
 
@@ -23,7 +25,8 @@ export class VaultSigner extends RemoteSignerBase {
   ) {
     super(address, opts.templates);
     const source = cfg.tokenEnv !== undefined ? { env: cfg.tokenEnv } : cfg.tokenFile !== undefined ? { file: cfg.tokenFile } : { credential: cfg.tokenCredential ?? '' };
-    this.#token = readBackendSecret(source, 'the Vault token', opts);
+    this.#readToken = () => readBackendSecret(source, 'the Vault token', opts);
+    this.#token = this.#readToken();
   }
 
   protected describe(): string {
@@ -52,7 +55,46 @@ export class VaultSigner extends RemoteSignerBase {
   }
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
-    const headers: Record<string, string> = { 'x-vault-token': this.#token, accept: 'application/json' };
+    const token = this.#token;
+    try {
+      return await this.callWith(token, method, path, body, signal);
+    } catch (first) {
+      if (!(first instanceof SignerRefused) || first.code !== 'VAULT_DENIED') throw first;
+      let err = first;
+      // The token ran out or was revoked; Vault Agent (or the operator) may have put a new one
+      // where it is read from. Asked once more with that one, if it is another.
+      const fresh = this.freshToken(token);
+      if (fresh !== undefined) {
+        try {
+          return await this.callWith(fresh, method, path, body, signal);
+        } catch (again) {
+          if (!(again instanceof SignerRefused) || again.code !== 'VAULT_DENIED') throw again;
+          err = again;
+        }
+      }
+      // At a signature, a token refused is no judgement of the action: SIGNER_UNAVAILABLE puts the
+      // step back to planned (a refusal would cost a deposit whose claim was sent its epoch). At a
+      // connect (start, `check`, a reload) it stays VAULT_DENIED: a start refuses either way.
+      if (method === 'POST') throw new SignerRefused(SIGNER_UNAVAILABLE, `${err.message}; the step waits until Vault takes the token`, { cause: err });
+      throw err;
+    }
+  }
+
+  /** The token at its source now, if it differs from `used` (and reads); the one used from now on. */
+  private freshToken(used: string): string | undefined {
+    let fresh: string;
+    try {
+      fresh = this.#readToken();
+    } catch {
+      return undefined;
+    }
+    if (fresh === used) return undefined;
+    this.#token = fresh;
+    return fresh;
+  }
+
+  private async callWith(token: string, method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+    const headers: Record<string, string> = { 'x-vault-token': token, accept: 'application/json' };
     if (this.cfg.namespace !== undefined) headers['x-vault-namespace'] = this.cfg.namespace;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
