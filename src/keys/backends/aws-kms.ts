@@ -13,6 +13,11 @@ const kms = lazyRequire<KmsModule>('@aws-sdk/client-kms');
 // SubjectPublicKeyInfo of an Ed25519 key (RFC 8410): this prefix, then the 32 bytes.
 const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
+/** Errors that say the client's credentials are refused: ran out, rotated, or taken away. */
+const CREDENTIALS_REFUSED = new Set(['ExpiredTokenException', 'UnrecognizedClientException', 'InvalidSignatureException', 'IncompleteSignature', 'AccessDeniedException']);
+/** Errors that say KMS is busy: over the account's request quota (HTTP 400, not a 5xx). */
+const BUSY = new Set(['ThrottlingException', 'LimitExceededException']);
+
 export class KmsSigner extends RemoteSignerBase {
   readonly backend = 'aws_kms' as const;
   #client: InstanceType<KmsModule['KMSClient']> | undefined;
@@ -43,7 +48,7 @@ export class KmsSigner extends RemoteSignerBase {
 
   protected async fetchPublicKey(signal: AbortSignal): Promise<Uint8Array> {
     const { GetPublicKeyCommand } = kms();
-    const out = await this.call(() => this.client().send(new GetPublicKeyCommand({ KeyId: this.cfg.keyId }), { abortSignal: signal }));
+    const out = await this.call(() => this.client().send(new GetPublicKeyCommand({ KeyId: this.cfg.keyId }), { abortSignal: signal }), false);
     if (out.KeySpec !== 'ECC_NIST_EDWARDS25519') throw new SignerRefused('KMS_KEY_SPEC', `${this.describe()} is a ${String(out.KeySpec)} key, not ECC_NIST_EDWARDS25519`);
     if (out.KeyUsage !== undefined && out.KeyUsage !== 'SIGN_VERIFY') throw new SignerRefused('KMS_KEY_USAGE', `${this.describe()} is not a signing key`);
     const der = out.PublicKey === undefined ? undefined : Buffer.from(out.PublicKey);
@@ -55,25 +60,48 @@ export class KmsSigner extends RemoteSignerBase {
     const { SignCommand } = kms();
     const out = await this.call(() =>
       this.client().send(new SignCommand({ KeyId: this.cfg.keyId, Message: message, MessageType: 'RAW', SigningAlgorithm: 'ED25519_SHA_512' }), { abortSignal: signal }),
+      true,
     );
     if (out.Signature === undefined) throw new SignerRefused('KMS_BAD_ANSWER', `${this.describe()}: no signature in the answer`);
     return new Uint8Array(out.Signature);
   }
 
-  private async call<T>(fn: () => Promise<T>): Promise<T> {
+  /** `fn` (which makes its client through client()); `atSignature` for a Sign, as opposed to a connect. */
+  private async call<T>(fn: () => Promise<T>, atSignature: boolean): Promise<T> {
     try {
       return await fn();
     } catch (err) {
-      const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string };
-      const status = e.$metadata?.httpStatusCode;
-      if (status === undefined || status >= 500 || e.name === 'KMSInternalException' || e.name === 'DependencyTimeoutException') {
-        throw new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()} cannot be reached (${e.name ?? 'error'})`);
+      if (!CREDENTIALS_REFUSED.has((err as { name?: string }).name ?? '')) throw this.refusal(err, atSignature);
+      // The SDK resolves its credential chain once per client and keeps static credentials (the
+      // environment, ~/.aws/credentials) for the client's life: a client made anew reads them
+      // again, and is asked once more.
+      this.#client?.destroy();
+      this.#client = undefined;
+      try {
+        return await fn();
+      } catch (again) {
+        throw this.refusal(again, atSignature);
       }
-      if (e.name === 'NotFoundException') throw new SignerRefused('KMS_NO_KEY', `${this.describe()} does not exist`);
-      if (e.name === 'AccessDeniedException') throw new SignerRefused('KMS_DENIED', `${this.describe()}: access denied`);
-      if (e.name === 'DisabledException' || e.name === 'KMSInvalidStateException') throw new SignerRefused('KMS_KEY_STATE', `${this.describe()} is disabled or pending deletion`);
-      throw new SignerRefused('KMS_REFUSED', `${this.describe()}: ${e.name ?? 'error'} (HTTP ${status})`);
     }
+  }
+
+  private refusal(err: unknown, atSignature: boolean): SignerRefused {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string };
+    const name = e.name ?? 'error';
+    const status = e.$metadata?.httpStatusCode;
+    if (status === undefined || status >= 500 || name === 'KMSInternalException' || name === 'DependencyTimeoutException' || BUSY.has(name)) {
+      return new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()} cannot be reached (${name})`);
+    }
+    if (name === 'NotFoundException') return new SignerRefused('KMS_NO_KEY', `${this.describe()} does not exist`);
+    const denied = CREDENTIALS_REFUSED.has(name);
+    const disabled = name === 'DisabledException' || name === 'KMSInvalidStateException';
+    // At a signature, credentials refused or a key disabled are no judgement of the action: the
+    // step goes back to planned (a refusal would cost a deposit whose claim was sent its epoch).
+    // At a connect (start, `check`, a reload) they keep their codes: a start refuses either way.
+    if (atSignature && (denied || disabled)) return new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()}: ${name} (HTTP ${status}); the step waits until KMS signs again`);
+    if (denied) return new SignerRefused('KMS_DENIED', `${this.describe()}: access denied (${name})`);
+    if (disabled) return new SignerRefused('KMS_KEY_STATE', `${this.describe()} is disabled or pending deletion`);
+    return new SignerRefused('KMS_REFUSED', `${this.describe()}: ${name} (HTTP ${status})`);
   }
 
   close(): Promise<void> {
