@@ -124,3 +124,18 @@ it('a token rotated in token_file under it is read again at the 403 and signs; a
     cleanup();
   }
 });
+
+// Helper 36: a transit key rotated (by hand, or by its auto_rotate_period, months into a run) has
+// a new latest version, another key; the wallet's address is still version 1's, and Vault signs
+// with version 1 when asked by key_version. The daemon took only the latest version's public key:
+// the next start (or a reload) refused the wallet (KEY_MISMATCH) — exit 78 for a routine rotation.
+it('a rotated key: the version whose public key derives the address is found and signs, not the latest', async () => {
+  const { secretKey64, address } = generateKeypair();
+  const next = generateKeypair().secretKey64;
+  const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32), rotated: { seed: next.slice(0, 32), publicKey: next.slice(32) } });
+  const v = vault(t.url, address);
+  await v.connect(AbortSignal.timeout(5000));
+  const result = await v.sign(claim(address), AbortSignal.timeout(5000));
+  expect(checkSignResult(address, result.message, result)).toHaveLength(64);
+  expect(JSON.parse(t.seen.at(-1)!.body)).toMatchObject({ key_version: 1 });
+});

@@ -19,8 +19,16 @@ export interface Transit {
   close(): Promise<void>;
 }
 
-export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; type?: string; status?: number }): Promise<Transit> {
-  const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(opts.seed).toString('base64url'), x: Buffer.from(opts.publicKey).toString('base64url') }, format: 'jwk' });
+/**
+ * `rotated`: the key was rotated once (`vault write -f transit/keys/treasury/rotate`, or its
+ * auto_rotate_period): version 2 is this other key and the latest; version 1 signs when asked by
+ * key_version.
+ */
+export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; type?: string; status?: number; rotated?: { seed: Uint8Array; publicKey: Uint8Array } }): Promise<Transit> {
+  const keyOf = (k: { seed: Uint8Array; publicKey: Uint8Array }) =>
+    createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(k.seed).toString('base64url'), x: Buffer.from(k.publicKey).toString('base64url') }, format: 'jwk' });
+  const versions = [opts, ...(opts.rotated === undefined ? [] : [opts.rotated])];
+  const latest = versions.length;
   const seen: Transit['seen'] = [];
   let failing = opts.status;
   let accepted = new Set([TOKEN]);
@@ -36,11 +44,16 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
       if (!accepted.has(String(req.headers['x-vault-token']))) return reply(403, { errors: ['permission denied'] });
       if (failing !== undefined) return reply(failing, { errors: ['sealed'] });
       if (req.method === 'GET' && req.url === '/v1/transit/keys/treasury') {
-        return reply(200, { data: { type: opts.type ?? 'ed25519', latest_version: 1, keys: { '1': { public_key: Buffer.from(opts.publicKey).toString('base64') } } } });
+        const keys = Object.fromEntries(versions.map((v, i) => [String(i + 1), { public_key: Buffer.from(v.publicKey).toString('base64') }]));
+        return reply(200, { data: { type: opts.type ?? 'ed25519', latest_version: latest, keys } });
       }
       if (req.method === 'POST' && req.url === '/v1/transit/sign/treasury') {
-        const input = Buffer.from((JSON.parse(body) as { input: string }).input, 'base64');
-        return reply(200, { data: { signature: `vault:v1:${sign(null, input, key).toString('base64')}`, key_version: 1 } });
+        const asked = JSON.parse(body) as { input: string; key_version?: number };
+        const version = asked.key_version ?? latest;
+        const v = versions[version - 1];
+        if (v === undefined) return reply(400, { errors: [`invalid key version ${version}`] });
+        const input = Buffer.from(asked.input, 'base64');
+        return reply(200, { data: { signature: `vault:v${version}:${sign(null, input, keyOf(v)).toString('base64')}`, key_version: version } });
       }
       return reply(404, { errors: [] });
     });
