@@ -16,6 +16,8 @@ export interface Transit {
   fail(status: number | undefined): void;
   /** From now on only these tokens are let in (a token expired, another issued): TOKEN alone by default. */
   accept(tokens: string[]): void;
+  /** The token in use runs out (its TTL) after this many more signatures: nothing is let in after them. */
+  expireAfterSigns(n: number): void;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
   const seen: Transit['seen'] = [];
   let failing = opts.status;
   let accepted = new Set([TOKEN]);
+  let signsLeft = Infinity;
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -53,6 +56,7 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
         const v = versions[version - 1];
         if (v === undefined) return reply(400, { errors: [`invalid key version ${version}`] });
         const input = Buffer.from(asked.input, 'base64');
+        if (--signsLeft <= 0) accepted = new Set();
         return reply(200, { data: { signature: `vault:v${version}:${sign(null, input, keyOf(v)).toString('base64')}`, key_version: version } });
       }
       return reply(404, { errors: [] });
@@ -67,6 +71,9 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
     },
     accept: (tokens) => {
       accepted = new Set(tokens);
+    },
+    expireAfterSigns: (n) => {
+      signsLeft = n;
     },
     close: () => new Promise((r) => server.close(() => r())),
   };
