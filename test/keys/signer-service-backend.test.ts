@@ -191,6 +191,32 @@ describe('SignerServiceBackend against a lying or silent service', () => {
     });
   }
 
+  // Helper 36: an answer to no pending request (another request's id, or none) breaks the pairing
+  // of answers to requests on the shared connection: it is dropped. The requests in flight on it
+  // were refused (SIGNER_BAD_ANSWER): every wallet's step refused on one stray line, and a deposit
+  // after its claim lost its epoch, though the service judged none of them. They are asked once
+  // more on a new connection (the service answers an identical request identically, journalled
+  // once) and, if that breaks too, put back to planned (SIGNER_UNAVAILABLE).
+  it('an answer for a request nobody made: the requests in flight are asked again, or put back — not refused', async () => {
+    setup = signerSetup();
+    const wallet = setup.wallets[0]!;
+    const own = signerFromSeed(wallet.secretKey64.subarray(0, 32));
+    let strays = 1;
+    await fakeService(wallet.address, (req) => {
+      if (strays-- > 0) return JSON.stringify({ id: 'not-a-request-of-yours', signature: 'x', message: 'y' });
+      const message = messageFor(TEMPLATES, req as unknown as SignAction);
+      return JSON.stringify({ id: req.id, message, signature: bs58.encode(own.sign(new TextEncoder().encode(message))) });
+    });
+    const b = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: wallet.address, templates: TEMPLATES });
+    const action = (ts: number): SignAction => ({ op: 'claim', wallet: wallet.address, ts, epoch: today() });
+    const ask = (ts: number) => askSigner(b, action(ts), messageFor(TEMPLATES, action(ts)), 5_000, systemClock);
+    expect(await ask(nowTs())).toMatchObject({ ok: true });
+    strays = 2;
+    expect(await ask(nowTs() + 1)).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    expect(await ask(nowTs() + 2)).toMatchObject({ ok: true });
+    await b.close();
+  });
+
   it('refuses a signature made with another key, and one over other bytes', async () => {
     setup = signerSetup();
     const wallet = setup.wallets[0]!;

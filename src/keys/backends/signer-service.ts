@@ -123,7 +123,7 @@ class Connection {
       nl = this.#buffered.indexOf('\n');
     }
     if (this.#buffered.length > MAX_ANSWER_BYTES) {
-      this.#fail(new SignerRefused('SIGNER_BAD_ANSWER', 'the signer sent a line over the size limit'));
+      this.#fail(new SignerRefused('SIGNER_UNREACHABLE', 'the signer sent a line over the size limit; the connection is dropped'));
       this.#socket.destroy();
     }
   }
@@ -139,8 +139,10 @@ class Connection {
     if (typeof id === 'string' && this.#abandoned.delete(id)) return;
     const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
     if (pending === undefined || answer === null || typeof answer !== 'object') {
-      // Not an answer to anything asked: the stream cannot be trusted to pair answers any more.
-      this.#fail(new SignerRefused('SIGNER_BAD_ANSWER', 'the signer sent an answer to no pending request'));
+      // Not an answer to anything asked: the stream cannot be trusted to pair answers any more. The
+      // requests in flight were judged by nobody we can tell: like a connection that broke
+      // (SIGNER_UNREACHABLE), each is asked once more on a new one, else put back to planned.
+      this.#fail(new SignerRefused('SIGNER_UNREACHABLE', 'the signer sent an answer to no pending request; the connection is dropped'));
       this.#socket.destroy();
       return;
     }
