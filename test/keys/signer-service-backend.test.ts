@@ -309,6 +309,29 @@ describe('SignerServiceBackend against a lying or silent service', () => {
     await b2.close();
   });
 
+  // Helper 36 (test/keys/hung-backend.test.ts): after one request goes unanswered, the other
+  // wallets of the socket are put back at once rather than each held for the deadline — and the
+  // client's own rejection of the aborted request does not count as the service answering.
+  it('a service that stopped answering is not asked again by the other wallets of its socket for a while', async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
+    let signs = 0;
+    await listenLines((req, s) => {
+      if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: [{ key: 'treasury', address: w1.address }, { key: 'ops', address: w2.address }] })}\n`);
+      else signs++;
+    });
+    const b1 = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: w1.address, templates: TEMPLATES });
+    const b2 = await SignerServiceBackend.open({ socket: setup.socket, key: 'ops', address: w2.address, templates: TEMPLATES });
+    const ask = (b: SignerServiceBackend, w: TestWallet) => askSigner(b, claimOf(w), messageFor(TEMPLATES, claimOf(w)), 100, systemClock);
+    expect(await ask(b1, w1)).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_TIMEOUT' });
+    // The client's rejection of the aborted request settles first.
+    await new Promise((r) => setImmediate(r));
+    expect(await ask(b2, w2)).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    expect(signs).toBe(1);
+    await b1.close();
+    await b2.close();
+  });
+
   it('gives up at the deadline when the service does not answer', async () => {
     setup = signerSetup();
     const wallet = setup.wallets[0]!;

@@ -30,6 +30,10 @@ export class KmsSigner extends RemoteSignerBase {
     super(address, templates);
   }
 
+  get location(): string {
+    return `aws_kms ${this.cfg.region}${this.cfg.endpoint !== undefined ? ` ${this.cfg.endpoint}` : ''}`;
+  }
+
   protected describe(): string {
     return `AWS KMS key ${this.cfg.keyId} (${this.cfg.region})`;
   }

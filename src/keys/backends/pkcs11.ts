@@ -45,6 +45,10 @@ export class Pkcs11Signer extends RemoteSignerBase {
     this.#pin = readBackendSecret(cfg.pinEnv !== undefined ? { env: cfg.pinEnv } : { credential: cfg.pinCredential ?? '' }, 'the PKCS#11 PIN', opts);
   }
 
+  get location(): string {
+    return `pkcs11 ${this.cfg.module} token ${this.cfg.token}`;
+  }
+
   protected describe(): string {
     return `PKCS#11 key ${this.cfg.label !== undefined ? `labelled ${this.cfg.label}` : `id ${this.cfg.id ?? ''}`} on token ${this.cfg.token}`;
   }

@@ -223,6 +223,10 @@ export class SignerServiceBackend implements WalletSigner {
   readonly #channel: Channel;
   #closed = false;
 
+  get location(): string {
+    return `signer ${this.#opts.socket}`;
+  }
+
   private constructor(opts: SignerServiceOptions) {
     this.#opts = opts;
     this.address = opts.address;
@@ -321,6 +325,10 @@ export class SignerServiceClient implements WalletSigner {
     readonly address: string,
     readonly templates: MessageTemplates,
   ) {}
+
+  get location(): string {
+    return `signer ${this.config.socket}`;
+  }
 
   async connect(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();

@@ -30,6 +30,10 @@ export class VaultSigner extends RemoteSignerBase {
     this.#token = this.#readToken();
   }
 
+  get location(): string {
+    return `vault ${this.cfg.address}`;
+  }
+
   protected describe(): string {
     return `Vault transit key ${this.cfg.mount}/${this.cfg.key} at ${this.cfg.address}`;
   }
