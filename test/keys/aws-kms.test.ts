@@ -156,3 +156,20 @@ it('credentials rotated under it are read again at the refusal, and the signatur
     process.env['AWS_ACCESS_KEY_ID'] = KMS_TEST_ENV.AWS_ACCESS_KEY_ID;
   }
 });
+
+// Helper 36: every wallet's KmsSigner made its own SDK client — its own credential resolution (an
+// instance role: one IMDS round per wallet, at the first signature and at each refresh, which IMDS
+// throttles) and its own pool of TLS connections: 10,000 wallets, 10,000 of each. The wallets of
+// one region and endpoint now share one client, closed with the last of them.
+it('the wallets of one region and endpoint share one client: one connection, not one per wallet', async () => {
+  const { kms, address } = await double();
+  const wallets = [signer(kms.url, address), signer(kms.url, address), signer(kms.url, address)];
+  for (const s of wallets) {
+    await s.connect(AbortSignal.timeout(10_000));
+    expect(await s.sign(deposit(address), AbortSignal.timeout(10_000))).toHaveProperty('signature');
+  }
+  expect(kms.connections()).toBe(1);
+  // Closing one leaves the others signing.
+  await wallets[0]!.close();
+  expect(await wallets[1]!.sign(deposit(address), AbortSignal.timeout(10_000))).toHaveProperty('signature');
+});

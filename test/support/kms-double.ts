@@ -20,6 +20,8 @@ export const KMS_TEST_ENV = {
 export interface KmsDouble {
   url: string;
   seen: Array<{ target: string; body: Record<string, unknown>; signed: boolean }>;
+  /** TCP connections made to it so far. */
+  connections(): number;
   /** From now on every request is answered with this error (undefined: served again). */
   fail(error: { type: string; status: number } | undefined): void;
   /** From now on only requests signed with this access key id are let in (credentials rotated). */
@@ -78,16 +80,23 @@ export async function kmsDouble(opts: KmsDoubleOptions): Promise<KmsDouble> {
       return reply(400, { __type: 'UnknownOperationException' }, 'UnknownOperationException');
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    connections: () => connections,
     fail: (error) => {
       failing = error;
     },
     acceptKeyId: (id) => {
       keyId = id;
     },
-    close: () => new Promise((r) => server.close(() => r())),
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -18,9 +18,22 @@ const CREDENTIALS_REFUSED = new Set(['ExpiredTokenException', 'UnrecognizedClien
 /** Errors that say KMS is busy: over the account's request quota (HTTP 400, not a 5xx). */
 const BUSY = new Set(['ThrottlingException', 'LimitExceededException']);
 
+type Client = InstanceType<KmsModule['KMSClient']>;
+
+/**
+ * One SDK client per region and endpoint, shared by the wallets signing there: each client
+ * resolves its credentials itself (an instance role: an IMDS round at the first signature and at
+ * each refresh) and keeps its own pool of connections — one per wallet was 10,000 of each.
+ */
+const clients = new Map<string, { client: Client; users: number }>();
+
+/** How long a client replaced (credentials refused) lives on for the requests still on it. */
+const REPLACED_CLIENT_GRACE_MS = 60_000;
+
 export class KmsSigner extends RemoteSignerBase {
   readonly backend = 'aws_kms' as const;
-  #client: InstanceType<KmsModule['KMSClient']> | undefined;
+  /** Whether this signer counts among its location's client's users. */
+  #using = false;
 
   constructor(
     private readonly cfg: KmsKeyConfig,
@@ -38,7 +51,32 @@ export class KmsSigner extends RemoteSignerBase {
     return `AWS KMS key ${this.cfg.keyId} (${this.cfg.region})`;
   }
 
-  private client(): InstanceType<KmsModule['KMSClient']> {
+  private client(): Client {
+    let entry = clients.get(this.location);
+    if (entry === undefined) {
+      entry = { client: this.newClient(), users: 0 };
+      clients.set(this.location, entry);
+    }
+    if (!this.#using) {
+      this.#using = true;
+      entry.users++;
+    }
+    return entry.client;
+  }
+
+  /**
+   * Credentials refused: the shared client is replaced by one that resolves its chain again (the
+   * SDK keeps static credentials for a client's life). Only if `used` is still the current one: a
+   * wallet that failed on a client another already replaced just takes the new one.
+   */
+  private renewClient(used: Client): void {
+    const entry = clients.get(this.location);
+    if (entry === undefined || entry.client !== used) return;
+    entry.client = this.newClient();
+    setTimeout(() => used.destroy(), REPLACED_CLIENT_GRACE_MS).unref();
+  }
+
+  private newClient(): Client {
     const { KMSClient } = kms();
     // The SDK's documented switch for the notice it writes to stderr once per process when a
     // client is made on Node < 22 (that SDK releases after January 2027 will need Node 22): it is
@@ -46,8 +84,7 @@ export class KmsSigner extends RemoteSignerBase {
     // and on the daemon's or the signer's stderr (journald) it reads as a fault. Set only here,
     // where the SDK is used, and only when the operator has not set it either way.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-    this.#client ??= new KMSClient({ region: this.cfg.region, maxAttempts: 2, ...(this.cfg.endpoint !== undefined ? { endpoint: this.cfg.endpoint } : {}) });
-    return this.#client;
+    return new KMSClient({ region: this.cfg.region, maxAttempts: 2, ...(this.cfg.endpoint !== undefined ? { endpoint: this.cfg.endpoint } : {}) });
   }
 
   protected async fetchPublicKey(signal: AbortSignal): Promise<Uint8Array> {
@@ -72,6 +109,7 @@ export class KmsSigner extends RemoteSignerBase {
 
   /** `fn` (which makes its client through client()); `atSignature` for a Sign, as opposed to a connect. */
   private async call<T>(fn: () => Promise<T>, atSignature: boolean): Promise<T> {
+    const used = this.client();
     try {
       return await fn();
     } catch (err) {
@@ -79,8 +117,7 @@ export class KmsSigner extends RemoteSignerBase {
       // The SDK resolves its credential chain once per client and keeps static credentials (the
       // environment, ~/.aws/credentials) for the client's life: a client made anew reads them
       // again, and is asked once more.
-      this.#client?.destroy();
-      this.#client = undefined;
+      this.renewClient(used);
       try {
         return await fn();
       } catch (again) {
@@ -109,8 +146,12 @@ export class KmsSigner extends RemoteSignerBase {
   }
 
   close(): Promise<void> {
-    this.#client?.destroy();
-    this.#client = undefined;
+    const entry = clients.get(this.location);
+    if (this.#using && entry !== undefined && --entry.users <= 0) {
+      entry.client.destroy();
+      clients.delete(this.location);
+    }
+    this.#using = false;
     return Promise.resolve();
   }
 }
