@@ -86,6 +86,11 @@ it.skipIf(MODULE === undefined)('sessions closed under it: unavailable (not refu
 it.skipIf(MODULE === undefined)('a PIN the token refuses is tried once, not at every signature', async () => {
   const s = hsm({ token: 'autoclaim-pin', pin: '0000' });
   const before = login.mock.calls.length;
-  for (let n = 0; n < 3; n++) expect(await ask(s, n)).toMatchObject({ ok: false, unanswered: false, code: 'PKCS11_PIN' });
+  for (let n = 0; n < 3; n++) {
+    // Not a judgement of the action: the step waits (and the alert says why) until a reload reads a PIN the token takes.
+    const v = await ask(s, n);
+    expect(v).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    expect(v.ok ? '' : v.detail).toMatch(/the PIN for token autoclaim-pin is wrong/);
+  }
   expect(login.mock.calls.length - before).toBe(1);
 });

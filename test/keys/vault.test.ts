@@ -139,3 +139,18 @@ it('a rotated key: the version whose public key derives the address is found and
   expect(checkSignResult(address, result.message, result)).toHaveLength(64);
   expect(JSON.parse(t.seen.at(-1)!.body)).toMatchObject({ key_version: 1 });
 });
+
+// Helper 36: a signer made by a reload connects at its first signature. A token refused there (run
+// out since) was VAULT_DENIED out of sign, a refusal; like a token refused at a signature it puts
+// the step back. A key that is not the address's stays a refusal (above).
+it('a signer first connected at a signature, its token refused: the step is put back, not refused', async () => {
+  const { secretKey64, address } = generateKeypair();
+  const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32) });
+  t.accept([]);
+  const v = vault(t.url, address);
+  const denied = await askSigner(v, claim(address), messageFor(templates, claim(address)), 5000, systemClock);
+  expect(denied).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+  expect(denied.ok ? '' : denied.detail).toMatch(/HTTP 403/);
+  t.accept([TOKEN]);
+  expect(await askSigner(v, claim(address), messageFor(templates, claim(address)), 5000, systemClock)).toMatchObject({ ok: true });
+});
