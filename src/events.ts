@@ -98,9 +98,10 @@ export interface AutoclaimEventMap {
   /**
    * A wallet's signer answered (or did not) for a step (SPEC §7): `signed` (and verified),
    * `refused` (by the backend, its policy, or the daemon's check of its answer: `code`), or
-   * `unanswered` (the deadline passed or the backend was unavailable: the step went back to planned).
+   * `unanswered` (the deadline passed or the backend was unavailable: the step went back to planned),
+   * with what the backend said (`detail`, never a secret) when it did not sign.
    */
-  'signer:answered': { backend: string; wallet: string; outcome: 'signed' | 'refused' | 'unanswered'; code?: string; seconds: number };
+  'signer:answered': { backend: string; wallet: string; outcome: 'signed' | 'refused' | 'unanswered'; code?: string; detail?: string; seconds: number };
   /** An HTTP exchange finished, for latency and status metrics. */
   'request:done': RequestEvent;
   /** Every wallet of a scheduled cycle had its turn (not emitted by `once`). `at`: wall clock, ms. */

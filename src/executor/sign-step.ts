@@ -49,7 +49,7 @@ export async function signAndSend(
       backend: signer.backend,
       wallet: plan.wallet,
       outcome: verdict.ok ? 'signed' : verdict.unanswered ? 'unanswered' : 'refused',
-      ...(verdict.ok ? {} : { code: verdict.code }),
+      ...(verdict.ok ? {} : { code: verdict.code, detail: verdict.detail.slice(0, 300) }),
       seconds: verdict.seconds,
     });
     if (!verdict.ok) return await notSigned(deps, s, ref, verdict);

@@ -12,6 +12,17 @@ import { SIGNER_UNAVAILABLE, SignerRefused, type SignAction, type WalletSigner }
 export const DEFAULT_SIGN_DEADLINE_MS = 10_000;
 
 
+/**
+ * How long, after a request to a backend location went unanswered past its deadline, the others
+ * for that location are put back at once instead of each waiting out the deadline: the fleet's
+ * turns share a few lanes, and a hung Vault, KMS, HSM or signer service held one for every wallet
+ * with a step to sign, slowing every wallet's polls. An answer from the location ends it sooner.
+ */
+export const HUNG_BACKEND_PAUSE_MS = 30_000;
+
+/** Per backend location, until when (monotonic ms) it is not asked: it left a request unanswered. */
+const hungUntil = new Map<string, number>();
+
 /** What the wallet's signer said, checked: a signature over the expected text by the wallet's key, or why not. */
 export type SignVerdict =
   | { ok: true; signature: Uint8Array; seconds: number }
@@ -24,15 +35,34 @@ export type SignVerdict =
 export async function askSigner(signer: WalletSigner, action: SignAction, expected: string, deadlineMs: number, clock: Pick<Clock, 'monotonic'>): Promise<SignVerdict> {
   const started = clock.monotonic();
   const seconds = (): number => (clock.monotonic() - started) / 1000;
+  const location = signer.location;
+  const until = location === undefined ? undefined : hungUntil.get(location);
+  if (location !== undefined && until !== undefined) {
+    if (started < until) {
+      const detail = `the ${signer.backend} signer at ${location} left a request unanswered past ${deadlineMs} ms; not asked again for ${Math.ceil((until - started) / 1000)} s`;
+      return { ok: false, unanswered: true, code: SIGNER_UNAVAILABLE, detail, seconds: 0 };
+    }
+    hungUntil.delete(location);
+  }
   const ac = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'deadline'>((resolve) => {
     timer = setTimeout(() => resolve('deadline'), deadlineMs);
   });
   try {
-    const answer = await Promise.race([signer.sign(action, ac.signal), deadline]);
+    const asked = signer.sign(action, ac.signal);
+    // Any answer, even a late one or a refusal, says the location is alive again.
+    // (Not the backend's own rejection of the abort below, which is no answer.)
+    if (location !== undefined) {
+      asked.then(
+        () => hungUntil.delete(location),
+        (err: unknown) => !ac.signal.aborted && err instanceof SignerRefused && err.code !== SIGNER_UNAVAILABLE && hungUntil.delete(location),
+      );
+    }
+    const answer = await Promise.race([asked, deadline]);
     if (answer === 'deadline') {
       ac.abort();
+      if (location !== undefined) hungUntil.set(location, clock.monotonic() + HUNG_BACKEND_PAUSE_MS);
       return { ok: false, unanswered: true, code: 'SIGNER_TIMEOUT', detail: `the ${signer.backend} signer did not answer within ${deadlineMs} ms`, seconds: seconds() };
     }
     return { ok: true, signature: checkSignResult(signer.address, expected, answer), seconds: seconds() };

@@ -33,6 +33,13 @@ export type SignerBackend = 'file' | 'env' | 'credential' | 'pkcs11' | 'vault' |
 export interface WalletSigner {
   readonly address: string;
   readonly backend: SignerBackend;
+  /**
+   * Where a remote backend answers (a Vault address, a KMS region and endpoint, a PKCS#11 module
+   * and token, a signer socket), shared by the wallets it signs for; never a secret. After one of
+   * its requests goes unanswered the executor stops waiting on the others for a while
+   * (executor/signing-guard.ts). Absent for an in-process key.
+   */
+  readonly location?: string;
   /** Rejects with SignerRefused when the backend (or its policy) refuses; aborts with `signal`. */
   sign(action: SignAction, signal: AbortSignal): Promise<SignResult>;
   /** Releases sessions, sockets, handles. */

@@ -16,6 +16,7 @@ export const ALERT_KINDS = {
   config_differs: { severity: 'warning', category: 'config_invalid' },
   schema_newer: { severity: 'critical', category: 'config_invalid' },
   claims_stalled: { severity: 'warning', category: 'stale' },
+  signer_unavailable: { severity: 'error', category: 'stale' },
 } as const satisfies Record<string, { severity: Severity; category: WebhookCategory }>;
 
 export type AlertKind = keyof typeof ALERT_KINDS;

@@ -105,6 +105,13 @@ export interface AlertInputs {
    */
   unclaimedAfterMs?: number;
   claimWatch?: Array<{ wallet: string; since: number; grew: boolean }>;
+  /**
+   * Wallets whose signer has not answered since `since` (Vault sealed or its token refused, KMS
+   * throttling, a token pulled, the signer service down: SIGNER_UNAVAILABLE or its deadline), with
+   * its backend and last code; a wallet leaves the list when its signer answers. Opened past one
+   * interval between polls: a blip that the next turn signs through is not told.
+   */
+  signerUnavailable?: Array<{ wallet: string; backend: string; code: string; detail: string; since: number }>;
 }
 
 interface AlertTransition {
@@ -224,12 +231,25 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     out.push({ key, kind: 'claims_stalled', change, wallet: c.wallet, text });
   }
 
+  for (const u of inputs.signerUnavailable ?? []) {
+    const key = `signer_unavailable:${u.wallet}`;
+    seen.add(key);
+    const ageMs = inputs.now - u.since;
+    // Once open it stays open while listed (its age only grows); it closes below, when it leaves.
+    if (ageMs < inputs.intervalMs || tracker.observe(key, true, inputs.now) !== 'opened') continue;
+    const text = `wallet ${u.wallet}: its ${u.backend} signer has not signed for ${minutes(ageMs)} (${u.code}: ${u.detail}); its steps wait, planned, nothing sent — they are signed once it answers`;
+    out.push({ key, kind: 'signer_unavailable', change: 'opened', wallet: u.wallet, text });
+  }
+
   for (const { key } of tracker.open()) {
     if (seen.has(key)) continue;
     tracker.observe(key, false, inputs.now);
     const [kind, rest = ''] = splitKey(key);
     if (kind === 'unknown_step' || kind === 'claim_undetermined') {
       out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
+    } else if (kind === 'signer_unavailable') {
+      // Left the list: its signer answered (signed, or refused: it judged), or the wallet left the config.
+      out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest}: its signer answers again` });
     } else if (kind === 'wallet_stale' || kind === 'claim_in_doubt' || kind === 'claims_stalled') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });
     } else if (kind === 'epoch_refused') {

@@ -19,7 +19,7 @@ import type { Redactor } from '../log/redact.js';
 import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
 import type { PlanWithSteps, StepRow } from '../store/rows.js';
-import { createAlertTracker, evaluateAlerts, reportAlerts } from './alerts.js';
+import { createAlertTracker, evaluateAlerts, reportAlerts, type AlertInputs } from './alerts.js';
 import { clusterConditions, clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
 import { createFleet } from './fleet.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -66,6 +66,8 @@ export class Supervisor {
   private alertTimer: NodeJS.Timeout | undefined;
   /** Wallets (by name) whose last poll was refused for its epoch, with why: the epoch_refused alert. */
   private readonly epochRefused = new Map<string, string>();
+  /** Wallets (by name) whose signer has not answered since `since`, with what it said: the signer_unavailable alert. */
+  private readonly signerDown = new Map<string, { backend: string; code: string; detail: string; since: number }>();
   /** Per wallet: since when no claim was applied (or first polled here), the pending then, and whether it has grown since. */
   private readonly claimWatch = new Map<string, { since: number; pending: Lamports; grew: boolean }>();
 
@@ -110,6 +112,14 @@ export class Supervisor {
       // An applied claim starts the wallet's watch afresh at its next poll (alerts.unclaimed_after).
       events.on('step:outcome', (e) => {
         if (e.kind === 'claim' && e.state === 'acknowledged') this.claimWatch.delete(e.wallet);
+      }),
+      // Open from a signer that did not answer until it answers again (signs, or refuses: it judged).
+      events.on('signer:answered', ({ wallet, backend, outcome, code, detail }) => {
+        if (outcome !== 'unanswered') this.signerDown.delete(wallet);
+        else {
+          const since = this.signerDown.get(wallet)?.since ?? opts.clock.now();
+          this.signerDown.set(wallet, { backend, code: code ?? '', detail: this.opts.redactor.redact(detail ?? ''), since });
+        }
       }),
       events.on('config:reloading', () => this.notifier.reloading()),
       events.on('config:reloaded', (r) => this.reloaded(r)),
@@ -228,6 +238,7 @@ export class Supervisor {
         claimsInDoubt: daemon.claimsInDoubt(),
         cluster: runtime.cluster === undefined ? undefined : clusterConditions(runtime.cluster.manager),
         epochRefused: [...this.epochRefused].map(([name, detail]) => ({ name, detail })),
+        signerUnavailable: this.signersDown(config),
         unclaimedAfterMs,
         // Read only when the alert is on (it is off by default): one entry per wallet polled.
         claimWatch: unclaimedAfterMs === undefined ? undefined : [...this.claimWatch].map(([wallet, w]) => ({ wallet, since: w.since, grew: w.grew })),
@@ -236,6 +247,14 @@ export class Supervisor {
     } catch (err) {
       this.opts.logger.warn({ event: 'alerts.failed', err }, 'could not evaluate alerts this cycle');
     }
+  }
+
+  /** The wallets of the config whose signer does not answer; one taken out of the config is forgotten. */
+  private signersDown(config: { wallets: ReadonlyArray<{ name: string }> }): AlertInputs['signerUnavailable'] {
+    if (this.signerDown.size === 0) return [];
+    const names = new Set(config.wallets.map((w) => w.name));
+    for (const wallet of this.signerDown.keys()) if (!names.has(wallet)) this.signerDown.delete(wallet);
+    return [...this.signerDown].map(([wallet, d]) => ({ wallet, ...d }));
   }
 
   /**

@@ -7,7 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { generateKeypair } from '../../src/keys/signer.js';
 import { makeWallets, tempDir, type TestWallet } from '../e2e/helpers.js';
+import { TOKEN, transit } from '../support/vault-transit.js';
 import { sandboxYaml, startInProcess, type InProcess } from './in-process.js';
 
 const SOL = 1_000_000_000n;
@@ -179,4 +181,45 @@ describe('a reload while a plan is mid-way', () => {
     expect(reads.get(beta.address)).toBe(1);
     gates.get(beta.address)!.open();
   });
+
+  // Helper 36: a reload that moves the wallet's key to another backend while its plan is mid-way.
+  // The deposit is signed by the backend the config names when it is signed, and only after that
+  // backend's public key is fetched and found to derive the wallet's address: a Vault holding
+  // another key is never asked to sign (the deposit refused, KEY_MISMATCH); one holding the key signs.
+  for (const holds of ['its key', 'another key'] as const) {
+    it(`the wallet moved to a Vault key holding ${holds} at the deposit: the address is checked before Vault signs`, async () => {
+      const alpha = wallets[0]!;
+      const vaultKey = holds === 'its key' ? alpha.secretKey64 : generateKeypair().secretKey64;
+      const t = await transit({ seed: vaultKey.slice(0, 32), publicKey: vaultKey.slice(32) });
+      try {
+        const tokenFile = join(dir, 'vault-token');
+        writeFileSync(tokenFile, TOKEN, { mode: 0o600 });
+        const toVault = (y: string) => {
+          const moved = y.replace(`key: { file: ${alpha.keyFile} }`, `key: { vault: { address: "${t.url}", key: treasury, token_file: ${tokenFile} } }`);
+          expect(moved).not.toBe(y);
+          return moved;
+        };
+        const a = await startWithReloadAtDeposit(() => {
+          writeFileSync(configPath, yaml(wallets, toVault));
+          expect(app!.daemon.reload()).toBe(true);
+        });
+        await a.daemon.runWallet('alpha');
+        expect(a.runtime.signers.get(alpha.address)?.backend).toBe('vault');
+        const signs = t.seen.filter((r) => r.method === 'POST');
+        const [plan] = await a.runtime.store.listPlans({ address: alpha.address });
+        if (holds === 'its key') {
+          expect(ops(a)).toEqual(['claim', 'deposit']);
+          expect(signs).toHaveLength(1);
+        } else {
+          expect(ops(a)).toEqual(['claim']);
+          expect(signs).toEqual([]);
+          expect(plan?.steps.map((s) => s.state)).toEqual(['acknowledged', 'rejected']);
+          expect(a.log.events('action.refused')).toMatchObject([{ code: 'KEY_MISMATCH', backend: 'vault' }]);
+        }
+        expect(t.seen[0]).toMatchObject({ method: 'GET', url: '/v1/transit/keys/treasury' });
+      } finally {
+        await t.close();
+      }
+    });
+  }
 });

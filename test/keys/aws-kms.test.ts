@@ -6,6 +6,8 @@
 // of another spec or another address at connect. An opt-in live test runs when KMS_KEY_ID is set.
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
+import { systemClock } from '../../src/domain.js';
+import { askSigner } from '../../src/executor/signing-guard.js';
 import { KmsSigner } from '../../src/keys/backends/aws-kms.js';
 import { checkSignResult } from '../../src/keys/check.js';
 import { messageFor, templatesOf } from '../../src/keys/message.js';
@@ -114,3 +116,60 @@ it.skipIf(process.env['KMS_KEY_ID'] === undefined || process.env['KMS_WALLET'] =
     expect(checkSignResult(env['KMS_WALLET']!, result.message, result)).toHaveLength(64);
   },
 );
+
+// Helper 36: KMS failing under a running daemon. A Sign over its quota (ThrottlingException, HTTP
+// 400: ECC Sign requests are capped per account and region), credentials that ran out or were
+// rotated (ExpiredTokenException, UnrecognizedClientException), access taken away or the key
+// disabled: none judges the action, yet each was a refusal (KMS_REFUSED, KMS_DENIED,
+// KMS_KEY_STATE) — a deposit after its claim lost for the epoch. At a signature they are
+// SIGNER_UNAVAILABLE (the step back to planned); a key that does not exist stays a refusal.
+it('at a signature, throttling, expired or rotated credentials, access denied and a disabled key put the step back; a deleted key is refused', async () => {
+  const { kms, address } = await double();
+  const s = signer(kms.url, address);
+  await s.connect(AbortSignal.timeout(10_000));
+  const ask = () => askSigner(s, deposit(address), messageFor(templates, deposit(address)), 10_000, systemClock);
+  for (const type of ['ThrottlingException', 'ExpiredTokenException', 'UnrecognizedClientException', 'AccessDeniedException', 'DisabledException', 'KMSInvalidStateException']) {
+    kms.fail({ type, status: 400 });
+    expect({ type, verdict: await ask() }).toMatchObject({ type, verdict: { ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' } });
+  }
+  kms.fail({ type: 'NotFoundException', status: 400 });
+  expect(await ask()).toMatchObject({ ok: false, unanswered: false, code: 'KMS_NO_KEY' });
+  kms.fail(undefined);
+  expect(await ask()).toMatchObject({ ok: true });
+});
+
+// The SDK resolves its credential chain once per client and keeps static credentials (the
+// environment, ~/.aws/credentials) for the client's life. Credentials refused at a signature drop
+// the client: it is made anew, the chain read again, and the request asked once more.
+it('credentials rotated under it are read again at the refusal, and the signature is made', async () => {
+  const { kms, address } = await double();
+  const s = signer(kms.url, address);
+  await s.connect(AbortSignal.timeout(10_000));
+  const ask = () => askSigner(s, deposit(address), messageFor(templates, deposit(address)), 10_000, systemClock);
+  expect(await ask()).toMatchObject({ ok: true });
+  const rotated = 'AKIDEXAMPLEROTATED01';
+  kms.acceptKeyId(rotated);
+  process.env['AWS_ACCESS_KEY_ID'] = rotated;
+  try {
+    expect(await ask()).toMatchObject({ ok: true });
+  } finally {
+    process.env['AWS_ACCESS_KEY_ID'] = KMS_TEST_ENV.AWS_ACCESS_KEY_ID;
+  }
+});
+
+// Helper 36: every wallet's KmsSigner made its own SDK client — its own credential resolution (an
+// instance role: one IMDS round per wallet, at the first signature and at each refresh, which IMDS
+// throttles) and its own pool of TLS connections: 10,000 wallets, 10,000 of each. The wallets of
+// one region and endpoint now share one client, closed with the last of them.
+it('the wallets of one region and endpoint share one client: one connection, not one per wallet', async () => {
+  const { kms, address } = await double();
+  const wallets = [signer(kms.url, address), signer(kms.url, address), signer(kms.url, address)];
+  for (const s of wallets) {
+    await s.connect(AbortSignal.timeout(10_000));
+    expect(await s.sign(deposit(address), AbortSignal.timeout(10_000))).toHaveProperty('signature');
+  }
+  expect(kms.connections()).toBe(1);
+  // Closing one leaves the others signing.
+  await wallets[0]!.close();
+  expect(await wallets[1]!.sign(deposit(address), AbortSignal.timeout(10_000))).toHaveProperty('signature');
+});

@@ -8,8 +8,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { SIGNED_OPS, systemClock, type SignedOp } from '../../src/domain.js';
 import { askSigner } from '../../src/executor/signing-guard.js';
-import { SignerServiceBackend } from '../../src/keys/backends/signer-service.js';
-import type { MessageTemplates } from '../../src/keys/message.js';
+import { SignerServiceBackend, SignerServiceClient } from '../../src/keys/backends/signer-service.js';
+import { messageFor, type MessageTemplates } from '../../src/keys/message.js';
 import { SignerRefused, type SignAction } from '../../src/keys/port.js';
 import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
 import { verifySignature } from '../../src/keys/verify.js';
@@ -119,6 +119,46 @@ describe('SignerServiceBackend against the signer service', () => {
     const r = await b.sign({ ...deposit('1'), ts: nowTs() + 1 }, never());
     expect(r.signature).toHaveLength(64);
   });
+
+  // Helper 36: a service that is down (stopped, restarting, its socket gone) never judged the
+  // action. It was SIGNER_UNREACHABLE, which the executor took for a refusal: the step refused, and
+  // a deposit after its claim lost for the epoch. It is SIGNER_UNAVAILABLE: back to planned.
+  it('says unavailable, not refused, while the service is down, and signs once it is back', async () => {
+    const b = await open();
+    await b.sign(deposit('1'), never());
+    await stopService();
+    const down = await askSigner(b, { ...deposit('1'), ts: nowTs() + 1 }, expectedDeposit('1', nowTs() + 1), 5_000, systemClock);
+    expect(down).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    await startService();
+    const r = await askSigner(b, { ...deposit('1'), ts: nowTs() + 2 }, expectedDeposit('1', nowTs() + 2), 5_000, systemClock);
+    expect(r.ok).toBe(true);
+  });
+
+  const expectedDeposit = (amount: string, ts: number): string => messageFor(TEMPLATES, { ...deposit(amount), ts });
+
+  // Helper 36: a reload makes a new client and connects it once, in the background (swapSigners).
+  // With the service down at that moment, the client stayed unconnected until the next reload:
+  // every step deferred for ever. It connects at its next signature, as the other remote backends
+  // do, checking the service's key for the wallet's address first.
+  it('a client that could not connect (the service down at a reload) connects at its next signature', async () => {
+    const client = new SignerServiceClient({ socket: setup.socket, key: 'treasury' }, setup.wallets[0]!.address, TEMPLATES);
+    await stopService();
+    await expect(client.connect(AbortSignal.timeout(5_000))).rejects.toThrow();
+    const down = await askSigner(client, deposit('1'), expectedDeposit('1', deposit('1').ts), 5_000, systemClock);
+    expect(down).toMatchObject({ ok: false, unanswered: true });
+    await startService();
+    const ts = nowTs() + 1;
+    expect(await askSigner(client, { ...deposit('1'), ts }, expectedDeposit('1', ts), 5_000, systemClock)).toMatchObject({ ok: true });
+    await client.close();
+  });
+
+  it('a client whose service now holds another key for the name is refused before anything is signed', async () => {
+    const client = new SignerServiceClient({ socket: setup.socket, key: 'ops' }, setup.wallets[0]!.address, TEMPLATES);
+    const ts = nowTs();
+    const v = await askSigner(client, { ...deposit('1'), ts }, expectedDeposit('1', ts), 5_000, systemClock);
+    expect(v).toMatchObject({ ok: false, unanswered: false, code: 'KEY_MISMATCH' });
+    await client.close();
+  });
 });
 
 describe('SignerServiceBackend against a lying or silent service', () => {
@@ -150,6 +190,32 @@ describe('SignerServiceBackend against a lying or silent service', () => {
       }
     });
   }
+
+  // Helper 36: an answer to no pending request (another request's id, or none) breaks the pairing
+  // of answers to requests on the shared connection: it is dropped. The requests in flight on it
+  // were refused (SIGNER_BAD_ANSWER): every wallet's step refused on one stray line, and a deposit
+  // after its claim lost its epoch, though the service judged none of them. They are asked once
+  // more on a new connection (the service answers an identical request identically, journalled
+  // once) and, if that breaks too, put back to planned (SIGNER_UNAVAILABLE).
+  it('an answer for a request nobody made: the requests in flight are asked again, or put back — not refused', async () => {
+    setup = signerSetup();
+    const wallet = setup.wallets[0]!;
+    const own = signerFromSeed(wallet.secretKey64.subarray(0, 32));
+    let strays = 1;
+    await fakeService(wallet.address, (req) => {
+      if (strays-- > 0) return JSON.stringify({ id: 'not-a-request-of-yours', signature: 'x', message: 'y' });
+      const message = messageFor(TEMPLATES, req as unknown as SignAction);
+      return JSON.stringify({ id: req.id, message, signature: bs58.encode(own.sign(new TextEncoder().encode(message))) });
+    });
+    const b = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: wallet.address, templates: TEMPLATES });
+    const action = (ts: number): SignAction => ({ op: 'claim', wallet: wallet.address, ts, epoch: today() });
+    const ask = (ts: number) => askSigner(b, action(ts), messageFor(TEMPLATES, action(ts)), 5_000, systemClock);
+    expect(await ask(nowTs())).toMatchObject({ ok: true });
+    strays = 2;
+    expect(await ask(nowTs() + 1)).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    expect(await ask(nowTs() + 2)).toMatchObject({ ok: true });
+    await b.close();
+  });
 
   it('refuses a signature made with another key, and one over other bytes', async () => {
     setup = signerSetup();
@@ -239,6 +305,29 @@ describe('SignerServiceBackend against a lying or silent service', () => {
     expect((await other).signature).toHaveLength(64);
     expect((await b1.sign(claimOf(w1, nowTs() + 1), never())).signature).toHaveLength(64);
     expect([service.opened, service.open]).toEqual([1, 1]);
+    await b1.close();
+    await b2.close();
+  });
+
+  // Helper 36 (test/keys/hung-backend.test.ts): after one request goes unanswered, the other
+  // wallets of the socket are put back at once rather than each held for the deadline — and the
+  // client's own rejection of the aborted request does not count as the service answering.
+  it('a service that stopped answering is not asked again by the other wallets of its socket for a while', async () => {
+    setup = signerSetup({ names: ['treasury', 'ops'] });
+    const [w1, w2] = setup.wallets as [TestWallet, TestWallet];
+    let signs = 0;
+    await listenLines((req, s) => {
+      if (req.op === 'public_keys') s.write(`${JSON.stringify({ id: req.id, keys: [{ key: 'treasury', address: w1.address }, { key: 'ops', address: w2.address }] })}\n`);
+      else signs++;
+    });
+    const b1 = await SignerServiceBackend.open({ socket: setup.socket, key: 'treasury', address: w1.address, templates: TEMPLATES });
+    const b2 = await SignerServiceBackend.open({ socket: setup.socket, key: 'ops', address: w2.address, templates: TEMPLATES });
+    const ask = (b: SignerServiceBackend, w: TestWallet) => askSigner(b, claimOf(w), messageFor(TEMPLATES, claimOf(w)), 100, systemClock);
+    expect(await ask(b1, w1)).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_TIMEOUT' });
+    // The client's rejection of the aborted request settles first.
+    await new Promise((r) => setImmediate(r));
+    expect(await ask(b2, w2)).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    expect(signs).toBe(1);
     await b1.close();
     await b2.close();
   });

@@ -248,3 +248,19 @@ describe('evaluateAlerts: claims_stalled (issue 27) and the open alerts by kind'
     expect(t.openKinds()).toEqual(new Map([['wallet_stale', 2]]));
   });
 });
+
+describe('evaluateAlerts: signer_unavailable (helper 36)', () => {
+  it('opens once a wallet’s signer has not answered for an interval between polls, stays one, and closes when it answers', () => {
+    const t = createAlertTracker();
+    const down = (since: number) => [{ wallet: 'w1', backend: 'vault', code: 'SIGNER_UNAVAILABLE', detail: 'Vault refused the token (HTTP 403)', since }];
+    const at = (now: number, list: AlertInputs['signerUnavailable']) => evaluateAlerts(t, base({ now, signerUnavailable: list })).map((a) => [a.kind, a.change, a.wallet, a.text]);
+    // A blip the next turn signs through is not told.
+    expect(at(MIN / 2, down(0))).toEqual([]);
+    expect(at(MIN, down(0))).toEqual([
+      ['signer_unavailable', 'opened', 'w1', 'wallet w1: its vault signer has not signed for 1m (SIGNER_UNAVAILABLE: Vault refused the token (HTTP 403)); its steps wait, planned, nothing sent — they are signed once it answers'],
+    ]);
+    expect(at(5 * MIN, down(0))).toEqual([]);
+    expect(t.openKinds()).toEqual(new Map([['signer_unavailable', 1]]));
+    expect(at(6 * MIN, [])).toEqual([['signer_unavailable', 'closed', 'w1', 'wallet w1: its signer answers again']]);
+  });
+});

@@ -20,6 +20,12 @@ export const KMS_TEST_ENV = {
 export interface KmsDouble {
   url: string;
   seen: Array<{ target: string; body: Record<string, unknown>; signed: boolean }>;
+  /** TCP connections made to it so far. */
+  connections(): number;
+  /** From now on every request is answered with this error (undefined: served again). */
+  fail(error: { type: string; status: number } | undefined): void;
+  /** From now on only requests signed with this access key id are let in (credentials rotated). */
+  acceptKeyId(id: string): void;
   close(): Promise<void>;
 }
 
@@ -37,6 +43,8 @@ export async function kmsDouble(opts: KmsDoubleOptions): Promise<KmsDouble> {
   const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(opts.seed).toString('base64url'), x: Buffer.from(opts.publicKey).toString('base64url') }, format: 'jwk' });
   const spki = createPublicKey(key).export({ format: 'der', type: 'spki' });
   const seen: KmsDouble['seen'] = [];
+  let failing = opts.error;
+  let keyId: string | undefined;
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -50,7 +58,10 @@ export async function kmsDouble(opts: KmsDoubleOptions): Promise<KmsDouble> {
         res.end(JSON.stringify(o));
       };
       if (req.method !== 'POST' || req.url !== '/') return reply(404, { __type: 'UnknownOperationException' }, 'UnknownOperationException');
-      if (opts.error !== undefined) return reply(opts.error.status, { __type: opts.error.type, message: 'refused by the double' }, opts.error.type);
+      if (keyId !== undefined && !String(req.headers.authorization ?? '').startsWith(`AWS4-HMAC-SHA256 Credential=${keyId}/`)) {
+        return reply(400, { __type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' }, 'UnrecognizedClientException');
+      }
+      if (failing !== undefined) return reply(failing.status, { __type: failing.type, message: 'refused by the double' }, failing.type);
       if (body.KeyId !== KMS_KEY_ID) return reply(400, { __type: 'NotFoundException', message: `Key '${String(body.KeyId)}' does not exist` }, 'NotFoundException');
       if (target === 'TrentService.GetPublicKey') {
         return reply(200, {
@@ -69,6 +80,23 @@ export async function kmsDouble(opts: KmsDoubleOptions): Promise<KmsDouble> {
       return reply(400, { __type: 'UnknownOperationException' }, 'UnknownOperationException');
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    connections: () => connections,
+    fail: (error) => {
+      failing = error;
+    },
+    acceptKeyId: (id) => {
+      keyId = id;
+    },
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
 }

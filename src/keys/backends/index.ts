@@ -101,7 +101,7 @@ export function swapSigners(
   for (const [address, signer] of next) signers.set(address, signer);
   void connectSigners(next.values()).then((problems) => {
     for (const p of problems) {
-      logger.error({ event: 'config.invalid', issues: [`wallet ${p.address}: the ${p.backend} signer: ${p.message}`] }, `wallet ${p.address}: its ${p.backend} signer does not answer or is not its key; its steps are refused until fixed`);
+      logger.error({ event: 'config.invalid', issues: [`wallet ${p.address}: the ${p.backend} signer: ${p.message}`] }, `wallet ${p.address}: its ${p.backend} signer does not answer or is not its key; nothing is signed with it until fixed (a key of another address: its steps refused; a backend that cannot sign now: they wait)`);
     }
   });
   const kept = new Set(next.values());

@@ -28,7 +28,13 @@ export class Pkcs11Signer extends RemoteSignerBase {
   #key: Handle | undefined;
   readonly #idle: Handle[] = [];
   readonly #all: Handle[] = [];
-  readonly #waiting: Array<(s: Handle) => void> = [];
+  readonly #waiting: Array<{ resolve: (s: Handle) => void; reject: (err: Error) => void }> = [];
+  /** Bumped each time the sessions are dropped: a failure on an older session does not drop newer ones. */
+  #generation = 0;
+  /** Opened once in this process: the token missing afterwards is one pulled out, not a config error. */
+  #wasOpen = false;
+  /** The token refused the PIN: not tried again (an HSM locks its user PIN after a few) until a reload reads it anew. */
+  #pinRefused: SignerRefused | undefined;
 
   constructor(
     private readonly cfg: Pkcs11KeyConfig,
@@ -37,6 +43,10 @@ export class Pkcs11Signer extends RemoteSignerBase {
   ) {
     super(address, opts.templates);
     this.#pin = readBackendSecret(cfg.pinEnv !== undefined ? { env: cfg.pinEnv } : { credential: cfg.pinCredential ?? '' }, 'the PKCS#11 PIN', opts);
+  }
+
+  get location(): string {
+    return `pkcs11 ${this.cfg.module} token ${this.cfg.token}`;
   }
 
   protected describe(): string {
@@ -51,6 +61,7 @@ export class Pkcs11Signer extends RemoteSignerBase {
     const lib = this.#lib;
     const key = this.#key;
     if (lib === undefined || key === undefined) throw new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()} is not open`);
+    const generation = this.#generation;
     const session = await this.take();
     try {
       lib.C_SignInit(session, { mechanism: CKM_EDDSA }, key);
@@ -59,15 +70,50 @@ export class Pkcs11Signer extends RemoteSignerBase {
       });
       return new Uint8Array(sig);
     } catch (err) {
-      throw this.refusal(err, 'PKCS11_SIGN');
+      if (!this.sessionLost(err)) throw this.refusal(err, 'PKCS11_SIGN');
+      // The token was pulled and put back, the HSM restarted, the sessions closed under us: they
+      // are dead for good. Not a judgement of the action (SIGNER_UNAVAILABLE: back to planned);
+      // the next signature opens them again and checks the key against the address first.
+      if (generation === this.#generation) this.drop();
+      throw new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()}: its sessions were lost (${(err as Error).message}); they are opened again at the next signature`);
     } finally {
       this.give(session);
     }
   }
 
+  /** A failure that says the sessions, the login or the token are gone, not that this signature is refused. */
+  private sessionLost(err: unknown): boolean {
+    const P = pkcs11js();
+    if (!(err instanceof P.Pkcs11Error)) return false;
+    return [
+      P.CKR_SESSION_HANDLE_INVALID,
+      P.CKR_SESSION_CLOSED,
+      P.CKR_USER_NOT_LOGGED_IN,
+      P.CKR_KEY_HANDLE_INVALID,
+      P.CKR_OBJECT_HANDLE_INVALID,
+      P.CKR_DEVICE_REMOVED,
+      P.CKR_TOKEN_NOT_PRESENT,
+      P.CKR_TOKEN_NOT_RECOGNIZED,
+      P.CKR_DEVICE_ERROR,
+      P.CKR_CRYPTOKI_NOT_INITIALIZED,
+    ].includes(err.code);
+  }
+
+  /** Drops the dead sessions and the key handle; whoever waits for a session is told. */
+  private drop(): void {
+    this.#generation++;
+    this.closeSessions();
+    this.#key = undefined;
+    for (const w of this.#waiting.splice(0)) w.reject(new SignerRefused(SIGNER_UNAVAILABLE, `${this.describe()}: its sessions were lost; they are opened again at the next signature`));
+    this.forget();
+  }
+
   /** Loads the module, finds the token, opens the sessions, logs in, finds the key; its public key. */
   private open(): Uint8Array {
     const P = pkcs11js();
+    if (this.#pinRefused !== undefined) throw this.#pinRefused;
+    // Opened again after its sessions were lost, or after a key of another address: none kept.
+    this.closeSessions();
     let entry = modules.get(this.cfg.module);
     try {
       if (entry === undefined) {
@@ -85,10 +131,13 @@ export class Pkcs11Signer extends RemoteSignerBase {
     }
     const lib = entry.lib;
     const slot = lib.C_GetSlotList(true).find((s) => lib.C_GetTokenInfo(s).label.trim() === this.cfg.token);
-    if (slot === undefined) throw new SignerRefused('PKCS11_NO_TOKEN', `no token labelled ${this.cfg.token} in ${this.cfg.module}`);
+    if (slot === undefined) {
+      // Once open in this process, a token gone is one pulled out: it may come back.
+      throw new SignerRefused(this.#wasOpen ? SIGNER_UNAVAILABLE : 'PKCS11_NO_TOKEN', `no token labelled ${this.cfg.token} in ${this.cfg.module}`);
+    }
     try {
       for (let i = 0; i < this.cfg.sessions; i++) this.#all.push(lib.C_OpenSession(slot, P.CKF_SERIAL_SESSION));
-      entry.users++;
+      if (this.#lib === undefined) entry.users++;
       this.#lib = lib;
       const first = this.#all[0] as Handle;
       try {
@@ -108,10 +157,13 @@ export class Pkcs11Signer extends RemoteSignerBase {
       const point = lib.C_GetAttributeValue(first, pubKey, [{ type: P.CKA_EC_POINT }])[0]?.value;
       this.#key = key;
       this.#idle.push(...this.#all);
+      this.#wasOpen = true;
       return rawPoint(point);
     } catch (err) {
       this.closeSessions();
-      throw this.refusal(err, 'PKCS11_OPEN');
+      const refusal = this.refusal(err, 'PKCS11_OPEN');
+      if (refusal.code === 'PKCS11_PIN' || refusal.code === 'PKCS11_PIN_LOCKED') this.#pinRefused = refusal;
+      throw refusal;
     }
   }
 
@@ -148,12 +200,14 @@ export class Pkcs11Signer extends RemoteSignerBase {
   private take(): Promise<Handle> {
     const s = this.#idle.pop();
     if (s !== undefined) return Promise.resolve(s);
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
   }
 
   private give(s: Handle): void {
+    // A session of a pool since dropped is dead: it goes to nobody.
+    if (!this.#all.includes(s)) return;
     const next = this.#waiting.shift();
-    if (next !== undefined) next(s);
+    if (next !== undefined) next.resolve(s);
     else this.#idle.push(s);
   }
 

@@ -4,8 +4,11 @@
 // signature each backend returns is checked again by the executor (keys/check.ts).
 import bs58 from 'bs58';
 import { messageFor, type MessageTemplates } from '../message.js';
-import { SignerRefused, type SignAction, type SignerBackend, type SignResult, type WalletSigner } from '../port.js';
+import { SIGNER_UNAVAILABLE, SignerRefused, type SignAction, type SignerBackend, type SignResult, type WalletSigner } from '../port.js';
 import { refuseOtherWallet } from './in-process.js';
+
+/** Codes of a connect that say the backend cannot be used now, not that its key is wrong. */
+const NOT_NOW = new Set(['VAULT_DENIED', 'KMS_DENIED', 'KMS_KEY_STATE', 'PKCS11_NO_TOKEN', 'PKCS11_PIN', 'PKCS11_PIN_LOCKED', 'PKCS11_OPEN']);
 
 export abstract class RemoteSignerBase implements WalletSigner {
   abstract readonly backend: SignerBackend;
@@ -32,6 +35,14 @@ export abstract class RemoteSignerBase implements WalletSigner {
     return this.#connected;
   }
 
+  /**
+   * The backend lost what connect set up (a token's sessions, say): the next signature connects
+   * again, and so checks the key against the address again before anything is signed with it.
+   */
+  protected forget(): void {
+    this.#connected = undefined;
+  }
+
   private async check(signal: AbortSignal): Promise<void> {
     const pub = await this.fetchPublicKey(signal);
     const derived = pub.length === 32 ? bs58.encode(pub) : `(a ${pub.length}-byte key, not Ed25519)`;
@@ -43,7 +54,15 @@ export abstract class RemoteSignerBase implements WalletSigner {
   async sign(action: SignAction, signal: AbortSignal): Promise<SignResult> {
     refuseOtherWallet(this.address, action);
     const message = messageFor(this.templates, action);
-    await this.connect(signal);
+    try {
+      await this.connect(signal);
+    } catch (err) {
+      // Connected at a signature (a reload's signer, a token's sessions opened again): credentials
+      // or a token that cannot be used now judge nothing — the step goes back to planned. A key
+      // that is not there or not the address's is the backend's answer: refused.
+      if (err instanceof SignerRefused && NOT_NOW.has(err.code)) throw new SignerRefused(SIGNER_UNAVAILABLE, err.message, { cause: err });
+      throw err;
+    }
     signal.throwIfAborted();
     return { message, signature: await this.signMessage(new TextEncoder().encode(message), signal) };
   }

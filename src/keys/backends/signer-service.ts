@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import type { SignerServiceKeyConfig } from '../../domain.js';
 import { KeyError } from '../../errors.js';
 import { messageFor, type MessageTemplates } from '../message.js';
-import { SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
+import { SIGNER_UNAVAILABLE, SignerRefused, type SignAction, type SignResult, type WalletSigner } from '../port.js';
 import { publicKeyOf } from '../check.js';
 import { requestLine } from '../../signer/protocol.js';
 
@@ -123,7 +123,7 @@ class Connection {
       nl = this.#buffered.indexOf('\n');
     }
     if (this.#buffered.length > MAX_ANSWER_BYTES) {
-      this.#fail(new SignerRefused('SIGNER_BAD_ANSWER', 'the signer sent a line over the size limit'));
+      this.#fail(new SignerRefused('SIGNER_UNREACHABLE', 'the signer sent a line over the size limit; the connection is dropped'));
       this.#socket.destroy();
     }
   }
@@ -139,8 +139,10 @@ class Connection {
     if (typeof id === 'string' && this.#abandoned.delete(id)) return;
     const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
     if (pending === undefined || answer === null || typeof answer !== 'object') {
-      // Not an answer to anything asked: the stream cannot be trusted to pair answers any more.
-      this.#fail(new SignerRefused('SIGNER_BAD_ANSWER', 'the signer sent an answer to no pending request'));
+      // Not an answer to anything asked: the stream cannot be trusted to pair answers any more. The
+      // requests in flight were judged by nobody we can tell: like a connection that broke
+      // (SIGNER_UNREACHABLE), each is asked once more on a new one, else put back to planned.
+      this.#fail(new SignerRefused('SIGNER_UNREACHABLE', 'the signer sent an answer to no pending request; the connection is dropped'));
       this.#socket.destroy();
       return;
     }
@@ -221,6 +223,10 @@ export class SignerServiceBackend implements WalletSigner {
   readonly #channel: Channel;
   #closed = false;
 
+  get location(): string {
+    return `signer ${this.#opts.socket}`;
+  }
+
   private constructor(opts: SignerServiceOptions) {
     this.#opts = opts;
     this.address = opts.address;
@@ -268,7 +274,14 @@ export class SignerServiceBackend implements WalletSigner {
       // The connection broke (the service restarted): once more on a new one. Safe even if the
       // first copy was signed: the service answers the identical request with the identical
       // signature, journalled once.
-      answer = await (await this.#channel.connect(signal)).request(id, line, signal);
+      try {
+        answer = await (await this.#channel.connect(signal)).request(id, line, signal);
+      } catch (again) {
+        if (!(again instanceof SignerRefused) || again.code !== 'SIGNER_UNREACHABLE' || signal.aborted) throw again;
+        // Still down: it never judged the action. SIGNER_UNAVAILABLE puts the step back to planned
+        // (a refusal would cost a deposit whose claim was sent its epoch).
+        throw new SignerRefused(SIGNER_UNAVAILABLE, `${again.message}; nothing was signed`, { cause: again });
+      }
     }
     const error = answer.error as { code?: unknown; message?: unknown } | undefined;
     if (error !== undefined) {
@@ -304,12 +317,18 @@ export class SignerServiceBackend implements WalletSigner {
 export class SignerServiceClient implements WalletSigner {
   readonly backend = 'signer' as const;
   #backend: SignerServiceBackend | undefined;
+  /** The open in progress, shared by the signatures that wait for it. */
+  #opening: Promise<SignerServiceBackend> | undefined;
 
   constructor(
     readonly config: SignerServiceKeyConfig,
     readonly address: string,
     readonly templates: MessageTemplates,
   ) {}
+
+  get location(): string {
+    return `signer ${this.config.socket}`;
+  }
 
   async connect(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
@@ -319,9 +338,35 @@ export class SignerServiceClient implements WalletSigner {
     await previous?.close();
   }
 
-  sign(action: SignAction, signal: AbortSignal): Promise<SignResult> {
-    if (this.#backend === undefined) return Promise.reject(new SignerRefused('SIGNER_UNAVAILABLE', `the signer service at ${this.config.socket} is not connected`));
-    return this.#backend.sign(action, signal);
+  async sign(action: SignAction, signal: AbortSignal): Promise<SignResult> {
+    // Not connected: the service was down when this client was made (a reload connects in the
+    // background, once). Connect now, its key checked against the address before any signature.
+    const backend = this.#backend ?? (await this.openNow(signal));
+    return backend.sign(action, signal);
+  }
+
+  private async openNow(signal: AbortSignal): Promise<SignerServiceBackend> {
+    this.#opening ??= this.connect(signal).then(
+      () => {
+        this.#opening = undefined;
+        return this.#backend as SignerServiceBackend;
+      },
+      (err: unknown) => {
+        this.#opening = undefined;
+        throw err;
+      },
+    );
+    try {
+      return await this.#opening;
+    } catch (err) {
+      // The service not answering (the cause a SignerRefused of the connection) never judged the
+      // action: back to planned. Its key missing or of another address is its answer: refused, as
+      // a start refuses it.
+      if (!(err instanceof KeyError) || err.cause instanceof SignerRefused) {
+        throw new SignerRefused(SIGNER_UNAVAILABLE, `the signer service at ${this.config.socket} is not connected (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+      }
+      throw new SignerRefused(err.code === 'KEY_MISSING' ? 'UNKNOWN_KEY' : err.code, err.message, { cause: err });
+    }
   }
 
   async close(): Promise<void> {

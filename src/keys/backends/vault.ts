@@ -2,6 +2,7 @@
 // from GET /v1/<mount>/keys/<key>; signatures from POST /v1/<mount>/sign/<key>, answered as
 // `vault:v1:<base64>`. The token comes only from env, a mode-0600 file or a systemd credential,
 // and is registered with the redactor when read; no message here carries it or Vault's answer text.
+import bs58 from 'bs58';
 import type { VaultKeyConfig } from '../../domain.js';
 import { readBackendSecret } from '../keys.js';
 import { SIGNER_UNAVAILABLE, SignerRefused } from '../port.js';
@@ -12,8 +13,10 @@ const MAX_ANSWER = 64 * 1024;
 
 export class VaultSigner extends RemoteSignerBase {
   readonly backend = 'vault' as const;
-  readonly #token: string;
-  /** The key version whose public key matched: signing with a rotated key would fail the check anyway. */
+  #token: string;
+  /** Reads the token from its source again: token_file is where Vault Agent writes a renewed one. */
+  readonly #readToken: () => string;
+  /** The key version whose public key is the address's: signed with by key_version, whatever the latest is. */
   #version: number | undefined;
 
   constructor(
@@ -23,7 +26,12 @@ export class VaultSigner extends RemoteSignerBase {
   ) {
     super(address, opts.templates);
     const source = cfg.tokenEnv !== undefined ? { env: cfg.tokenEnv } : cfg.tokenFile !== undefined ? { file: cfg.tokenFile } : { credential: cfg.tokenCredential ?? '' };
-    this.#token = readBackendSecret(source, 'the Vault token', opts);
+    this.#readToken = () => readBackendSecret(source, 'the Vault token', opts);
+    this.#token = this.#readToken();
+  }
+
+  get location(): string {
+    return `vault ${this.cfg.address}`;
   }
 
   protected describe(): string {
@@ -34,10 +42,21 @@ export class VaultSigner extends RemoteSignerBase {
     const answer = await this.call('GET', `keys/${encodeURIComponent(this.cfg.key)}`, undefined, signal);
     const data = (answer as { data?: { type?: unknown; latest_version?: unknown; keys?: Record<string, { public_key?: unknown }> } }).data;
     if (data?.type !== 'ed25519') throw new SignerRefused('VAULT_KEY_TYPE', `${this.describe()} is not an ed25519 key (type ${String(data?.type)})`);
-    const version = typeof data.latest_version === 'number' ? data.latest_version : undefined;
-    const pub = version === undefined ? undefined : data.keys?.[String(version)]?.public_key;
-    if (version === undefined || typeof pub !== 'string') throw new SignerRefused('VAULT_BAD_ANSWER', `${this.describe()}: no public key in Vault's answer`);
-    this.#version = version;
+    const latest = typeof data.latest_version === 'number' ? data.latest_version : undefined;
+    const pub = latest === undefined ? undefined : data.keys?.[String(latest)]?.public_key;
+    if (latest === undefined || typeof pub !== 'string') throw new SignerRefused('VAULT_BAD_ANSWER', `${this.describe()}: no public key in Vault's answer`);
+    // A key rotated (by hand, or by its auto_rotate_period months into a run) has another key as
+    // its latest version; the wallet is the version whose public key derives its address, which
+    // Vault signs with when asked by key_version (unless min_encryption_version is raised past it).
+    for (const [version, entry] of Object.entries(data.keys ?? {})) {
+      const raw = typeof entry.public_key === 'string' ? Buffer.from(entry.public_key, 'base64') : undefined;
+      if (raw?.length === 32 && bs58.encode(raw) === this.address && /^[1-9][0-9]*$/.test(version)) {
+        this.#version = Number(version);
+        return new Uint8Array(raw);
+      }
+    }
+    // None is: the latest's, which the address check refuses naming the address it derives.
+    this.#version = latest;
     return new Uint8Array(Buffer.from(pub, 'base64'));
   }
 
@@ -52,7 +71,46 @@ export class VaultSigner extends RemoteSignerBase {
   }
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
-    const headers: Record<string, string> = { 'x-vault-token': this.#token, accept: 'application/json' };
+    const token = this.#token;
+    try {
+      return await this.callWith(token, method, path, body, signal);
+    } catch (first) {
+      if (!(first instanceof SignerRefused) || first.code !== 'VAULT_DENIED') throw first;
+      let err = first;
+      // The token ran out or was revoked; Vault Agent (or the operator) may have put a new one
+      // where it is read from. Asked once more with that one, if it is another.
+      const fresh = this.freshToken(token);
+      if (fresh !== undefined) {
+        try {
+          return await this.callWith(fresh, method, path, body, signal);
+        } catch (again) {
+          if (!(again instanceof SignerRefused) || again.code !== 'VAULT_DENIED') throw again;
+          err = again;
+        }
+      }
+      // At a signature, a token refused is no judgement of the action: SIGNER_UNAVAILABLE puts the
+      // step back to planned (a refusal would cost a deposit whose claim was sent its epoch). At a
+      // connect (start, `check`, a reload) it stays VAULT_DENIED: a start refuses either way.
+      if (method === 'POST') throw new SignerRefused(SIGNER_UNAVAILABLE, `${err.message}; the step waits until Vault takes the token`, { cause: err });
+      throw err;
+    }
+  }
+
+  /** The token at its source now, if it differs from `used` (and reads); the one used from now on. */
+  private freshToken(used: string): string | undefined {
+    let fresh: string;
+    try {
+      fresh = this.#readToken();
+    } catch {
+      return undefined;
+    }
+    if (fresh === used) return undefined;
+    this.#token = fresh;
+    return fresh;
+  }
+
+  private async callWith(token: string, method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+    const headers: Record<string, string> = { 'x-vault-token': token, accept: 'application/json' };
     if (this.cfg.namespace !== undefined) headers['x-vault-namespace'] = this.cfg.namespace;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res: Response;
