@@ -17,6 +17,8 @@ import { makeToken, MODULE, softhsmConf } from '../support/softhsm.js';
 const templates = templatesOf(DEFAULT_ENDPOINTS);
 const PIN = '5678';
 let dir = '';
+// Put back after the file: it shares its worker with other files (vitest.config.ts).
+const savedConf = process.env['SOFTHSM2_CONF'];
 let cleanup = (): void => {};
 let address = '';
 const open: Pkcs11Signer[] = [];
@@ -33,6 +35,8 @@ beforeAll(() => {
 afterAll(async () => {
   for (const s of open) await s.close();
   cleanup();
+  if (savedConf === undefined) delete process.env['SOFTHSM2_CONF'];
+  else process.env['SOFTHSM2_CONF'] = savedConf;
 });
 
 function hsm(opts: { token?: string; label?: string; pin?: string; module?: string; address?: string; sessions?: number } = {}): Pkcs11Signer {

@@ -114,7 +114,12 @@ describe('the signer service with keys held by a backend', () => {
   it.skipIf(MODULE === undefined)('pkcs11: a claim and a deposit signed by CKM_EDDSA on a SoftHSM2 token, verified by the sandbox, each journalled', async () => {
     const { dir, cleanup } = tempDir('autoclaim-signer-hsm-');
     undo.push(cleanup);
-    // Read by SoftHSM2 at C_Initialize, in this process and in the tools.
+    // Read by SoftHSM2 at C_Initialize, in this process and in the tools; put back after the test.
+    const savedConf = process.env['SOFTHSM2_CONF'];
+    undo.push(() => {
+      if (savedConf === undefined) delete process.env['SOFTHSM2_CONF'];
+      else process.env['SOFTHSM2_CONF'] = savedConf;
+    });
     process.env['SOFTHSM2_CONF'] = softhsmConf(dir);
     const address = makeToken(process.env['SOFTHSM2_CONF'], 'signer-svc', '4321');
     const { client, journal } = await service(address, `{ pkcs11: { module: ${MODULE}, token: signer-svc, label: wk, pin_env: HSM_PIN, sessions: 2 } }`, { HSM_PIN: '4321' });

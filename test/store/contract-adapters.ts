@@ -3,7 +3,7 @@
 // one database per test file in the run's throwaway cluster (test/support/postgres.ts), emptied
 // before each test, so ids start at 1 as in a new SQLite file.
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { StateError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { openPostgresStore, type PostgresStoreOptions } from '../../src/store/postgres/store.js';
@@ -49,14 +49,22 @@ function useSqlite(): Adapter {
   };
 }
 
-/** The URL of this file's database, and a connection to it for assertions the port cannot make. */
-export const pgFile: { url: string; admin: pg.Pool | undefined } = { url: '', admin: undefined };
+/**
+ * The URL of this file's database, and a connection to it for assertions the port cannot make.
+ * Keyed by the test file: files share this module in a worker (vitest.config.ts), and a file must
+ * not inherit the last one's database, where a store it left open may still hold a lock.
+ */
+const pgFile: { file: string | undefined; url: string; admin: pg.Pool | undefined } = { file: undefined, url: '', admin: undefined };
 
 const TABLES = ['attempts', 'steps', 'plans', 'epochs_seen', 'wallet_state', 'leases', 'daemons', 'outbox', 'signed_ts'];
 
 function usePostgres(): Adapter {
   beforeAll(async () => {
-    if (pgFile.url === '') pgFile.url = await createDatabase();
+    const file = expect.getState().testPath;
+    if (pgFile.url === '' || pgFile.file !== file) {
+      pgFile.url = await createDatabase();
+      pgFile.file = file;
+    }
     pgFile.admin ??= new pg.Pool({ ...fields(pgFile.url), max: 2 });
   });
   afterAll(async () => {
