@@ -54,7 +54,7 @@ function useSqlite(): Adapter {
  * Keyed by the test file: files share this module in a worker (vitest.config.ts), and a file must
  * not inherit the last one's database, where a store it left open may still hold a lock.
  */
-const pgFile: { file: string | undefined; url: string; admin: pg.Pool | undefined } = { file: undefined, url: '', admin: undefined };
+export const pgFile: { file: string | undefined; url: string; admin: pg.Pool | undefined } = { file: undefined, url: '', admin: undefined };
 
 const TABLES = ['attempts', 'steps', 'plans', 'epochs_seen', 'wallet_state', 'leases', 'daemons', 'outbox', 'signed_ts'];
 
