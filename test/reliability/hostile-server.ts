@@ -35,7 +35,16 @@ class WalletWorld {
   /** Days the epoch was moved on by the script, beyond the fake clock's own date. */
   bumps = 0;
   cursor = 0;
+  /** Pending and lifetime of the last summary the client could read (undefined lifetime: not shown). */
   shown: bigint | undefined;
+  shownLifetime: bigint | undefined;
+  /**
+   * What the last claim was signed against: the last summary shown before its POST (the client
+   * reads one right before it signs). A claim's evidence is judged against it, so `drop_short` is
+   * told relative to it: relative to the truth, a pending that jumped meanwhile made the lie's rise
+   * cover the drop the client saw, an applied claim to any client (seed 441053537 found it).
+   */
+  claimBase: { pending: bigint; lifetime: bigint | undefined } | undefined;
   readonly signatures = new Set<string>();
   readonly ledger: Applied[] = [];
   readonly transcript: string[] = [];
@@ -149,7 +158,10 @@ export async function startHostileServer(): Promise<HostileServer> {
     let shownPending = pending;
     let shownLifetime: bigint | undefined = w.lifetime;
     if (say.body === 'drop_flat' || say.body === 'drop_short' || say.body === 'drop_no_lifetime' || say.body === 'rollover_drop') shownPending = 0n;
-    if (say.body === 'drop_short') shownLifetime = w.lifetime + pending / 4n;
+    if (say.body === 'drop_short') {
+      const base = w.claimBase ?? { pending, lifetime: w.lifetime };
+      shownLifetime = (base.lifetime ?? w.lifetime) + base.pending / 4n;
+    }
     if (say.body === 'rollover_drop') shownLifetime = w.lifetime + pending;
     if (say.body === 'lifetime_fell') shownLifetime = w.lifetime / 2n;
     if (say.body === 'no_lifetime' || say.body === 'drop_no_lifetime') shownLifetime = undefined;
@@ -181,7 +193,9 @@ export async function startHostileServer(): Promise<HostileServer> {
         (shownPending !== pending || shownLifetime !== w.lifetime ? ` (shown: pending ${formatSol(shownPending)}, lifetime ${shownLifetime === undefined ? 'missing' : formatSol(shownLifetime)}; lifetime is ${formatSol(w.lifetime)})` : ''),
     );
     send(res, say.status, bodies[say.body], say.wire, w.setup.timeoutMs, () => {
-      if (shows) w.shown = shownPending;
+      if (!shows) return;
+      w.shown = shownPending;
+      w.shownLifetime = shownLifetime;
     });
   };
 
@@ -238,6 +252,7 @@ export async function startHostileServer(): Promise<HostileServer> {
     const turn = w.next();
     const signature = String(body['signature']);
     const refused = problem(op, w, req, body, raw);
+    if (op === 'claim') w.claimBase = { pending: w.shown ?? w.pending, lifetime: w.shownLifetime };
     let applied = false;
     let lamports = 0n;
     if (refused === undefined) {
