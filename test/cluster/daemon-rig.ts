@@ -1,9 +1,11 @@
 // What the cluster tests that run real daemons beside one sandbox share: a poll-until with a
 // deadline, and an afterEach that kills every daemon they started, closes the sandbox and removes
-// the temporary directory, whatever the test did before it failed.
+// the temporary directory, whatever the test did before it failed; and the world they start from.
 import { afterEach } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/server.js';
-import type { Child } from '../e2e/helpers.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { CANARY_API_KEY, makeWallets, tempDir, type Child, type TestWallet } from '../e2e/helpers.js';
+
+export const SOL = 1_000_000_000n;
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -34,4 +36,20 @@ export function daemonRig(): DaemonRig {
     rig.cleanup = () => {};
   });
   return rig;
+}
+
+/**
+ * A temporary directory with one key file per name, and a sandbox in which each wallet has 1 SOL
+ * pending, gaining `accrualLamportsPerSec`; both are the rig's to tear down after the test.
+ */
+export async function startWorld(rig: DaemonRig, prefix: string, names: string[], accrualLamportsPerSec = 0n): Promise<{ dir: string; wallets: TestWallet[]; sandbox: Sandbox }> {
+  const t = tempDir(prefix);
+  rig.cleanup = t.cleanup;
+  const wallets = makeWallets(t.dir, names);
+  rig.sandbox = await startSandbox({
+    apiKey: CANARY_API_KEY,
+    defaultAccrualLamportsPerSec: 0n,
+    wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec, balanceLamports: 0n })),
+  });
+  return { dir: t.dir, wallets, sandbox: rig.sandbox };
 }

@@ -8,40 +8,30 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { startSandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir } from '../e2e/helpers.js';
+import { configYaml, spawnCli } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
-import { daemonRig, sleep, until } from './daemon-rig.js';
+import { daemonRig, sleep, SOL, startWorld, until } from './daemon-rig.js';
 
-const SOL = 1_000_000_000n;
 const rig = daemonRig();
 
 it('a daemon with a renamed rule takes no wallet from the other, and nothing is claimed twice in an epoch', { timeout: 90_000 }, async () => {
-  const t = tempDir('autoclaim-renamed-');
-  rig.cleanup = t.cleanup;
-  const wallets = makeWallets(t.dir, ['w0', 'w1', 'w2', 'w3']);
-  const sb = await startSandbox({
-    apiKey: CANARY_API_KEY,
-    defaultAccrualLamportsPerSec: 0n,
-    wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: 0n, balanceLamports: 0n })),
-  });
-  rig.sandbox = sb;
+  const { dir, wallets, sandbox: sb } = await startWorld(rig, 'autoclaim-renamed-', ['w0', 'w1', 'w2', 'w3']);
   const rule = (name: string) => `  - name: ${name}\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
   const write = (file: string, name: string): string => {
-    const path = join(t.dir, file);
+    const path = join(dir, file);
     writeFileSync(path, configYaml({ baseUrl: sb.url, wallets, rules: rule(name) }).replace('state:\n', 'state:\n  lease: 3s\n'));
     return path;
   };
   const env = { AUTOCLAIM_STATE_URL: await createDatabase() };
   const claims = () => sb.ledger().filter((e) => e.op === 'claim');
 
-  const a = spawnCli(['run', '--config', write('a.yaml', 'claim')], { cwd: t.dir, env });
+  const a = spawnCli(['run', '--config', write('a.yaml', 'claim')], { cwd: dir, env });
   rig.children.push(a);
   await until('A to claim every wallet', () => claims().length === 4);
   // Rewards come back within the same epoch: a rule that fires again would claim again.
   for (const w of wallets) sb.world.setWallet(w.address, { pendingLamports: SOL });
 
-  const b = spawnCli(['run', '--config', write('b.yaml', 'claim-v2')], { cwd: t.dir, env });
+  const b = spawnCli(['run', '--config', write('b.yaml', 'claim-v2')], { cwd: dir, env });
   rig.children.push(b);
   await b.waitFor((e) => e.event === 'daemon.started', 30_000);
   // Several leases: time enough for a rebalance to hand B its share, were it going to.

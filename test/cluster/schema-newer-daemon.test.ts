@@ -6,33 +6,23 @@
 // this release started now is refused (STATE_TOO_NEW).
 import pg from 'pg';
 import { expect, it } from 'vitest';
-import { startSandbox } from '../../src/sandbox/server.js';
 import { PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
-import { CANARY_API_KEY, makeWallets, runCli, spawnCli, tempDir, writeConfig } from '../e2e/helpers.js';
+import { CANARY_API_KEY, runCli, spawnCli, writeConfig } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
-import { daemonRig, sleep, until } from './daemon-rig.js';
+import { daemonRig, sleep, SOL, startWorld, until } from './daemon-rig.js';
 
-const SOL = 1_000_000_000n;
 const rig = daemonRig();
 
 it('a daemon whose shared schema a newer release migrated stops claiming and hands its wallets back', { timeout: 90_000 }, async () => {
-  const t = tempDir('autoclaim-schema-');
-  rig.cleanup = t.cleanup;
-  const wallets = makeWallets(t.dir, ['w0', 'w1']);
   // Pending grows by 1 SOL a second: the rule's condition holds at every poll.
-  const sb = await startSandbox({
-    apiKey: CANARY_API_KEY,
-    defaultAccrualLamportsPerSec: 0n,
-    wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: SOL, balanceLamports: 0n })),
-  });
-  rig.sandbox = sb;
+  const { dir, wallets, sandbox: sb } = await startWorld(rig, 'autoclaim-schema-', ['w0', 'w1'], SOL);
   const rules = `  - name: claim\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
-  const config = writeConfig(t.dir, { baseUrl: sb.url, wallets, rules });
+  const config = writeConfig(dir, { baseUrl: sb.url, wallets, rules });
   const url = await createDatabase();
   const env = { AUTOCLAIM_API_KEY: CANARY_API_KEY, AUTOCLAIM_STATE_URL: url };
   const claims = () => sb.ledger().filter((e) => e.op === 'claim').length;
 
-  const a = spawnCli(['run', '--config', config], { cwd: t.dir, env });
+  const a = spawnCli(['run', '--config', config], { cwd: dir, env });
   rig.children.push(a);
   await until('A to claim', () => claims() >= 2);
 
@@ -57,7 +47,7 @@ it('a daemon whose shared schema a newer release migrated stops claiming and han
   expect(a.proc.exitCode).toBeNull();
 
   // This release started now refuses the newer schema at once.
-  const b = await runCli(['once', '--config', config], { cwd: t.dir, env });
+  const b = await runCli(['once', '--config', config], { cwd: dir, env });
   expect(b.code).not.toBe(0);
   expect(b.stdout + b.stderr).toContain(`schema version ${PG_SCHEMA_VERSION + 1}`);
 });

@@ -9,30 +9,20 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { startSandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, configYaml, makeWallets, spawnCli, tempDir } from '../e2e/helpers.js';
+import { configYaml, spawnCli } from '../e2e/helpers.js';
 import { createDatabase } from '../support/postgres.js';
-import { daemonRig, sleep, until } from './daemon-rig.js';
+import { daemonRig, sleep, startWorld, until } from './daemon-rig.js';
 
-const SOL = 1_000_000_000n;
 const rig = daemonRig();
 
 it('a wallet switched off on one host is not claimed by another host while both live', { timeout: 90_000 }, async () => {
-  const t = tempDir('autoclaim-terms-');
-  rig.cleanup = t.cleanup;
-  const wallets = makeWallets(t.dir, ['w0', 'w1', 'w2', 'w3']);
-  const sb = await startSandbox({
-    apiKey: CANARY_API_KEY,
-    defaultAccrualLamportsPerSec: 0n,
-    wallets: wallets.map((w) => ({ address: w.address, pendingLamports: SOL, accrualLamportsPerSec: 0n, balanceLamports: 0n })),
-  });
-  rig.sandbox = sb;
+  const { dir, wallets, sandbox: sb } = await startWorld(rig, 'autoclaim-terms-', ['w0', 'w1', 'w2', 'w3']);
   // The wallet with the highest address: the one a newcomer's share takes from the holder of all four.
   const off = [...wallets].sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : 0))[3];
   if (off === undefined) throw new Error('no wallets');
   const rules = `  - name: claim\n    when:\n      pending_sol: { gte: 0.5 }\n    do:\n      - claim\n`;
   const write = (file: string, switchedOff: boolean): string => {
-    const path = join(t.dir, file);
+    const path = join(dir, file);
     let yaml = configYaml({ baseUrl: sb.url, wallets, rules }).replace('state:\n', 'state:\n  lease: 3s\n');
     if (switchedOff) {
       const line = `    key: { file: ./keys/${off.name}.json }\n`;
@@ -44,11 +34,11 @@ it('a wallet switched off on one host is not claimed by another host while both 
   const env = { AUTOCLAIM_STATE_URL: await createDatabase() };
   const claims = () => sb.ledger().filter((e) => e.op === 'claim');
 
-  const a = spawnCli(['run', '--config', write('a.yaml', true)], { cwd: t.dir, env });
+  const a = spawnCli(['run', '--config', write('a.yaml', true)], { cwd: dir, env });
   rig.children.push(a);
   await until('A to claim every wallet it may', () => claims().length === 3);
 
-  const b = spawnCli(['run', '--config', write('b.yaml', false)], { cwd: t.dir, env });
+  const b = spawnCli(['run', '--config', write('b.yaml', false)], { cwd: dir, env });
   rig.children.push(b);
   await b.waitFor((e) => e.event === 'daemon.started', 30_000);
   // Several leases: time enough for the rebalance to hand B its share, and B to claim it.
