@@ -195,3 +195,38 @@ describe('a secret too short to scrub never goes to a server', () => {
     expect(c.code).toBe(78);
   });
 });
+
+describe('URLs the config holds in the clear', () => {
+  it("Vault's address, a KMS endpoint, Telegram's API server, PagerDuty's endpoint and the runbook base with credentials in them are refused, the credentials printed nowhere", async () => {
+    const w = work();
+    const file = join(w.dir, 'urls.yaml');
+    const creds = ['VaultProxyPassw0rd', 'KmsProxyPassw0rd', 'TelegramProxyPassw0rd', 'PagerDutyProxyPassw0rd', 'RunbookPassw0rd'];
+    const yaml = configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] })
+      .replace('key: { file: ./keys/alpha.json }', 'key: { vault: { address: "http://bob:VaultProxyPassw0rd@127.0.0.1:1", key: k, token_env: VAULT_TOKEN } }')
+      .concat(`alerts:
+  runbook_base_url: https://rb:RunbookPassw0rd@wiki.example/runbook
+  channels:
+    - type: telegram
+      token: { env: TG_TOKEN }
+      chat_id: 1
+      api_url: https://tg:TelegramProxyPassw0rd@tg.example
+    - type: pagerduty
+      routing_key: { env: PD_KEY }
+      url: https://pd:PagerDutyProxyPassw0rd@events.example/v2/enqueue
+`);
+    const env = { VAULT_TOKEN: 'vault-token-canary-3Ws', TG_TOKEN: '123456:tg-token-canary', PD_KEY: 'pd-routing-key-canary' };
+    writeFileSync(file, yaml);
+    const r = await runCli(['check', '--config', file], { cwd: w.dir, env });
+    const out = r.stdout + r.stderr;
+    for (const s of creds) expect(out, out).not.toContain(s);
+    for (const at of ['wallets[0].key.vault.address', 'alerts.runbook_base_url', 'alerts.channels[0].api_url', 'alerts.channels[1].url']) {
+      expect(out).toMatch(new RegExp(`${at.replace(/[[\].]/g, '\\$&')}: (this URL )?holds credentials`));
+    }
+    expect(r.code).toBe(78);
+    // A KMS endpoint the same way (a wallet of its own: one key source a wallet).
+    writeFileSync(file, configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] }).replace('key: { file: ./keys/alpha.json }', 'key: { aws_kms: { key_id: alias/k, region: eu-west-1, endpoint: "https://u:KmsProxyPassw0rd@kms.example" } }'));
+    const k = await runCli(['check', '--config', file], { cwd: w.dir, env });
+    expect(k.stdout + k.stderr).not.toContain('KmsProxyPassw0rd');
+    expect(k.stdout + k.stderr).toMatch(/wallets\[0\]\.key\.aws_kms\.endpoint: holds credentials/);
+  });
+});
