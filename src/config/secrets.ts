@@ -67,7 +67,8 @@ export function findLiteralSecrets(data: unknown, issues: IssueList, base: Path 
   return flagged;
 }
 
-function looksLikeKeyMaterial(v: unknown): boolean {
+/** Text (or a YAML value) that reads as an encoded key: base58, base64 or hex of 32 bytes or more, or a list of 32+ numbers. */
+export function looksLikeKeyMaterial(v: unknown): boolean {
   if (typeof v === 'string') return ENCODED_LONG.test(v.trim()) || /^\s*\[\s*\d+(\s*,\s*\d+){31,}\s*\]\s*$/.test(v);
   return Array.isArray(v) && v.length >= 32 && v.every((x) => typeof x === 'number');
 }

@@ -230,3 +230,21 @@ describe('URLs the config holds in the clear', () => {
     expect(k.stdout + k.stderr).toMatch(/wallets\[0\]\.key\.aws_kms\.endpoint: holds credentials/);
   });
 });
+
+describe('a key pasted where its source goes', () => {
+  it('`autoclaim key <the key>` (base58, as env: or credential:, a solana-keygen array) fails without quoting it', () => {
+    const { dir, wallet } = work();
+    const b58 = bs58.encode(wallet.secretKey64);
+    const seedB58 = bs58.encode(wallet.secretKey64.subarray(0, 32));
+    const array = `[${[...wallet.secretKey64].join(',')}]`;
+    for (const arg of [b58, `env:${b58}`, `credential:${seedB58}`, array]) {
+      const r = cli(['key', arg], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY, CREDENTIALS_DIRECTORY: dir });
+      expect(r.code, r.out).not.toBe(0);
+      expect(r.out).toContain('[REDACTED]');
+      for (const s of [b58, seedB58, array, [...wallet.secretKey64.subarray(0, 32)].join(',')]) expect(r.out).not.toContain(s);
+    }
+    // A source that is one still works.
+    const ok = cli(['key', wallet.keyFile], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY });
+    expect(ok.out.trim()).toBe(wallet.address);
+  });
+});
