@@ -57,8 +57,11 @@ describe('usage errors quote argv', () => {
   });
 });
 
+/** What the AWS SDK reads from the environment for a KMS key (its default chain), unknown to the config. */
+const AWS = { AWS_SECRET_ACCESS_KEY: 'aws-secret-canary/Kq8Lm2Np4Rs6Tu8Vw0Xy2Za4', AWS_SESSION_TOKEN: 'aws-session-canary-IQoJb3JpZ2luX2VjEBcaCXVzLWVhc3QtMSJH' };
+
 describe('the last resort', () => {
-  it('an unhandled rejection and an uncaught exception carrying a loaded key and the API key (message, cause, a property) are reported scrubbed, exit 1', () => {
+  it('an unhandled rejection and an uncaught exception carrying a loaded key, the API key and the AWS credentials (message, cause, properties) are reported scrubbed, exit 1', () => {
     const { dir, wallet, config } = work();
     const keyB58 = bs58.encode(wallet.secretKey64);
     const seedHex = Buffer.from(wallet.secretKey64.subarray(0, 32)).toString('hex');
@@ -73,6 +76,7 @@ describe('the last resort', () => {
           `const fail = () => {`,
           `  const err = new Error('boom ' + process.env.LEAK_A, { cause: new Error('inner ' + process.env.LEAK_B) });`,
           `  err.apiKey = process.env.AUTOCLAIM_API_KEY;`,
+          `  err.aws = { secret: process.env.AWS_SECRET_ACCESS_KEY, session: process.env.AWS_SESSION_TOKEN };`,
           kind === 'reject' ? `  void Promise.reject(err);` : `  setImmediate(() => { throw err; });`,
           `};`,
           `for (const s of [process.stdout, process.stderr]) {`,
@@ -81,11 +85,11 @@ describe('the last resort', () => {
           `}`,
         ].join('\n'),
       );
-      const r = cli(['check', '--config', config], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY, LEAK_A: keyB58, LEAK_B: seedHex }, preload);
+      const r = cli(['check', '--config', config], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY, LEAK_A: keyB58, LEAK_B: seedHex, ...AWS }, preload);
       expect(r.out, r.out).toContain('uncaught exception');
       expect(r.out).toContain('boom [REDACTED]');
       expect(r.out).toContain('inner [REDACTED]');
-      for (const s of [keyB58, seedHex, CANARY_API_KEY]) expect(r.out).not.toContain(s);
+      for (const s of [keyB58, seedHex, CANARY_API_KEY, AWS.AWS_SECRET_ACCESS_KEY, AWS.AWS_SESSION_TOKEN]) expect(r.out).not.toContain(s);
       expect(r.code).toBe(1);
     }
   });
