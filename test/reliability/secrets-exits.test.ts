@@ -20,7 +20,7 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-beforeAll(() => buildOnce());
+beforeAll(() => buildOnce(), 120_000);
 
 function work(): { dir: string; wallet: TestWallet; config: string } {
   const t = tempDir('autoclaim-exits-');
@@ -54,7 +54,7 @@ describe('usage errors quote argv', () => {
       expect(r.out).not.toContain(CANARY_API_KEY);
       expect(r.out).not.toContain(env.AUTOCLAIM_WEBHOOK_SECRET);
     }
-  });
+  }, 60_000);
 });
 
 /** What the AWS SDK reads from the environment for a KMS key (its default chain), unknown to the config. */
@@ -92,7 +92,7 @@ describe('the last resort', () => {
       for (const s of [keyB58, seedHex, CANARY_API_KEY, AWS.AWS_SECRET_ACCESS_KEY, AWS.AWS_SESSION_TOKEN]) expect(r.out).not.toContain(s);
       expect(r.code).toBe(1);
     }
-  });
+  }, 60_000);
 });
 
 /**
@@ -178,7 +178,7 @@ describe('a secret too short to scrub never goes to a server', () => {
       expect(r.code).toBe(78);
     }
     expect(pg.heard).toEqual([long]); // the short ones never left
-  });
+  }, 60_000);
 
   it('state.password_file and a channel secret below the minimum are refused too, naming where they came from and not the value', async () => {
     // One wallet, the PostgreSQL state with its password in a file.
@@ -197,7 +197,7 @@ describe('a secret too short to scrub never goes to a server', () => {
     expect(c.stderr + c.stdout).toMatch(/alerts\.channels\[0\]\.routing_key: channel pagerduty's routing_key from \$PD_KEY is shorter than 8 characters/);
     expect(c.stderr + c.stdout).not.toContain('pd-1234');
     expect(c.code).toBe(78);
-  });
+  }, 60_000);
 });
 
 describe('URLs the config holds in the clear', () => {
@@ -232,7 +232,7 @@ describe('URLs the config holds in the clear', () => {
     const k = await runCli(['check', '--config', file], { cwd: w.dir, env });
     expect(k.stdout + k.stderr).not.toContain('KmsProxyPassw0rd');
     expect(k.stdout + k.stderr).toMatch(/wallets\[0\]\.key\.aws_kms\.endpoint: holds credentials/);
-  });
+  }, 60_000);
 });
 
 describe('a key pasted where its source goes', () => {
@@ -250,5 +250,5 @@ describe('a key pasted where its source goes', () => {
     // A source that is one still works.
     const ok = cli(['key', wallet.keyFile], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY });
     expect(ok.out.trim()).toBe(wallet.address);
-  });
+  }, 60_000);
 });
