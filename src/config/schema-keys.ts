@@ -3,7 +3,7 @@
 // the daemon: a PKCS#11 token, Vault transit, AWS KMS, or the signer service.
 import { z } from 'zod';
 import { whenPresent } from './schema-fields.js';
-import { hasUrlCredentials, URL_CREDENTIALS_PROBLEM } from './url-credentials.js';
+import { hasUrlCredentials, PLAIN_HTTP_PROBLEM, plainHttpElsewhere, URL_CREDENTIALS_PROBLEM } from './url-credentials.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const CREDENTIAL_NAME = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/;
@@ -34,6 +34,7 @@ const VaultKey = z
       .string()
       .regex(/^https?:\/\/[^\s/]+/, { error: 'expected the URL of Vault, e.g. https://vault.example:8200' })
       .refine((t) => !hasUrlCredentials(t), { error: URL_CREDENTIALS_PROBLEM })
+      .refine((t) => !plainHttpElsewhere(t), { error: PLAIN_HTTP_PROBLEM })
       .describe("Vault's URL"),
     mount: z.string().regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/, { error: 'expected a mount path such as transit' }).default('transit').describe('the transit engine mount'),
     key: z.string().regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected a transit key name' }).describe('the transit key (type ed25519)'),
@@ -55,6 +56,7 @@ const KmsKey = z
       .string()
       .regex(/^https?:\/\//, { error: 'expected a URL' })
       .refine((t) => !hasUrlCredentials(t), { error: URL_CREDENTIALS_PROBLEM })
+      .refine((t) => !plainHttpElsewhere(t), { error: PLAIN_HTTP_PROBLEM })
       .optional()
       .describe('endpoint override (a VPC endpoint, a test double)'),
   })

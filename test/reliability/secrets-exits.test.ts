@@ -232,6 +232,17 @@ describe('URLs the config holds in the clear', () => {
     const k = await runCli(['check', '--config', file], { cwd: w.dir, env });
     expect(k.stdout + k.stderr).not.toContain('KmsProxyPassw0rd');
     expect(k.stdout + k.stderr).toMatch(/wallets\[0\]\.key\.aws_kms\.endpoint: holds credentials/);
+    // Plain http to another host would carry the Vault token (a header on every request) or the
+    // AWS session token in clear: refused; to this machine's loopback it stays allowed.
+    for (const [key, problem] of [
+      ['key: { vault: { address: "http://vault.example:8200", key: k, token_env: VAULT_TOKEN } }', /wallets\[0\]\.key\.vault\.address: is plain http to a host that is not this machine/],
+      ['key: { aws_kms: { key_id: alias/k, region: eu-west-1, endpoint: "http://kms.example" } }', /wallets\[0\]\.key\.aws_kms\.endpoint: is plain http to a host that is not this machine/],
+    ] as const) {
+      writeFileSync(file, configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] }).replace('key: { file: ./keys/alpha.json }', key));
+      const p = await runCli(['check', '--config', file], { cwd: w.dir, env });
+      expect(p.stdout + p.stderr).toMatch(problem);
+      expect(p.code).toBe(78);
+    }
   }, 60_000);
 });
 
