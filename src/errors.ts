@@ -23,7 +23,7 @@ export type ApiErrorCode =
   | 'WITHHELD'; // not_sent: after a wait, the sender's gate held a signed request back (client.ts SendGate)
 
 /** Key and credential loading (KeyError). */
-type KeyErrorCode =
+export type KeyErrorCode =
   | 'KEY_MISSING'
   | 'KEY_UNREADABLE'
   | 'KEY_TOO_LARGE' // a key or secret file above its stated size (config/read-bounded.ts), refused before it is read
@@ -40,6 +40,8 @@ type KeyErrorCode =
   | 'API_KEY_FILE_MODE'
   | 'API_KEY_TOO_SHORT'
   | 'WEBHOOK_SECRET_TOO_SHORT'
+  | 'STATE_PASSWORD_TOO_SHORT' // under the redactor's minimum: a server echoing it would put it in a log
+  | 'CHANNEL_SECRET_TOO_SHORT' // the same for a notification channel's secret
   | 'CHANNEL_SECRET_MISSING'; // a notification channel's secret source (alerts.channels) names nothing set
 
 /** The state database and its lock (StateError). */

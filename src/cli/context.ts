@@ -4,6 +4,7 @@ import { findConfigPath, loadEnvFile } from '../config/env.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
 import type { CliIo } from './io.js';
+import { registerEnvSecrets } from './env-secrets.js';
 import { terminalOutput } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
@@ -24,14 +25,14 @@ export interface CommandContext {
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 'stderr' = 'stdout'): CommandContext {
+/** `redactor`: the run's own (program.ts), so what main prints after the command scrubs what the command registered. */
+export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 'stderr' = 'stdout', redactor = new Redactor()): CommandContext {
   if (opts.logLevel !== undefined && !LEVELS.includes(opts.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}`);
   }
   // dotenv never overrides what the environment already says (SPEC §4).
   loadEnvFile(opts.envFile, io.env);
-  const redactor = new Redactor();
-  redactor.add(io.env.AUTOCLAIM_API_KEY);
+  registerEnvSecrets(redactor, io.env); // again: the .env file may have set them
   const level = opts.logLevel ?? io.env.AUTOCLAIM_LOG_LEVEL ?? (logTo === 'stderr' ? 'warn' : 'info');
   const logger = createLogger({
     level,

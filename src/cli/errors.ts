@@ -4,10 +4,11 @@ import { ApiError, AutoclaimError, ConfigError, KeyError, StateError, formatIssu
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { terminalText } from './terminal-text.js';
 
-export function describeFailure(err: unknown): { code: ExitCode; lines: string[] } {
+export function describeFailure(err: unknown, redact: (text: string) => string = (t) => t): { code: ExitCode; lines: string[] } {
   const { code, lines } = describe(err);
   // An error's text can quote a server (an ApiError's body, a refusal): one line each, no controls.
-  return { code, lines: lines.flatMap((l) => l.split('\n')).map(terminalText) };
+  // Redacted whole first: a cut or an escape would leave a secret in a spelling no longer registered.
+  return { code, lines: lines.flatMap((l) => redact(l).split('\n')).map(terminalText) };
 }
 
 function describe(err: unknown): { code: ExitCode; lines: string[] } {

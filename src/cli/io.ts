@@ -1,6 +1,7 @@
 // The CLI's edges, passed in so commands can be run in-process by tests.
 import type { Writable } from 'node:stream';
 import type { Clock } from '../domain.js';
+import type { Redactor } from '../log/redact.js';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -12,6 +13,11 @@ export interface CliIo {
   clock: Clock;
   /** Resolves when the process is asked to stop (SIGTERM/SIGINT); `run` and `sandbox` wait on it. */
   signals: SignalSource;
+  /**
+   * The process's Redactor, when the caller needs what commands register with it (main.ts: its
+   * last-resort handler for an uncaught exception scrubs with it); else main makes its own.
+   */
+  redactor?: Redactor;
 }
 
 /** SIGUSR1: poll now (`autoclaim poll`); SIGUSR2: read the pause record again (`autoclaim pause`/`resume`). */

@@ -5,10 +5,25 @@
 // (commands/, one a command: run and once, check, status, actions, send, key, doctor, leaderboard
 // and wallet, sandbox, schema); context.ts builds what every command starts from; errors.ts and
 // exit-codes.ts turn failures into one line and an exit code.
+import { writeSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { systemClock } from '../domain.js';
+import { Redactor } from '../log/redact.js';
+import { EXIT } from './exit-codes.js';
 import { main } from './program.js';
 
+// The run's Redactor, here so that the last resort scrubs too: Node's own report of an uncaught
+// exception (or of an unhandled rejection, which Node raises as one) prints the error, its cause
+// chain and its properties raw, and a message may quote a key, a token or a URL a command has
+// registered. The process still ends, as Node would end it.
+const redactor = new Redactor();
+process.on('uncaughtException', (err) => {
+  writeSync(2, `autoclaim: uncaught exception: ${redactor.redact(inspect(err, { depth: 4 }))}\n`); // before the exit: no stream left to drain
+  process.exit(EXIT.FAILURE);
+});
+
 const code = await main(process.argv.slice(2), {
+  redactor,
   env: process.env,
   cwd: process.cwd(),
   stdout: process.stdout,

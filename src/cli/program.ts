@@ -6,6 +6,8 @@ import { Command, CommanderError, Option } from 'commander';
 import type { CommandContext, GlobalOptions } from './context.js';
 import type { SendOptions } from './commands/send.js';
 import type { SignerOptions } from './commands/signer.js';
+import { Redactor } from '../log/redact.js';
+import { registerEnvSecrets } from './env-secrets.js';
 import { describeFailure } from './errors.js';
 import { EXIT, type ExitCode } from './exit-codes.js';
 import { writeLine, type CliIo } from './io.js';
@@ -16,6 +18,10 @@ export { VERSION };
 
 export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   let exitCode: ExitCode = EXIT.OK;
+  // One Redactor for everything this run writes, commander's own errors (which quote argv)
+  // included: the environment's secrets now, each command's as it loads them (context.ts).
+  const redactor = registerEnvSecrets(io.redactor ?? new Redactor(), io.env);
+  const redact = (text: string) => redactor.redact(text);
   const program = new Command('autoclaim')
     .description('Watches wallet rewards and claims and compounds them by YAML rules, exactly once.')
     .version(VERSION)
@@ -24,16 +30,13 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    .configureOutput({ writeOut: (s) => io.stdout.write(redact(s)), writeErr: (s) => io.stderr.write(redact(s)) });
 
-  // A failure's message may quote what a secret was registered as (the command's Redactor).
-  let redact = (text: string) => text;
   // Read commands log to stderr so their stdout stays clean for scripts.
   const run = (logTo: 'stdout' | 'stderr', fn: (ctx: CommandContext) => ExitCode | Promise<ExitCode>) =>
     async function (this: Command) {
       const { makeContext } = await import('./context.js');
-      const ctx = makeContext(io, this.optsWithGlobals<GlobalOptions>(), logTo);
-      redact = (text) => ctx.redactor.redact(text);
+      const ctx = makeContext(io, this.optsWithGlobals<GlobalOptions>(), logTo, redactor);
       try {
         exitCode = await fn(ctx);
       } finally {
@@ -197,11 +200,12 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       return EXIT.USAGE;
     }
     if (err instanceof UsageError) {
-      writeLine(io.stderr, `autoclaim: ${err.message}`);
+      writeLine(io.stderr, `autoclaim: ${redact(err.message)}`);
       return EXIT.USAGE;
     }
-    const { code, lines } = describeFailure(err);
-    for (const l of lines) writeLine(io.stderr, `autoclaim: ${redact(l)}`);
+    // A failure's message may quote what a secret was registered as: scrubbed before it is cut into lines.
+    const { code, lines } = describeFailure(err, redact);
+    for (const l of lines) writeLine(io.stderr, `autoclaim: ${l}`);
     return code;
   }
 }

@@ -7,6 +7,7 @@ import { WEBHOOK_CATEGORIES, type ChannelConfig, type InProcessKeySource, type W
 import type { Path } from './positions.js';
 import type { ResolveContext } from './resolve.js';
 import type { RawConfig } from './schema.js';
+import { hasUrlCredentials, URL_CREDENTIALS_PROBLEM } from './url-credentials.js';
 import { webhookUrlProblem } from './webhook-url.js';
 
 interface Helpers {
@@ -34,7 +35,7 @@ export function resolveChannels(raw: RawConfig['alerts'], ctx: ResolveContext, h
       allowLinkLocal: c.allow_link_local,
     };
     const url = (text: string, key: string): string => {
-      const problem = webhookUrlProblem(text, c.allow_link_local);
+      const problem = webhookUrlProblem(text, c.allow_link_local) ?? (hasUrlCredentials(text) ? URL_CREDENTIALS_PROBLEM : undefined);
       if (problem !== undefined) ctx.issues.error([...at, key], `this URL ${problem}`);
       return text.replace(/\/+$/, '');
     };

@@ -3,6 +3,7 @@
 // the daemon: a PKCS#11 token, Vault transit, AWS KMS, or the signer service.
 import { z } from 'zod';
 import { whenPresent } from './schema-fields.js';
+import { hasUrlCredentials, PLAIN_HTTP_PROBLEM, plainHttpElsewhere, URL_CREDENTIALS_PROBLEM } from './url-credentials.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const CREDENTIAL_NAME = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/;
@@ -29,7 +30,12 @@ const Pkcs11Key = z
 
 const VaultKey = z
   .strictObject({
-    address: z.string().regex(/^https?:\/\/[^\s/]+/, { error: 'expected the URL of Vault, e.g. https://vault.example:8200' }).describe("Vault's URL"),
+    address: z
+      .string()
+      .regex(/^https?:\/\/[^\s/]+/, { error: 'expected the URL of Vault, e.g. https://vault.example:8200' })
+      .refine((t) => !hasUrlCredentials(t), { error: URL_CREDENTIALS_PROBLEM })
+      .refine((t) => !plainHttpElsewhere(t), { error: PLAIN_HTTP_PROBLEM })
+      .describe("Vault's URL"),
     mount: z.string().regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/, { error: 'expected a mount path such as transit' }).default('transit').describe('the transit engine mount'),
     key: z.string().regex(/^[A-Za-z0-9_.-]+$/, { error: 'expected a transit key name' }).describe('the transit key (type ed25519)'),
     namespace: z.string().min(1).optional().describe('Vault Enterprise namespace'),
@@ -46,7 +52,13 @@ const KmsKey = z
   .strictObject({
     key_id: z.string().min(1).describe('key id, ARN or alias of an ECC_NIST_EDWARDS25519 key'),
     region: z.string().regex(/^[a-z0-9-]+$/, { error: 'expected an AWS region such as eu-west-1' }).describe('AWS region'),
-    endpoint: z.string().regex(/^https?:\/\//, { error: 'expected a URL' }).optional().describe('endpoint override (a VPC endpoint, a test double)'),
+    endpoint: z
+      .string()
+      .regex(/^https?:\/\//, { error: 'expected a URL' })
+      .refine((t) => !hasUrlCredentials(t), { error: URL_CREDENTIALS_PROBLEM })
+      .refine((t) => !plainHttpElsewhere(t), { error: PLAIN_HTTP_PROBLEM })
+      .optional()
+      .describe('endpoint override (a VPC endpoint, a test double)'),
   })
   .describe('an AWS KMS Ed25519 key; credentials from the SDK default chain');
 

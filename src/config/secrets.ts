@@ -3,7 +3,8 @@
 import { FILE_LIMITS, readBounded, tooBigText } from './read-bounded.js';
 import { join } from 'node:path';
 import type { AppConfig, ChannelConfig, InProcessKeySource } from '../domain.js';
-import { KeyError } from '../errors.js';
+import { KeyError, type KeyErrorCode } from '../errors.js';
+import { MIN_SECRET_LENGTH } from '../log/redact.js';
 import type { IssueList, Path, PathSegment } from './positions.js';
 
 const API_KEY_NAMES = /^(api[_-]?key|apikey|api[_-]?token|bearer|authorization|auth[_-]?token)$/i;
@@ -66,7 +67,8 @@ export function findLiteralSecrets(data: unknown, issues: IssueList, base: Path 
   return flagged;
 }
 
-function looksLikeKeyMaterial(v: unknown): boolean {
+/** Text (or a YAML value) that reads as an encoded key: base58, base64 or hex of 32 bytes or more, or a list of 32+ numbers. */
+export function looksLikeKeyMaterial(v: unknown): boolean {
   if (typeof v === 'string') return ENCODED_LONG.test(v.trim()) || /^\s*\[\s*\d+(\s*,\s*\d+){31,}\s*\]\s*$/.test(v);
   return Array.isArray(v) && v.length >= 32 && v.every((x) => typeof x === 'number');
 }
@@ -234,11 +236,27 @@ export function resolveStatePassword(config: AppConfig, env: NodeJS.ProcessEnv, 
 
 /** The same for any PostgreSQL URL whose config has a `state.password_file` (the signer's signer.yaml too). */
 export function resolvePostgresPassword(passwordFile: string | undefined, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
+  const code = 'STATE_PASSWORD_TOO_SHORT';
   const fromEnv = env.PGPASSWORD;
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  if (passwordFile !== undefined) return readKeyFile(passwordFile, 'state.password_file', true);
+  if (fromEnv !== undefined && fromEnv !== '') return redactable(fromEnv, 'the PostgreSQL password from $PGPASSWORD', code);
+  if (passwordFile !== undefined) return redactable(readKeyFile(passwordFile, 'state.password_file', true), `the PostgreSQL password in state.password_file ${passwordFile}`, code);
   const path = credentialPath('state_password', env, opts);
-  return path === undefined ? undefined : readKeyFile(path, 'the systemd credential state_password', false);
+  return path === undefined ? undefined : redactable(readKeyFile(path, 'the systemd credential state_password', false), `the PostgreSQL password in the systemd credential state_password (${path})`, code);
+}
+
+/**
+ * A secret that goes to a server (the PostgreSQL password, a channel's secret) is refused below the
+ * redactor's MIN_SECRET_LENGTH: the redactor leaves text that short alone, so a server that echoes
+ * what it was sent (a PostgreSQL error quoting a cleartext password, an SMTP refusal) would put it
+ * in a log line, a `status` failure or a stored error as it is.
+ */
+function redactable(secret: string, what: string, code: KeyErrorCode): string {
+  if (secret.trim().length >= MIN_SECRET_LENGTH) return secret;
+  throw new KeyError(
+    code,
+    `${what} is shorter than ${MIN_SECRET_LENGTH} characters; a secret that short cannot be kept out of logs (the redactor leaves ` +
+      'text that short alone, or ordinary words would go with it): use a longer one',
+  );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -250,15 +268,16 @@ export function resolvePostgresPassword(passwordFile: string | undefined, env: N
  * (never the value) when it is not set or cannot be read. The caller registers it with the Redactor.
  */
 export function resolveChannelSecret(source: InProcessKeySource, what: string, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string {
+  const code = 'CHANNEL_SECRET_TOO_SHORT';
   if ('env' in source) {
     const v = env[source.env]?.trim();
     if (!nonEmpty(v)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: $${source.env} is not set`);
-    return v;
+    return redactable(v, `${what} from $${source.env}`, code);
   }
-  if ('file' in source) return readKeyFile(source.file, what, true);
+  if ('file' in source) return redactable(readKeyFile(source.file, what, true), `${what} in ${source.file}`, code);
   const dir = opts.credentialsDir ?? env.CREDENTIALS_DIRECTORY;
   if (!nonEmpty(dir)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: the systemd credential ${source.credential} is not there ($CREDENTIALS_DIRECTORY is not set)`);
-  return readKeyFile(join(dir, source.credential), `${what}: the systemd credential`, false);
+  return redactable(readKeyFile(join(dir, source.credential), `${what}: the systemd credential`, false), `${what} in the systemd credential ${source.credential}`, code);
 }
 
 /** A channel's secrets, by the config key that names their source. */

@@ -20,8 +20,11 @@
 // ~14 MB keyed by strings, bench/RESULTS.md).
 
 // Shorter "secrets" would scrub ordinary words out of logs. The config refuses an API key shorter
-// than 16 characters (src/config/secrets.ts), so no secret autoclaim loads falls below this.
-const MIN_SECRET_LENGTH = 8;
+// than 16 characters, and a PostgreSQL password or a channel's secret shorter than this
+// (src/config/secrets.ts), so no secret autoclaim sends anywhere falls below it. The one exception
+// is a PKCS#11 PIN (often 4 digits): it goes only to the PKCS#11 library in this process, and no
+// message carries it (src/keys/backends/pkcs11.ts).
+export const MIN_SECRET_LENGTH = 8;
 export const REDACTED = '[REDACTED]';
 
 const WINDOW = MIN_SECRET_LENGTH;

@@ -55,6 +55,9 @@ export function buildChannel(c: ChannelConfig, o: { env: NodeJS.ProcessEnv; reda
     case 'email': {
       const { host, port, from, to, username, caFile } = c;
       const password = c.password === undefined ? undefined : secret('password');
+      // The password crosses the wire base64-encoded (AUTH LOGIN's line; AUTH PLAIN's
+      // \0user\0password), and a server's refusal may quote what it got: those spellings too.
+      if (password !== undefined) o.redactor.add(Buffer.from(password).toString('base64')).add(Buffer.from(`\0${username ?? ''}\0${password}`).toString('base64'));
       return { channel: emailChannel({ name: c.name, host, port, from, to, username, password, caFile, timeoutMs: c.timeoutMs, ...(o.clock === undefined ? {} : { clock: o.clock }) }), maxBatch: EMAIL_MAX_BATCH, fingerprint };
     }
   }

@@ -30,7 +30,7 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise<void>((resolve) => s.close(() => resolve()));
 });
 
-async function smtp(opts: { starttls?: boolean } = {}): Promise<{ port: number; mails: Mail[]; auths: string[]; waitUntil(done: () => boolean): Promise<void> }> {
+async function smtp(opts: { starttls?: boolean; authMethods?: string[]; echoAuth?: boolean } = {}): Promise<{ port: number; mails: Mail[]; auths: string[]; waitUntil(done: () => boolean): Promise<void> }> {
   const mails: Mail[] = [];
   const auths: string[] = [];
   const waiters: Array<() => void> = [];
@@ -41,8 +41,13 @@ async function smtp(opts: { starttls?: boolean } = {}): Promise<{ port: number; 
     // AUTH over a plain connection stays refused (smtp-server's default): the client must upgrade first.
     allowInsecureAuth: false,
     logger: false,
+    ...(opts.authMethods === undefined ? {} : { authMethods: opts.authMethods }),
     onAuth(auth, session, cb) {
       auths.push(`${auth.username}:${session.secure}`);
+      // A server quoting what it was sent, as the client's wire has it (base64: AUTH PLAIN's
+      // \0user\0password, AUTH LOGIN's password line), in its refusal.
+      const wire = auth.method === 'PLAIN' ? `\0${auth.username ?? ''}\0${auth.password ?? ''}` : (auth.password ?? '');
+      if (opts.echoAuth === true) return cb(new Error(`535 refused ${Buffer.from(wire, 'utf8').toString('base64')} (${auth.method})`));
       if (auth.username === 'autoclaim' && auth.password === PASSWORD) cb(null, { user: auth.username });
       else cb(new Error('invalid login'));
     },
@@ -126,6 +131,21 @@ describe('the email channel', () => {
     expect(all.map((m) => m.body).join('\n')).not.toContain('action.anomaly');
     expect(all.map((m) => m.body).join('\n')).toContain('RESOLVED · alert.closed · alpha\nwallet alpha: polling again');
     expect(JSON.stringify(made.log.lines)).not.toContain(PASSWORD);
+  });
+
+  it('a server quoting the AUTH PLAIN or AUTH LOGIN line it got (base64 of the password) in its refusal: the log carries neither', async () => {
+    for (const method of ['PLAIN', 'LOGIN']) {
+      const s = await smtp({ authMethods: [method], echoAuth: true });
+      const made = notifierFor(emailChannel(s.port), { SMTP_PASSWORD: PASSWORD }, { retryBaseMs: 600_000 });
+      hook = made.hook;
+      hook.onStep({ kind: 'claim', wallet: 'w', plan: 1, step: 1, state: 'failed' });
+      for (let i = 0; i < 250 && made.log.events('notify.webhook_failed').length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      const text = JSON.stringify(made.log.lines);
+      expect(text, text).toContain(`refused [REDACTED] (${method})`);
+      for (const wire of [`\0autoclaim\0${PASSWORD}`, PASSWORD]) expect(text).not.toContain(Buffer.from(wire).toString('base64'));
+      await hook.close(1000);
+      hook = undefined;
+    }
   });
 
   it('refuses a server that does not offer STARTTLS: nothing sent, the password never offered, the notice kept for a retry', async () => {

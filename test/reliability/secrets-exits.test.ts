@@ -1,0 +1,265 @@
+// Exits a hostile review found unscrubbed (helper 39; docs/reliability.md "Secrets leaving the
+// process, a hostile review"), each through the real CLI from dist/:
+// - commander's usage errors, which quote argv, were written before any Redactor existed;
+// - an uncaught exception or unhandled rejection was reported by Node itself, raw, cause and all;
+// - a secret shorter than the redactor's minimum, sent to a server that echoes it: a PostgreSQL
+//   server asking for a cleartext password and quoting it in its refusal (a loopback server
+//   speaking the wire protocol), and a channel secret too short to scrub.
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import bs58 from 'bs58';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildOnce } from '../e2e/build.js';
+import { CANARY_API_KEY, CLI, configYaml, makeWallets, runCli, tempDir, type TestWallet } from '../e2e/helpers.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+beforeAll(() => buildOnce(), 120_000);
+
+function work(): { dir: string; wallet: TestWallet; config: string } {
+  const t = tempDir('autoclaim-exits-');
+  cleanups.push(t.cleanup);
+  const [wallet] = makeWallets(t.dir, ['alpha']) as [TestWallet];
+  const config = join(t.dir, 'autoclaim.yaml');
+  writeFileSync(config, configYaml({ baseUrl: 'sandbox', wallets: [wallet] }));
+  return { dir: t.dir, wallet, config };
+}
+
+/** The built CLI as a real process; `preload` is a module given to node's --import. */
+function cli(argv: string[], cwd: string, env: NodeJS.ProcessEnv, preload?: string): { code: number | null; out: string } {
+  const args = [...(preload === undefined ? [] : ['--import', preload]), CLI, ...argv];
+  const r = spawnSync(process.execPath, args, { cwd, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+describe('usage errors quote argv', () => {
+  it('an unknown option, a bad --log-level value and an unknown command holding the API key print [REDACTED]', () => {
+    const { dir } = work();
+    const env = { AUTOCLAIM_API_KEY: CANARY_API_KEY, AUTOCLAIM_WEBHOOK_SECRET: 'whsec-argv-canary-5Tg8Hj2Kl' };
+    const runs = [
+      cli(['run', `--api-key=${CANARY_API_KEY}`], dir, env),
+      cli(['--log-level', CANARY_API_KEY, 'check'], dir, env),
+      cli([CANARY_API_KEY], dir, env),
+      cli(['check', `--webhook-secret=${env.AUTOCLAIM_WEBHOOK_SECRET}`], dir, env),
+    ];
+    for (const r of runs) {
+      expect(r.code).toBe(2);
+      expect(r.out).toContain('[REDACTED]');
+      expect(r.out).not.toContain(CANARY_API_KEY);
+      expect(r.out).not.toContain(env.AUTOCLAIM_WEBHOOK_SECRET);
+    }
+  }, 60_000);
+});
+
+/** What the AWS SDK reads from the environment for a KMS key (its default chain), unknown to the config. */
+const AWS = { AWS_SECRET_ACCESS_KEY: 'aws-secret-canary/Kq8Lm2Np4Rs6Tu8Vw0Xy2Za4', AWS_SESSION_TOKEN: 'aws-session-canary-IQoJb3JpZ2luX2VjEBcaCXVzLWVhc3QtMSJH' };
+
+describe('the last resort', () => {
+  it('an unhandled rejection and an uncaught exception carrying a loaded key, the API key and the AWS credentials (message, cause, properties) are reported scrubbed, exit 1', () => {
+    const { dir, wallet, config } = work();
+    const keyB58 = bs58.encode(wallet.secretKey64);
+    const seedHex = Buffer.from(wallet.secretKey64.subarray(0, 32)).toString('hex');
+    // Thrown once `check` has printed its summary: the wallet's key was registered by the command
+    // (read from its file), not known when the process started.
+    const preload = join(dir, 'throw-after-output.mjs');
+    for (const kind of ['reject', 'throw']) {
+      writeFileSync(
+        preload,
+        [
+          `let armed = true;`,
+          `const fail = () => {`,
+          `  const err = new Error('boom ' + process.env.LEAK_A, { cause: new Error('inner ' + process.env.LEAK_B) });`,
+          `  err.apiKey = process.env.AUTOCLAIM_API_KEY;`,
+          `  err.aws = { secret: process.env.AWS_SECRET_ACCESS_KEY, session: process.env.AWS_SESSION_TOKEN };`,
+          kind === 'reject' ? `  void Promise.reject(err);` : `  setImmediate(() => { throw err; });`,
+          `};`,
+          `for (const s of [process.stdout, process.stderr]) {`,
+          `  const w = s.write.bind(s);`,
+          `  s.write = (chunk, ...rest) => { if (armed && String(chunk).includes('valid')) { armed = false; fail(); setTimeout(() => {}, 5000); } return w(chunk, ...rest); };`,
+          `}`,
+        ].join('\n'),
+      );
+      const r = cli(['check', '--config', config], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY, LEAK_A: keyB58, LEAK_B: seedHex, ...AWS }, preload);
+      expect(r.out, r.out).toContain('uncaught exception');
+      expect(r.out).toContain('boom [REDACTED]');
+      expect(r.out).toContain('inner [REDACTED]');
+      for (const s of [keyB58, seedHex, CANARY_API_KEY, AWS.AWS_SECRET_ACCESS_KEY, AWS.AWS_SESSION_TOKEN]) expect(r.out).not.toContain(s);
+      expect(r.code).toBe(1);
+    }
+  }, 60_000);
+});
+
+/**
+ * A PostgreSQL server on 127.0.0.1 that asks for a cleartext password (AuthenticationCleartextPassword)
+ * and refuses it with an ErrorResponse quoting it, as a hostile or merely chatty server may.
+ */
+async function echoingPostgres(): Promise<{ url: string; heard: string[]; close: () => Promise<void> }> {
+  const heard: string[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((sock) => {
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => {});
+    let buf = Buffer.alloc(0);
+    let started = false;
+    sock.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      if (!started) {
+        if (buf.length < 8 || buf.length < buf.readInt32BE(0)) return;
+        const code = buf.readInt32BE(4);
+        buf = buf.subarray(buf.readInt32BE(0));
+        if (code === 80877103) return void sock.write('N'); // SSLRequest: no TLS here
+        started = true;
+        const r = Buffer.alloc(9);
+        r.write('R');
+        r.writeInt32BE(8, 1);
+        r.writeInt32BE(3, 5); // cleartext password, please
+        return void sock.write(r);
+      }
+      if (buf.length < 5 || buf.length < 1 + buf.readInt32BE(1)) return;
+      const password = buf.subarray(5, 1 + buf.readInt32BE(1) - 1).toString('utf8');
+      heard.push(password);
+      const fields = Buffer.from(`SFATAL\0C28P01\0Mpassword authentication failed: "${password}" is not the password\0\0`);
+      const head = Buffer.alloc(5);
+      head.write('E');
+      head.writeInt32BE(4 + fields.length, 1);
+      sock.end(Buffer.concat([head, fields]));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `postgres://autoclaim@127.0.0.1:${port}/autoclaim`,
+    heard,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** `autoclaim argv` as a real process, without blocking this one (the server answers it). */
+function cliAsync(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [CLI, ...argv], { cwd, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    p.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe('a secret too short to scrub never goes to a server', () => {
+  let pg: Awaited<ReturnType<typeof echoingPostgres>>;
+  beforeAll(async () => {
+    pg = await echoingPostgres();
+  });
+  afterAll(async () => pg.close());
+
+  it('a PostgreSQL server quoting the password it was sent: a long one is [REDACTED]; a short one is refused (78) before it is sent', async () => {
+    const { dir, config } = work();
+    const long = 'pg-canary-Wq3Er5Ty7';
+    const env = { AUTOCLAIM_API_KEY: CANARY_API_KEY, AUTOCLAIM_STATE_URL: pg.url };
+    const held = await cliAsync(['status', '--config', config], dir, { ...env, PGPASSWORD: long });
+    expect(pg.heard).toEqual([long]); // it was sent and echoed...
+    expect(held.out).toContain('"[REDACTED]" is not the password'); // ...and scrubbed
+    expect(held.out).not.toContain(long);
+
+    for (const short of ['pw7731', 'Zx9q']) {
+      const r = await cliAsync(['status', '--config', config], dir, { ...env, PGPASSWORD: short });
+      expect(r.out, r.out).not.toContain(short);
+      expect(r.out).toContain('the PostgreSQL password from $PGPASSWORD is shorter than 8 characters');
+      expect(r.code).toBe(78);
+    }
+    expect(pg.heard).toEqual([long]); // the short ones never left
+  }, 60_000);
+
+  it('state.password_file and a channel secret below the minimum are refused too, naming where they came from and not the value', async () => {
+    // One wallet, the PostgreSQL state with its password in a file.
+    const w = work();
+    const withFile = join(w.dir, 'pg.yaml');
+    writeFileSync(join(w.dir, 'pg-password'), 'pw7731\n', { mode: 0o600 });
+    writeFileSync(withFile, configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] }).replace('state:\n  path: ./state/autoclaim.db\n', `state:\n  url: ${pg.url}\n  password_file: ./pg-password\n`));
+    const r = await cliAsync(['status', '--config', withFile], w.dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY });
+    expect(r.out, r.out).toMatch(/the PostgreSQL password in state\.password_file \S*pg-password is shorter than 8 characters/);
+    expect(r.out).not.toContain('pw7731');
+    expect(r.code).toBe(78);
+
+    const channel = join(w.dir, 'channel.yaml');
+    writeFileSync(channel, `${configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] })}alerts:\n  channels:\n    - type: pagerduty\n      routing_key: { env: PD_KEY }\n`);
+    const c = await runCli(['check', '--config', channel], { cwd: w.dir, env: { PD_KEY: 'pd-1234' } });
+    expect(c.stderr + c.stdout).toMatch(/alerts\.channels\[0\]\.routing_key: channel pagerduty's routing_key from \$PD_KEY is shorter than 8 characters/);
+    expect(c.stderr + c.stdout).not.toContain('pd-1234');
+    expect(c.code).toBe(78);
+  }, 60_000);
+});
+
+describe('URLs the config holds in the clear', () => {
+  it("Vault's address, a KMS endpoint, Telegram's API server, PagerDuty's endpoint and the runbook base with credentials in them are refused, the credentials printed nowhere", async () => {
+    const w = work();
+    const file = join(w.dir, 'urls.yaml');
+    const creds = ['VaultProxyPassw0rd', 'KmsProxyPassw0rd', 'TelegramProxyPassw0rd', 'PagerDutyProxyPassw0rd', 'RunbookPassw0rd'];
+    const yaml = configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] })
+      .replace('key: { file: ./keys/alpha.json }', 'key: { vault: { address: "http://bob:VaultProxyPassw0rd@127.0.0.1:1", key: k, token_env: VAULT_TOKEN } }')
+      .concat(`alerts:
+  runbook_base_url: https://rb:RunbookPassw0rd@wiki.example/runbook
+  channels:
+    - type: telegram
+      token: { env: TG_TOKEN }
+      chat_id: 1
+      api_url: https://tg:TelegramProxyPassw0rd@tg.example
+    - type: pagerduty
+      routing_key: { env: PD_KEY }
+      url: https://pd:PagerDutyProxyPassw0rd@events.example/v2/enqueue
+`);
+    const env = { VAULT_TOKEN: 'vault-token-canary-3Ws', TG_TOKEN: '123456:tg-token-canary', PD_KEY: 'pd-routing-key-canary' };
+    writeFileSync(file, yaml);
+    const r = await runCli(['check', '--config', file], { cwd: w.dir, env });
+    const out = r.stdout + r.stderr;
+    for (const s of creds) expect(out, out).not.toContain(s);
+    for (const at of ['wallets[0].key.vault.address', 'alerts.runbook_base_url', 'alerts.channels[0].api_url', 'alerts.channels[1].url']) {
+      expect(out).toMatch(new RegExp(`${at.replace(/[[\].]/g, '\\$&')}: (this URL )?holds credentials`));
+    }
+    expect(r.code).toBe(78);
+    // A KMS endpoint the same way (a wallet of its own: one key source a wallet).
+    writeFileSync(file, configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] }).replace('key: { file: ./keys/alpha.json }', 'key: { aws_kms: { key_id: alias/k, region: eu-west-1, endpoint: "https://u:KmsProxyPassw0rd@kms.example" } }'));
+    const k = await runCli(['check', '--config', file], { cwd: w.dir, env });
+    expect(k.stdout + k.stderr).not.toContain('KmsProxyPassw0rd');
+    expect(k.stdout + k.stderr).toMatch(/wallets\[0\]\.key\.aws_kms\.endpoint: holds credentials/);
+    // Plain http to another host would carry the Vault token (a header on every request) or the
+    // AWS session token in clear: refused; to this machine's loopback it stays allowed.
+    for (const [key, problem] of [
+      ['key: { vault: { address: "http://vault.example:8200", key: k, token_env: VAULT_TOKEN } }', /wallets\[0\]\.key\.vault\.address: is plain http to a host that is not this machine/],
+      ['key: { aws_kms: { key_id: alias/k, region: eu-west-1, endpoint: "http://kms.example" } }', /wallets\[0\]\.key\.aws_kms\.endpoint: is plain http to a host that is not this machine/],
+    ] as const) {
+      writeFileSync(file, configYaml({ baseUrl: 'sandbox', wallets: [w.wallet] }).replace('key: { file: ./keys/alpha.json }', key));
+      const p = await runCli(['check', '--config', file], { cwd: w.dir, env });
+      expect(p.stdout + p.stderr).toMatch(problem);
+      expect(p.code).toBe(78);
+    }
+  }, 60_000);
+});
+
+describe('a key pasted where its source goes', () => {
+  it('`autoclaim key <the key>` (base58, as env: or credential:, a solana-keygen array) fails without quoting it', () => {
+    const { dir, wallet } = work();
+    const b58 = bs58.encode(wallet.secretKey64);
+    const seedB58 = bs58.encode(wallet.secretKey64.subarray(0, 32));
+    const array = `[${[...wallet.secretKey64].join(',')}]`;
+    for (const arg of [b58, `env:${b58}`, `credential:${seedB58}`, array]) {
+      const r = cli(['key', arg], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY, CREDENTIALS_DIRECTORY: dir });
+      expect(r.code, r.out).not.toBe(0);
+      expect(r.out).toContain('[REDACTED]');
+      for (const s of [b58, seedB58, array, [...wallet.secretKey64.subarray(0, 32)].join(',')]) expect(r.out).not.toContain(s);
+    }
+    // A source that is one still works.
+    const ok = cli(['key', wallet.keyFile], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY });
+    expect(ok.out.trim()).toBe(wallet.address);
+  }, 60_000);
+});
