@@ -218,6 +218,7 @@ export const LOG_EVENTS = [
   'action.reconcile_deferred',
   'action.claim_undetermined',
   'action.claim_accrued',
+  'action.claim_unproved',
   'action.anomaly',
   'action.resolved',
   'signing.paused',

@@ -1,7 +1,8 @@
 // Cron schedules, as node-cron reads them: why an expression is refused (in the config's words),
 // steps node-cron accepts that do not mean what they say, the time zone, and the next fire times.
 // The fire times come from node-cron itself (the matcher behind its own getNextRuns), with the
-// hour it skips when the clocks go back put back (nextMatch), and the scheduler arms its ticks from
+// hour it skips when the clocks go back put back, and a time of day the clocks skip going forward
+// made up for at the end of the gap (nextMatch), and the scheduler arms its ticks from
 // them, so `check`, the daemon and the scheduler can never disagree on when a poll is due.
 import { createTask, validateDetailed } from 'node-cron';
 
@@ -49,25 +50,47 @@ function offsetMinutes(zone: string | undefined, at: number): number {
   return m === null ? 0 : (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0));
 }
 
+/** node-cron's matchers for an expression: in its zone, and on the wall clock read as UTC (wallAsUtc). */
+interface Matchers {
+  zoned: TimeMatcher;
+  /**
+   * The same expression matched in UTC: asked about an instant whose UTC reading is a local wall
+   * time, it says whether that wall time matches, even one the zone skips (no instant has it there).
+   */
+  wallAsUtc: () => TimeMatcher;
+  /** Six fields: the first is seconds, and a fire time may fall on any second. */
+  stepMs: number;
+  /** Neither the minute nor the hour field is a wildcard: a time of day cron makes up for (see nextMatch). */
+  fixedTime: boolean;
+}
+
 /**
- * node-cron's next fire time after `after`, with the fire times it skips when the clocks go back.
- * It walks local times and maps an ambiguous one to its later occurrence, so the first pass through
- * the repeated hour never fires, and from inside it the second pass is skipped up to the local time
- * reached: every minute ("*\/1 * * * *") in Europe/Berlin had no fire time from 2026-10-25 00:00
- * to 01:00 UTC, every wallet unpolled for an hour, every year. Where the offset falls between `after` and
- * node-cron's answer, the instants of both passes (the offset's difference either side of the
- * change, found by bisection) are tried one by one with node-cron's own `match`, which reads each
- * instant's real local time: every minute (every second with six fields) of at most two hours,
- * at most twice a year.
+ * node-cron's next fire time after `after`, with the fire times it misses when the clocks change.
+ *
+ * Going back, it walks local times and maps an ambiguous one to its later occurrence, so the first
+ * pass through the repeated hour never fires, and from inside it the second pass is skipped up to
+ * the local time reached: every minute ("*\/1 * * * *") in Europe/Berlin had no fire time from
+ * 2026-10-25 00:00 to 01:00 UTC, every wallet unpolled for an hour, every year. Where the offset
+ * falls between `after` and node-cron's answer, the instants of both passes (the offset's
+ * difference either side of the change, found by bisection) are tried one by one with node-cron's
+ * own `match`, which reads each instant's real local time: every minute (every second with six
+ * fields) of at most two hours, at most twice a year.
+ *
+ * Going forward, a local time inside the gap has no instant, and node-cron goes on to the next day:
+ * a daily "30 2 * * *" in Europe/Berlin never fired on the day the clocks skip 02:00-03:00. As Vixie
+ * cron and cronie do, a fixed-time schedule (minute and hour not wildcards) whose time fell in the
+ * gap fires once, at the first instant after it; a wildcard one ("*\/20 * * * *", "5 * * * *") just
+ * goes on at its next time, as cron does. Whether a skipped wall time matches is node-cron's own
+ * `match`, asked in UTC about the instant whose UTC reading is that wall time.
  */
-function nextMatch(matcher: TimeMatcher, after: Date, zone: string | undefined, stepMs: number): Date {
-  const next = matcher.getNextMatch(after);
+function nextMatch(m: Matchers, after: Date, zone: string | undefined): Date {
+  const next = m.zoned.getNextMatch(after);
   const from = after.getTime();
   const to = next.getTime();
   const before = offsetMinutes(zone, from);
-  const drop = before - offsetMinutes(zone, to);
-  if (drop <= 0) return next;
-  // The change: the first instant (to a second) with the later offset.
+  const shift = offsetMinutes(zone, to) - before;
+  if (shift === 0) return next;
+  // The change: the first instant (to a second) with another offset.
   let lo = from;
   let hi = to;
   while (hi - lo > 1000) {
@@ -75,11 +98,22 @@ function nextMatch(matcher: TimeMatcher, after: Date, zone: string | undefined, 
     if (offsetMinutes(zone, mid) === before) lo = mid;
     else hi = mid;
   }
-  const span = drop * 60_000;
+  const { stepMs } = m;
+  if (shift > 0) {
+    if (!m.fixedTime || hi >= to) return next;
+    // The skipped wall times, [hi read at the old offset, hi read at the new one), as UTC readings.
+    const gapStart = hi + before * 60_000;
+    const gapEnd = gapStart + shift * 60_000;
+    for (let w = Math.ceil(gapStart / stepMs) * stepMs; w < gapEnd; w += stepMs) {
+      if (m.wallAsUtc().match(new Date(w))) return new Date(hi);
+    }
+    return next;
+  }
+  const span = -shift * 60_000;
   const start = Math.max(from + 1, hi - span);
   const end = Math.min(to, hi + span);
   for (let t = Math.ceil(start / stepMs) * stepMs; t < end; t += stepMs) {
-    if (matcher.match(new Date(t))) return new Date(t);
+    if (m.zoned.match(new Date(t))) return new Date(t);
   }
   return next;
 }
@@ -87,9 +121,9 @@ function nextMatch(matcher: TimeMatcher, after: Date, zone: string | undefined, 
 /**
  * The next `n` times strictly after `from` at which `expr` fires, as node-cron computes them.
  * Fewer when node-cron finds no fire time within its horizon (e.g. "L-30" of February). Throws
- * on an invalid expression. Local times skipped by a DST change are skipped; a time that occurs
- * twice (the clocks going back) is given at both occurrences: each instant whose local time matches
- * is a fire time (nextMatch).
+ * on an invalid expression. A time that occurs twice (the clocks going back) is given at both
+ * occurrences: each instant whose local time matches is a fire time; a fixed time of day skipped
+ * by the clocks going forward is given once, at the first instant after the gap (nextMatch).
  *
  * node-cron's public `getNextRuns(n)` counts from the real clock, and every time here is counted
  * from a given instant (a fixed one for `check`, the injected clock for the daemon), so this asks
@@ -101,19 +135,22 @@ export function nextCronTimes(expr: string, from: Date, n: number, opts: CronOpt
   if (problem !== undefined) throw new Error(`invalid cron expression "${expr}": ${problem}`);
   const timezone = opts.utc === true ? 'UTC' : opts.timezone;
   const task = createTask(expr, () => undefined, timezone === undefined ? {} : { timezone });
+  // Made only when the clocks go forward before a fire time: at most twice a year.
+  let utcTask: ReturnType<typeof createTask> | undefined;
   try {
-    const matcher = (task as unknown as { timeMatcher?: Partial<TimeMatcher> }).timeMatcher;
-    if (typeof matcher?.getNextMatch !== 'function' || typeof matcher.match !== 'function') {
-      throw new Error('node-cron tasks no longer carry a timeMatcher with getNextMatch: see src/config/cron.ts');
-    }
-    const typed = matcher as TimeMatcher;
-    // Six fields: the first is seconds, and a fire time may fall on any second.
-    const stepMs = expr.trim().split(/\s+/).length >= 6 ? 1000 : 60_000;
+    const fields = expr.trim().split(/\s+/);
+    const [minute, hour] = fields.length >= 6 ? fields.slice(1, 3) : fields.slice(0, 2);
+    const matchers: Matchers = {
+      zoned: matcherOf(task),
+      wallAsUtc: () => matcherOf((utcTask ??= createTask(expr, () => undefined, { timezone: 'UTC' }))),
+      stepMs: fields.length >= 6 ? 1000 : 60_000,
+      fixedTime: fields.length >= 5 && minute?.startsWith('*') === false && hour?.startsWith('*') === false,
+    };
     const out: Date[] = [];
     let after = from;
     while (out.length < n) {
       try {
-        after = nextMatch(typed, after, timezone, stepMs);
+        after = nextMatch(matchers, after, timezone);
       } catch (err) {
         // node-cron's way of saying the schedule never fires within its horizon.
         if (err instanceof Error && /Could not find next matching date/.test(err.message)) break;
@@ -124,7 +161,17 @@ export function nextCronTimes(expr: string, from: Date, n: number, opts: CronOpt
     return out;
   } finally {
     void task.destroy();
+    if (utcTask !== undefined) void utcTask.destroy();
   }
+}
+
+/** The matcher a node-cron task keeps (not in its typings; see nextCronTimes). */
+function matcherOf(task: ReturnType<typeof createTask>): TimeMatcher {
+  const matcher = (task as unknown as { timeMatcher?: Partial<TimeMatcher> }).timeMatcher;
+  if (typeof matcher?.getNextMatch !== 'function' || typeof matcher.match !== 'function') {
+    throw new Error('node-cron tasks no longer carry a timeMatcher with getNextMatch: see src/config/cron.ts');
+  }
+  return matcher as TimeMatcher;
 }
 
 /** Undefined when `name` is an IANA time zone this Node knows, else why not. */

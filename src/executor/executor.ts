@@ -17,10 +17,10 @@ import { historyLookbackMs } from '../rules/limits.js';
 import { recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
 import { beyondWindow, judgingNowMs } from '../api/ts-window.js';
-import { CLAIM_UNDETERMINED, heldForOperator } from '../store/plan-status.js';
+import { CLAIM_UNDETERMINED, CLAIM_UNPROVED, heldForOperator } from '../store/plan-status.js';
 import { claimLooksApplied } from './reconcile.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
-import { errorSummary, OutcomeRecorder, stepEventOf } from './outcome.js';
+import { errorSummary, OutcomeRecorder, stepEventOf, unprovedShareReason } from './outcome.js';
 import { SigningPauses, SigningTime } from './signing-guard.js';
 import { ids, recordOf, signAndSend } from './sign-step.js';
 import { untilRuleIdsSettled } from './rule-ids-settle.js';
@@ -151,7 +151,7 @@ export class PlanExecutor {
         epoch: fresh.epoch,
       },
     };
-    return this.commitAndSend(plan, step, signer, unsigned, request, log, (prepared) => this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports));
+    return this.commitAndSend(plan, step, signer, unsigned, request, log, (prepared) => this.outcomes.send(plan, step, prepared, log, fresh.pendingLamports, request.before));
   }
 
   private async reconcileClaim(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
@@ -258,9 +258,9 @@ export class PlanExecutor {
     // Recorded before the config refused it: a share of the SOL claimed is no count of shares or tokens.
     if (amount === null && step.amountSpec.kind !== 'fixed' && !movesSol(step.kind)) return await this.skip(plan, `${step.kind} is a share of the claim, but a ${step.kind} takes ${unitsOf({ kind: step.kind, symbol: step.symbol })}, not SOL`);
     if (amount === null && step.amountSpec.kind !== 'fixed' && plan.claimedLamports === null) {
-      // The claim was settled by hand (`actions resolve --applied`): what it received is unknown,
-      // so a share of it cannot be computed. Guessing would move money nobody decided on.
-      return await this.skip(plan, `${step.kind} is a share of the claim, and the claim's amount is unknown (it was resolved by an operator)`);
+      // What the claim brought is not proved (settled by hand, or its answer said nothing and no lifetime rose): guessing would move money nobody decided on.
+      this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'skipped' });
+      return await this.skip(plan, unprovedShareReason(plan, step), CLAIM_UNPROVED);
     }
     if (amount === null) {
       amount = resolveStepAmount(step.amountSpec, plan.claimedLamports ?? undefined);

@@ -16,6 +16,9 @@ import type { SigningPauses } from './signing-guard.js';
 import { clockSignal, REFUSAL_FIX, serverRefusal, type ServerRefusal } from './refusal.js';
 import { DEFAULT_CLOCK_SKEW_THRESHOLD_MS } from './clock-skew.js';
 import type { StepEvent } from '../events.js';
+import type { ClaimBaseline } from '../store/rows.js';
+import { accrualSlack, provedClaimed } from './reconcile.js';
+import { CLAIM_UNPROVED } from '../store/plan-status.js';
 
 /**
  * What every `step:outcome` of this step says, whatever its state: which step of which wallet, its
@@ -37,6 +40,7 @@ export class OutcomeRecorder {
     prepared: PreparedRequest,
     log: Logger,
     amount: bigint,
+    before?: ClaimBaseline,
   ): Promise<StepResult> {
     const { store, api, clock } = this.deps;
     if (this.deps.stillHolds?.(plan.address) === false) {
@@ -80,13 +84,15 @@ export class OutcomeRecorder {
       return await this.markUnknown(plan, withAmount(step, amount), log, { ...record, error: `answer does not say it was applied: ${verdict.detail}` }, tx);
     }
 
-    const claimed = step.kind === 'claim' ? this.boundClaimed(plan, step, log, result.body.claimedLamports ?? null, amount) : undefined;
-    await store.markAcknowledged(sent(step), { ...record, claimedLamports: claimed }, clock.now());
-    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'acknowledged', amountLamports: claimed ?? amount, tx });
+    // A claim's amount: undefined when nothing proves one (claimedOf); the plan's claimed stays unknown.
+    const claimed = step.kind === 'claim' ? await this.claimedOf(plan, step, log, result.body.claimedLamports ?? null, amount, before) : amount;
+    await store.markAcknowledged(sent(step), { ...record, claimedLamports: step.kind === 'claim' ? claimed : undefined }, clock.now());
+    this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'acknowledged', amountLamports: claimed, tx });
     // A claim's amount_sol is what it counts as, min(claimed, seen); the server's own figure is
     // beside it (server_claimed_sol, absent when the answer had none), so a reader sees both.
-    const said = step.kind === 'claim' && result.body.claimedLamports != null ? { server_claimed_sol: formatSol(result.body.claimedLamports), seen_sol: formatSol(amount) } : {};
-    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, ...amountFields(step.kind, step.symbol, claimed ?? amount), ...said, request_id }, `${step.kind} acknowledged`);
+    const said = step.kind === 'claim' && (result.body.claimedLamports != null || claimed !== amount) ? { server_claimed_sol: result.body.claimedLamports == null ? undefined : formatSol(result.body.claimedLamports), seen_sol: formatSol(amount) } : {};
+    const counted = claimed === undefined ? {} : amountFields(step.kind, step.symbol, claimed);
+    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, ...counted, ...said, request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
   }
 
@@ -130,6 +136,36 @@ export class OutcomeRecorder {
     this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'deferred' });
     log.warn({ event: 'action.deferred', err: message }, `${step.kind} not sent after waiting to go out; it will be signed again`);
     return 'retry_later';
+  }
+
+  /**
+   * What an applied claim counts as having claimed, and what its "N%" and "all" steps are sized
+   * from. With the answer's claimed_sol: boundClaimed. Without it, the pending seen before the claim
+   * is no proof of what arrived (a fee, a partial claim, a server that says nothing of either): when
+   * a step is sized from the claim, a summary read after the answer bounds it by lifetime's rise
+   * (reconcile.ts provedClaimed); with no rise to show, nothing is proved and undefined leaves the
+   * plan's claimed amount unknown, so those steps are skipped (executor.ts), never guessed. A claim
+   * that sizes nothing counts as the pending seen, as before (the larger count, for day limits).
+   */
+  private async claimedOf(plan: PlanWithSteps, step: StepRow, log: Logger, said: Lamports | null, seen: Lamports, before: ClaimBaseline | undefined): Promise<Lamports | undefined> {
+    if (said !== null) return this.boundClaimed(plan, step, log, said, seen);
+    if (!plan.steps.some((s) => s.idx > step.idx && sizedFromClaim(s))) return seen;
+    let proved: Lamports | undefined;
+    let why = 'no pre-claim summary was recorded';
+    if (before !== undefined) {
+      try {
+        proved = provedClaimed(before, await this.deps.api.walletSummary(plan.address));
+        why = 'the summary read after it shows no rise of lifetime_sol in the same epoch';
+      } catch (err) {
+        why = `the summary after it could not be read (${errorSummary(err)})`;
+      }
+    }
+    if (proved !== undefined) return proved;
+    log.warn(
+      { event: 'action.claim_unproved', seen_sol: formatSol(seen), reason: why },
+      `the claim was acknowledged without claimed_sol and ${why}: what it brought is not proved, so the steps sized from it ("N%", "all") will not run`,
+    );
+    return undefined;
   }
 
   /**
@@ -243,21 +279,22 @@ export class OutcomeRecorder {
   }
 }
 
-/**
- * How much more than the pending seen a claim may say it took before that is an anomaly: what
- * accrues in the moment between the read and the claim — 1% of what was seen, and at least
- * 0.001 SOL. The step is bounded by what was seen either way; this only decides the alarm.
- */
-export function accrualSlack(seen: Lamports): Lamports {
-  const onePercent = seen / 100n;
-  return onePercent > MIN_ACCRUAL_SLACK ? onePercent : MIN_ACCRUAL_SLACK;
-}
-const MIN_ACCRUAL_SLACK = 1_000_000n;
-
 export function errorSummary(err: unknown): string {
   if (err instanceof AutoclaimError) return `${err.code}: ${err.message}`;
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** A step whose amount is a share of the claim ("N%", "all"), not resolved yet. */
+export function sizedFromClaim(s: StepRow): boolean {
+  return s.amountLamports === null && s.amountSpec !== null && s.amountSpec.kind !== 'fixed';
+}
+
+/** Why a share of the claim (`step`) is skipped when the plan's claimed amount is unknown: plan.skipped's reason. */
+export function unprovedShareReason(plan: PlanWithSteps, step: StepRow): string {
+  const claim = plan.steps.find((s) => s.kind === 'claim');
+  const how = claim?.resolution === null ? 'its answer had no claimed_sol and no summary read after it showed lifetime_sol rise' : 'it was resolved by an operator';
+  return `${CLAIM_UNPROVED}: ${step.kind} is a share of the claim, and what the claim brought is not proved (${how})`;
 }
 
 /** The step with the amount its request was sized for (a claim's: the pending seen), for what its outcome tells. */

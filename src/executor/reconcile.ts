@@ -1,7 +1,6 @@
 // Deciding whether a claim whose answer was lost was applied (SPEC §2): read the summary again and
 // compare it with the one recorded just before the claim was signed. Pure, so it is table-tested.
 import type { Lamports, WalletSummary } from '../domain.js';
-import { accrualSlack } from './outcome.js';
 
 /**
  * `applied`: lifetime rose by about what pending dropped, in the same epoch — evidence only a claim
@@ -32,7 +31,7 @@ type After = Pick<WalletSummary, 'pendingLamports' | 'lifetimeLamports'> & { epo
  * the reads: never below 0, and with no bound the summaries could show (a server that holds a claim
  * a while, a look long after). Hence:
  *   - the rise must cover the drop, less `slack` for rounding: `rise >= drop − slack`, where slack is
- *     accrualSlack(pending_before) (1 %, at least 0.001 SOL: outcome.ts);
+ *     accrualSlack(pending_before) (1 %, at least 0.001 SOL: below);
  *   - a rise above the drop is accrual and is accepted; what the claim counts as, and what any step
  *     sized from it uses, is `min(rise, pending_before)` all the same (SPEC §2), so a lifetime that
  *     rose by more cannot size more.
@@ -77,3 +76,32 @@ export function claimLooksApplied(before: Before, after: After): ClaimVerdict {
   }
   return { outcome: 'not_applied', applied: false, moved: false, claimedLamports: undefined, note: `pending did not drop and lifetime did not rise (${seen})` };
 }
+
+/**
+ * What an applied claim whose answer did not say what it took is proved to have brought, for the
+ * steps sized from it ("N%", "all"): the rise of lifetime between the summary the claim was signed
+ * against and one read after its answer, never more than the pending seen before it — the bound
+ * reconciliation gives an applied claim (above). Undefined when nothing proves an amount: lifetime
+ * missing on either side or not risen, or the epoch rolled over between the two (a rise may then
+ * be the rollover's). A server that took a fee, or claimed part, and did not say so shows the rise
+ * of what it did; a step sized from the pending seen instead would draw on the wallet's balance.
+ */
+export function provedClaimed(before: Before, after: After): Lamports | undefined {
+  if (before.lifetimeLamports === null || after.lifetimeLamports === null) return undefined;
+  if (before.epoch !== undefined && after.epoch !== undefined && before.epoch !== after.epoch) return undefined;
+  const rise = after.lifetimeLamports - BigInt(before.lifetimeLamports);
+  if (rise <= 0n) return undefined;
+  const pendingBefore = BigInt(before.pendingLamports);
+  return rise < pendingBefore ? rise : pendingBefore;
+}
+
+/**
+ * How much more than the pending seen a claim may say it took before that is an anomaly: what
+ * accrues in the moment between the read and the claim — 1% of what was seen, and at least
+ * 0.001 SOL. The step is bounded by what was seen either way; this only decides the alarm.
+ */
+export function accrualSlack(seen: Lamports): Lamports {
+  const onePercent = seen / 100n;
+  return onePercent > MIN_ACCRUAL_SLACK ? onePercent : MIN_ACCRUAL_SLACK;
+}
+const MIN_ACCRUAL_SLACK = 1_000_000n;

@@ -4,7 +4,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import bs58 from 'bs58';
 import { z } from 'zod';
-import { AmountError, parseSol, type Lamports } from '../amount.js';
+import { AmountError, formatSol, parseSol, type Lamports } from '../amount.js';
 import { DEFAULT_ENDPOINTS, TEMPLATE_VARIABLES, runTogether, templateVariables } from '../api/endpoints.js';
 import { parseDuration } from '../config/durations.js';
 import { readYamlData } from '../config/load.js';
@@ -278,6 +278,14 @@ function sameMessageOps(policy: SignerPolicy, templates: Readonly<Record<SignedO
   }
 }
 
+/**
+ * The largest cap a policy may set: the SQLite journal stores an amount, and each hour's running
+ * total, as a 64-bit signed integer, and refused a batch holding more with INTERNAL. A cap within
+ * it keeps every amount the journal sees within it: a larger amount is refused at the policy edge,
+ * before the journal (POLICY_ACTION_CAP), and a day's total never passes the day cap.
+ */
+export const JOURNAL_MAX_LAMPORTS: Lamports = 2n ** 63n - 1n;
+
 function resolvePolicy(raw: z.output<typeof Policy>, at: Path, issues: IssueList): SignerPolicy {
   const moves = raw.ops.some((op) => op !== 'claim');
   const lamports = (value: number | string | undefined, key: string): Lamports => {
@@ -287,13 +295,19 @@ function resolvePolicy(raw: z.output<typeof Policy>, at: Path, issues: IssueList
       return 0n;
     }
     const text = typeof value === 'string' ? value : (issues.source.scalarSource([...at, key]) ?? String(value));
+    let parsed: Lamports;
     try {
-      return parseSol(text);
+      parsed = parseSol(text);
     } catch (err) {
       if (!(err instanceof AmountError)) throw err;
       issues.error([...at, key], `${text.trim()} is not a SOL amount exact to the lamport`);
       return 0n;
     }
+    if (parsed > JOURNAL_MAX_LAMPORTS) {
+      issues.error([...at, key], `${text.trim()} is more than the signer's journal can count (at most ${formatSol(JOURNAL_MAX_LAMPORTS)} SOL, fifteen times the supply)`);
+      return 0n;
+    }
+    return parsed;
   };
   const perAction = lamports(raw.max_sol_per_action, 'max_sol_per_action');
   const perDay = lamports(raw.max_sol_per_day, 'max_sol_per_day');

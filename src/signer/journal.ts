@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import type { Lamports } from '../amount.js';
 import type { SignedOp } from '../domain.js';
 import { StateError } from '../errors.js';
+import { WAL_SIZE_LIMIT_BYTES } from '../store/sqlite/db.js';
 import { ensureFile, realStatePath } from '../store/sqlite/files.js';
 import { sendMarkIn, type SendMark } from '../store/sqlite/lock.js';
 
@@ -223,6 +224,9 @@ export class SqliteJournal implements SignerJournal {
       closeSync(openSync(path, 'a', 0o600));
       chmodSync(path, 0o600);
       db = new Database(path, { timeout: 5_000 });
+      // The state database's limit: a long reader (a backup, an operator's sqlite3) grows the WAL,
+      // and without it the file kept that size for the journal's life (store/sqlite/db.ts).
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
       db.pragma('journal_mode = WAL');
       // FULL: a commit is on disk (WAL fsynced) before the signature it records is returned.
       db.pragma('synchronous = FULL');
@@ -329,6 +333,7 @@ export function openMark(file: string): { db: Database.Database; sent: SendMark 
     // WAL without an fsync a commit: the mark is a lower bound, raised after every commit that
     // signed, and an fsync of its own would double each signature's (the journal's already makes
     // the record durable). A kill -9 loses none of it; a power loss at most its last raises.
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     return { db, sent: sendMarkIn(db) };

@@ -55,6 +55,13 @@ export function cancelNote(by: string, now: number): string {
  */
 export const CLAIM_UNDETERMINED = 'claim_undetermined';
 
+/**
+ * The reason code of plan.skipped when a step sized from the claim ("N%", "all") cannot be sized:
+ * what the claim brought is not proved (its answer had no claimed_sol and no lifetime rose after
+ * it, or an operator resolved it as applied). Never guessed from the pending seen.
+ */
+export const CLAIM_UNPROVED = 'claim_unproved';
+
 /** An unknown claim held for an operator: no daemon reconciles it again, nothing sized from it runs. */
 export function heldForOperator(step: { state: StepState; resolution: string | null }): boolean {
   return step.state === 'unknown' && step.resolution?.startsWith(`${CLAIM_UNDETERMINED}:`) === true;

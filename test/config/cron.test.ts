@@ -103,9 +103,22 @@ describe('nextCronTimes when the clocks change (months of running review)', () =
     expect(times('30 2 * * *', '2026-10-24T12:00:00Z', 3, 'Europe/Berlin')).toEqual(['2026-10-25T00:30:00.000Z', '2026-10-25T01:30:00.000Z', '2026-10-26T01:30:00.000Z']);
   });
 
-  it('going forward: the hour that does not exist is skipped, the rest unchanged', () => {
+  it('going forward: a wildcard schedule goes on at its next time; the gap\'s own minutes are not made up', () => {
     expect(times('*/20 * * * *', '2027-03-28T00:30:00Z', 3, 'Europe/Berlin')).toEqual(['2027-03-28T00:40:00.000Z', '2027-03-28T01:00:00.000Z', '2027-03-28T01:20:00.000Z']);
-    expect(times('30 2 * * *', '2027-03-27T12:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-03-29T00:30:00.000Z']);
+    expect(times('5 * * * *', '2027-03-28T00:30:00Z', 2, 'Europe/Berlin')).toEqual(['2027-03-28T01:05:00.000Z', '2027-03-28T02:05:00.000Z']);
+  });
+
+  it('going forward: a time of day the clocks skip fires once, at the first instant after the gap (as Vixie cron and cronie; helper 38)', () => {
+    // Europe/Berlin 2027-03-28: 02:00 CET (01:00 UTC) becomes 03:00 CEST; 02:30 does not exist that day.
+    expect(times('30 2 * * *', '2027-03-27T12:00:00Z', 3, 'Europe/Berlin')).toEqual(['2027-03-28T01:00:00.000Z', '2027-03-29T00:30:00.000Z', '2027-03-30T00:30:00.000Z']);
+    // Two skipped times of one schedule: still one fire, then the day goes on.
+    expect(times('0,30 2,4 * * *', '2027-03-27T23:00:00Z', 3, 'Europe/Berlin')).toEqual(['2027-03-28T01:00:00.000Z', '2027-03-28T02:00:00.000Z', '2027-03-28T02:30:00.000Z']);
+    // Seconds (six fields), in another zone: America/New_York, 2027-03-14 02:00 EST → 03:00 EDT.
+    expect(times('15 30 2 * * *', '2027-03-13T12:00:00Z', 2, 'America/New_York')).toEqual(['2027-03-14T07:00:00.000Z', '2027-03-15T06:30:15.000Z']);
+    // A time outside the gap is untouched; a day that skips nothing of it too.
+    expect(times('30 1 * * *', '2027-03-27T12:00:00Z', 2, 'Europe/Berlin')).toEqual(['2027-03-28T00:30:00.000Z', '2027-03-28T23:30:00.000Z']);
+    // From inside the gap's instant itself nothing is given twice.
+    expect(times('30 2 * * *', '2027-03-28T01:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-03-29T00:30:00.000Z']);
   });
 });
 

@@ -167,7 +167,9 @@ describe('a claim settled by hand', () => {
       const after = await runCli(['once', '--config', config], { cwd: dir });
       expect(after.code).toBe(0);
       expect(after.events.some((e) => e.event === 'wallet.failed')).toBe(false);
-      expect(String(after.events.find((e) => e.event === 'plan.skipped')?.reason)).toMatch(/claim's amount is unknown/);
+      const skipped = after.events.find((e) => e.event === 'plan.skipped');
+      expect(String(skipped?.reason)).toMatch(/^claim_unproved: deposit is a share of the claim, and what the claim brought is not proved \(it was resolved by an operator\)$/);
+      expect(skipped?.code).toBe('claim_unproved');
       expect(sandbox.ledger()).toEqual([]);
     } finally {
       await sandbox.close();

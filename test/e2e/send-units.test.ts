@@ -65,5 +65,15 @@ describe('autoclaim send withdraw and burn: shares and tokens, not SOL', () => {
     const table = await runCli(['actions', '--config', config], { cwd: dir });
     expect(table.stdout).toMatch(/burn SOL5X\s+4 tokens\s+acknowledged/);
     expect(table.stdout).toMatch(/claim\s+2\s+acknowledged/);
+    // status --json names each step's amount in its unit (helper 38): the claim's as amountSol, the
+    // burn's tokens as amountUnits with their unit, never as amountSol, which a script would sum as SOL.
+    const status = await runCli(['status', '--json', '--config', config], { cwd: dir });
+    const [row] = (JSON.parse(status.stdout) as { wallets: Array<{ lastActions: Array<{ steps: Array<Record<string, unknown>> }> }> }).wallets;
+    const steps = row?.lastActions.flatMap((a) => a.steps).map(({ kind, amountSol, amountUnits, unit }) => ({ kind, amountSol, amountUnits, unit }));
+    expect(steps).toEqual([
+      { kind: 'claim', amountSol: '2', amountUnits: undefined, unit: undefined },
+      { kind: 'burn', amountSol: undefined, amountUnits: '4', unit: 'SOL5X tokens' },
+      { kind: 'burn', amountSol: undefined, amountUnits: '6', unit: 'SOL5X tokens' },
+    ]);
   });
 });

@@ -1,8 +1,8 @@
-// accrualSlack: how much more than the pending seen a claim may take before it is an anomaly.
+// accrualSlack (executor/reconcile.ts): how much more than the pending seen a claim may take before it is an anomaly.
 // Rewards accrue between the read and the claim (the demo sandbox accrues every millisecond), so a
 // little more is normal; 100 times more is not. The step is bounded by what was seen either way.
 import { describe, expect, it } from 'vitest';
-import { accrualSlack } from '../../src/executor/outcome.js';
+import { accrualSlack } from '../../src/executor/reconcile.js';
 
 const SOL = 1_000_000_000n;
 

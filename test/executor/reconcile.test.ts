@@ -2,7 +2,7 @@
 // pending dropped, in one epoch); a pending drop alone is undetermined and "moved" (held for an
 // operator); nothing moved and lifetime missing is undetermined and quiet (looked at again).
 import { describe, expect, it } from 'vitest';
-import { claimLooksApplied } from '../../src/executor/reconcile.js';
+import { claimLooksApplied, provedClaimed } from '../../src/executor/reconcile.js';
 
 const SOL = 1_000_000_000n;
 const before = (pending: bigint, lifetime: bigint | null, epoch = '2026-11-26') => ({
@@ -50,5 +50,22 @@ describe('claimLooksApplied', () => {
     expect(at(before(SOL, 0n), 0n, SOL - slack - 1n)).toBe('undetermined');
     expect(at(before(SOL / 100n, 0n), 0n, SOL / 100n - 1_000_000n)).toBe('applied');
     expect(at(before(SOL / 100n, 0n), 0n, SOL / 100n - 1_000_001n)).toBe('undetermined');
+  });
+});
+
+// provedClaimed: what a claim acknowledged without claimed_sol is proved to have brought (helper 38):
+// lifetime's rise in the same epoch, never above the pending seen before it; nothing else proves it.
+describe('provedClaimed', () => {
+  it.each([
+    ['lifetime rose by all that was pending', before(SOL, 0n), SOL, undefined, SOL],
+    ['a partial claim (or a fee): the rise, less than pending', before(SOL, 2n * SOL), 2n * SOL + SOL / 4n, undefined, SOL / 4n],
+    ['a rise above pending (accrual, another claim) is capped at pending', before(SOL, 0n), 3n * SOL, undefined, SOL],
+    ['no rise: nothing proved', before(SOL, SOL), SOL, undefined, undefined],
+    ['lifetime went down: nothing proved', before(SOL, SOL), SOL / 2n, undefined, undefined],
+    ['lifetime missing before', before(SOL, null), SOL, undefined, undefined],
+    ['lifetime missing after', before(SOL, 0n), null, undefined, undefined],
+    ['the epoch rolled over: a rise may be the rollover\'s', before(SOL, 0n), SOL, '2026-11-27', undefined],
+  ])('%s', (_what, b, lifetimeAfter, epochAfter, want) => {
+    expect(provedClaimed(b, { pendingLamports: 0n, lifetimeLamports: lifetimeAfter, epoch: epochAfter ?? b.epoch })).toBe(want);
   });
 });

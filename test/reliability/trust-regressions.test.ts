@@ -130,6 +130,51 @@ describe('item 2: claimed_sol is bounded by the pending seen right before the cl
   });
 });
 
+describe('a claim answered without claimed_sol sizes what follows by what is proved to have arrived (helper 38)', () => {
+  const OK_NO_AMOUNT = '{"status":"success","tx":"t1"}';
+
+  it('the server claims 0.25 of the 1 SOL seen and does not say so: the deposit "all" moves 0.25 SOL (lifetime\'s rise), not 1 SOL of the wallet\'s own balance', async () => {
+    rig = await openRig({ rule: CLAIM_THEN_DEPOSIT_ALL, pendingLamports: SOL, balanceLamports: 100n * SOL });
+    rig.fault({ kind: 'malformed', match: { op: 'claim' }, status: 200, body: OK_NO_AMOUNT, apply: false });
+    // What the server did with the claim: a quarter of it arrived (a partial claim, or a fee), the answer says only "success".
+    const address = rig.wallet.address;
+    rig.beforeSend = (n) => {
+      if (n === 1) rig?.sandbox.world.setWallet(address, { pendingLamports: (3n * SOL) / 4n, lifetimeLamports: SOL / 4n, balanceLamports: 100n * SOL + SOL / 4n });
+    };
+    await rig.cycle();
+
+    expect(rig.ledger().map((e) => `${e.op} ${e.amountLamports}`)).toEqual([`deposit ${SOL / 4n}`]);
+    expect(rig.plans()[0]?.claimedLamports).toBe(SOL / 4n);
+    expect(states(rig)).toEqual(['claim:acknowledged,deposit:acknowledged']);
+    expect(rig.events('action.acknowledged').find((e) => e['kind'] === 'claim')).toMatchObject({ amount_sol: '0.25', seen_sol: '1' });
+  });
+
+  it('the server says "success" and nothing arrived (no lifetime rise): the deposit "all" is skipped (claim_unproved), nothing is paid from the balance', async () => {
+    rig = await openRig({ rule: CLAIM_THEN_DEPOSIT_ALL, pendingLamports: SOL, balanceLamports: 100n * SOL });
+    rig.fault({ kind: 'malformed', match: { op: 'claim' }, status: 200, body: OK_NO_AMOUNT, apply: false });
+    await rig.cycle();
+
+    expect(rig.ledger()).toEqual([]);
+    expect(posts(rig)).toEqual(['claim']);
+    const [plan] = rig.plans();
+    expect(plan?.claimedLamports).toBeNull();
+    expect(states(rig)).toEqual(['claim:acknowledged,deposit:skipped']);
+    expect(rig.events('action.claim_unproved')).toEqual([expect.objectContaining({ level: 'warn', seen_sol: '1' })]);
+    expect(rig.events('plan.skipped')).toEqual([expect.objectContaining({ code: 'claim_unproved' })]);
+    expect(rig.steps.map((e) => `${e.kind}:${e.state}`)).toEqual(['claim:acknowledged', 'deposit:skipped']);
+    // The claim's acknowledgement names no amount: none is proved.
+    expect(rig.steps[0]?.amountLamports).toBeUndefined();
+  });
+
+  it('a claim applied in full without claimed_sol: the deposit "all" moves what lifetime rose by', async () => {
+    rig = await openRig({ rule: CLAIM_THEN_DEPOSIT_ALL, pendingLamports: SOL, balanceLamports: 100n * SOL });
+    rig.fault({ kind: 'malformed', match: { op: 'claim' }, status: 200, body: OK_NO_AMOUNT });
+    await rig.cycle();
+    expect(rig.ledger().map((e) => `${e.op} ${e.amountLamports}`)).toEqual([`claim ${SOL}`, `deposit ${SOL}`]);
+    expect(rig.events('action.claim_unproved')).toEqual([]);
+  });
+});
+
 describe('item 3: every limit is judged again right before signing', () => {
   const capped: Rule = { ...CLAIM_THEN_DEPOSIT_ALL, limits: { ...CLAIM_THEN_DEPOSIT_ALL.limits, maxLamportsPerDay: SOL } };
 

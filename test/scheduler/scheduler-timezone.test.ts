@@ -89,3 +89,32 @@ describe('PollScheduler when the clocks go back (months of running review)', () 
     expect(ticks.at(-1)).toBe('2026-10-25T01:05');
   });
 });
+
+describe('PollScheduler when the clocks go forward (helper 38)', () => {
+  it('a daily 02:30 in Europe/Berlin polls on the day 02:30 does not exist, once, at 03:00 local (node-cron skipped the day: 48 h between polls)', async () => {
+    vi.useFakeTimers({ now: new Date('2027-03-27T00:00:00Z') });
+    // Two days and a bit: the scheduler wakes every minute, so no longer than needed.
+    const ticks: string[] = [];
+    const s = new PollScheduler({
+      cron: '30 2 * * *',
+      timezone: 'Europe/Berlin',
+      jitterMs: 0,
+      wallets: () => [{ name: 'w', address: 'A' } as WalletConfig],
+      runWallet: () => {
+        ticks.push(new Date().toISOString().slice(0, 16));
+        return Promise.resolve();
+      },
+      clock: systemClock,
+      logger: silentLogger(),
+      concurrency: 1,
+    });
+    try {
+      s.start();
+      await vi.advanceTimersByTimeAsync(49 * 3_600_000);
+      await s.stop(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(ticks).toEqual(['2027-03-27T01:30', '2027-03-28T01:00', '2027-03-29T00:30']);
+  });
+});

@@ -95,6 +95,19 @@ describe('autoclaim signer --check', () => {
     expect(r.stderr).toMatch(/keys\[0\]\.policy\.symbols: required when ops include/);
   });
 
+  it("refuses a cap the journal cannot count (above 2^63 − 1 lamports) at its place, exit 78: such a cap let an amount through to a journal that refused it as INTERNAL (helper 38)", async () => {
+    setup = signerSetup({ policy: { perAction: '9223372036.854775808', perDay: '10000000000' } });
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:7 keys\[0\]\.policy\.max_sol_per_action: 9223372036\.854775808 is more than the signer's journal can count \(at most 9223372036\.854775807 SOL/);
+    expect(r.stderr).toMatch(/signer\.yaml:\d+:7 keys\[0\]\.policy\.max_sol_per_day: 10000000000 is more than the signer's journal can count/);
+    // The largest cap it can count is a cap.
+    setup.cleanup();
+    setup = signerSetup({ policy: { perAction: '9223372036.854775807', perDay: '9223372036.854775807' } });
+    const ok = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(ok.code).toBe(0);
+  });
+
   it('names a key whose address is not the configured one', async () => {
     setup = signerSetup({ names: ['treasury', 'ops'] });
     writeFileSync(setup.configFile, signerYaml({ socket: setup.socket, wallets: setup.wallets }).replace('./keys/ops.json', './keys/treasury.json'));

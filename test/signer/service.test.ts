@@ -224,3 +224,42 @@ describe('the signer service over its socket', () => {
     }
   });
 });
+
+describe('the signer service at the largest caps its journal can count (helper 38)', () => {
+  const MAX = '9223372036.854775807';
+  let setup: SignerSetup;
+  let journal: SqliteJournal;
+  let server: SignerServer;
+  let client: RawClient;
+
+  beforeEach(async () => {
+    setup = signerSetup({ policy: { perAction: MAX, perDay: MAX } });
+    const log = captureLog('debug');
+    const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
+    expect(loaded.errors).toEqual([]);
+    journal = SqliteJournal.open(loaded.config!.statePath!);
+    const handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
+    server = await listenSigner(setup.socket, handler, log.logger);
+    client = await RawClient.connect(setup.socket);
+  });
+
+  afterEach(async () => {
+    client.close();
+    await server.close();
+    journal.close();
+    setup.cleanup();
+  });
+
+  const deposit = (amount: string, ts: number) => ({ id: `d-${amount}`, key: 'treasury', op: 'deposit', wallet: setup.wallets[0]!.address, symbol: 'SOL2X', amount, ts, epoch: today() });
+
+  it('an amount one lamport above what the journal can record is a named refusal before the journal (POLICY_ACTION_CAP), not INTERNAL; the largest is journalled exactly', async () => {
+    expect(codeOf(await client.ask(deposit('9223372036.854775808', nowTs())))).toBe('POLICY_ACTION_CAP');
+    expect(codeOf(await client.ask(deposit('18446744073.709551615', nowTs())))).toBe('POLICY_ACTION_CAP');
+    expect(journal.all()).toEqual([]);
+    const ok = await client.ask(deposit(MAX, nowTs()));
+    expect(codeOf(ok)).toBeUndefined();
+    expect(journal.all().map((r) => r.amount_lamports)).toEqual([2n ** 63n - 1n]);
+    // The day is full: one lamport more is the day cap's, still named, still before any INTERNAL.
+    expect(codeOf(await client.ask(deposit('0.000000001', nowTs() + 1)))).toBe('POLICY_DAY_CAP');
+  });
+});

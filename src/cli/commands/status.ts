@@ -2,7 +2,9 @@
 // (no state file yet, or one with no poll in it) it says "no polls yet" and exits 0: a fresh
 // install is not a failure. On shared PostgreSQL state (state.url) it also says who works each
 // wallet: the lease's owner (daemon id, host, pid) and expiry, and the live daemons.
-import { formatSol } from '../../amount.js';
+import { formatSol, type Lamports } from '../../amount.js';
+import { movesSol, unitsOf } from '../../rules/amounts.js';
+import type { StepRow } from '../../store/index.js';
 import type { DaemonRow, LeaseRow } from '../../cluster/sql.js';
 import { toJson } from '../../json.js';
 import type { CommandContext } from '../context.js';
@@ -42,7 +44,7 @@ export async function statusCommand(ctx: CommandContext, opts: { json?: boolean 
           status: p.status,
           dry: p.dry,
           createdAt: new Date(p.createdAt).toISOString(),
-          steps: p.steps.map((st) => ({ id: st.id, kind: st.kind, state: st.state, amountSol: st.amountLamports === null ? null : formatSol(st.amountLamports) })),
+          steps: p.steps.map((st) => ({ id: st.id, kind: st.kind, state: st.state, ...stepAmount(st, p.claimedLamports) })),
         })),
         // Only on shared state, so a single host's output does not change.
         ...(cluster === undefined ? {} : { lease: leaseOf(leases.get(w.address), daemons) }),
@@ -119,4 +121,18 @@ interface StatusLease {
 function daemonOf(d: DaemonRow): { id: string; host: string; pid: number; startedAt: string; heartbeatAt: string; expiresAt: string } {
   const iso = (ms: number) => new Date(ms).toISOString();
   return { id: d.id, host: d.host, pid: d.pid, startedAt: iso(d.startedAt), heartbeatAt: iso(d.heartbeatAt), expiresAt: iso(d.expiresAt) };
+}
+
+/**
+ * A step's amount in its unit, as the logs give it (amountFields): SOL as `amountSol` (a claim, a
+ * deposit, a mint); a withdraw's vault shares and a burn's tokens as `amountUnits` with their
+ * `unit`, never `amountSol`, which a script would sum as SOL. Null until the amount is known
+ * (a claim's: until what it claimed is).
+ */
+function stepAmount(st: Pick<StepRow, 'kind' | 'symbol' | 'amountLamports'>, claimed: Lamports | null): { amountSol: string | null } | { amountUnits: string | null; unit: string } {
+  // A claim's amount is the plan's: what it counts as having claimed (as `actions` shows it).
+  const lamports = st.kind === 'claim' ? (st.amountLamports ?? claimed) : st.amountLamports;
+  const amount = lamports === null ? null : formatSol(lamports);
+  if (st.kind === 'claim' || movesSol(st.kind)) return { amountSol: amount };
+  return { amountUnits: amount, unit: unitsOf({ kind: st.kind, symbol: st.symbol ?? '?' }) };
 }
