@@ -2,10 +2,10 @@
 # npm test: vitest, with lint and the typecheck beside it at the lowest CPU priority (nice 19).
 #
 # The tests spend much of their time waiting on child processes, servers and timers, so two
-# workers leave a share of two cores idle; lint and the typecheck (~80 and ~25 CPU-s) fill that
-# instead of running before the tests (pretest now only builds dist/, which the tests run). At
-# nice 19 they take a core only when a test does not want it, so the tests' timing is what it
-# was. Their output goes to a file and is printed after the tests: in full when one fails (and
+# workers leave a share of two cores idle; lint and the typecheck (~80 and ~25 CPU-s) fill that,
+# and the core tsc's build of dist/ leaves idle, instead of running before the tests. At nice 19
+# they take a core only when the build or a test does not want it, so the tests' timing is what
+# it was. Their output goes to a file and is printed after the tests: in full when one fails (and
 # then npm test fails), else one line each. docs/reliability.md "CI time, a second pass".
 set -u
 out="$(mktemp -d)"
@@ -28,8 +28,14 @@ check typecheck &
 typecheck=$!
 trap 'kill "$lint" "$typecheck" 2>/dev/null; exit 130' INT TERM
 
-vitest run "$@"
-tests=$?
+# The build (one core, ~18 s) leaves the other core to the checks; the tests run dist/.
+if npm run --silent build; then
+  vitest run "$@"
+  tests=$?
+else
+  tests=$?
+  echo "npm test: the build failed; no tests run" >&2
+fi
 
 wait "$lint" "$typecheck"
 failed=0

@@ -1,5 +1,5 @@
 // Process tests run dist/ (tsc's output). `npm test` builds first
-// (pretest); a lone `npx vitest` run builds here, as `npm run build` does.
+// (test/beside.sh); a lone `npx vitest` run builds here, as `npm run build` does.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
