@@ -63,8 +63,9 @@ it('a daemon whose decision clock started off the database’s judges the cooldo
   children.push(b);
   await b.waitFor((e) => e.event === 'clock.skew' && e.against === 'database', 30_000);
   writeFileSync(clockFile, '0');
-  // A few lease rounds (a second each): B's wall clock is measured right again.
-  await sleep(3_000);
+  // At its next lease round (a second each) B measures its wall clock right again, and its decision
+  // clock follows: waited for, where a fixed 3 s was a guess at that round.
+  await b.waitFor((e) => e.event === 'clock.decision_reset', 30_000);
 
   // A stops; B takes the wallet, whose rewards are back.
   await a.stop('SIGTERM');
