@@ -140,6 +140,13 @@ function valueAt(data: unknown, path: Path): unknown {
 }
 
 function unknownKeyMessage(key: string, allowed: string[]): string {
+  // A setting's name with a look-alike letter, a zero-width or a non-breaking space in it looks
+  // right and is unknown; only the name it was meant to be is quoted (the key itself is not shown).
+  const visible = key.replace(/[^\x21-\x7e]/g, '');
+  if (visible !== key && visible !== '') {
+    const meant = allowed.includes(visible) ? visible : closest(visible, allowed);
+    if (meant !== undefined) return `unknown key: "${meant}" written with a character that is not plain ASCII (a look-alike letter, a zero-width or non-breaking space); retype it`;
+  }
   if (!keyShown(key)) return 'unknown key, not shown because it looks like a secret: if it is one, remove it and rotate it (secrets never live in the YAML)';
   const near = closest(key, allowed);
   if (near) return `unknown key "${key}" (did you mean "${near}"?)`;
