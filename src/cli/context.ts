@@ -28,6 +28,11 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
   if (opts.logLevel !== undefined && !LEVELS.includes(opts.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}`);
   }
+  // `--config "$CONFIG"` with the variable unset must not run whatever config is found by default:
+  // an empty file name is refused, not read as "not given".
+  for (const [flag, given] of [['--config', opts.config], ['--env-file', opts.envFile]] as const) {
+    if (given !== undefined && given.trim() === '') throw new UsageError(`${flag} names no file (is the variable that should fill it empty?)`);
+  }
   // dotenv never overrides what the environment already says (SPEC §4).
   loadEnvFile(opts.envFile, io.env);
   const redactor = new Redactor();
