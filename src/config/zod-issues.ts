@@ -145,7 +145,7 @@ function unknownKeyMessage(key: string, allowed: string[]): string {
   const visible = key.replace(/[^\x21-\x7e]/g, '');
   if (visible !== key && visible !== '') {
     const meant = allowed.includes(visible) ? visible : closest(visible, allowed);
-    if (meant !== undefined) return `unknown key: "${meant}" written with a character that is not plain ASCII (a look-alike letter, a zero-width or non-breaking space); retype it`;
+    if (meant !== undefined) return `unknown key: "${meant}" written with an invisible or non-ASCII character in it (a look-alike letter, a zero-width, non-breaking or padding space, a tab); retype it`;
   }
   if (!keyShown(key)) return 'unknown key, not shown because it looks like a secret: if it is one, remove it and rotate it (secrets never live in the YAML)';
   const near = closest(key, allowed);

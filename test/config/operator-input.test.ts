@@ -11,7 +11,7 @@ const API = '  base_url: http://127.0.0.1:8787/v1';
 const withLimits = (limits: string) => edit(BASE, '    do:', `    limits: ${limits}\n    do:`);
 const withEndpoint = (line: string) => edit(BASE, API, `${API}\n  endpoints:\n    ${line}`);
 const NOT_ASCII =
-  'written with a character that is not plain ASCII (a look-alike letter, a zero-width or non-breaking space); retype it';
+  'written with an invisible or non-ASCII character in it (a look-alike letter, a zero-width, non-breaking or padding space, a tab); retype it';
 const TIER = 'a tier is 1 to 64 letters, digits, spaces, "_", ".", "+" or "-" as the service writes it, e.g. Gold';
 
 interface Hole {
@@ -101,6 +101,11 @@ const HOLES: Hole[] = [
     name: 'a setting name with a Cyrillic letter in it',
     yaml: withLimits('{ max_s\u043el_per_day: 5 }'),
     errors: [`config.yaml:11:15 rules[0].limits["(a key that looks like a secret, not shown)"]: unknown key: "max_sol_per_day" ${NOT_ASCII}`],
+  },
+  {
+    name: 'a quoted setting name with a padding space',
+    yaml: edit(BASE, '  max_sol_per_action: 100', '  max_sol_per_action: 100\n  "paused ": true'),
+    errors: [`config.yaml:16:3 safety["(a key that looks like a secret, not shown)"]: unknown key: "paused" ${NOT_ASCII}`],
   },
 ];
 
