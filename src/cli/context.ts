@@ -1,6 +1,7 @@
 // What every command starts from: the .env file, the config path, a redactor and a logger.
 import { Writable } from 'node:stream';
 import { findConfigPath, loadEnvFile } from '../config/env.js';
+import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
 import type { CliIo } from './io.js';
@@ -37,7 +38,13 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
   loadEnvFile(opts.envFile, io.env);
   const redactor = new Redactor();
   redactor.add(io.env.AUTOCLAIM_API_KEY);
-  const level = opts.logLevel ?? io.env.AUTOCLAIM_LOG_LEVEL ?? (logTo === 'stderr' ? 'warn' : 'info');
+  // Empty is unset (a unit's `Environment=AUTOCLAIM_LOG_LEVEL=`); anything else must be a level,
+  // said as a config error (exit 78) rather than the logger's stack trace.
+  const fromEnv = io.env.AUTOCLAIM_LOG_LEVEL?.trim() || undefined;
+  if (opts.logLevel === undefined && fromEnv !== undefined && !LEVELS.includes(fromEnv)) {
+    throw new ConfigError([{ file: '$AUTOCLAIM_LOG_LEVEL', line: 0, col: 0, path: '', message: `must be one of ${LEVELS.join(', ')}` }]);
+  }
+  const level = opts.logLevel ?? fromEnv ?? (logTo === 'stderr' ? 'warn' : 'info');
   const logger = createLogger({
     level,
     redactor,

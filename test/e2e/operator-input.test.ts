@@ -23,8 +23,8 @@ describe('operator input, as real processes', () => {
     cleanup();
   });
 
-  const start = (argv: string[]) => {
-    const c = spawnCli(argv, { cwd: dir });
+  const start = (argv: string[], env?: NodeJS.ProcessEnv) => {
+    const c = spawnCli(argv, { cwd: dir, env });
     children.push(c);
     return c;
   };
@@ -40,6 +40,16 @@ describe('operator input, as real processes', () => {
     expect(c.stderr()).toContain('--config names no file');
     expect(c.stdout()).not.toContain(wallets[0]!.address);
     expect(exit.code).toBe(2);
+  });
+
+  it('a log level in the environment that is none is a config error (exit 78), not a stack trace', async () => {
+    const wallets = makeWallets(dir, ['alpha']);
+    const config = writeConfig(dir, { baseUrl: 'http://127.0.0.1:9/v1', wallets });
+    const c = start(['check', '--config', config], { AUTOCLAIM_LOG_LEVEL: 'verbose' });
+    const exit = await c.exited;
+    expect(c.stderr()).toContain('$AUTOCLAIM_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent');
+    expect(c.stderr()).not.toMatch(/\n.*\bat /);
+    expect(exit.code).toBe(78);
   });
 
   describe('a reload', () => {
