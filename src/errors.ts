@@ -39,6 +39,7 @@ type KeyErrorCode =
   | 'API_KEY_FILE_EMPTY'
   | 'API_KEY_FILE_MODE'
   | 'API_KEY_TOO_SHORT'
+  | 'API_KEY_NOT_ONE_LINE'
   | 'WEBHOOK_SECRET_TOO_SHORT'
   | 'CHANNEL_SECRET_MISSING'; // a notification channel's secret source (alerts.channels) names nothing set
 

@@ -3,7 +3,12 @@
 // hole found is a case here that failed before its fix; the attacks that held are pinned too:
 // refused at file:line:col with the key's path, or read as a careful reader of the file reads them.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BASE, TempDir, edit, formatted } from './helpers.js';
+import { resolveApiKey } from '../../src/config/index.js';
+import { describeFailure } from '../../src/cli/errors.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { KeyError } from '../../src/errors.js';
+import { thrown } from '../support/errors.js';
+import { BASE, TempDir, apiKeyConfigs, edit, formatted } from './helpers.js';
 
 const CAP = 'max_sol_per_action: 100';
 const WHEN = 'pending_sol: { gte: 0.5 }';
@@ -214,5 +219,38 @@ describe('operator input, a hostile review', () => {
     expect(formatted(dir.load('config.yaml')).warnings).toContain(
       'config.yaml:11:15 rules[0].limits.once_per_epoch: with once_per_epoch false and no cooldown or max_plans_per_day, the rule fires on every poll while its conditions hold',
     );
+  });
+});
+
+describe('an API key that no HTTP header can carry', () => {
+  let dir: TempDir;
+  beforeEach(() => {
+    dir = new TempDir();
+  });
+  afterEach(() => dir.remove());
+
+  // Before, `check` said valid and every poll of `once` and `run` failed on the header.
+  const KEY = 'first-key-0123456789';
+  it.each([
+    ['two keys on two lines', `${KEY}\nsecond-key-0123456789`],
+    ['a NUL', `${KEY}\u0000`.padEnd(24, 'x')],
+    ['a carriage return inside', `${KEY}\rX`],
+  ])('from the environment: %s', (_name, value) => {
+    const { noFile } = apiKeyConfigs(dir);
+    const err = thrown(KeyError, () => resolveApiKey(noFile, { AUTOCLAIM_API_KEY: value }));
+    expect(err.code).toBe('API_KEY_NOT_ONE_LINE');
+    expect(err.message).toContain('$AUTOCLAIM_API_KEY');
+    expect(err.message).not.toContain(KEY);
+    expect(describeFailure(err).code).toBe(EXIT.CONFIG);
+  });
+
+  it('from api.api_key_file, and a key file ending in a line break still loads', () => {
+    const { withFile } = apiKeyConfigs(dir);
+    dir.write('api_key', `${KEY}\n`);
+    expect(resolveApiKey(withFile, {})).toBe(KEY);
+    const file = dir.write('api_key', `${KEY}\nold-key-0123456789\n`);
+    const err = thrown(KeyError, () => resolveApiKey(withFile, {}));
+    expect(err.code).toBe('API_KEY_NOT_ONE_LINE');
+    expect(err.message).toContain(`api.api_key_file ${file}`);
   });
 });
