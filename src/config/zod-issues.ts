@@ -39,6 +39,8 @@ export function describeValue(v: unknown): string {
 }
 
 const YAML11_BOOLEANS = /^(yes|no|on|off|y|n)$/i;
+/** `max_sol_per_action:100`, or a no-break space after the colon: one string to YAML, not a key and value. */
+const NO_SPACE_AFTER_COLON = /^[A-Za-z_][A-Za-z0-9_.-]*:(?![ \t\n]|$)/;
 
 /** The per-parse error map: messages for every issue the schema did not word itself. */
 export function errorMap(iss: RawIssue): string | undefined {
@@ -49,7 +51,9 @@ export function errorMap(iss: RawIssue): string | undefined {
       const hint =
         iss.expected === 'boolean' && typeof iss.input === 'string' && YAML11_BOOLEANS.test(iss.input)
           ? ' (write true or false)'
-          : '';
+          : (iss.expected === 'object' || iss.expected === 'record') && typeof iss.input === 'string' && NO_SPACE_AFTER_COLON.test(iss.input)
+            ? ' (a key with no plain space after its colon: YAML reads `key:100` or a no-break space as text)'
+            : '';
       return `expected ${expected}, got ${describeValue(iss.input)}${hint}`;
     }
     case 'too_small':

@@ -112,6 +112,20 @@ const HOLES: Hole[] = [
     yaml: edit(BASE, '  max_sol_per_action: 100', '  max_sol_per_action: 100\n  "paused ": true'),
     errors: [`config.yaml:16:3 safety["(a key that looks like a secret, not shown)"]: unknown key: "paused" ${NOT_ASCII}`],
   },
+  {
+    name: 'no space after a colon',
+    yaml: edit(BASE, CAP, 'max_sol_per_action:100'),
+    errors: [
+      'config.yaml:14:1 safety: expected a map, got a string (a key with no plain space after its colon: YAML reads `key:100` or a no-break space as text)',
+    ],
+  },
+  {
+    name: 'a no-break space after a colon',
+    yaml: edit(BASE, CAP, 'max_sol_per_action:\u00a0100'),
+    errors: [
+      'config.yaml:14:1 safety: expected a map, got a string (a key with no plain space after its colon: YAML reads `key:100` or a no-break space as text)',
+    ],
+  },
 ];
 
 /** Spellings refused before this review, each at its key. */
@@ -133,7 +147,6 @@ const REFUSED: Array<[string, string, string]> = [
   ['a padded quoted amount', edit(BASE, CAP, 'max_sol_per_action: "100 "'), 'safety.max_sol_per_action'],
   ['a lone point', edit(BASE, CAP, 'max_sol_per_action: "."'), 'safety.max_sol_per_action'],
   ['a block scalar', edit(BASE, CAP, 'max_sol_per_action: >\n    100'), 'safety.max_sol_per_action'],
-  ['a no-break space after the colon', edit(BASE, CAP, 'max_sol_per_action:\u00a0100'), 'safety'],
   ['ten decimals', edit(BASE, WHEN, 'pending_sol: { gte: 0.0000000001 }'), 'rules[0].when.pending_sol.gte'],
   ['"50 %"', edit(BASE, '"50%"', '"50 %"'), 'rules[0].do[1].deposit.amount'],
   ['a full-width percent sign', edit(BASE, '"50%"', '"50\uff05"'), 'rules[0].do[1].deposit.amount'],
