@@ -28,6 +28,7 @@ const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
   { name: 'rule steps and limits', check: ruleSteps },
   { name: 'signed message templates', check: endpointTemplates },
   { name: 'answer statuses mean one thing', check: answerStatuses },
+  { name: 'one endpoint per operation', check: distinctEndpoints },
   { name: 'schedule against jitter and rate limit', check: scheduleLoad },
   { name: 'some rule', check: noRules },
   { name: 'sandbox settings used', check: sandboxIgnored },
@@ -324,6 +325,27 @@ function answerStatuses(config: AppConfig, ctx: ResolveContext): void {
         `"${status}" is both an applied and a refused status${which}: an answer saying it would count as refused and the ${op} be sent again; list it in one of the two`,
       );
     });
+  }
+}
+
+/**
+ * The body names no operation (api/signed-request.ts) and deposit, mint, withdraw and burn sign the
+ * same message: two operations at one method and path are one to the server, so a rule's deposit
+ * sent to mint's path would be a mint. Compared without case or a trailing slash.
+ */
+function distinctEndpoints(config: AppConfig, ctx: ResolveContext): void {
+  const first = new Map<string, SignedOp>();
+  for (const op of Object.keys(config.api.endpoints) as SignedOp[]) {
+    const { method, path } = config.api.endpoints[op];
+    const key = `${method} ${path.replace(/\/+$/, '').toLowerCase()}`;
+    const other = first.get(key);
+    if (other === undefined) {
+      first.set(key, op);
+      continue;
+    }
+    const at: Path = ctx.source.has(['api', 'endpoints', op, 'path']) ? ['api', 'endpoints', op, 'path'] : ['api', 'endpoints', other, 'path'];
+    if (isSetAside(ctx.setAside, at)) continue;
+    ctx.issues.error(at, `${other} and ${op} are both ${method} ${path}: the request names no operation, so the server would take one for the other; give each its own path`);
   }
 }
 

@@ -126,6 +126,14 @@ const HOLES: Hole[] = [
       'config.yaml:14:1 safety: expected a map, got a string (a key with no plain space after its colon: YAML reads `key:100` or a no-break space as text)',
     ],
   },
+  {
+    // The body names no operation and deposit and mint sign the same message: it was a mint.
+    name: "a deposit sent to mint's path",
+    yaml: withEndpoint('deposit: { path: /actions/mint/ }'),
+    errors: [
+      'config.yaml:4:16 api.endpoints.deposit.path: deposit and mint are both POST /actions/mint: the request names no operation, so the server would take one for the other; give each its own path',
+    ],
+  },
 ];
 
 /** Spellings refused before this review, each at its key. */
