@@ -6,8 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveApiKey } from '../../src/config/index.js';
 import { describeFailure } from '../../src/cli/errors.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { KeyError } from '../../src/errors.js';
+import { formatIssue, KeyError } from '../../src/errors.js';
 import { thrown } from '../support/errors.js';
+import { loadSignerConfig } from '../../src/signer/config.js';
+import { signerSetup } from '../signer/support.js';
 import { BASE, TempDir, apiKeyConfigs, edit, formatted } from './helpers.js';
 
 const CAP = 'max_sol_per_action: 100';
@@ -273,5 +275,20 @@ describe('an API key that no HTTP header can carry', () => {
     const err = thrown(KeyError, () => resolveApiKey(withFile, {}));
     expect(err.code).toBe('API_KEY_NOT_ONE_LINE');
     expect(err.message).toContain(`api.api_key_file ${file}`);
+  });
+});
+
+describe("the signer's policy reads its numbers the same way", () => {
+  it('a per-action cap written 010 is refused at its key (YAML 1.1: 8)', () => {
+    const setup = signerSetup({ policy: { perAction: '010' } });
+    try {
+      const r = loadSignerConfig('signer.yaml', { cwd: setup.dir, env: {} });
+      expect(r.config).toBeUndefined();
+      expect(r.errors.map(formatIssue)).toEqual([
+        'signer.yaml:11:7 keys[0].policy.max_sol_per_action: 010 has a leading zero, which YAML 1.1 reads as octal (8) and YAML 1.2 as decimal (10): write the number without it, or quote it if it is text',
+      ]);
+    } finally {
+      setup.cleanup();
+    }
   });
 });
