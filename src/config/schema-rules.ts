@@ -49,8 +49,8 @@ const amountOps = comparisons(SolAmount, '{ gte: 0.5 }');
 const rankOps = comparisons(posInt().describe('leaderboard rank, 1 is first'), '{ lte: 10 }');
 
 // Tiers are words the service writes ("Gold"), compared without case. A look-alike letter (a
-// Cyrillic "о"), an invisible or a padding space never matches one, which turns `ne` and a `lt` of
-// nothing into "always": only what can match is accepted.
+// Cyrillic "о"), an invisible or a padding space never matches one, which turns `ne` into
+// "always": only what can match is accepted.
 const TIER_PATTERN = '^[A-Za-z0-9](?:[A-Za-z0-9 _.+-]{0,62}[A-Za-z0-9+])?$';
 const tierValue = z
   .string()
