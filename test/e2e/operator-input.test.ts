@@ -52,6 +52,17 @@ describe('operator input, as real processes', () => {
     expect(exit.code).toBe(78);
   });
 
+  it('send refuses an --amount (or --wallet, --symbol, --id) given twice, exit 2, before reading anything', async () => {
+    // Commander took the last one: `--amount 100 … --amount 1000` sent 1000.
+    const c = start(['send', 'deposit', '--wallet', 'alpha', '--symbol', 'SOL2X', '--amount', '100', '--id', 'x1', '--amount', '1000', '--yes', '--config', 'nope.yaml']);
+    const exit = await c.exited;
+    expect(c.stderr()).toContain("option '--amount <n>' argument '1000' is invalid. given more than once; give it once");
+    expect(exit.code).toBe(2);
+    const w = start(['send', 'claim', '--wallet', 'alpha', '--wallet', 'beta', '--id', 'x2', '--yes', '--config', 'nope.yaml']);
+    expect((await w.exited).code).toBe(2);
+    expect(w.stderr()).toContain("option '--wallet <name>' argument 'beta' is invalid");
+  });
+
   describe('a reload', () => {
     let sandbox: Sandbox;
     beforeEach(async () => {
