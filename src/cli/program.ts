@@ -19,8 +19,8 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   const program = new Command('autoclaim')
     .description('Watches wallet rewards and claims and compounds them by YAML rules, exactly once.')
     .version(VERSION)
-    .option('--config <file>', 'config file (default: $AUTOCLAIM_CONFIG, else ./config/autoclaim.yaml)')
-    .option('--env-file <file>', '.env file to load (never overrides variables already set)')
+    .option('--config <file>', 'config file (default: $AUTOCLAIM_CONFIG, else ./config/autoclaim.yaml)', onlyOnce)
+    .option('--env-file <file>', '.env file to load (never overrides variables already set)', onlyOnce)
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
@@ -207,8 +207,9 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
 }
 
 /**
- * What `send` moves is given once: `--amount 100 … --amount 1000` (a line edited, a script's default
- * and its override) would send the last one, which commander takes without a word.
+ * What `send` moves, and which config runs, is given once: `--amount 100 … --amount 1000` (a line
+ * edited, a script's default and its override) would send the last one, which commander takes
+ * without a word.
  */
 function onlyOnce(value: string, previous: string | undefined): string {
   if (previous !== undefined) throw new InvalidArgumentError('given more than once; give it once');

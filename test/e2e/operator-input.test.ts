@@ -29,7 +29,7 @@ describe('operator input, as real processes', () => {
     return c;
   };
 
-  it('an empty --config is a usage error (exit 2), not the default ./config/autoclaim.yaml', async () => {
+  it('an empty --config, or two, is a usage error (exit 2), not the default ./config/autoclaim.yaml or the last one', async () => {
     // `--config "$CONFIG"` with CONFIG unset: before, the default file was checked (and `run` ran it).
     const configDir = join(dir, 'config');
     mkdirSync(configDir);
@@ -40,6 +40,10 @@ describe('operator input, as real processes', () => {
     expect(c.stderr()).toContain('--config names no file');
     expect(c.stdout()).not.toContain(wallets[0]!.address);
     expect(exit.code).toBe(2);
+    // Two of them: before, the last was taken.
+    const twice = start(['check', '--config', join(configDir, 'autoclaim.yaml'), '--config', join(configDir, 'autoclaim.yaml')]);
+    expect((await twice.exited).code).toBe(2);
+    expect(twice.stderr()).toContain('given more than once');
   });
 
   it('a log level in the environment that is none is a config error (exit 78), not a stack trace', async () => {
