@@ -39,6 +39,7 @@ export type KeyErrorCode =
   | 'API_KEY_FILE_EMPTY'
   | 'API_KEY_FILE_MODE'
   | 'API_KEY_TOO_SHORT'
+  | 'API_KEY_NOT_ONE_LINE'
   | 'WEBHOOK_SECRET_TOO_SHORT'
   | 'STATE_PASSWORD_TOO_SHORT' // under the redactor's minimum: a server echoing it would put it in a log
   | 'CHANNEL_SECRET_TOO_SHORT' // the same for a notification channel's secret

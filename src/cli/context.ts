@@ -1,6 +1,7 @@
 // What every command starts from: the .env file, the config path, a redactor and a logger.
 import { Writable } from 'node:stream';
 import { findConfigPath, loadEnvFile } from '../config/env.js';
+import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
 import type { CliIo } from './io.js';
@@ -30,10 +31,21 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
   if (opts.logLevel !== undefined && !LEVELS.includes(opts.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}`);
   }
+  // `--config "$CONFIG"` with the variable unset must not run whatever config is found by default:
+  // an empty file name is refused, not read as "not given".
+  for (const [flag, given] of [['--config', opts.config], ['--env-file', opts.envFile]] as const) {
+    if (given !== undefined && given.trim() === '') throw new UsageError(`${flag} names no file (is the variable that should fill it empty?)`);
+  }
   // dotenv never overrides what the environment already says (SPEC §4).
   loadEnvFile(opts.envFile, io.env);
   registerEnvSecrets(redactor, io.env); // again: the .env file may have set them
-  const level = opts.logLevel ?? io.env.AUTOCLAIM_LOG_LEVEL ?? (logTo === 'stderr' ? 'warn' : 'info');
+  // Empty is unset (a unit's `Environment=AUTOCLAIM_LOG_LEVEL=`); anything else must be a level,
+  // said as a config error (exit 78) rather than the logger's stack trace.
+  const fromEnv = io.env.AUTOCLAIM_LOG_LEVEL?.trim() || undefined;
+  if (opts.logLevel === undefined && fromEnv !== undefined && !LEVELS.includes(fromEnv)) {
+    throw new ConfigError([{ file: '$AUTOCLAIM_LOG_LEVEL', line: 0, col: 0, path: '', message: `must be one of ${LEVELS.join(', ')}` }]);
+  }
+  const level = opts.logLevel ?? fromEnv ?? (logTo === 'stderr' ? 'warn' : 'info');
   const logger = createLogger({
     level,
     redactor,

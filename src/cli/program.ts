@@ -2,7 +2,7 @@
 // A command's module, and with it what that command needs (the config pipeline, undici, SQLite,
 // pino...), is imported inside its action, so `--help`, `--version` or a usage error load
 // commander and this file's few imports only. The command definitions, and so the help, stay here.
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { CommandContext, GlobalOptions } from './context.js';
 import type { SendOptions } from './commands/send.js';
 import type { SignerOptions } from './commands/signer.js';
@@ -25,8 +25,8 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   const program = new Command('autoclaim')
     .description('Watches wallet rewards and claims and compounds them by YAML rules, exactly once.')
     .version(VERSION)
-    .option('--config <file>', 'config file (default: $AUTOCLAIM_CONFIG, else ./config/autoclaim.yaml)')
-    .option('--env-file <file>', '.env file to load (never overrides variables already set)')
+    .option('--config <file>', 'config file (default: $AUTOCLAIM_CONFIG, else ./config/autoclaim.yaml)', onlyOnce)
+    .option('--env-file <file>', '.env file to load (never overrides variables already set)', onlyOnce)
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
@@ -117,10 +117,10 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
   program
     .command('send [op]')
     .description('one action you decide (claim, deposit, mint, withdraw, burn) through the journal and safety caps, exactly once per --id')
-    .option('--wallet <name>', 'the configured wallet to act for')
-    .option('--symbol <symbol>', 'vault or token symbol (not for claim)')
-    .option('--amount <n>', 'amount in SOL (a withdraw: vault shares; a burn: tokens), e.g. 1.5 (not for claim)')
-    .option('--id <id>', 'your id for this action: the same id never sends twice')
+    .option('--wallet <name>', 'the configured wallet to act for', onlyOnce)
+    .option('--symbol <symbol>', 'vault or token symbol (not for claim)', onlyOnce)
+    .option('--amount <n>', 'amount in SOL (a withdraw: vault shares; a burn: tokens), e.g. 1.5 (not for claim)', onlyOnce)
+    .option('--id <id>', 'your id for this action: the same id never sends twice', onlyOnce)
     .option('--yes', 'do not ask for confirmation (required when not on a terminal)')
     .option('--dry-run', 'say what would be sent; record and send nothing')
     .option('--wait <duration>', 'with shared state (state.url): how long to wait for the daemon holding the wallet to send it', '2m')
@@ -208,4 +208,14 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
     for (const l of lines) writeLine(io.stderr, `autoclaim: ${l}`);
     return code;
   }
+}
+
+/**
+ * What `send` moves, and which config runs, is given once: `--amount 100 … --amount 1000` (a line
+ * edited, a script's default and its override) would send the last one, which commander takes
+ * without a word.
+ */
+function onlyOnce(value: string, previous: string | undefined): string {
+  if (previous !== undefined) throw new InvalidArgumentError('given more than once; give it once');
+  return value;
 }

@@ -27,6 +27,8 @@ const CROSS_CHECKS: ReadonlyArray<{ name: string; check: CrossCheck }> = [
   { name: 'rules named by wallets exist', check: walletRuleReferences },
   { name: 'rule steps and limits', check: ruleSteps },
   { name: 'signed message templates', check: endpointTemplates },
+  { name: 'answer statuses mean one thing', check: answerStatuses },
+  { name: 'one endpoint per operation', check: distinctEndpoints },
   { name: 'schedule against jitter and rate limit', check: scheduleLoad },
   { name: 'some rule', check: noRules },
   { name: 'sandbox settings used', check: sandboxIgnored },
@@ -153,7 +155,8 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
         ? `rule "${rule.name}" has no conditions: it fires for every wallet every epoch`
         : `rule "${rule.name}" has no conditions: it fires on every poll`,
     );
-  } else if (!rule.limits.oncePerEpoch && rule.limits.cooldownMs === undefined && rule.limits.maxPlansPerDay === undefined) {
+  } else if (!rule.limits.oncePerEpoch && !rule.limits.cooldownMs && rule.limits.maxPlansPerDay === undefined) {
+    // (A cooldown of 0s holds nothing back: it counts as none.)
     issues.warn(
       [...base, 'limits', 'once_per_epoch'],
       'with once_per_epoch false and no cooldown or max_plans_per_day, the rule fires on every poll while its conditions hold',
@@ -297,6 +300,52 @@ function endpointTemplates(config: AppConfig, ctx: ResolveContext): void {
     if (weak.length > 0) {
       issues.warn(path, `without ${weak.map((v) => `{${v}}`).join(' and ')}, a captured ${op} signature could be replayed`);
     }
+  }
+}
+
+/**
+ * A status listed as applied and as refused (compared as answers are, without case) is read as
+ * refused (executor/answer.ts): the step goes back to be signed again, though the operator wrote
+ * that the server applied it. Either list may be the default one.
+ */
+function answerStatuses(config: AppConfig, ctx: ResolveContext): void {
+  for (const op of Object.keys(config.api.endpoints) as SignedOp[]) {
+    const { applied, refused } = config.api.endpoints[op];
+    const base: Path = ['api', 'endpoints', op];
+    if (isSetAside(ctx.setAside, [...base, 'applied']) || isSetAside(ctx.setAside, [...base, 'refused'])) continue;
+    const inRefused = new Set(refused.map((s) => s.toLowerCase()));
+    const givenApplied = ctx.source.has([...base, 'applied']);
+    const givenRefused = ctx.source.has([...base, 'refused']);
+    applied.forEach((status, k) => {
+      if (!inRefused.has(status.toLowerCase())) return;
+      const at: Path = givenApplied ? [...base, 'applied', k] : [...base, 'refused', refused.findIndex((r) => r.toLowerCase() === status.toLowerCase())];
+      const which = givenApplied === givenRefused ? '' : givenApplied ? ' (refused by default)' : ' (applied by default)';
+      ctx.issues.error(
+        at,
+        `"${status}" is both an applied and a refused status${which}: an answer saying it would count as refused and the ${op} be sent again; list it in one of the two`,
+      );
+    });
+  }
+}
+
+/**
+ * The body names no operation (api/signed-request.ts) and deposit, mint, withdraw and burn sign the
+ * same message: two operations at one method and path are one to the server, so a rule's deposit
+ * sent to mint's path would be a mint. Compared without case or a trailing slash.
+ */
+function distinctEndpoints(config: AppConfig, ctx: ResolveContext): void {
+  const first = new Map<string, SignedOp>();
+  for (const op of Object.keys(config.api.endpoints) as SignedOp[]) {
+    const { method, path } = config.api.endpoints[op];
+    const key = `${method} ${path.replace(/\/+$/, '').toLowerCase()}`;
+    const other = first.get(key);
+    if (other === undefined) {
+      first.set(key, op);
+      continue;
+    }
+    const at: Path = ctx.source.has(['api', 'endpoints', op, 'path']) ? ['api', 'endpoints', op, 'path'] : ['api', 'endpoints', other, 'path'];
+    if (isSetAside(ctx.setAside, at)) continue;
+    ctx.issues.error(at, `${other} and ${op} are both ${method} ${path}: the request names no operation, so the server would take one for the other; give each its own path`);
   }
 }
 

@@ -131,6 +131,8 @@ export function readYamlData(
   }
   plainDataOnly(doc, text, source, issues);
   if (issues.errors.length > 0) return { data: undefined, issues };
+  // Refused, but the file is still read: the value is plain data, only its number is in doubt.
+  leadingZeroNumbers(doc, issues);
   return { data: doc.toJS() as unknown, issues };
 }
 
@@ -236,6 +238,34 @@ function plainDataOnly(doc: Document.Parsed, text: string, source: ConfigSource,
       const path = (): Path => [...pathOf(ancestors, pair), String((key as { value?: unknown } | null)?.value)];
       if (key !== null && !isScalar(key)) at(offset, () => pathOf(ancestors, pair), 'a key must be a plain name, not a list or a map');
       else if (isScalar(key) && key.source === '<<' && key.type === 'PLAIN') at(offset, path, 'merge keys (<<) are not supported in a config; write the values out');
+    },
+  });
+}
+
+/**
+ * `010` is 8 to a YAML 1.1 reader (PyYAML, Ansible, many editors' plugins: octal) and 10 to this
+ * one (YAML 1.2); `09` is text to the first and 9 to the second. A cap, a threshold or a count
+ * written so would mean one thing to whoever reviewed the file and another to the daemon: refused
+ * at its place, whatever the key. The number is quoted only when short: a long string of digits
+ * could be a secret pasted in the wrong place.
+ */
+function leadingZeroNumbers(doc: Document.Parsed, issues: IssueList): void {
+  visit(doc, {
+    Scalar(key, node, ancestors) {
+      if (key === 'key' || node.type !== 'PLAIN' || typeof node.source !== 'string') return;
+      const m = /^([-+]?)0+([0-9]+)$/.exec(node.source);
+      if (m === null) return;
+      const short = node.source.length <= 8;
+      const sign = m[1] === '-' ? '-' : '';
+      const octal = /^[0-7]+$/.test(node.source.replace(/^[-+]/, ''));
+      const shown = short ? `${node.source} ` : '';
+      const v11 = octal ? `octal${short ? ` (${sign}${parseInt(node.source.replace(/^[-+]/, ''), 8)})` : ''}` : 'text';
+      const v12 = short ? ` (${sign}${m[2] ?? ''})` : '';
+      // At its key, as every other problem with a value is.
+      issues.error(
+        pathOf(ancestors, node),
+        `${shown}has a leading zero, which YAML 1.1 reads as ${v11} and YAML 1.2 as decimal${v12}: write the number without it, or quote it if it is text`,
+      );
     },
   });
 }

@@ -48,7 +48,14 @@ function comparisons<T extends z.ZodType>(value: T, example: string) {
 const amountOps = comparisons(SolAmount, '{ gte: 0.5 }');
 const rankOps = comparisons(posInt().describe('leaderboard rank, 1 is first'), '{ lte: 10 }');
 
-const tierValue = z.string().min(1);
+// Tiers are words the service writes ("Gold"), compared without case. A look-alike letter (a
+// Cyrillic "о"), an invisible or a padding space never matches one, which turns `ne` into
+// "always": only what can match is accepted.
+const TIER_PATTERN = '^[A-Za-z0-9](?:[A-Za-z0-9 _.+-]{0,62}[A-Za-z0-9+])?$';
+const tierValue = z
+  .string()
+  .regex(new RegExp(TIER_PATTERN), { error: 'a tier is 1 to 64 letters, digits, spaces, "_", ".", "+" or "-" as the service writes it, e.g. Gold' })
+  .describe('a tier as the service writes it, e.g. Gold (compared without case)');
 const tierOps = z
   .strictObject(
     { eq: tierValue.optional(), ne: tierValue.optional(), in: z.array(tierValue).min(1).optional() },

@@ -130,13 +130,13 @@ export function describeApiKeySource(source: ApiKeySource): string {
  */
 export function resolveApiKey(config: AppConfig, env: NodeJS.ProcessEnv, opts: ApiKeyOptions = {}): string | undefined {
   const fromEnv = env.AUTOCLAIM_API_KEY?.trim();
-  if (fromEnv) return longEnough(fromEnv, '$AUTOCLAIM_API_KEY');
+  if (fromEnv) return usableApiKey(fromEnv, '$AUTOCLAIM_API_KEY');
   const source = apiKeySource(config, env, opts);
-  if (source.kind === 'file') return longEnough(readKeyFile(source.path, 'api.api_key_file', true), `api.api_key_file ${source.path}`);
+  if (source.kind === 'file') return usableApiKey(readKeyFile(source.path, 'api.api_key_file', true), `api.api_key_file ${source.path}`);
   // systemd writes credentials itself (mode 0400, owned by the service), so no mode check there.
   if (source.kind === 'credential') {
     const what = `the systemd credential api_key (${source.path})`;
-    return longEnough(readKeyFile(source.path, 'the systemd credential api_key', false), what);
+    return usableApiKey(readKeyFile(source.path, 'the systemd credential api_key', false), what);
   }
   return undefined;
 }
@@ -148,7 +148,16 @@ export function resolveApiKey(config: AppConfig, env: NodeJS.ProcessEnv, opts: A
  */
 export const MIN_API_KEY_LENGTH = 16;
 
-function longEnough(key: string, what: string): string {
+function usableApiKey(key: string, what: string): string {
+  // Trimmed at both ends already; one inside (two keys on two lines, a NUL) cannot be an HTTP
+  // header's value: every request failed at the poll while `check` said the config was valid.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  if (/[\x00-\x1f\x7f]/.test(key)) {
+    throw new KeyError(
+      'API_KEY_NOT_ONE_LINE',
+      `the API key from ${what} holds a line break or another control character (two keys on two lines?); an HTTP header cannot carry it: keep the one key, on one line`,
+    );
+  }
   if (key.length >= MIN_API_KEY_LENGTH) return key;
   throw new KeyError(
     'API_KEY_TOO_SHORT',

@@ -39,6 +39,8 @@ export function describeValue(v: unknown): string {
 }
 
 const YAML11_BOOLEANS = /^(yes|no|on|off|y|n)$/i;
+/** `max_sol_per_action:100`, or a no-break space after the colon: one string to YAML, not a key and value. */
+const NO_SPACE_AFTER_COLON = /^[A-Za-z_][A-Za-z0-9_.-]*:(?![ \t\n]|$)/;
 
 /** The per-parse error map: messages for every issue the schema did not word itself. */
 export function errorMap(iss: RawIssue): string | undefined {
@@ -49,7 +51,9 @@ export function errorMap(iss: RawIssue): string | undefined {
       const hint =
         iss.expected === 'boolean' && typeof iss.input === 'string' && YAML11_BOOLEANS.test(iss.input)
           ? ' (write true or false)'
-          : '';
+          : (iss.expected === 'object' || iss.expected === 'record') && typeof iss.input === 'string' && NO_SPACE_AFTER_COLON.test(iss.input)
+            ? ' (a key with no plain space after its colon: YAML reads `key:100` or a no-break space as text)'
+            : '';
       return `expected ${expected}, got ${describeValue(iss.input)}${hint}`;
     }
     case 'too_small':
@@ -140,6 +144,13 @@ function valueAt(data: unknown, path: Path): unknown {
 }
 
 function unknownKeyMessage(key: string, allowed: string[]): string {
+  // A setting's name with a look-alike letter, a zero-width or a non-breaking space in it looks
+  // right and is unknown; only the name it was meant to be is quoted (the key itself is not shown).
+  const visible = key.replace(/[^\x21-\x7e]/g, '');
+  if (visible !== key && visible !== '') {
+    const meant = allowed.includes(visible) ? visible : closest(visible, allowed);
+    if (meant !== undefined) return `unknown key: "${meant}" written with an invisible or non-ASCII character in it (a look-alike letter, a zero-width, non-breaking or padding space, a tab); retype it`;
+  }
   if (!keyShown(key)) return 'unknown key, not shown because it looks like a secret: if it is one, remove it and rotate it (secrets never live in the YAML)';
   const near = closest(key, allowed);
   if (near) return `unknown key "${key}" (did you mean "${near}"?)`;
