@@ -4,12 +4,11 @@
 // looks the API's host up afresh (a failover behind DNS is seen). Before, one connection carried
 // every request for as long as the server kept it open. A real server on loopback counts the TCP
 // connections and what each one carried; counts, not times.
-import http from 'node:http';
-import type net from 'node:net';
 import { request, type Dispatcher } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { createDispatcher, MAX_REQUESTS_PER_CONNECTION } from '../../src/api/dispatcher.js';
 import { apiConfig } from './helpers.js';
+import { countingServer as startCountingServer, type CountingServer } from '../support/counting-server.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -17,24 +16,10 @@ afterEach(async () => {
 });
 
 /** A loopback server counting what each TCP connection carried; `close(n)`: answer the n-th request with `connection: close`. */
-async function countingServer(close: (n: number) => boolean = () => false): Promise<{ origin: string; carried: () => number[] }> {
-  const perSocket = new Map<net.Socket, number>();
-  let n = 0;
-  const srv = http.createServer((req, res) => {
-    perSocket.set(req.socket, (perSocket.get(req.socket) ?? 0) + 1);
-    if (close((n += 1))) res.setHeader('connection', 'close');
-    res.end('{}');
-  });
-  // Longer than the test: only the client, or an answer's `connection: close`, ends a connection.
-  srv.keepAliveTimeout = 60_000;
-  srv.on('connection', (socket: net.Socket) => perSocket.set(socket, 0));
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  cleanups.push(async () => {
-    srv.closeAllConnections();
-    await new Promise<void>((r) => srv.close(() => r()));
-  });
-  const { port } = srv.address() as net.AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, carried: () => [...perSocket.values()] };
+async function countingServer(close: (n: number) => boolean = () => false): Promise<CountingServer> {
+  const server = await startCountingServer({ close });
+  cleanups.push(server.close);
+  return server;
 }
 
 /** `total` requests, each sent as soon as the one before is answered: never idle. */
