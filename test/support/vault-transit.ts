@@ -5,7 +5,7 @@
 // by the backend's tests (test/keys/vault.test.ts) and the daemon's e2e (test/e2e/key-backends).
 import { createPrivateKey, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 export const TOKEN = 'hvs.CANARYvaulttoken0123456789abcdef';
 
@@ -18,6 +18,8 @@ export interface Transit {
   accept(tokens: string[]): void;
   /** The token in use runs out (its TTL) after this many more signatures: nothing is let in after them. */
   expireAfterSigns(n: number): void;
+  /** TCP connections made to it so far, and open now (how the client pools them). */
+  connections(): { made: number; open: number };
   close(): Promise<void>;
 }
 
@@ -26,7 +28,8 @@ export interface Transit {
  * auto_rotate_period): version 2 is this other key and the latest; version 1 signs when asked by
  * key_version.
  */
-export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; type?: string; status?: number; rotated?: { seed: Uint8Array; publicKey: Uint8Array } }): Promise<Transit> {
+/** `closeEvery`: every n-th answer says `connection: close` (a proxy in front ending connections). */
+export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; type?: string; status?: number; rotated?: { seed: Uint8Array; publicKey: Uint8Array }; closeEvery?: number }): Promise<Transit> {
   const keyOf = (k: { seed: Uint8Array; publicKey: Uint8Array }) =>
     createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: Buffer.from(k.seed).toString('base64url'), x: Buffer.from(k.publicKey).toString('base64url') }, format: 'jwk' });
   const versions = [opts, ...(opts.rotated === undefined ? [] : [opts.rotated])];
@@ -35,12 +38,17 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
   let failing = opts.status;
   let accepted = new Set([TOKEN]);
   let signsLeft = Infinity;
+  let answers = 0;
+  let made = 0;
+  let open = 0;
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', token: req.headers['x-vault-token'] as string | undefined, body });
       const reply = (status: number, o: unknown) => {
+        answers += 1;
+        if (opts.closeEvery !== undefined && answers % opts.closeEvery === 0) res.setHeader('connection', 'close');
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(o));
       };
@@ -62,6 +70,11 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
       return reply(404, { errors: [] });
     });
   });
+  server.on('connection', (socket: Socket) => {
+    made += 1;
+    open += 1;
+    socket.on('close', () => (open -= 1));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -75,6 +88,7 @@ export async function transit(opts: { seed: Uint8Array; publicKey: Uint8Array; t
     expireAfterSigns: (n) => {
       signsLeft = n;
     },
+    connections: () => ({ made, open }),
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
