@@ -8,6 +8,7 @@
 // and one that is slow with several notifiers sending at once. A dispatcher with a connection
 // limit handed to the channels fails them (checked by hand with `new Agent({ connections: 1 })`:
 // a connection nearly per notice). Counts, not times.
+import { existsSync, readdirSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import { Redactor } from '../../src/log/redact.js';
 import type { Notifier } from '../../src/service/outbox.js';
@@ -49,22 +50,31 @@ function notifier(url: string): Notifier {
   return n;
 }
 
+/** This process's open file descriptors (Linux); undefined elsewhere. Both ends of every loopback connection count. */
+const fds = (): number | undefined => (existsSync('/proc/self/fd') ? readdirSync('/proc/self/fd').length : undefined);
+
 const notice = (who: number, i: number) => ({ key: `ack:${who}:${i}`, event: 'action.acknowledged', text: `treasury: claimed ${i}`, details: { step: i } });
 
-it('200 notices, each its own POST, to a receiver that ends every 10th connection: a connection per close, not per notice, and no more than two left open', async () => {
+it('200 notices after a first, each its own POST, to a receiver that ends every 10th connection: a connection per close, not per notice, and no more than two left open', async () => {
   const s = await server({ close: (n) => n % 10 === 0 });
   const n = notifier(`${s.origin}/hook`);
+  n.notify(notice(0, 0));
+  await s.next(1);
+  const before = fds();
   for (let i = 1; i <= 200; i++) {
     n.notify(notice(0, i));
-    await s.next(i);
+    await s.next(i + 1);
   }
+  const after = fds();
   const carried = s.carried();
-  expect(carried.reduce((a, b) => a + b, 0)).toBe(200);
+  expect(carried.reduce((a, b) => a + b, 0)).toBe(201);
   // Twenty closes by the receiver, so twenty-one connections; the Agent's cascade made nearly two hundred.
   expect(carried.length).toBeLessThanOrEqual(22);
   // The connections the receiver ended are gone on this side too (no socket kept, no descriptor
   // growth): open now, at most the one the last answer is ending and one idle.
   expect(s.open()).toBeLessThanOrEqual(2);
+  // And in this process, client and server ends together: a handful more descriptors than after the first notice, not twenty connections' worth.
+  if (before !== undefined && after !== undefined) expect(after - before).toBeLessThanOrEqual(6);
 });
 
 it('four notifiers sending at once to one slow receiver that ends every 7th connection: connections stay bounded by the closes and the senders', async () => {
