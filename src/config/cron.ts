@@ -82,41 +82,57 @@ interface Matchers {
  * gap fires once, at the first instant after it; a wildcard one ("*\/20 * * * *", "5 * * * *") just
  * goes on at its next time, as cron does. Whether a skipped wall time matches is node-cron's own
  * `match`, asked in UTC about the instant whose UTC reading is that wall time.
+ *
+ * Each change between `after` and node-cron's answer is handled in turn, first to last: a March-only
+ * or a yearly schedule can pass the clocks going forward and back before its next fire time.
  */
 function nextMatch(m: Matchers, after: Date, zone: string | undefined): Date {
   const next = m.zoned.getNextMatch(after);
   const from = after.getTime();
   const to = next.getTime();
   const before = offsetMinutes(zone, from);
-  const shift = offsetMinutes(zone, to) - before;
-  if (shift === 0) return next;
+  // The first instant a day at a time with another offset, or `to`. More than a day apart, the
+  // clocks may have changed more than once between the two (a yearly or a March-only schedule:
+  // "30 2 * 3 0" from one Sunday went to next March, past the Sunday whose 02:30 is skipped, the
+  // offsets at both ends the same), and only the first change is bisected; changes are months apart.
+  let t = from + DAY_MS;
+  while (t < to && offsetMinutes(zone, t) === before) t += DAY_MS;
+  const changed = Math.min(t, to);
+  if (changed === to && offsetMinutes(zone, to) === before) return next;
   // The change: the first instant (to a second) with another offset.
-  let lo = from;
-  let hi = to;
+  let lo = Math.max(from, changed - DAY_MS);
+  let hi = changed;
   while (hi - lo > 1000) {
     const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
     if (offsetMinutes(zone, mid) === before) lo = mid;
     else hi = mid;
   }
+  const shift = offsetMinutes(zone, hi) - before;
   const { stepMs } = m;
+  let resume = hi;
   if (shift > 0) {
-    if (!m.fixedTime || hi >= to) return next;
-    // The skipped wall times, [hi read at the old offset, hi read at the new one), as UTC readings.
-    const gapStart = hi + before * 60_000;
-    const gapEnd = gapStart + shift * 60_000;
-    for (let w = Math.ceil(gapStart / stepMs) * stepMs; w < gapEnd; w += stepMs) {
-      if (m.wallAsUtc().match(new Date(w))) return new Date(hi);
+    if (m.fixedTime && hi < to) {
+      // The skipped wall times, [hi read at the old offset, hi read at the new one), as UTC readings.
+      const gapStart = hi + before * 60_000;
+      const gapEnd = gapStart + shift * 60_000;
+      for (let w = Math.ceil(gapStart / stepMs) * stepMs; w < gapEnd; w += stepMs) {
+        if (m.wallAsUtc().match(new Date(w))) return new Date(hi);
+      }
     }
-    return next;
+  } else {
+    const span = -shift * 60_000;
+    const start = Math.max(from + 1, hi - span);
+    const end = Math.min(to, hi + span);
+    for (let t = Math.ceil(start / stepMs) * stepMs; t < end; t += stepMs) {
+      if (m.zoned.match(new Date(t))) return new Date(t);
+    }
+    resume = end - 1;
   }
-  const span = -shift * 60_000;
-  const start = Math.max(from + 1, hi - span);
-  const end = Math.min(to, hi + span);
-  for (let t = Math.ceil(start / stepMs) * stepMs; t < end; t += stepMs) {
-    if (m.zoned.match(new Date(t))) return new Date(t);
-  }
-  return next;
+  // Nothing made up for at this change; a later one before `to` may still make up for something.
+  return changed < to && resume > from ? nextMatch(m, new Date(resume), zone) : next;
 }
+
+const DAY_MS = 86_400_000;
 
 /**
  * The next `n` times strictly after `from` at which `expr` fires, as node-cron computes them.

@@ -85,14 +85,20 @@ export class OutcomeRecorder {
     }
 
     // A claim's amount: undefined when nothing proves one (claimedOf); the plan's claimed stays unknown.
-    const claimed = step.kind === 'claim' ? await this.claimedOf(plan, step, log, result.body.claimedLamports ?? null, amount, before) : amount;
-    await store.markAcknowledged(sent(step), { ...record, claimedLamports: step.kind === 'claim' ? claimed : undefined }, clock.now());
+    // The acknowledgement is recorded before anything else goes over the network: a claim whose
+    // amount waits on a summary read is recorded first, its amount after (claimedOf), so a stop, a
+    // crash or a lost lease during that read never leaves an applied claim `sending`.
+    const said = result.body.claimedLamports ?? null;
+    const toProve = step.kind === 'claim' && said === null && plan.steps.some((s) => s.idx > step.idx && sizedFromClaim(s));
+    const known = step.kind !== 'claim' ? amount : toProve ? undefined : said === null ? amount : this.boundClaimed(plan, step, log, said, amount);
+    await store.markAcknowledged(sent(step), { ...record, claimedLamports: step.kind === 'claim' ? known : undefined }, clock.now());
+    const claimed = toProve ? await this.claimedOf(plan, step, log, amount, before) : known;
     this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'acknowledged', amountLamports: claimed, tx });
     // A claim's amount_sol is what it counts as, min(claimed, seen); the server's own figure is
     // beside it (server_claimed_sol, absent when the answer had none), so a reader sees both.
-    const said = step.kind === 'claim' && (result.body.claimedLamports != null || claimed !== amount) ? { server_claimed_sol: result.body.claimedLamports == null ? undefined : formatSol(result.body.claimedLamports), seen_sol: formatSol(amount) } : {};
+    const told = step.kind === 'claim' && (result.body.claimedLamports != null || claimed !== amount) ? { server_claimed_sol: result.body.claimedLamports == null ? undefined : formatSol(result.body.claimedLamports), seen_sol: formatSol(amount) } : {};
     const counted = claimed === undefined ? {} : amountFields(step.kind, step.symbol, claimed);
-    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, ...counted, ...said, request_id }, `${step.kind} acknowledged`);
+    log.info({ event: 'action.acknowledged', status: result.status, answer: verdict.status, tx, ...counted, ...told, request_id }, `${step.kind} acknowledged`);
     return 'acknowledged';
   }
 
@@ -139,17 +145,15 @@ export class OutcomeRecorder {
   }
 
   /**
-   * What an applied claim counts as having claimed, and what its "N%" and "all" steps are sized
-   * from. With the answer's claimed_sol: boundClaimed. Without it, the pending seen before the claim
-   * is no proof of what arrived (a fee, a partial claim, a server that says nothing of either): when
-   * a step is sized from the claim, a summary read after the answer bounds it by lifetime's rise
-   * (reconcile.ts provedClaimed); with no rise to show, nothing is proved and undefined leaves the
-   * plan's claimed amount unknown, so those steps are skipped (executor.ts), never guessed. A claim
-   * that sizes nothing counts as the pending seen, as before (the larger count, for day limits).
+   * What an applied claim answered without claimed_sol, already recorded acknowledged, is proved to
+   * have brought, when a step of its plan is sized from it (with claimed_sol: boundClaimed; sizing
+   * nothing: the pending seen, the larger count for day limits). The pending seen before the claim
+   * is no proof of what arrived (a fee, a partial claim, a server that says nothing of either): a
+   * summary read after the answer bounds it by lifetime's rise (reconcile.ts provedClaimed), recorded
+   * as the plan's claimed amount. With no rise to show, nothing is proved and undefined leaves the
+   * plan's claimed amount unknown, so those steps are skipped (executor.ts), never guessed.
    */
-  private async claimedOf(plan: PlanWithSteps, step: StepRow, log: Logger, said: Lamports | null, seen: Lamports, before: ClaimBaseline | undefined): Promise<Lamports | undefined> {
-    if (said !== null) return this.boundClaimed(plan, step, log, said, seen);
-    if (!plan.steps.some((s) => s.idx > step.idx && sizedFromClaim(s))) return seen;
+  private async claimedOf(plan: PlanWithSteps, step: StepRow, log: Logger, seen: Lamports, before: ClaimBaseline | undefined): Promise<Lamports | undefined> {
     let proved: Lamports | undefined;
     let why = 'no pre-claim summary was recorded';
     if (before !== undefined) {
@@ -160,7 +164,15 @@ export class OutcomeRecorder {
         why = `the summary after it could not be read (${errorSummary(err)})`;
       }
     }
-    if (proved !== undefined) return proved;
+    if (proved !== undefined) {
+      try {
+        await this.deps.store.recordClaimed(step.id, proved, this.deps.clock.now());
+        return proved;
+      } catch (err) {
+        // A fenced write (the lease lost meanwhile): unrecorded, the amount proves nothing to whoever runs the plan next.
+        why = `what it brought could not be recorded (${errorSummary(err)})`;
+      }
+    }
     log.warn(
       { event: 'action.claim_unproved', seen_sol: formatSol(seen), reason: why },
       `the claim was acknowledged without claimed_sol and ${why}: what it brought is not proved, so the steps sized from it ("N%", "all") will not run`,

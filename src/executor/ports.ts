@@ -47,6 +47,7 @@ export type WorkerStore = Pick<
   | 'markSending'
   | 'recordSigned'
   | 'markAcknowledged'
+  | 'recordClaimed'
   | 'markRejected'
   | 'markUnknown'
   | 'markFailed'

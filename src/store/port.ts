@@ -109,6 +109,12 @@ export interface SyncStore {
    */
   recordSigned(stepId: StepRef, request: StoredRequest, now?: number): StepRow;
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
+  /**
+   * The plan's claimed amount, for its claim step already acknowledged without one (an answer with
+   * no claimed_sol, proved by a summary read after it was recorded: executor/outcome.ts). Refused
+   * (STATE_TRANSITION) unless the step is an acknowledged claim whose plan has no claimed amount.
+   */
+  recordClaimed(stepId: number, lamports: Lamports, now?: number): StepRow;
   markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now?: number): StepRow;
   /** sending → failed: the request itself was refused (signature, timestamp, headers, auth). */
   markFailed(stepId: StepRef, res: ResponseRecord & { error: string }, now?: number): StepRow;

@@ -132,6 +132,28 @@ export class StepMachine {
     return yield* this.afterChange(r.id, now);
   }
 
+  /**
+   * What an acknowledged claim is proved to have brought, recorded after its acknowledgement: a
+   * claim answered without claimed_sol is recorded at once, and its amount only once a summary read
+   * after the answer proves one (executor/outcome.ts claimedOf). Only while the plan has none yet.
+   */
+  *recordClaimed(stepId: number, lamports: Lamports, now: number): Op<StepRow> {
+    const text = lamportsText(lamports, 'claimed');
+    const n = yield* run(
+      `UPDATE plans SET claimed_lamports = $1, updated_at = $2
+       WHERE claimed_lamports IS NULL AND id = (SELECT plan_id FROM steps WHERE id = $3 AND kind = 'claim' AND state = 'acknowledged')`,
+      text,
+      now,
+      stepId,
+    );
+    if (n === 0) {
+      const r = yield* get<RawStep>('SELECT * FROM steps WHERE id = $1', stepId);
+      if (r === undefined) throw new StateError('STATE_NOT_FOUND', `no step ${stepId}`);
+      throw new StateError('STATE_TRANSITION', `cannot record what claim step ${stepId} brought: it is a ${r.kind} ${r.state}, or its plan's claimed amount is already recorded`);
+    }
+    return yield* this.afterChange(stepId, now);
+  }
+
   *markRejected(ref: StepRef, res: ResponseRecord & { error: string }, now: number): Op<StepRow> {
     const r = yield* this.leaveSending(ref, 'rejected', res, res.error, now);
     yield* this.skipPlanned(r.plan_id, `step ${r.idx} was rejected`, now);

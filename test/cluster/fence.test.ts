@@ -75,6 +75,7 @@ describe('the store fenced by the lease manager', () => {
     expect(a.leases.tokenFor(ADDR)).toBe(1n);
     await leaseLost(a.store.markAcknowledged(claim.id, { status: 200 }, T0 + 2));
     await leaseLost(a.store.markSending(deposit.id, request(), T0 + 2));
+    await leaseLost(a.store.recordClaimed(claim.id, 1n, T0 + 2));
     await leaseLost(a.store.insertPlan(draft({ epoch: '2025-06-02' }), { dry: false, reason: 'test', now: T0 + 2 }));
     expect((await b.store.getStep(claim.id))?.state).toBe('unknown');
     expect((await b.store.getStep(deposit.id))?.state).toBe('planned');

@@ -120,6 +120,24 @@ describe('nextCronTimes when the clocks change (months of running review)', () =
     // From inside the gap's instant itself nothing is given twice.
     expect(times('30 2 * * *', '2027-03-28T01:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-03-29T00:30:00.000Z']);
   });
+
+  it('going forward with the clocks changed twice before the next fire time: the skipped time still fires once after the gap (helper 42)', () => {
+    // Sundays of March at 02:30, Europe/Berlin: from 2026-03-22 node-cron's next is 2027-03-07 (the
+    // 29th's 02:30 is skipped), with the same offset at both ends, the clocks having gone forward in
+    // March and back in October. Before: 2027-03-07 first, the gap's Sunday never made up for.
+    expect(times('30 2 * 3 0', '2026-03-22T12:00:00Z', 2, 'Europe/Berlin')).toEqual(['2026-03-29T01:00:00.000Z', '2027-03-07T01:30:00.000Z']);
+    // A once-a-year time on the gap's day, from after its last fire: the next year's, nothing made up twice.
+    expect(times('30 2 29 3 *', '2026-03-29T01:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-03-29T00:30:00.000Z']);
+  });
+
+  it('going forward by 30 minutes (Australia/Lord_Howe) and at midnight (America/Santiago): once after the gap, and the repeated half hour at both passes', () => {
+    // Lord Howe 2026-10-04: 02:00 (+10:30) becomes 02:30 (+11).
+    expect(times('15 2 * * *', '2026-10-03T00:00:00Z', 2, 'Australia/Lord_Howe')).toEqual(['2026-10-03T15:30:00.000Z', '2026-10-04T15:15:00.000Z']);
+    // Lord Howe 2026-04-05: 02:00 (+11) becomes 01:30 (+10:30); 01:45 is there twice.
+    expect(times('45 1 * * *', '2026-04-04T00:00:00Z', 3, 'Australia/Lord_Howe')).toEqual(['2026-04-04T14:45:00.000Z', '2026-04-04T15:15:00.000Z', '2026-04-05T15:15:00.000Z']);
+    // Santiago 2026-09-06: 00:00 (-4) becomes 01:00 (-3); a daily midnight fires at 01:00.
+    expect(times('0 0 * * *', '2026-09-05T12:00:00Z', 2, 'America/Santiago')).toEqual(['2026-09-06T04:00:00.000Z', '2026-09-07T03:00:00.000Z']);
+  });
 });
 
 describe('nextCronTimes is node-cron\'s own answer', () => {

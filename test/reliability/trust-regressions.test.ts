@@ -166,6 +166,35 @@ describe('a claim answered without claimed_sol sizes what follows by what is pro
     expect(rig.steps[0]?.amountLamports).toBeUndefined();
   });
 
+  it('the claim is recorded acknowledged before the summary after it is read: a stop, crash or lost lease during that read leaves no applied claim `sending` (helper 42)', async () => {
+    rig = await openRig({ rule: CLAIM_THEN_DEPOSIT_ALL, pendingLamports: SOL, balanceLamports: 100n * SOL });
+    rig.fault({ kind: 'malformed', match: { op: 'claim' }, status: 200, body: OK_NO_AMOUNT });
+    const seen: string[] = [];
+    rig.beforeRead = (n) => {
+      const claim = rig?.plans()[0]?.steps[0];
+      if (n === 3) seen.push(`${claim?.state} ${rig?.plans()[0]?.claimedLamports}`);
+    };
+    await rig.cycle();
+    // Before: `sending null` — the answer was held in memory through a read with its retries and the
+    // rate limiter's queue, and a daemon stopped there found the claim unknown at its next start.
+    expect(seen).toEqual(['acknowledged null']);
+    expect(rig.plans()[0]?.claimedLamports).toBe(SOL);
+    expect(rig.ledger().map((e) => `${e.op} ${e.amountLamports}`)).toEqual([`claim ${SOL}`, `deposit ${SOL}`]);
+  });
+
+  it('the summary after the claim cannot be read: the claim stays acknowledged, the deposit "all" is skipped (claim_unproved)', async () => {
+    rig = await openRig({ rule: CLAIM_THEN_DEPOSIT_ALL, pendingLamports: SOL, balanceLamports: 100n * SOL });
+    rig.fault({ kind: 'malformed', match: { op: 'claim' }, status: 200, body: OK_NO_AMOUNT });
+    rig.beforeRead = (n) => {
+      if (n === 3) rig?.fault({ kind: 'rate_limit', match: { op: 'summary' }, retryAfterSec: 2, times: 5 });
+    };
+    await rig.cycle();
+    expect(rig.ledger().map((e) => `${e.op} ${e.amountLamports}`)).toEqual([`claim ${SOL}`]);
+    expect(states(rig)).toEqual(['claim:acknowledged,deposit:skipped']);
+    expect(rig.plans()[0]?.claimedLamports).toBeNull();
+    expect(rig.events('action.claim_unproved')).toEqual([expect.objectContaining({ reason: expect.stringMatching(/could not be read/) })]);
+  });
+
   it('a claim applied in full without claimed_sol: the deposit "all" moves what lifetime rose by', async () => {
     rig = await openRig({ rule: CLAIM_THEN_DEPOSIT_ALL, pendingLamports: SOL, balanceLamports: 100n * SOL });
     rig.fault({ kind: 'malformed', match: { op: 'claim' }, status: 200, body: OK_NO_AMOUNT });

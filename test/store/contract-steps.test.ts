@@ -295,6 +295,21 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       expect(await code(() => store.setStepAmount(4242, 1n, T0))).toBe('STATE_NOT_FOUND');
     });
 
+    it('recordClaimed sets the claimed amount of an acknowledged claim once, and of nothing else (helper 42)', async () => {
+      await store.markSending(claimId, request(), T0);
+      expect(await code(() => store.recordClaimed(claimId, 7n, T0))).toBe('STATE_TRANSITION');
+      await store.markAcknowledged(claimId, { status: 200, responseRaw: '{"status":"success"}' }, T0);
+      expect((await store.getPlan(plan.id))!.claimedLamports).toBeNull();
+      expect(await code(() => store.recordClaimed(depositId, 7n, T0))).toBe('STATE_TRANSITION');
+      expect(await store.recordClaimed(claimId, 7n, T0)).toMatchObject({ state: 'acknowledged' });
+      expect((await store.getPlan(plan.id))!.claimedLamports).toBe(7n);
+      // Recorded once: a second figure never replaces the first.
+      expect(await code(() => store.recordClaimed(claimId, 9n, T0))).toBe('STATE_TRANSITION');
+      expect((await store.getPlan(plan.id))!.claimedLamports).toBe(7n);
+      expect(await code(() => store.recordClaimed(4242, 1n, T0))).toBe('STATE_NOT_FOUND');
+      expect(await status()).toBe('open');
+    });
+
     it('skipRemaining skips planned steps and settles the plan', async () => {
       await store.markSending(claimId, request(), T0);
       await store.markAcknowledged(claimId, { status: 200, responseRaw: '{}', claimedLamports: 0n }, T0);

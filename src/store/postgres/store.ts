@@ -245,6 +245,9 @@ class PostgresStore implements Store {
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): Promise<StepRow> {
     return this.transition('markAcknowledged', stepId, (m) => m.markAcknowledged(stepId, res, now));
   }
+  recordClaimed(stepId: number, lamports: Lamports, now = this.clock.now()): Promise<StepRow> {
+    return this.transition('recordClaimed', stepId, (m) => m.recordClaimed(stepId, lamports, now));
+  }
   markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): Promise<StepRow> {
     return this.transition('markRejected', stepId, (m) => m.markRejected(stepId, res, now));
   }

@@ -106,6 +106,9 @@ export class StepRepo {
   markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): StepRow {
     return this.tx(() => this.machine.markAcknowledged(ref, res, now));
   }
+  recordClaimed(stepId: number, lamports: Lamports, now: number): StepRow {
+    return this.tx(() => this.machine.recordClaimed(stepId, lamports, now));
+  }
   markRejected(ref: StepRef, res: ResponseRecord & { error: string }, now: number): StepRow {
     return this.tx(() => this.machine.markRejected(ref, res, now));
   }

@@ -158,6 +158,9 @@ class SqliteStateStore implements SqliteStore {
   markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
     return this.io('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
   }
+  recordClaimed(stepId: number, lamports: Lamports, now = this.clock.now()): StepRow {
+    return this.io('recordClaimed', () => this.steps.recordClaimed(stepId, lamports, now));
+  }
   markRejected(stepId: StepRef, res: ResponseRecord & { error: string }, now = this.clock.now()): StepRow {
     return this.io('markRejected', () => this.steps.markRejected(stepId, res, now));
   }
