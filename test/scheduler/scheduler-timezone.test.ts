@@ -59,30 +59,36 @@ describe('PollInterval', () => {
   });
 });
 
+/** The minutes (UTC) a one-wallet scheduler polls at, from `start` for `forMs`, on fake timers. */
+async function pollMinutes(cron: string, timezone: string, start: string, forMs: number): Promise<string[]> {
+  vi.useFakeTimers({ now: new Date(start) });
+  const ticks: string[] = [];
+  const s = new PollScheduler({
+    cron,
+    timezone,
+    jitterMs: 0,
+    wallets: () => [{ name: 'w', address: 'A' } as WalletConfig],
+    runWallet: () => {
+      ticks.push(new Date().toISOString().slice(0, 16));
+      return Promise.resolve();
+    },
+    clock: systemClock,
+    logger: silentLogger(),
+    concurrency: 1,
+  });
+  try {
+    s.start();
+    await vi.advanceTimersByTimeAsync(forMs);
+    await s.stop(0);
+  } finally {
+    vi.useRealTimers();
+  }
+  return ticks;
+}
+
 describe('PollScheduler when the clocks go back (months of running review)', () => {
   it('ticks every minute through the repeated hour: 70 ticks in 70 minutes (node-cron\'s runner skipped an hour)', async () => {
-    vi.useFakeTimers({ now: new Date('2026-10-24T23:55:30Z') });
-    const ticks: string[] = [];
-    const s = new PollScheduler({
-      cron: '*/1 * * * *',
-      timezone: 'Europe/Berlin',
-      jitterMs: 0,
-      wallets: () => [{ name: 'w', address: 'A' } as WalletConfig],
-      runWallet: () => {
-        ticks.push(new Date().toISOString().slice(0, 16));
-        return Promise.resolve();
-      },
-      clock: systemClock,
-      logger: silentLogger(),
-      concurrency: 1,
-    });
-    try {
-      s.start();
-      await vi.advanceTimersByTimeAsync(70 * 60_000);
-      await s.stop(0);
-    } finally {
-      vi.useRealTimers();
-    }
+    const ticks = await pollMinutes('*/1 * * * *', 'Europe/Berlin', '2026-10-24T23:55:30Z', 70 * 60_000);
     expect(ticks.length).toBe(70);
     expect(ticks.at(0)).toBe('2026-10-24T23:56');
     expect(new Set(ticks).size).toBe(70);
@@ -92,29 +98,8 @@ describe('PollScheduler when the clocks go back (months of running review)', () 
 
 describe('PollScheduler when the clocks go forward (helper 38)', () => {
   it('a daily 02:30 in Europe/Berlin polls on the day 02:30 does not exist, once, at 03:00 local (node-cron skipped the day: 48 h between polls)', async () => {
-    vi.useFakeTimers({ now: new Date('2027-03-27T00:00:00Z') });
     // Two days and a bit: the scheduler wakes every minute, so no longer than needed.
-    const ticks: string[] = [];
-    const s = new PollScheduler({
-      cron: '30 2 * * *',
-      timezone: 'Europe/Berlin',
-      jitterMs: 0,
-      wallets: () => [{ name: 'w', address: 'A' } as WalletConfig],
-      runWallet: () => {
-        ticks.push(new Date().toISOString().slice(0, 16));
-        return Promise.resolve();
-      },
-      clock: systemClock,
-      logger: silentLogger(),
-      concurrency: 1,
-    });
-    try {
-      s.start();
-      await vi.advanceTimersByTimeAsync(49 * 3_600_000);
-      await s.stop(0);
-    } finally {
-      vi.useRealTimers();
-    }
+    const ticks = await pollMinutes('30 2 * * *', 'Europe/Berlin', '2027-03-27T00:00:00Z', 49 * 3_600_000);
     expect(ticks).toEqual(['2027-03-27T01:30', '2027-03-28T01:00', '2027-03-29T00:30']);
   });
 });

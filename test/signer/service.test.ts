@@ -16,6 +16,24 @@ import { codeOf, RawClient, signerSetup, type SignerSetup } from './support.js';
 const today = () => new Date().toISOString().slice(0, 10);
 const nowTs = () => Math.floor(Date.now() / 1000);
 
+/** The service for `setup` on its socket, its journal, and a raw client connected to it. */
+async function startService(setup: SignerSetup, log: CapturedLog) {
+  const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
+  expect(loaded.errors).toEqual([]);
+  const journal = SqliteJournal.open(loaded.config!.statePath!);
+  const handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
+  const server = await listenSigner(setup.socket, handler, log.logger);
+  const client = await RawClient.connect(setup.socket);
+  return { journal, handler, server, client };
+}
+
+async function stopService(s: { journal: SqliteJournal; server: SignerServer; client: RawClient }, setup: SignerSetup): Promise<void> {
+  s.client.close();
+  await s.server.close();
+  s.journal.close();
+  setup.cleanup();
+}
+
 describe('the signer service over its socket', () => {
   let setup: SignerSetup;
   let journal: SqliteJournal;
@@ -27,19 +45,11 @@ describe('the signer service over its socket', () => {
   beforeEach(async () => {
     setup = signerSetup({ names: ['treasury', 'ops'] });
     log = captureLog('debug');
-    const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
-    expect(loaded.errors).toEqual([]);
-    journal = SqliteJournal.open(loaded.config!.statePath!);
-    handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
-    server = await listenSigner(setup.socket, handler, log.logger);
-    client = await RawClient.connect(setup.socket);
+    ({ journal, handler, server, client } = await startService(setup, log));
   });
 
   afterEach(async () => {
-    client.close();
-    await server.close();
-    journal.close();
-    setup.cleanup();
+    await stopService({ journal, server, client }, setup);
   });
 
   const treasury = () => setup.wallets[0]!;
@@ -234,20 +244,11 @@ describe('the signer service at the largest caps its journal can count (helper 3
 
   beforeEach(async () => {
     setup = signerSetup({ policy: { perAction: MAX, perDay: MAX } });
-    const log = captureLog('debug');
-    const loaded = loadSignerConfig(setup.configFile, { env: {}, cwd: setup.dir, loadKeys: { redactor: log.redactor } });
-    expect(loaded.errors).toEqual([]);
-    journal = SqliteJournal.open(loaded.config!.statePath!);
-    const handler = createSignerHandler({ config: loaded.config!, signers: loaded.signers!, journal, clock: systemClock, logger: log.logger, failpoint: () => {} });
-    server = await listenSigner(setup.socket, handler, log.logger);
-    client = await RawClient.connect(setup.socket);
+    ({ journal, server, client } = await startService(setup, captureLog('debug')));
   });
 
   afterEach(async () => {
-    client.close();
-    await server.close();
-    journal.close();
-    setup.cleanup();
+    await stopService({ journal, server, client }, setup);
   });
 
   const deposit = (amount: string, ts: number) => ({ id: `d-${amount}`, key: 'treasury', op: 'deposit', wallet: setup.wallets[0]!.address, symbol: 'SOL2X', amount, ts, epoch: today() });
