@@ -6,7 +6,7 @@
 // connection limit, so no signature waits on a pool and the cascade is never met. This holds it
 // with signatures four at a time through a proxy that ends every 10th connection. With
 // `setGlobalDispatcher(new Agent({ connections: 1 }))` it fails (checked by hand). Counts, not times.
-import { Agent, getGlobalDispatcher } from 'undici';
+import { getGlobalDispatcher } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { VaultSigner } from '../../src/keys/backends/vault.js';
@@ -20,8 +20,10 @@ afterEach(async () => {
 });
 
 it('200 signatures, four at a time, from a Vault whose proxy ends every 10th connection: a connection per close and per signer at a time, not per signature', async () => {
-  // As in the daemon: the fetch goes through npm undici's global Agent.
-  expect(getGlobalDispatcher()).toBeInstanceOf(Agent);
+  // As in the daemon: the fetch goes through an Agent with no connection limit. In the shared test
+  // worker it may be Node's bundled undici's Agent, installed by an earlier file's fetch before npm
+  // undici was loaded (its class is another copy's); helper 41 checked that one never closes a pool.
+  expect(getGlobalDispatcher().constructor.name).toBe('Agent');
   const { secretKey64, address } = generateKeypair();
   const t = await transit({ seed: secretKey64.slice(0, 32), publicKey: secretKey64.slice(32), closeEvery: 10 });
   doubles.push(t);
