@@ -74,7 +74,9 @@ interface Matchers {
  * falls between `after` and node-cron's answer, the instants of both passes (the offset's
  * difference either side of the change, found by bisection) are tried one by one with node-cron's
  * own `match`, which reads each instant's real local time: every minute (every second with six
- * fields) of at most two hours, at most twice a year.
+ * fields) of at most two hours, at most twice a year. A fixed-time schedule (minute and hour not
+ * wildcards) fires only in the first pass, as Vixie cron and cronie run such a job once; a wildcard
+ * one fires in both ("5 * * * *" is hourly, and that night has one hour more).
  *
  * Going forward, a local time inside the gap has no instant, and node-cron goes on to the next day:
  * a daily "30 2 * * *" in Europe/Berlin never fired on the day the clocks skip 02:00-03:00. As Vixie
@@ -87,6 +89,16 @@ interface Matchers {
  * or a yearly schedule can pass the clocks going forward and back before its next fire time.
  */
 function nextMatch(m: Matchers, after: Date, zone: string | undefined): Date {
+  const at = nextMatchAnyPass(m, after, zone);
+  if (!m.fixedTime) return at;
+  // A fixed time of day in the second pass through a repeated hour is the same wall time again
+  // (a daily 02:30 would poll twice that night): cron runs such a job once, at the first pass.
+  const passEnd = secondPassEnd(zone, at.getTime());
+  return passEnd === undefined ? at : nextMatch(m, new Date(passEnd - 1), zone);
+}
+
+/** nextMatch with every pass through a repeated hour. */
+function nextMatchAnyPass(m: Matchers, after: Date, zone: string | undefined): Date {
   const next = m.zoned.getNextMatch(after);
   const from = after.getTime();
   const to = next.getTime();
@@ -129,16 +141,39 @@ function nextMatch(m: Matchers, after: Date, zone: string | undefined): Date {
     resume = end - 1;
   }
   // Nothing made up for at this change; a later one before `to` may still make up for something.
-  return changed < to && resume > from ? nextMatch(m, new Date(resume), zone) : next;
+  return changed < to && resume > from ? nextMatchAnyPass(m, new Date(resume), zone) : next;
 }
 
 const DAY_MS = 86_400_000;
+/** Longer than any clock change's shift (an hour almost everywhere, 30 minutes on Lord Howe). */
+const MAX_SHIFT_MS = 3 * 3_600_000;
+
+/**
+ * When the instant `t` falls in the second pass through a local hour the clocks went back over,
+ * the end of that pass (every wall time in it occurred once already, before the change); else
+ * undefined. Changes are months apart, so at most one lies within MAX_SHIFT_MS before `t`.
+ */
+function secondPassEnd(zone: string | undefined, t: number): number | undefined {
+  const before = offsetMinutes(zone, t - MAX_SHIFT_MS);
+  const after = offsetMinutes(zone, t);
+  if (before <= after) return undefined;
+  let lo = t - MAX_SHIFT_MS;
+  let hi = t;
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (offsetMinutes(zone, mid) === before) lo = mid;
+    else hi = mid;
+  }
+  const end = hi + (before - after) * 60_000;
+  return t < end ? end : undefined;
+}
 
 /**
  * The next `n` times strictly after `from` at which `expr` fires, as node-cron computes them.
  * Fewer when node-cron finds no fire time within its horizon (e.g. "L-30" of February). Throws
  * on an invalid expression. A time that occurs twice (the clocks going back) is given at both
- * occurrences: each instant whose local time matches is a fire time; a fixed time of day skipped
+ * occurrences when the schedule has a wildcard minute or hour, at the first when it is a fixed time
+ * of day (nextMatch); a fixed time of day skipped
  * by the clocks going forward is given once, at the first instant after the gap (nextMatch).
  *
  * node-cron's public `getNextRuns(n)` counts from the real clock, and every time here is counted

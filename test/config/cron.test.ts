@@ -99,8 +99,18 @@ describe('nextCronTimes when the clocks change (months of running review)', () =
     expect(times('*/1 * * * *', '2026-10-25T00:58:00Z', 3, 'Europe/Berlin')).toEqual(['2026-10-25T00:59:00.000Z', '2026-10-25T01:00:00.000Z', '2026-10-25T01:01:00.000Z']);
     expect(times('*/15 * * * * *', '2026-10-25T00:59:50Z', 2, 'Europe/Berlin')).toEqual(['2026-10-25T01:00:00.000Z', '2026-10-25T01:00:15.000Z']);
     expect(times('0 * * * *', '2026-11-01T04:30:00Z', 3, 'America/New_York')).toEqual(['2026-11-01T05:00:00.000Z', '2026-11-01T06:00:00.000Z', '2026-11-01T07:00:00.000Z']);
-    // A local time that occurs twice fires twice.
-    expect(times('30 2 * * *', '2026-10-24T12:00:00Z', 3, 'Europe/Berlin')).toEqual(['2026-10-25T00:30:00.000Z', '2026-10-25T01:30:00.000Z', '2026-10-26T01:30:00.000Z']);
+    // An hourly schedule fires in both passes: that night has one hour more.
+    expect(times('30 * * * *', '2026-10-24T23:00:00Z', 4, 'Europe/Berlin')).toEqual(['2026-10-24T23:30:00.000Z', '2026-10-25T00:30:00.000Z', '2026-10-25T01:30:00.000Z', '2026-10-25T02:30:00.000Z']);
+  });
+
+  it('going back: a fixed time of day that occurs twice fires once, at its first occurrence, as cron runs it', () => {
+    // 02:30 is 00:30 UTC (CEST) and again 01:30 UTC (CET) on 2026-10-25.
+    expect(times('30 2 * * *', '2026-10-24T12:00:00Z', 3, 'Europe/Berlin')).toEqual(['2026-10-25T00:30:00.000Z', '2026-10-26T01:30:00.000Z', '2026-10-27T01:30:00.000Z']);
+    // From just after the first, and from inside the second pass before its 02:30: the next day's.
+    expect(times('30 2 * * *', '2026-10-25T00:30:00Z', 1, 'Europe/Berlin')).toEqual(['2026-10-26T01:30:00.000Z']);
+    expect(times('30 2 * * *', '2026-10-25T01:10:00Z', 1, 'Europe/Berlin')).toEqual(['2026-10-26T01:30:00.000Z']);
+    // Two fixed times in the hour, from between them in the first pass: the second, then the next day.
+    expect(times('0,45 2 * * *', '2026-10-25T00:10:00Z', 2, 'Europe/Berlin')).toEqual(['2026-10-25T00:45:00.000Z', '2026-10-26T01:00:00.000Z']);
   });
 
   it('going forward: a wildcard schedule goes on at its next time; the gap\'s own minutes are not made up', () => {
@@ -130,11 +140,11 @@ describe('nextCronTimes when the clocks change (months of running review)', () =
     expect(times('30 2 29 3 *', '2026-03-29T01:00:00Z', 1, 'Europe/Berlin')).toEqual(['2027-03-29T00:30:00.000Z']);
   });
 
-  it('going forward by 30 minutes (Australia/Lord_Howe) and at midnight (America/Santiago): once after the gap, and the repeated half hour at both passes', () => {
+  it('going forward by 30 minutes (Australia/Lord_Howe) and at midnight (America/Santiago): once after the gap, and the repeated half hour once', () => {
     // Lord Howe 2026-10-04: 02:00 (+10:30) becomes 02:30 (+11).
     expect(times('15 2 * * *', '2026-10-03T00:00:00Z', 2, 'Australia/Lord_Howe')).toEqual(['2026-10-03T15:30:00.000Z', '2026-10-04T15:15:00.000Z']);
-    // Lord Howe 2026-04-05: 02:00 (+11) becomes 01:30 (+10:30); 01:45 is there twice.
-    expect(times('45 1 * * *', '2026-04-04T00:00:00Z', 3, 'Australia/Lord_Howe')).toEqual(['2026-04-04T14:45:00.000Z', '2026-04-04T15:15:00.000Z', '2026-04-05T15:15:00.000Z']);
+    // Lord Howe 2026-04-05: 02:00 (+11) becomes 01:30 (+10:30); 01:45 is there twice, and fires at the first.
+    expect(times('45 1 * * *', '2026-04-04T00:00:00Z', 3, 'Australia/Lord_Howe')).toEqual(['2026-04-04T14:45:00.000Z', '2026-04-05T15:15:00.000Z', '2026-04-06T15:15:00.000Z']);
     // Santiago 2026-09-06: 00:00 (-4) becomes 01:00 (-3); a daily midnight fires at 01:00.
     expect(times('0 0 * * *', '2026-09-05T12:00:00Z', 2, 'America/Santiago')).toEqual(['2026-09-06T04:00:00.000Z', '2026-09-07T03:00:00.000Z']);
   });
