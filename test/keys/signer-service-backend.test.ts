@@ -92,11 +92,15 @@ describe('SignerServiceBackend against the signer service', () => {
 
   it('carries the service’s refusal codes', async () => {
     const b = await open();
-    await b.sign(claim(), never());
-    expect(await refusal(b.sign({ ...claim(), ts: nowTs() + 1 }, never()))).toBe('ALREADY_SIGNED_EPOCH');
-    await b.sign(deposit('10'), never());
-    await b.sign({ ...deposit('10'), ts: nowTs() - 1 }, never());
-    expect(await refusal(b.sign({ ...deposit('6'), ts: nowTs() - 2 }, never()))).toBe('POLICY_DAY_CAP');
+    // One second for the whole test: read again at each call, a second that turned between the two
+    // deposits gave them the same ts, so the service answered the second as the first (one message,
+    // one signature) and the third stayed under the day cap.
+    const t = nowTs();
+    await b.sign({ ...claim(), ts: t }, never());
+    expect(await refusal(b.sign({ ...claim(), ts: t + 1 }, never()))).toBe('ALREADY_SIGNED_EPOCH');
+    await b.sign({ ...deposit('10'), ts: t }, never());
+    await b.sign({ ...deposit('10'), ts: t - 1 }, never());
+    expect(await refusal(b.sign({ ...deposit('6'), ts: t - 2 }, never()))).toBe('POLICY_DAY_CAP');
     expect(await refusal(b.sign({ ...deposit('1'), symbol: 'SOL5X' }, never()))).toBe('POLICY_SYMBOL');
   });
 
