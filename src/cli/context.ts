@@ -1,6 +1,7 @@
 // What every command starts from: the .env file, the config path, a redactor and a logger.
 import { Writable } from 'node:stream';
 import { findConfigPath, loadEnvFile } from '../config/env.js';
+import { looksLikeKeyMaterial } from '../config/secrets.js';
 import { ConfigError } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { Redactor } from '../log/redact.js';
@@ -35,6 +36,9 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
   // an empty file name is refused, not read as "not given".
   for (const [flag, given] of [['--config', opts.config], ['--env-file', opts.envFile]] as const) {
     if (given !== undefined && given.trim() === '') throw new UsageError(`${flag} names no file (is the variable that should fill it empty?)`);
+    // A key pasted where the file name goes is quoted by the failure ("config file /cwd/<key> not
+    // found"), as `autoclaim key <the key>` was (commands/key.ts): registered before anything is said.
+    if (given !== undefined && looksLikeKeyMaterial(given)) redactor.add(given.trim());
   }
   // dotenv never overrides what the environment already says (SPEC §4).
   loadEnvFile(opts.envFile, io.env);

@@ -262,4 +262,16 @@ describe('a key pasted where its source goes', () => {
     const ok = cli(['key', wallet.keyFile], dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY });
     expect(ok.out.trim()).toBe(wallet.address);
   }, 60_000);
+
+  // (`--env-file <the key>` is not here: Node 20 itself reads any --env-file in argv, even after the
+  // script, and says "node: <file>: not found" before autoclaim runs; helper 40's review.)
+  it('a key given as --config fails without quoting it', () => {
+    const { dir, wallet } = work();
+    const b58 = bs58.encode(wallet.secretKey64);
+    for (const args of [['check', '--config', b58], ['status', '--config', b58], ['once', '--config', ` ${b58} `]]) {
+      const r = cli(args, dir, { AUTOCLAIM_API_KEY: CANARY_API_KEY });
+      expect(r.code, r.out).not.toBe(0);
+      expect(r.out).not.toContain(b58);
+    }
+  }, 60_000);
 });
