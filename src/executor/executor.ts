@@ -256,7 +256,7 @@ export class PlanExecutor {
 
     let amount = step.amountLamports;
     // Recorded before the config refused it: a share of the SOL claimed is no count of shares or tokens.
-    if (amount === null && step.amountSpec.kind !== 'fixed' && !movesSol(step.kind)) return await this.skip(plan, `${step.kind} is a share of the claim, but a ${step.kind} takes ${unitsOf({ kind: step.kind, symbol: step.symbol })}, not SOL`);
+    if (amount === null && step.amountSpec.kind !== 'fixed' && !movesSol(step.kind)) return await this.skip(plan, `${step.kind} is a share of the claim, but a ${step.kind} takes ${unitsOf(step)}, not SOL`);
     if (amount === null && step.amountSpec.kind !== 'fixed' && plan.claimedLamports === null) {
       // What the claim brought is not proved (settled by hand, or its answer said nothing and no lifetime rose): guessing would move money nobody decided on.
       this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'skipped' });
@@ -292,7 +292,7 @@ export class PlanExecutor {
     if (plan.manualId !== null) {
       // A one-off `send`: an operator decided it, so no rule's conditions or limits apply; the
       // safety cap still does, as do the holds checked before this.
-      const cap = checkActionLimit(amounts.stepLamports, this.deps.config().safety, step.symbol === null ? 'SOL' : unitsOf({ kind: step.kind, symbol: step.symbol }));
+      const cap = checkActionLimit(amounts.stepLamports, this.deps.config().safety, unitsOf(step));
       return cap.ok ? undefined : await this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
     }
     // Plans are keyed by the rule's id (its name unless set): a renamed rule keeps its plans, once

@@ -34,9 +34,15 @@ export function movesSol(kind: string): boolean {
   return kind === 'deposit' || kind === 'mint';
 }
 
-/** "SOL2X vault shares", "SOL5X tokens": what a withdraw's or burn's amount counts. */
-export function unitsOf(step: { kind: string; symbol: string }): string {
-  return step.kind === 'withdraw' ? `${step.symbol} vault shares` : step.kind === 'burn' ? `${step.symbol} tokens` : 'SOL';
+/** Whether an operation's amount counts SOL: a claim's, a deposit's, a mint's; not a withdraw's shares or a burn's tokens. */
+export function inSol(kind: string): boolean {
+  return kind === 'claim' || movesSol(kind);
+}
+
+/** "SOL2X vault shares", "SOL5X tokens": what a withdraw's or burn's amount counts; "SOL" for the others. */
+export function unitsOf(step: { kind: string; symbol?: string | null | undefined }): string {
+  const symbol = step.symbol ?? '?';
+  return step.kind === 'withdraw' ? `${symbol} vault shares` : step.kind === 'burn' ? `${symbol} tokens` : 'SOL';
 }
 
 /**
@@ -45,8 +51,8 @@ export function unitsOf(step: { kind: string; symbol: string }): string {
  * or shows `amount_sol` (a log query, a channel's "Amount (SOL)") would read them as SOL.
  */
 export function amountFields(kind: string, symbol: string | null | undefined, lamports: Lamports): { amount_sol: string } | { amount_units: string; unit: string } {
-  if (kind === 'claim' || movesSol(kind)) return { amount_sol: sol(lamports) };
-  return { amount_units: sol(lamports), unit: unitsOf({ kind, symbol: symbol ?? '?' }) };
+  if (inSol(kind)) return { amount_sol: sol(lamports) };
+  return { amount_units: sol(lamports), unit: unitsOf({ kind, symbol }) };
 }
 
 interface ActionLimitCheck {
@@ -150,7 +156,7 @@ export function firstOverActionLimit(
   for (const step of steps) {
     const lamports = step.kind === 'claim' ? pendingLamports : resolveStepAmount(step.amount, claimed);
     if (step.kind === 'claim') claimed = pendingLamports;
-    const check = checkActionLimit(lamports, safety, step.kind === 'claim' ? 'SOL' : unitsOf(step));
+    const check = checkActionLimit(lamports, safety, unitsOf(step));
     if (!check.ok) return `${describeStep(step)}: ${check.detail}`;
   }
   return undefined;

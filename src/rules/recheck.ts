@@ -62,8 +62,7 @@ export function recheckBeforeSigning(input: RecheckInput): RecheckResult {
   if (breach !== undefined) return { ok: false, reason: breach.reason, detail: breach.detail, refuse: false };
   const wallet = walletDayBreach({ maxLamports: input.safety.maxLamportsPerWalletPerDay, plans: counting, now: input.now, estimateLamports: input.planLamports });
   if (wallet !== undefined) return { ok: false, reason: wallet.reason, detail: wallet.detail, refuse: false };
-  const unit = input.stepKind === 'claim' ? 'SOL' : unitsOf({ kind: input.stepKind, symbol: input.stepSymbol ?? '?' });
-  const cap = checkActionLimit(input.stepLamports, input.safety, unit);
+  const cap = checkActionLimit(input.stepLamports, input.safety, unitsOf({ kind: input.stepKind, symbol: input.stepSymbol }));
   if (!cap.ok) return { ok: false, reason: 'max_sol_per_action', detail: cap.detail, refuse: true };
   return { ok: true };
 }

@@ -2,7 +2,7 @@
 // waits to the Prometheus metrics, so the core never imports prom-client.
 import { SIGNED_OPS, type EndpointConfig, type PlanStatus, type SignedOp } from '../domain.js';
 import type { AutoclaimEvents } from '../events.js';
-import { movesSol } from '../rules/amounts.js';
+import { inSol } from '../rules/amounts.js';
 import { PLAN_OUTCOMES, STEP_OUTCOMES, type Metrics, type PlanOutcome, type StepOutcome } from './metrics.js';
 
 export interface Instruments {
@@ -35,7 +35,7 @@ export function instrument(metrics: Metrics, events: Pick<AutoclaimEvents, 'on'>
       metrics.step(e.kind, e.state);
       // What the server acknowledged (for a claim, what it said it claimed, bounded by the executor).
       if (e.state !== 'acknowledged' || e.amountLamports === undefined) return;
-      if (e.kind === 'claim' || movesSol(e.kind)) metrics.actionSol(e.kind, e.amountLamports);
+      if (inSol(e.kind)) metrics.actionSol(e.kind, e.amountLamports);
       else metrics.actionUnits(e.kind, e.symbol ?? '', e.amountLamports);
     }),
     events.on('signer:answered', ({ backend, outcome, code }) => metrics.signature(backend, outcome, code ?? '')),

@@ -9,7 +9,7 @@
 // work on before the first event.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { lamportsToDisplayNumber, type Lamports } from '../amount.js';
-import { movesSol } from '../rules/amounts.js';
+import { inSol } from '../rules/amounts.js';
 import type { LossReason } from '../cluster/leases.js';
 import { registerClusterMetrics, type ClusterCounts } from './cluster-metrics.js';
 import { registerAlertMetrics } from './alert-metrics.js';
@@ -306,7 +306,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   for (const outcome of ['ok', 'failed'] as const) polls.inc({ outcome }, 0);
   for (const kind of SIGNED_OPS) {
     anomalies.inc({ kind }, 0);
-    if (kind === 'claim' || movesSol(kind)) actionSol.inc({ action: kind }, 0);
+    if (inSol(kind)) actionSol.inc({ action: kind }, 0);
     for (const outcome of STEP_OUTCOMES) steps.inc({ kind, outcome }, 0);
   }
   unknownOpen.set(0);

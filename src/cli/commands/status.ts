@@ -3,7 +3,7 @@
 // install is not a failure. On shared PostgreSQL state (state.url) it also says who works each
 // wallet: the lease's owner (daemon id, host, pid) and expiry, and the live daemons.
 import { formatSol, type Lamports } from '../../amount.js';
-import { movesSol, unitsOf } from '../../rules/amounts.js';
+import { inSol, unitsOf } from '../../rules/amounts.js';
 import type { StepRow } from '../../store/index.js';
 import type { DaemonRow, LeaseRow } from '../../cluster/sql.js';
 import { toJson } from '../../json.js';
@@ -133,6 +133,6 @@ function stepAmount(st: Pick<StepRow, 'kind' | 'symbol' | 'amountLamports'>, cla
   // A claim's amount is the plan's: what it counts as having claimed (as `actions` shows it).
   const lamports = st.kind === 'claim' ? (st.amountLamports ?? claimed) : st.amountLamports;
   const amount = lamports === null ? null : formatSol(lamports);
-  if (st.kind === 'claim' || movesSol(st.kind)) return { amountSol: amount };
-  return { amountUnits: amount, unit: unitsOf({ kind: st.kind, symbol: st.symbol ?? '?' }) };
+  if (inSol(st.kind)) return { amountSol: amount };
+  return { amountUnits: amount, unit: unitsOf(st) };
 }
