@@ -111,14 +111,7 @@ function nextMatchAnyPass(m: Matchers, after: Date, zone: string | undefined): D
   while (t < to && offsetMinutes(zone, t) === before) t += DAY_MS;
   const changed = Math.min(t, to);
   if (changed === to && offsetMinutes(zone, to) === before) return next;
-  // The change: the first instant (to a second) with another offset.
-  let lo = Math.max(from, changed - DAY_MS);
-  let hi = changed;
-  while (hi - lo > 1000) {
-    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
-    if (offsetMinutes(zone, mid) === before) lo = mid;
-    else hi = mid;
-  }
+  const hi = offsetChange(zone, Math.max(from, changed - DAY_MS), changed, before);
   const shift = offsetMinutes(zone, hi) - before;
   const { stepMs } = m;
   let resume = hi;
@@ -157,15 +150,18 @@ function secondPassEnd(zone: string | undefined, t: number): number | undefined 
   const before = offsetMinutes(zone, t - MAX_SHIFT_MS);
   const after = offsetMinutes(zone, t);
   if (before <= after) return undefined;
-  let lo = t - MAX_SHIFT_MS;
-  let hi = t;
+  const end = offsetChange(zone, t - MAX_SHIFT_MS, t, before) + (before - after) * 60_000;
+  return t < end ? end : undefined;
+}
+
+/** The first instant (to a second) after `lo`, up to `hi`, whose offset is no longer `before`, found by bisection. */
+function offsetChange(zone: string | undefined, lo: number, hi: number, before: number): number {
   while (hi - lo > 1000) {
     const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
     if (offsetMinutes(zone, mid) === before) lo = mid;
     else hi = mid;
   }
-  const end = hi + (before - after) * 60_000;
-  return t < end ? end : undefined;
+  return hi;
 }
 
 /**
