@@ -10,6 +10,10 @@
 //                               answer has not been read (the server may or may not apply it)
 //   after_answer_before_record  the answer (or a transport error) is in hand; not yet recorded
 //   during_reconciliation       an unknown claim's fresh summary is read; the verdict is not recorded
+//   after_claim_acknowledged    a claim answered without claimed_sol, a step sized from it after it,
+//                               is recorded acknowledged; the summary that proves its amount is not read
+//   during_claim_proof          that summary is read; the amount it proves is not recorded
+//   after_claim_proved          the proved amount is recorded; no later step is `sending` yet
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { AutoclaimError } from '../errors.js';
 
@@ -20,6 +24,9 @@ const FAILPOINTS = [
   'after_request_written',
   'after_answer_before_record',
   'during_reconciliation',
+  'after_claim_acknowledged',
+  'during_claim_proof',
+  'after_claim_proved',
 ] as const;
 export type FailpointName = (typeof FAILPOINTS)[number];
 export type Failpoint = (name: FailpointName) => void;

@@ -154,6 +154,7 @@ export class OutcomeRecorder {
    * plan's claimed amount unknown, so those steps are skipped (executor.ts), never guessed.
    */
   private async claimedOf(plan: PlanWithSteps, step: StepRow, log: Logger, seen: Lamports, before: ClaimBaseline | undefined): Promise<Lamports | undefined> {
+    this.deps.failpoint('after_claim_acknowledged');
     let proved: Lamports | undefined;
     let why = 'no pre-claim summary was recorded';
     if (before !== undefined) {
@@ -164,14 +165,19 @@ export class OutcomeRecorder {
         why = `the summary after it could not be read (${errorSummary(err)})`;
       }
     }
+    this.deps.failpoint('during_claim_proof');
     if (proved !== undefined) {
       try {
         await this.deps.store.recordClaimed(step.id, proved, this.deps.clock.now());
-        return proved;
       } catch (err) {
         // A fenced write (the lease lost meanwhile): unrecorded, the amount proves nothing to whoever runs the plan next.
         why = `what it brought could not be recorded (${errorSummary(err)})`;
+        proved = undefined;
       }
+    }
+    if (proved !== undefined) {
+      this.deps.failpoint('after_claim_proved');
+      return proved;
     }
     log.warn(
       { event: 'action.claim_unproved', seen_sol: formatSol(seen), reason: why },
