@@ -257,8 +257,8 @@ export class PlanExecutor {
     let amount = step.amountLamports;
     // Recorded before the config refused it: a share of the SOL claimed is no count of shares or tokens.
     if (amount === null && step.amountSpec.kind !== 'fixed' && !movesSol(step.kind)) return await this.skip(plan, `${step.kind} is a share of the claim, but a ${step.kind} takes ${unitsOf(step)}, not SOL`);
-    if (amount === null && step.amountSpec.kind !== 'fixed' && plan.claimedLamports === null) {
-      // What the claim brought is not proved (settled by hand, or its answer said nothing and no lifetime rose): guessing would move money nobody decided on.
+    if (step.amountSpec.kind !== 'fixed' && (plan.claimedLamports === null || !plan.claimedProved)) {
+      // Not proved (settled by hand, no claimed_sol and no lifetime rise, or an earlier release's pending seen, even if it sized this step): guessing would move money nobody decided on.
       this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'skipped' });
       return await this.skip(plan, unprovedShareReason(plan, step), CLAIM_UNPROVED);
     }

@@ -91,7 +91,8 @@ export class OutcomeRecorder {
     const said = result.body.claimedLamports ?? null;
     const toProve = step.kind === 'claim' && said === null && plan.steps.some((s) => s.idx > step.idx && sizedFromClaim(s));
     const known = step.kind !== 'claim' ? amount : toProve ? undefined : said === null ? amount : this.boundClaimed(plan, step, log, said, amount);
-    await store.markAcknowledged(sent(step), { ...record, claimedLamports: step.kind === 'claim' ? known : undefined }, clock.now());
+    // Proved when the answer said it (bounded); the pending seen, recorded when nothing is sized from it, is not.
+    await store.markAcknowledged(sent(step), { ...record, ...(step.kind === 'claim' ? { claimedLamports: known, claimedProved: said !== null } : {}) }, clock.now());
     const claimed = toProve ? await this.claimedOf(plan, step, log, amount, before) : known;
     this.deps.events?.emit('step:outcome', { ...stepEventOf(plan, step), state: 'acknowledged', amountLamports: claimed, tx });
     // A claim's amount_sol is what it counts as, min(claimed, seen); the server's own figure is
@@ -308,10 +309,15 @@ export function sizedFromClaim(s: StepRow): boolean {
   return s.amountLamports === null && s.amountSpec !== null && s.amountSpec.kind !== 'fixed';
 }
 
-/** Why a share of the claim (`step`) is skipped when the plan's claimed amount is unknown: plan.skipped's reason. */
+/** Why a share of the claim (`step`) is skipped when the plan's claimed amount is not proved: plan.skipped's reason. */
 export function unprovedShareReason(plan: PlanWithSteps, step: StepRow): string {
   const claim = plan.steps.find((s) => s.kind === 'claim');
-  const how = claim?.resolution === null ? 'its answer had no claimed_sol and no summary read after it showed lifetime_sol rise' : 'it was resolved by an operator';
+  const how =
+    plan.claimedLamports !== null
+      ? 'an earlier release of autoclaim recorded the pending seen before it as its amount'
+      : claim?.resolution === null
+        ? 'its answer had no claimed_sol, and no summary read after it showed lifetime_sol rise (or the daemon stopped before recording one)'
+        : 'it was resolved by an operator';
   return `${CLAIM_UNPROVED}: ${step.kind} is a share of the claim, and what the claim brought is not proved (${how})`;
 }
 

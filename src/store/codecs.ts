@@ -166,6 +166,7 @@ export function planFromRaw(r: RawPlan): PlanRow {
     status: r.status,
     estimateLamports: BigInt(r.estimate_lamports),
     claimedLamports: lamportsOrNull(r.claimed_lamports),
+    claimedProved: r.claimed_proved === 1,
     reason: r.reason,
     manualId: r.manual_id,
     cancelledAt: r.cancelled_at ?? null,

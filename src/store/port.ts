@@ -25,6 +25,12 @@ export interface ResponseRecord {
   requestId?: string | undefined;
 }
 
+/** What a claim's acknowledgement says it claimed, and whether that is proved (PlanRow.claimedProved): a claim's only. */
+export interface ClaimedRecord {
+  claimedLamports?: Lamports;
+  claimedProved?: boolean;
+}
+
 export interface InsertPlanOptions {
   dry: boolean;
   now: number;
@@ -108,7 +114,7 @@ export interface SyncStore {
    * to planned (or another daemon re-sent) is never given a signature.
    */
   recordSigned(stepId: StepRef, request: StoredRequest, now?: number): StepRow;
-  markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now?: number): StepRow;
+  markAcknowledged(stepId: StepRef, res: ResponseRecord & ClaimedRecord, now?: number): StepRow;
   /**
    * The plan's claimed amount, for its claim step already acknowledged without one (an answer with
    * no claimed_sol, proved by a summary read after it was recorded: executor/outcome.ts). Refused

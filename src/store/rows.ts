@@ -35,6 +35,13 @@ export interface PlanRow {
   estimateLamports: Lamports;
   /** What the claim step was acknowledged (or reconciled) as claiming; null until known. */
   claimedLamports: Lamports | null;
+  /**
+   * Whether claimedLamports is proved, so the claim's share steps ("N%", "all") may be sized from
+   * it: the answer's claimed_sol (bounded by the pending seen), or lifetime's rise (reconciled, or
+   * recorded after the answer). False for the pending seen of an answer without claimed_sol, and
+   * for every amount a release before the column recorded (the pending seen, then, too).
+   */
+  claimedProved: boolean;
   /** Why the rule fired (the decision's detail). */
   reason: string;
   /** The id of a one-off `autoclaim send`; null for a rule's plan. */
@@ -162,6 +169,7 @@ export interface RawPlan {
   status: PlanStatus;
   estimate_lamports: string;
   claimed_lamports: string | null;
+  claimed_proved: number;
   reason: string;
   manual_id: string | null;
   cancelled_at: number | null;

@@ -24,7 +24,7 @@ import type { PlanStatus, StepState } from '../domain.js';
 import { StateError } from '../errors.js';
 import { encodeRequest, lamportsText, planFromRaw, stepFromRaw } from './codecs.js';
 import { cancelNote, cancelRefusal, deriveStatus, UNSIGNED_ERROR } from './plan-status.js';
-import { stepRef, type ResponseRecord, type StepRef } from './port.js';
+import { stepRef, type ClaimedRecord, type ResponseRecord, type StepRef } from './port.js';
 import { isUnsigned, type PlanWithSteps, type RawPlan, type RawStep, type StepRow, type StoredRequest } from './rows.js';
 
 /** One query of a transition: `get` answers the first row (or undefined), `all` every row, `run` the rows changed. */
@@ -126,9 +126,9 @@ export class StepMachine {
     return yield* this.afterChange(stepId, now);
   }
 
-  *markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): Op<StepRow> {
+  *markAcknowledged(ref: StepRef, res: ResponseRecord & ClaimedRecord, now: number): Op<StepRow> {
     const r = yield* this.leaveSending(ref, 'acknowledged', res, null, now);
-    if (r.kind === 'claim' && res.claimedLamports !== undefined) yield* this.setClaimed(r.plan_id, res.claimedLamports, now);
+    if (r.kind === 'claim' && res.claimedLamports !== undefined) yield* this.setClaimed(r.plan_id, res.claimedLamports, res.claimedProved === true, now);
     return yield* this.afterChange(r.id, now);
   }
 
@@ -140,7 +140,7 @@ export class StepMachine {
   *recordClaimed(stepId: number, lamports: Lamports, now: number): Op<StepRow> {
     const text = lamportsText(lamports, 'claimed');
     const n = yield* run(
-      `UPDATE plans SET claimed_lamports = $1, updated_at = $2
+      `UPDATE plans SET claimed_lamports = $1, claimed_proved = 1, updated_at = $2
        WHERE claimed_lamports IS NULL AND id = (SELECT plan_id FROM steps WHERE id = $3 AND kind = 'claim' AND state = 'acknowledged')`,
       text,
       now,
@@ -221,7 +221,8 @@ export class StepMachine {
     const { id: stepId, attempt } = stepRef(ref);
     const r = yield* this.settleUnknown(stepId, applied ? 'acknowledged' : 'planned', opts.note, true, now, attempt);
     if (r === undefined) throw yield* this.whyNot(stepId, 'unknown', 'reconcile', true, attempt);
-    if (applied && opts.claimedLamports !== undefined) yield* this.setClaimed(r.plan_id, opts.claimedLamports, now);
+    // Reconciled as applied: the claimed amount is lifetime's rise (executor/reconcile.ts), a proof.
+    if (applied && opts.claimedLamports !== undefined) yield* this.setClaimed(r.plan_id, opts.claimedLamports, true, now);
     return yield* this.afterChange(stepId, now);
   }
 
@@ -303,8 +304,8 @@ export class StepMachine {
     return yield* run("UPDATE steps SET state = 'skipped', resolution = $1, updated_at = $2 WHERE plan_id = $3 AND state = 'planned'", reason, now, planId);
   }
 
-  private *setClaimed(planId: number, lamports: Lamports, now: number): Op<void> {
-    yield* run('UPDATE plans SET claimed_lamports = $1, updated_at = $2 WHERE id = $3', lamportsText(lamports, 'claimed'), now, planId);
+  private *setClaimed(planId: number, lamports: Lamports, proved: boolean, now: number): Op<void> {
+    yield* run('UPDATE plans SET claimed_lamports = $1, claimed_proved = $2, updated_at = $3 WHERE id = $4', lamportsText(lamports, 'claimed'), proved ? 1 : 0, now, planId);
   }
 
   private *settleUnknown(stepId: number, to: StepState, note: string, claimOnly: boolean, now: number, attempt: number | null): Op<RawStep | undefined> {

@@ -148,4 +148,26 @@ describe.each<Backend>(['sqlite', 'postgresql'])('SIGKILL around the proof of a 
     expect(after?.status).toBe('done');
     if (deposit === 'skipped') expect(after?.steps[1]?.resolution).toMatch(/^claim_unproved: /);
   });
+
+  // Rolling upgrade: a release before the proof (7f24734) recorded a claim answered without
+  // claimed_sol as having claimed the pending seen, in the same claimed_lamports, and sized its
+  // share steps from that. Stopped (or stepped aside, or dead) between that claim and its deposit,
+  // it leaves the plan to this release, which must not take that figure as proved.
+  it.for([
+    { sized: false, what: 'its deposit "all" not sized yet' },
+    { sized: true, what: 'its deposit "all" sized from it already' },
+  ])('a claim an earlier release recorded with the pending seen as its amount, $what: the deposit is skipped, not paid from the balance', async ({ sized }, ctx) => {
+    const { expect } = ctx;
+    const w = await openWorld(ctx, backend);
+    await crashAt(ctx, w, 'after_claim_acknowledged');
+    // What the earlier release's acknowledgement wrote: the pending seen (1 SOL) as the claimed
+    // amount; and, stopped a moment later, the deposit's amount resolved from it.
+    await w.sql(`UPDATE plans SET claimed_lamports = '${SOL}'`);
+    if (sized) await w.sql(`UPDATE steps SET amount_lamports = '${SOL}' WHERE kind = 'deposit'`);
+    await settle(w);
+    expect(moved(w)).toEqual([`claim ${SOL}`]);
+    const [after] = await plans(w);
+    expect(after?.steps.map((s) => `${s.kind}:${s.state}`)).toEqual(['claim:acknowledged', 'deposit:skipped']);
+    expect(after?.steps[1]?.resolution).toMatch(/^claim_unproved: .*an earlier release of autoclaim recorded the pending seen/);
+  });
 });

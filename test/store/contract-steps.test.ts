@@ -226,7 +226,7 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       await store.markUnknown(claimId, { error: 'timeout' }, T0);
       const step = await store.reconcile(claimId, true, { claimedLamports: 1_400_000_000n, note: 'lifetime rose' }, T0);
       expect(step).toMatchObject({ state: 'acknowledged', resolution: 'lifetime rose' });
-      expect(await store.getPlan(plan.id)).toMatchObject({ claimedLamports: 1_400_000_000n, status: 'open' });
+      expect(await store.getPlan(plan.id)).toMatchObject({ claimedLamports: 1_400_000_000n, claimedProved: true, status: 'open' });
     });
 
     it('reconcile not applied: planned again, to be sent as a new signed request', async () => {
@@ -302,12 +302,22 @@ describe.each(['sqlite', 'postgres'] as const)('steps (%s)', (name) => {
       expect((await store.getPlan(plan.id))!.claimedLamports).toBeNull();
       expect(await code(() => store.recordClaimed(depositId, 7n, T0))).toBe('STATE_TRANSITION');
       expect(await store.recordClaimed(claimId, 7n, T0)).toMatchObject({ state: 'acknowledged' });
-      expect((await store.getPlan(plan.id))!.claimedLamports).toBe(7n);
+      expect(await store.getPlan(plan.id)).toMatchObject({ claimedLamports: 7n, claimedProved: true });
       // Recorded once: a second figure never replaces the first.
       expect(await code(() => store.recordClaimed(claimId, 9n, T0))).toBe('STATE_TRANSITION');
       expect((await store.getPlan(plan.id))!.claimedLamports).toBe(7n);
       expect(await code(() => store.recordClaimed(4242, 1n, T0))).toBe('STATE_NOT_FOUND');
       expect(await status()).toBe('open');
+    });
+
+    it('an acknowledged claim\'s amount is proved only when the caller says so: the answer\'s claimed_sol is, the pending seen is not', async () => {
+      await store.markSending(claimId, request(), T0);
+      await store.markAcknowledged(claimId, { status: 200, responseRaw: '{"status":"success"}', claimedLamports: 5n }, T0);
+      expect(await store.getPlan(plan.id)).toMatchObject({ claimedLamports: 5n, claimedProved: false });
+      const other = (await store.insertPlan(draft({ seq: 1 }), { dry: false, now: T0, reason: 'r' }))!;
+      await store.markSending(other.steps[0]!.id, request(), T0);
+      await store.markAcknowledged(other.steps[0]!.id, { status: 200, responseRaw: '{"status":"success","claimed_sol":0.000000005}', claimedLamports: 5n, claimedProved: true }, T0);
+      expect(await store.getPlan(other.id)).toMatchObject({ claimedLamports: 5n, claimedProved: true });
     });
 
     it('skipRemaining skips planned steps and settles the plan', async () => {

@@ -49,7 +49,7 @@ describe.each([
 
   it('to the current schema, whole, with foreign keys back on, and says so once', () => {
     expect(store.pragmas()).toMatchObject({ userVersion: SCHEMA_VERSION, foreignKeys: true, journalMode: 'wal' });
-    expect(SCHEMA_VERSION).toBe(5);
+    expect(SCHEMA_VERSION).toBe(6);
     expect(store.integrityCheck()).toBe('ok');
     expect(log.events('state.migrated')).toEqual([
       expect.objectContaining({ from: 1, to: SCHEMA_VERSION }),
@@ -79,6 +79,8 @@ describe.each([
       // Schema 3: who cancelled a queued `send` (none here).
       cancelled_at: null,
       cancelled_by: null,
+      // Schema 6: no claimed amount an earlier release recorded is proved (the pending seen, for a claim answered without claimed_sol).
+      claimed_proved: 0,
     }));
     expect(after.plans).toEqual(expected);
     // What moved, and that no two plans of one address now share a key.

@@ -21,7 +21,7 @@ describe.each(['sqlite', 'postgres'] as const)('signed_ts (%s)', (name) => {
     store = undefined;
   });
 
-  /** Back to the schema before: the table, its triggers and migration 5's indexes gone, as before this release. */
+  /** Back to the schema before signed_ts: the table, its triggers and migration 5's indexes gone, and every later migration's column. */
   async function toSchemaBefore(s: Store): Promise<void> {
     const path = s.path;
     await s.close();
@@ -29,10 +29,10 @@ describe.each(['sqlite', 'postgres'] as const)('signed_ts (%s)', (name) => {
     const drops = 'DROP INDEX plans_by_address_epoch; DROP INDEX plans_by_address_updated; DROP INDEX plans_by_rule; DROP INDEX plans_active;';
     if (name === 'sqlite') {
       const db = new Database(path);
-      db.exec(`DROP TRIGGER attempts_signed_ts_insert; DROP TRIGGER attempts_signed_ts_update; DROP TABLE signed_ts; ${drops} PRAGMA user_version = ${SCHEMA_VERSION - 1};`);
+      db.exec(`DROP TRIGGER attempts_signed_ts_insert; DROP TRIGGER attempts_signed_ts_update; DROP TABLE signed_ts; ${drops} ALTER TABLE plans DROP COLUMN claimed_proved; PRAGMA user_version = ${SCHEMA_VERSION - 2};`);
       db.close();
     } else {
-      await pgFile.admin!.query(`DROP TABLE signed_ts; DROP FUNCTION autoclaim_signed_ts() CASCADE; ${drops} DELETE FROM autoclaim_schema WHERE version = ${PG_SCHEMA_VERSION};`);
+      await pgFile.admin!.query(`DROP TABLE signed_ts; DROP FUNCTION autoclaim_signed_ts() CASCADE; ${drops} ALTER TABLE plans DROP COLUMN claimed_proved; DELETE FROM autoclaim_schema WHERE version >= ${PG_SCHEMA_VERSION - 1};`);
     }
   }
 

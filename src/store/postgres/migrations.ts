@@ -196,6 +196,13 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX plans_by_rule ON plans (rule, id);
   CREATE INDEX plans_active ON plans (address) WHERE status IN ('open', 'blocked');
   `,
+  // 7: plans.claimed_proved, as SQLite's migration 6 (sqlite/migrations.ts says why). Also the
+  // protocol's bump for the claim proof: a release before it sizes "all" from the pending seen when
+  // a claim's answer has no claimed_sol, so it must step aside (schema-watch.ts) rather than work
+  // wallets beside this one; what it recorded meanwhile keeps 0 here and sizes nothing.
+  `
+  ALTER TABLE plans ADD COLUMN claimed_proved smallint NOT NULL DEFAULT 0 CHECK (claimed_proved IN (0, 1));
+  `,
 ];
 
 /** The version a fully migrated database has. */

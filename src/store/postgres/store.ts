@@ -9,7 +9,7 @@ import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type Pl
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import { stepRef, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store } from '../port.js';
+import { stepRef, type ClaimedRecord, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import * as outbox from './outbox.js';
 import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
@@ -242,7 +242,7 @@ class PostgresStore implements Store {
   recordSigned(stepId: StepRef, request: StoredRequest, now = this.clock.now()): Promise<StepRow> {
     return this.transition('recordSigned', stepId, (m) => m.recordSigned(stepId, request, now));
   }
-  markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): Promise<StepRow> {
+  markAcknowledged(stepId: StepRef, res: ResponseRecord & ClaimedRecord, now = this.clock.now()): Promise<StepRow> {
     return this.transition('markAcknowledged', stepId, (m) => m.markAcknowledged(stepId, res, now));
   }
   recordClaimed(stepId: number, lamports: Lamports, now = this.clock.now()): Promise<StepRow> {

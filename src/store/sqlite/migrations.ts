@@ -12,7 +12,8 @@
 //   epochs_seen   every (address, epoch) ever observed, to tell when a new epoch starts
 //   plans         one row per rule firing; UNIQUE(address, rule, epoch, seq, dry) is the
 //                 exactly-once key of SPEC §2 (`wallet`, the configured name, is a label);
-//                 cancelled_at/cancelled_by: who stopped a queued plan (`send --cancel`), and when
+//                 cancelled_at/cancelled_by: who stopped a queued plan (`send --cancel`), and when;
+//                 claimed_proved: claimed_lamports may size the claim's share steps (migration 6)
 //   steps         the actions of a plan; `state` walks planned → sending → acknowledged |
 //                 rejected | unknown (or skipped). `request` is the JSON of what was signed and
 //                 sent, never the Authorization header; for a claim it also holds the summary it
@@ -302,6 +303,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX plans_by_address_updated ON plans (address, updated_at);
   CREATE INDEX plans_by_rule ON plans (rule, id);
   CREATE INDEX plans_active ON plans (address) WHERE status IN ('open', 'blocked');
+  `,
+  // 6: whether a plan's claimed amount is proved (plans.claimed_proved), so a step sized from the
+  // claim ("N%", "all") is sized only from the answer's claimed_sol or lifetime's rise. A release
+  // before it recorded the pending seen as the claimed amount of a claim answered without
+  // claimed_sol; a plan it left half-way (stopped between its claim and its deposit) keeps 0 here,
+  // and its share steps are skipped (claim_unproved) rather than paid for from the wallet's balance.
+  `
+  ALTER TABLE plans ADD COLUMN claimed_proved INTEGER NOT NULL DEFAULT 0 CHECK (claimed_proved IN (0, 1));
   `,
 ];
 

@@ -6,7 +6,7 @@ import type { PlanStatus, StepState } from '../../domain.js';
 import { attemptFromRaw, stepFromRaw } from '../codecs.js';
 import { prepareShared, sharedArgs, type Db, type SharedStatement } from './db.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
-import type { ResponseRecord, StepRef } from '../port.js';
+import type { ClaimedRecord, ResponseRecord, StepRef } from '../port.js';
 import type { AttemptRow, PlanWithSteps, RawAttempt, RawStep, StepRow, StoredRequest } from '../rows.js';
 import { runSync, StepMachine, type Op, type Query } from '../step-machine.js';
 
@@ -103,7 +103,7 @@ export class StepRepo {
   markSending(stepId: number, request: StoredRequest, now: number): StepRow {
     return this.tx(() => this.machine.markSending(stepId, request, now));
   }
-  markAcknowledged(ref: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now: number): StepRow {
+  markAcknowledged(ref: StepRef, res: ResponseRecord & ClaimedRecord, now: number): StepRow {
     return this.tx(() => this.machine.markAcknowledged(ref, res, now));
   }
   recordClaimed(stepId: number, lamports: Lamports, now: number): StepRow {

@@ -11,7 +11,7 @@ import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
 import { POLL_VIEW_SQL, pollViewFromRows, type PollView, type PollViewRow } from '../poll-view.js';
-import type { InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, SyncStore, StepRef } from '../port.js';
+import type { ClaimedRecord, InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, SyncStore, StepRef } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { OutboxRepo } from './outbox.js';
 import { StepRepo } from './steps.js';
@@ -155,7 +155,7 @@ class SqliteStateStore implements SqliteStore {
     // The last write before the first byte: like markSending, only to the files opened.
     return this.files.sending(() => this.io('recordSigned', () => this.steps.recordSigned(stepId, request, now)));
   }
-  markAcknowledged(stepId: StepRef, res: ResponseRecord & { claimedLamports?: Lamports }, now = this.clock.now()): StepRow {
+  markAcknowledged(stepId: StepRef, res: ResponseRecord & ClaimedRecord, now = this.clock.now()): StepRow {
     return this.io('markAcknowledged', () => this.steps.markAcknowledged(stepId, res, now));
   }
   recordClaimed(stepId: number, lamports: Lamports, now = this.clock.now()): StepRow {
