@@ -1,0 +1,129 @@
+// `autoclaim prune`: deletes settled history older than a cutoff from the state file, and never a
+// row the exactly-once guards read. Each rule below is one reader's, named where it reads:
+//
+// - open, blocked or unknown plans, and any plan with a step planned, sending or unknown: the work
+//   left (openPlans, activePlans, recoverInFlight), the claim in doubt and the unknown signed step
+//   (poll-view.ts), `actions resolve`. Only plans `done`, `rejected`, `failed` or `dry` whose every
+//   step is settled go.
+// - plans recorded or updated since the cutoff: the rules' history (codecs.ts historyPlanIds: created
+//   since, or updated since and moved). The command refuses a cutoff inside the rules' lookback
+//   (rules/limits.ts historyLookbackMs: the rolling day, or the longest cooldown).
+// - the plans of the address's two newest epochs seen (the current and the previous): the history's
+//   `epoch =` branch, once_per_epoch and the next seq of a rule in its epoch (rules/decide.ts). An
+//   older epoch is never polled again: an epoch going back is refused before anything is recorded
+//   (executor/epoch-check.ts).
+// - each rule's newest plan: latestRulePlans (codecs.ts LATEST_RULE_PLANS_SQL), which carries a
+//   replaced rule's id and history at every start and reload (rules/rule-ids.ts).
+// - every one-off send's plan (manual_id): its id is refused as used, ever (`send --id`).
+// - the plan of the newest attempt: the lock file's send mark is compared with max(attempts.id)
+//   (identity.ts), and SQLite gives a new row the highest rowid + 1, so a deleted newest attempt
+//   would have its id handed out again. The newest plan and step are kept by the rules above.
+// - epochs_seen: the address's two newest epochs (what recordPoll's newEpoch asks of the current one).
+// signed_ts is not touched: it is one row an address, and its running maximum outlives the attempts.
+//
+// Batched: each batch of plans (their attempts, then steps, then the plans) is one IMMEDIATE
+// transaction, so the WAL and the write lock are held for a bounded time whatever the history.
+// A dry run runs the same batches and rolls each back: its counts are what a prune would delete.
+import type { Db } from './db.js';
+
+export interface PruneOptions {
+  /** Unix ms: only history recorded and last updated before it goes. */
+  cutoffMs: number;
+  /** Count what would go, delete nothing. */
+  dryRun: boolean;
+  /** Plans (or epochs_seen rows) per transaction; default 500. */
+  batch?: number;
+}
+
+export interface PruneCounts {
+  plans: number;
+  steps: number;
+  attempts: number;
+  epochsSeen: number;
+}
+
+const DEFAULT_BATCH = 500;
+
+/** The second-newest epoch seen for `address` (an epoch is a date: its text sorts as it does). */
+const PREVIOUS_EPOCH = (address: string) => `(SELECT x.epoch FROM epochs_seen x WHERE x.address = ${address} ORDER BY x.epoch DESC LIMIT 1 OFFSET 1)`;
+
+/** The next batch of plans that may go, in id order after @after. */
+const PLAN_BATCH_SQL = `
+  SELECT p.id FROM plans p
+  WHERE p.id > @after
+    AND p.created_at < @cutoff AND p.updated_at < @cutoff
+    AND p.status IN ('done', 'rejected', 'failed', 'dry')
+    AND p.manual_id IS NULL
+    AND p.id <> @keepPlan
+    AND p.id < (SELECT MAX(q.id) FROM plans q WHERE q.rule = p.rule)
+    AND p.epoch < ${PREVIOUS_EPOCH('p.address')}
+    AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = p.id AND s.state IN ('planned', 'sending', 'unknown'))
+  ORDER BY p.id
+  LIMIT @limit`;
+
+/** The plan holding the newest attempt (-1 when there is none). */
+const NEWEST_ATTEMPT_PLAN_SQL = 'SELECT s.plan_id AS id FROM attempts a JOIN steps s ON s.id = a.step_id ORDER BY a.id DESC LIMIT 1';
+
+const IDS = 'SELECT value FROM json_each(@ids)';
+
+/** The next batch of epochs_seen rows that may go, in key order after (@address, @epoch). */
+const EPOCH_BATCH_SQL = `
+  SELECT e.address, e.epoch FROM epochs_seen e
+  WHERE (e.address, e.epoch) > (@address, @epoch)
+    AND e.first_seen_at < @cutoff
+    AND e.epoch < ${PREVIOUS_EPOCH('e.address')}
+  ORDER BY e.address, e.epoch
+  LIMIT @limit`;
+
+export function pruneState(db: Db, opts: PruneOptions): PruneCounts {
+  const limit = opts.batch ?? DEFAULT_BATCH;
+  const counts: PruneCounts = { plans: 0, steps: 0, attempts: 0, epochsSeen: 0 };
+  const planBatch = db.prepare<Record<string, unknown>, { id: number }>(PLAN_BATCH_SQL);
+  const delAttempts = db.prepare<{ ids: string }>(`DELETE FROM attempts WHERE step_id IN (SELECT id FROM steps WHERE plan_id IN (${IDS}))`);
+  const delSteps = db.prepare<{ ids: string }>(`DELETE FROM steps WHERE plan_id IN (${IDS})`);
+  const delPlans = db.prepare<{ ids: string }>(`DELETE FROM plans WHERE id IN (${IDS})`);
+  const keepPlan = db.prepare<[], { id: number }>(NEWEST_ATTEMPT_PLAN_SQL);
+  let after = 0;
+  for (;;) {
+    const ids = inBatch(db, opts.dryRun, () => {
+      const found = planBatch.all({ after, cutoff: opts.cutoffMs, keepPlan: keepPlan.get()?.id ?? -1, limit }).map((r) => r.id);
+      const json = JSON.stringify(found);
+      counts.attempts += delAttempts.run({ ids: json }).changes;
+      counts.steps += delSteps.run({ ids: json }).changes;
+      counts.plans += delPlans.run({ ids: json }).changes;
+      return found;
+    });
+    if (ids.length < limit) break;
+    after = ids[ids.length - 1] ?? after;
+  }
+
+  const epochBatch = db.prepare<Record<string, unknown>, { address: string; epoch: string }>(EPOCH_BATCH_SQL);
+  const delEpochs = db.prepare<{ keys: string }>(
+    "DELETE FROM epochs_seen WHERE (address, epoch) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@keys))",
+  );
+  let key = { address: '', epoch: '' };
+  for (;;) {
+    const rows = inBatch(db, opts.dryRun, () => {
+      const found = epochBatch.all({ ...key, cutoff: opts.cutoffMs, limit });
+      counts.epochsSeen += delEpochs.run({ keys: JSON.stringify(found.map((r) => [r.address, r.epoch])) }).changes;
+      return found;
+    });
+    const last = rows[rows.length - 1];
+    if (rows.length < limit || last === undefined) break;
+    key = last;
+  }
+  return counts;
+}
+
+/** One IMMEDIATE transaction: committed, or (a dry run) rolled back. */
+function inBatch<T>(db: Db, dryRun: boolean, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const out = fn();
+    db.exec(dryRun ? 'ROLLBACK' : 'COMMIT');
+    return out;
+  } catch (err) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw err;
+  }
+}
