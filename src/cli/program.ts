@@ -115,6 +115,12 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       await run('stderr', async (ctx) => (await import('./commands/actions.js')).resolveCommand(ctx, id, opts)).call(this);
     });
   program
+    .command('prune')
+    .description("delete the state file's settled history older than --older-than, never what the exactly-once guards read (exit 75 while a daemon runs on it)")
+    .requiredOption('--older-than <duration>', 'only history recorded before this long ago, e.g. 180d (at least the rules\' day or longest cooldown)', onlyOnce)
+    .option('--dry-run', 'count what would be deleted; delete nothing')
+    .action(run('stderr', async (ctx) => (await import('./commands/prune.js')).pruneCommand(ctx, program.commands.find((c) => c.name() === 'prune')!.opts())));
+  program
     .command('send [op]')
     .description('one action you decide (claim, deposit, mint, withdraw, burn) through the journal and safety caps, exactly once per --id')
     .option('--wallet <name>', 'the configured wallet to act for', onlyOnce)
