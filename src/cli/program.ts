@@ -174,6 +174,16 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       const configFlag = this.optsWithGlobals<GlobalOptions>().config;
       await run(opts.check === true ? 'stderr' : 'stdout', async (ctx) => (await import('./commands/signer.js')).signerCommand(ctx, configFlag, opts)).call(this);
     });
+  signer
+    .command('prune')
+    .description("delete the signer journal's signatures made before --older-than (at least 3d), beside running signers; the newest is kept")
+    .requiredOption('--older-than <duration>', 'only signatures made before this long ago, e.g. 90d', onlyOnce)
+    .option('--dry-run', 'count what would be deleted; delete nothing')
+    .action(async function (this: Command) {
+      const opts = this.opts<{ olderThan: string; dryRun?: boolean }>();
+      const configFlag = this.optsWithGlobals<GlobalOptions>().config;
+      await run('stderr', async (ctx) => (await import('./commands/signer-prune.js')).signerPruneCommand(ctx, configFlag, opts)).call(this);
+    });
   const service = program.command('service').description('the systemd service: `service install` writes its unit, directories and a config skeleton');
   service
     .command('install')

@@ -83,47 +83,46 @@ export function pruneState(db: Db, opts: PruneOptions): PruneCounts {
   const delSteps = db.prepare<{ ids: string }>(`DELETE FROM steps WHERE plan_id IN (${IDS})`);
   const delPlans = db.prepare<{ ids: string }>(`DELETE FROM plans WHERE id IN (${IDS})`);
   const keepPlan = db.prepare<[], { id: number }>(NEWEST_ATTEMPT_PLAN_SQL);
-  let after = 0;
-  for (;;) {
-    const ids = inBatch(db, opts.dryRun, () => {
-      const found = planBatch.all({ after, cutoff: opts.cutoffMs, keepPlan: keepPlan.get()?.id ?? -1, limit }).map((r) => r.id);
-      const json = JSON.stringify(found);
-      counts.attempts += delAttempts.run({ ids: json }).changes;
-      counts.steps += delSteps.run({ ids: json }).changes;
-      counts.plans += delPlans.run({ ids: json }).changes;
-      return found;
-    });
-    if (ids.length < limit) break;
-    after = ids[ids.length - 1] ?? after;
-  }
+  inBatches(db, opts.dryRun, limit, 0, (after) => {
+    const found = planBatch.all({ after, cutoff: opts.cutoffMs, keepPlan: keepPlan.get()?.id ?? -1, limit }).map((r) => r.id);
+    const json = JSON.stringify(found);
+    counts.attempts += delAttempts.run({ ids: json }).changes;
+    counts.steps += delSteps.run({ ids: json }).changes;
+    counts.plans += delPlans.run({ ids: json }).changes;
+    return found;
+  });
 
   const epochBatch = db.prepare<Record<string, unknown>, { address: string; epoch: string }>(EPOCH_BATCH_SQL);
   const delEpochs = db.prepare<{ keys: string }>(
     "DELETE FROM epochs_seen WHERE (address, epoch) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@keys))",
   );
-  let key = { address: '', epoch: '' };
-  for (;;) {
-    const rows = inBatch(db, opts.dryRun, () => {
-      const found = epochBatch.all({ ...key, cutoff: opts.cutoffMs, limit });
-      counts.epochsSeen += delEpochs.run({ keys: JSON.stringify(found.map((r) => [r.address, r.epoch])) }).changes;
-      return found;
-    });
-    const last = rows[rows.length - 1];
-    if (rows.length < limit || last === undefined) break;
-    key = last;
-  }
+  inBatches(db, opts.dryRun, limit, { address: '', epoch: '' }, (after) => {
+    const found = epochBatch.all({ ...after, cutoff: opts.cutoffMs, limit });
+    counts.epochsSeen += delEpochs.run({ keys: JSON.stringify(found.map((r) => [r.address, r.epoch])) }).changes;
+    return found;
+  });
   return counts;
 }
 
-/** One IMMEDIATE transaction: committed, or (a dry run) rolled back. */
-function inBatch<T>(db: Db, dryRun: boolean, fn: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const out = fn();
-    db.exec(dryRun ? 'ROLLBACK' : 'COMMIT');
-    return out;
-  } catch (err) {
-    if (db.inTransaction) db.exec('ROLLBACK');
-    throw err;
+/**
+ * Deletes in batches, each one IMMEDIATE transaction (rolled back in a dry run): `batch(after)`
+ * deletes what it finds after the key `after` (at most `limit` rows, in key order) and returns the
+ * rows found; the next batch starts after the last of them, so a dry run, which leaves them in
+ * place, moves on too. Stops at a batch that found fewer than `limit`. Also the signer journal's.
+ */
+export function inBatches<K>(db: Db, dryRun: boolean, limit: number, start: K, batch: (after: K) => K[]): void {
+  for (let after = start; ; ) {
+    db.exec('BEGIN IMMEDIATE');
+    let found: K[];
+    try {
+      found = batch(after);
+      db.exec(dryRun ? 'ROLLBACK' : 'COMMIT');
+    } catch (err) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw err;
+    }
+    const last = found[found.length - 1];
+    if (found.length < limit || last === undefined) return;
+    after = last;
   }
 }
