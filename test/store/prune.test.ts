@@ -121,6 +121,45 @@ describe('prune', () => {
     expect(s.getPlan(current)).toBeDefined();
   });
 
+  it('keeps the current epoch after one recorded ahead of the calendar (the sandbox\'s fast epochs, then the real API)', () => {
+    const s = openLocked();
+    // Fast demo epochs recorded years ahead, then the real API's epoch 1, in which the rule fired.
+    for (const [i, ahead] of ['2031-01-01', '2031-01-02', '2031-01-03'].entries()) {
+      s.recordPoll('treasury', ADDR, at(0) + i, { ok: true, summary: summary({ epoch: ahead }) });
+    }
+    poll(s, 1);
+    const current = settled(s, { epoch: epoch(1), created: at(1) });
+    settled(s, { rule: 'other', epoch: epoch(1), created: at(1) + HOUR });
+    s.insertPlan(draft({ epoch: epoch(1), steps: [{ kind: 'claim' }] }), { dry: true, reason: 'r', now: at(1) + 2 * HOUR });
+    const now = at(2) + 12 * HOUR;
+    s.recordPoll('treasury', ADDR, now, { ok: true, summary: summary({ epoch: epoch(1) }) });
+
+    expect(s.prune({ cutoffMs: now - DAY, dryRun: false })).toMatchObject({ plans: 0, epochsSeen: 2 }); // two of the three ahead
+    expect(s.getPlan(current)).toBeDefined();
+    const view = s.pollView(ADDR, now - DAY, epoch(1));
+    const out = decide(input([rule('compound', { limits: { oncePerEpoch: true } })], { summary: summary({ epoch: epoch(1) }), history: view.history, now }));
+    expect(out.decisions[0]).toMatchObject({ fired: false, reason: 'once_per_epoch' });
+  });
+
+  it('keeps the epoch of the last good poll, first seen before epochs recorded ahead of the calendar', () => {
+    const s = openLocked();
+    poll(s, 1);
+    const current = settled(s, { epoch: epoch(1), created: at(1) });
+    settled(s, { rule: 'other', epoch: epoch(1), created: at(1) + HOUR });
+    s.insertPlan(draft({ epoch: epoch(1), steps: [{ kind: 'claim' }] }), { dry: true, reason: 'r', now: at(1) + 2 * HOUR });
+    // A sandbox's fast epochs in between, then the real API's epoch 1 again (believed: the recorded
+    // epoch is ahead of the calendar, executor/epoch-check.ts); its first sighting stays day 1's.
+    for (const [i, ahead] of ['2031-01-01', '2031-01-02'].entries()) {
+      s.recordPoll('treasury', ADDR, at(1) + 3 * HOUR + i, { ok: true, summary: summary({ epoch: ahead }) });
+    }
+    const now = at(2) + 12 * HOUR;
+    s.recordPoll('treasury', ADDR, now, { ok: true, summary: summary({ epoch: epoch(1) }) });
+
+    expect(s.prune({ cutoffMs: now - DAY, dryRun: false })).toMatchObject({ plans: 0, epochsSeen: 0 });
+    expect(s.getPlan(current)).toBeDefined();
+    expect(s.recordPoll('treasury', ADDR, now + 1, { ok: true, summary: summary({ epoch: epoch(1) }) }).newEpoch).toBe(false);
+  });
+
   it('keeps what the rules look back at: a plan whose request went out since the cutoff holds the cooldown', () => {
     const s = openLocked();
     poll(s, 0);

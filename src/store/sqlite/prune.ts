@@ -8,17 +8,19 @@
 // - plans recorded or updated since the cutoff: the rules' history (codecs.ts historyPlanIds: created
 //   since, or updated since and moved). The command refuses a cutoff inside the rules' lookback
 //   (rules/limits.ts historyLookbackMs: the rolling day, or the longest cooldown).
-// - the plans of the address's two newest epochs seen (the current and the previous): the history's
-//   `epoch =` branch, once_per_epoch and the next seq of a rule in its epoch (rules/decide.ts). An
-//   older epoch is never polled again: an epoch going back is refused before anything is recorded
-//   (executor/epoch-check.ts).
+// - the plans of the address's two epochs first seen last (the current and the previous), and of the
+//   epoch of its last good poll: the history's `epoch =` branch, once_per_epoch and the next seq of
+//   a rule in its epoch (rules/decide.ts). An older epoch is not polled again: an epoch going back
+//   is refused before anything is recorded (executor/epoch-check.ts). By when they were first seen,
+//   not by their text: an epoch recorded ahead of the calendar (the sandbox's fast epochs, before
+//   the real API) sorts after the real current one, and would have pushed it out.
 // - each rule's newest plan: latestRulePlans (codecs.ts LATEST_RULE_PLANS_SQL), which carries a
 //   replaced rule's id and history at every start and reload (rules/rule-ids.ts).
 // - every one-off send's plan (manual_id): its id is refused as used, ever (`send --id`).
 // - the plan of the newest attempt: the lock file's send mark is compared with max(attempts.id)
 //   (identity.ts), and SQLite gives a new row the highest rowid + 1, so a deleted newest attempt
 //   would have its id handed out again. The newest plan and step are kept by the rules above.
-// - epochs_seen: the address's two newest epochs (what recordPoll's newEpoch asks of the current one).
+// - epochs_seen: the same epochs of each address (what recordPoll's newEpoch asks of the current one).
 // signed_ts is not touched: it is one row an address, and its running maximum outlives the attempts.
 //
 // Batched: each batch of plans (their attempts, then steps, then the plans) is one IMMEDIATE
@@ -44,8 +46,20 @@ export interface PruneCounts {
 
 const DEFAULT_BATCH = 500;
 
-/** The second-newest epoch seen for `address` (an epoch is a date: its text sorts as it does). */
-const PREVIOUS_EPOCH = (address: string) => `(SELECT x.epoch FROM epochs_seen x WHERE x.address = ${address} ORDER BY x.epoch DESC LIMIT 1 OFFSET 1)`;
+/**
+ * The epochs kept, per address, worked out once before the batches (no daemon runs: the lock is
+ * held): the two first seen last, and the last good poll's. A temporary table of this connection.
+ */
+const KEPT_EPOCHS_SQL = `
+  CREATE TEMP TABLE IF NOT EXISTS prune_epochs (address TEXT NOT NULL, epoch TEXT NOT NULL, PRIMARY KEY (address, epoch)) WITHOUT ROWID;
+  DELETE FROM temp.prune_epochs;
+  INSERT INTO temp.prune_epochs (address, epoch)
+    SELECT address, epoch FROM (
+      SELECT address, epoch, ROW_NUMBER() OVER (PARTITION BY address ORDER BY first_seen_at DESC, epoch DESC) AS n FROM epochs_seen
+    ) WHERE n <= 2;
+  INSERT OR IGNORE INTO temp.prune_epochs (address, epoch) SELECT address, epoch FROM wallet_state WHERE epoch IS NOT NULL;`;
+
+const KEPT_EPOCH = (row: string) => `NOT EXISTS (SELECT 1 FROM temp.prune_epochs k WHERE k.address = ${row}.address AND k.epoch = ${row}.epoch)`;
 
 /** The next batch of plans that may go, in id order after @after. */
 const PLAN_BATCH_SQL = `
@@ -56,7 +70,7 @@ const PLAN_BATCH_SQL = `
     AND p.manual_id IS NULL
     AND p.id <> @keepPlan
     AND p.id < (SELECT MAX(q.id) FROM plans q WHERE q.rule = p.rule)
-    AND p.epoch < ${PREVIOUS_EPOCH('p.address')}
+    AND ${KEPT_EPOCH('p')}
     AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = p.id AND s.state IN ('planned', 'sending', 'unknown'))
   ORDER BY p.id
   LIMIT @limit`;
@@ -71,13 +85,14 @@ const EPOCH_BATCH_SQL = `
   SELECT e.address, e.epoch FROM epochs_seen e
   WHERE (e.address, e.epoch) > (@address, @epoch)
     AND e.first_seen_at < @cutoff
-    AND e.epoch < ${PREVIOUS_EPOCH('e.address')}
+    AND ${KEPT_EPOCH('e')}
   ORDER BY e.address, e.epoch
   LIMIT @limit`;
 
 export function pruneState(db: Db, opts: PruneOptions): PruneCounts {
   const limit = opts.batch ?? DEFAULT_BATCH;
   const counts: PruneCounts = { plans: 0, steps: 0, attempts: 0, epochsSeen: 0 };
+  db.exec(KEPT_EPOCHS_SQL);
   const planBatch = db.prepare<Record<string, unknown>, { id: number }>(PLAN_BATCH_SQL);
   const delAttempts = db.prepare<{ ids: string }>(`DELETE FROM attempts WHERE step_id IN (SELECT id FROM steps WHERE plan_id IN (${IDS}))`);
   const delSteps = db.prepare<{ ids: string }>(`DELETE FROM steps WHERE plan_id IN (${IDS})`);
@@ -101,6 +116,7 @@ export function pruneState(db: Db, opts: PruneOptions): PruneCounts {
     counts.epochsSeen += delEpochs.run({ keys: JSON.stringify(found.map((r) => [r.address, r.epoch])) }).changes;
     return found;
   });
+  db.exec('DROP TABLE temp.prune_epochs');
   return counts;
 }
 
