@@ -5,8 +5,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
+import { startSandbox } from '../../src/sandbox/server.js';
 import { acquireLock, openStore, type Lock } from '../../src/store/index.js';
-import { makeWallets, runCli, tempDir, writeConfig, type TestWallet } from './helpers.js';
+import { CANARY_API_KEY, makeWallets, runCli, tempDir, writeConfig, type TestWallet } from './helpers.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2025, 5, 1, 12);
@@ -115,5 +116,38 @@ describe('autoclaim prune', () => {
     expect(shared.code).toBe(2);
     expect(shared.stderr).toMatch(/prune works on a state file \(state.path\); this config shares state.url/);
     expect(plans()).toBe(10);
+  });
+});
+
+describe('autoclaim prune, then the daemon again', () => {
+  it("keeps the epoch's plan the rule's newest is not: the next cycle does not claim twice in the epoch", async () => {
+    const { dir, cleanup } = tempDir('autoclaim-prune-once-');
+    const [wallet, second] = makeWallets(dir, ['treasury', 'second']) as [TestWallet, TestWallet];
+    const sandbox = await startSandbox({
+      apiKey: CANARY_API_KEY,
+      defaultAccrualLamportsPerSec: 0n,
+      wallets: [wallet, second].map((w) => ({ address: w.address, pendingLamports: 2_000_000_000n, accrualLamportsPerSec: 1_000_000_000n, balanceLamports: 20_000_000_000n })),
+    });
+    try {
+      const config = writeConfig(dir, { baseUrl: sandbox.url, wallets: [wallet, second] });
+      const cli = (args: string[], clock?: { now: () => number; monotonic: () => number }) => runCli([...args, '--config', config], { cwd: dir, ...(clock ? { clock } : {}) });
+      const claims = () => sandbox.ledger().filter((e) => e.op === 'claim' && e.wallet === wallet.address).length;
+      // The rule's newest plan is the second wallet's, the newest attempt a one-off send's: only
+      // the epoch keeps treasury's plan.
+      expect((await cli(['once'])).code).toBe(0);
+      expect(claims()).toBe(1);
+      expect((await cli(['send', 'deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '0.1', '--id', 'pay-1', '--yes'])).code).toBe(0);
+      // Two days on, everything older than a day goes: the plans are all older than the cutoff.
+      const later = { now: () => Date.now() + 2 * DAY, monotonic: () => 0 };
+      const pruned = await cli(['prune', '--older-than', '1d'], later);
+      expect(pruned.code).toBe(0);
+      expect(pruned.stdout).toContain('deleted 0 plans');
+      // The same epoch on the server: once_per_epoch still holds, with the pending there to claim.
+      expect((await cli(['once'])).code).toBe(0);
+      expect(claims()).toBe(1);
+    } finally {
+      await sandbox.close();
+      cleanup();
+    }
   });
 });
