@@ -115,6 +115,12 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       await run('stderr', async (ctx) => (await import('./commands/actions.js')).resolveCommand(ctx, id, opts)).call(this);
     });
   program
+    .command('prune')
+    .description("delete the state file's settled history older than --older-than, never what the exactly-once guards read (exit 75 while a daemon runs on it)")
+    .requiredOption('--older-than <duration>', 'only history recorded before this long ago, e.g. 180d (at least the rules\' day or longest cooldown)', onlyOnce)
+    .option('--dry-run', 'count what would be deleted; delete nothing')
+    .action(run('stderr', async (ctx) => (await import('./commands/prune.js')).pruneCommand(ctx, program.commands.find((c) => c.name() === 'prune')!.opts())));
+  program
     .command('send [op]')
     .description('one action you decide (claim, deposit, mint, withdraw, burn) through the journal and safety caps, exactly once per --id')
     .option('--wallet <name>', 'the configured wallet to act for', onlyOnce)
@@ -167,6 +173,16 @@ export async function main(argv: string[], io: CliIo): Promise<ExitCode> {
       const opts = signer.opts<SignerOptions>();
       const configFlag = this.optsWithGlobals<GlobalOptions>().config;
       await run(opts.check === true ? 'stderr' : 'stdout', async (ctx) => (await import('./commands/signer.js')).signerCommand(ctx, configFlag, opts)).call(this);
+    });
+  signer
+    .command('prune')
+    .description("delete the signer journal's signatures made before --older-than (at least 3d), beside running signers; the newest is kept")
+    .requiredOption('--older-than <duration>', 'only signatures made before this long ago, e.g. 90d', onlyOnce)
+    .option('--dry-run', 'count what would be deleted; delete nothing')
+    .action(async function (this: Command) {
+      const opts = this.opts<{ olderThan: string; dryRun?: boolean }>();
+      const configFlag = this.optsWithGlobals<GlobalOptions>().config;
+      await run('stderr', async (ctx) => (await import('./commands/signer-prune.js')).signerPruneCommand(ctx, configFlag, opts)).call(this);
     });
   const service = program.command('service').description('the systemd service: `service install` writes its unit, directories and a config skeleton');
   service

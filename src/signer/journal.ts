@@ -18,6 +18,7 @@ import { StateError } from '../errors.js';
 import { WAL_SIZE_LIMIT_BYTES } from '../store/sqlite/db.js';
 import { ensureFile, realStatePath } from '../store/sqlite/files.js';
 import { sendMarkIn, type SendMark } from '../store/sqlite/lock.js';
+import { inBatches } from '../store/sqlite/prune.js';
 
 export interface JournalRecord {
   key: string;
@@ -303,6 +304,36 @@ export class SqliteJournal implements SignerJournal {
         step: r.step as string | null,
       })),
     );
+  }
+
+  /**
+   * `autoclaim signer prune`: the signatures made before `cutoffMs`, and the day buckets of the hours
+   * before it, deleted a batch an IMMEDIATE transaction, beside running signers as their batches
+   * are (a dry run rolls each back). Never the newest signature: the mark compares with MAX(id), and
+   * SQLite hands a deleted highest id out again. The caller keeps the cutoff out of every check's
+   * reach (cli/commands/signer-prune.ts).
+   */
+  prune(cutoffMs: number, dryRun: boolean, limit = 1000): { signatures: number; buckets: number } {
+    const db = this.#db;
+    const next = db.prepare('SELECT id FROM signatures WHERE id > ? AND signed_at_ms < ? AND id < (SELECT MAX(id) FROM signatures) ORDER BY id LIMIT ?').pluck();
+    const del = db.prepare('DELETE FROM signatures WHERE id IN (SELECT value FROM json_each(?))');
+    const nextBuckets = db.prepare<[string, number, number, number], { wallet: string; hour: number }>(
+      'SELECT wallet, hour FROM day_totals WHERE (wallet, hour) > (?, ?) AND hour < ? ORDER BY wallet, hour LIMIT ?',
+    );
+    const delBuckets = db.prepare("DELETE FROM day_totals WHERE (wallet, hour) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))");
+    const counts = { signatures: 0, buckets: 0 };
+    inBatches(db, dryRun, limit, 0, (after) => {
+      const ids = next.all(after, cutoffMs, limit) as number[];
+      counts.signatures += del.run(JSON.stringify(ids)).changes;
+      return ids;
+    });
+    // Each hour's bucket before the cutoff's hour holds only signatures just deleted; no window reads it.
+    inBatches(db, dryRun, limit, { wallet: '', hour: -1 }, (after) => {
+      const keys = nextBuckets.all(after.wallet, after.hour, Math.floor(cutoffMs / HOUR_MS), limit);
+      counts.buckets += delBuckets.run(JSON.stringify(keys.map((k) => [k.wallet, k.hour]))).changes;
+      return keys;
+    });
+    return counts;
   }
 
   /** Every record, oldest first (tests and audits). */

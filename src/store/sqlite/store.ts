@@ -10,6 +10,7 @@ import { StateFiles } from './identity.js';
 import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
 import { PlanRepo } from './plans.js';
+import { pruneState, type PruneCounts, type PruneOptions } from './prune.js';
 import { POLL_VIEW_SQL, pollViewFromRows, type PollView, type PollViewRow } from '../poll-view.js';
 import type { ClaimedRecord, InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, SyncStore, StepRef } from '../port.js';
 import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
@@ -42,9 +43,13 @@ export interface SqlitePragmas {
   userVersion: number;
 }
 
-/** The port, and what only a SQLite connection has: its pragmas, to prove they were applied. */
+/**
+ * The port, and what only a SQLite connection has: its pragmas, to prove they were applied, and
+ * `autoclaim prune` (prune.ts), which runs under the state lock, never beside a daemon.
+ */
 export interface SqliteStore extends SyncStore {
   pragmas(): SqlitePragmas;
+  prune(opts: PruneOptions): PruneCounts;
 }
 
 export function openStore(path: string, opts: StoreOptions): SqliteStore {
@@ -258,6 +263,10 @@ class SqliteStateStore implements SqliteStore {
         userVersion: Number(get('user_version')),
       };
     });
+  }
+
+  prune(opts: PruneOptions): PruneCounts {
+    return this.io('prune', () => this.files.owned(() => pruneState(this.db, opts)));
   }
 
   integrityCheck(): string {
