@@ -10,7 +10,7 @@ import type { Redactor } from './log/redact.js';
 import { loadConfig, resolveApiKey, type LoadedSecrets, type LoadResult } from './config/index.js';
 import { resolveStatePassword } from './config/secrets.js';
 import type { Cluster } from './cluster/open.js';
-import { ApiClient, createDispatcher } from './api/client.js';
+import type { ApiClient } from './api/client.js';
 import { RateLimiter } from './api/rate-limit.js';
 import type { EventSink } from './events.js';
 import { acquireLock, openStateStore, type Lock, type Store } from './store/index.js';
@@ -126,6 +126,9 @@ export async function openApi(
     config = { ...config, api: { ...config.api, baseUrl: sandbox.url } };
     logger.info({ event: 'sandbox.started', url: sandbox.url }, `built-in sandbox listening on ${sandbox.url}`);
   }
+  // Loaded here, where the API is opened: `check`, `status`, `actions`, pause and resume read the
+  // config and the state and never need undici's connection pool or the response schemas.
+  const { ApiClient, createDispatcher } = await import('./api/client.js');
   const dispatcher = createDispatcher(config.api);
   const limiter = new RateLimiter({ ...config.api.rateLimit, clock });
   const client = new ApiClient({ config: config.api, apiKey, dispatcher, limiter, clock, logger, events: opts.events, redact: (text) => redactor.redact(text) });

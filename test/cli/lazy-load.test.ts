@@ -91,4 +91,23 @@ describe('lazy command modules', () => {
       cleanup();
     }
   });
+
+  it('check and status send no request: they load no HTTP client (undici) and, on SQLite, no PostgreSQL driver', () => {
+    const { dir: work, cleanup } = tempDir('autoclaim-lazy-http-');
+    try {
+      const wallets = makeWallets(work, ['alpha']);
+      writeFileSync(join(work, 'clean.yaml'), configYaml({ baseUrl: 'https://api.example.com/v1', wallets }));
+      const check = loaded(['check', '--config', 'clean.yaml'], work);
+      expect(check.stdout).toContain('alpha');
+      const status = loaded(['status', '--json', '--config', 'clean.yaml'], work);
+      expect(status.stdout).toContain('alpha');
+      for (const { packages } of [check, status]) {
+        expect(packages).toContain('yaml');
+        expect(packages).not.toContain('undici');
+        expect(packages).not.toContain('pg');
+      }
+    } finally {
+      cleanup();
+    }
+  });
 });
