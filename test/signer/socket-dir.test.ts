@@ -1,6 +1,6 @@
 // Who may connect is the file system's decision (server.ts): a socket directory others can write
 // to is refused, as is a path that is not a socket; a stale socket is replaced, a live one is not.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,5 +31,42 @@ describe('the signer socket and its directory', () => {
     await new Promise<void>((r) => other.listen(live, () => r()));
     await expect(listenSigner(live, handler, captureLog().logger)).rejects.toMatchObject({ code: 'LISTEN_FAILED' });
     await new Promise<void>((r) => other.close(() => r()));
+  });
+
+  it('refuses a directory its group can write to: the group is the daemon\'s, which could replace the socket', async () => {
+    const dir = join(t.dir, 'group');
+    mkdirSync(dir);
+    chmodSync(dir, 0o770);
+    await expect(listenSigner(join(dir, 's.sock'), handler, captureLog().logger)).rejects.toMatchObject({ code: 'LISTEN_INVALID' });
+  });
+
+  it('never changes the mode of what a symlink put in the socket\'s place points to (a key file made readable by the group)', async () => {
+    // Whoever can write the socket's directory swaps the socket, right after it is bound, for a
+    // symlink to a file of the signer's; a chmod by path would then open that file to the group.
+    const dir = join(t.dir, 'swap');
+    mkdirSync(dir, 0o700);
+    const key = join(dir, 'treasury.json');
+    writeFileSync(key, '[]', { mode: 0o600 });
+    const sock = join(dir, 's.sock');
+    const listening = listenSigner(sock, handler, captureLog().logger);
+    // listen() binds synchronously inside a microtask of listenSigner; its 'listening' event comes
+    // in a later tick. Microtasks run first, so this loop sees the socket before listenSigner resumes.
+    let swapped = false;
+    for (let i = 0; i < 10_000 && !swapped; i++) {
+      await null;
+      try {
+        if (lstatSync(sock).isSocket()) {
+          unlinkSync(sock);
+          symlinkSync(key, sock);
+          swapped = true;
+        }
+      } catch {
+        // not bound yet
+      }
+    }
+    expect(swapped).toBe(true);
+    const server = await listening.catch((err: unknown) => err);
+    expect(statSync(key).mode & 0o777).toBe(0o600);
+    expect(server).toMatchObject({ code: 'LISTEN_FAILED' });
   });
 });
