@@ -15,6 +15,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { dirname } from 'node:path';
 import { AutoclaimError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { OWN_DIRECTORY_FIX, otherWriters } from './own-directory.js';
 import { errorLine, MAX_LINE_BYTES } from './protocol.js';
 import type { SignerHandler } from './service.js';
 
@@ -61,16 +62,8 @@ function checkDirectory(path: string): void {
   } catch (err) {
     throw new AutoclaimError('LISTEN_INVALID', `the signer socket's directory ${dir} cannot be used (${(err as { code?: string }).code ?? 'error'})`, { cause: err });
   }
-  const mode = (st.mode & 0o7777).toString(8);
-  const fix = "Use a directory of the signer's own, writable by it alone (systemd: RuntimeDirectory= with RuntimeDirectoryMode=0750)";
-  if ((st.mode & 0o022) !== 0) {
-    const who = (st.mode & 0o002) !== 0 ? 'others' : 'its group (the daemon is in the socket\'s group)';
-    throw new AutoclaimError('LISTEN_INVALID', `the signer socket's directory ${dir} is writable by ${who} (mode ${mode}); they could replace the socket. ${fix}`);
-  }
-  const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid && st.uid !== 0) {
-    throw new AutoclaimError('LISTEN_INVALID', `the signer socket's directory ${dir} belongs to another user (uid ${st.uid}), who could replace the socket. ${fix}`);
-  }
+  const writers = otherWriters(st);
+  if (writers !== undefined) throw new AutoclaimError('LISTEN_INVALID', `the signer socket's directory ${dir} ${writers}: they could replace the socket; ${OWN_DIRECTORY_FIX}`);
 }
 
 /** Why what is at `path` right after the bind is not the signer's socket of mode 0660; undefined when it is. */
