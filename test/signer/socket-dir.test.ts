@@ -53,7 +53,7 @@ describe('the signer socket and its directory', () => {
     // in a later tick. Microtasks run first, so this loop sees the socket before listenSigner resumes.
     let swapped = false;
     for (let i = 0; i < 10_000 && !swapped; i++) {
-      await null;
+      await Promise.resolve();
       try {
         if (lstatSync(sock).isSocket()) {
           unlinkSync(sock);
