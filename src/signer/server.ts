@@ -174,7 +174,13 @@ class Batcher {
           if (thenEnd !== undefined) socket.end(text + thenEnd);
           else {
             if (text !== '') socket.write(text);
-            if (paused) socket.resume();
+            // A client that does not read its answers is not read from either, until it does: what
+            // waits for it here stays near one batch's answers, not every answer it ever asked for
+            // (a public_keys line of 20 bytes is answered with every key's name and address).
+            if (socket.writableNeedDrain) {
+              socket.pause();
+              socket.once('drain', () => socket.resume());
+            } else if (paused) socket.resume();
           }
         }
         at += own.length;

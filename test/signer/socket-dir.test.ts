@@ -1,7 +1,8 @@
 // Who may connect is the file system's decision (server.ts): a socket directory others can write
 // to is refused, as is a path that is not a socket; a stale socket is replaced, a live one is not.
 import { chmodSync, lstatSync, mkdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createConnection, createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SignerHandler } from '../../src/signer/service.js';
@@ -68,5 +69,42 @@ describe('the signer socket and its directory', () => {
     const server = await listening.catch((err: unknown) => err);
     expect(statSync(key).mode & 0o777).toBe(0o600);
     expect(server).toMatchObject({ code: 'LISTEN_FAILED' });
+  });
+
+  it('stops reading a client that does not read its answers, until it does', async () => {
+    // Each answer is 1 MiB (as public_keys is for a large signer.yaml): a client asking without
+    // reading would otherwise have every answer held in the signer's memory.
+    const asked: string[] = [];
+    const big: SignerHandler = {
+      answer: () => Promise.resolve(''),
+      answerAll: (lines) => {
+        asked.push(...lines);
+        return Promise.resolve(lines.map((l) => `${JSON.stringify({ id: l, pad: 'x'.repeat(1 << 20) })}\n`).join(''));
+      },
+      counts: { signed: 0, refused: {} },
+    };
+    const sock = join(t.dir, 'slow.sock');
+    const server = await listenSigner(sock, big, captureLog().logger);
+    const client = createConnection(sock);
+    client.pause();
+    await new Promise<void>((r) => client.once('connect', () => r()));
+    client.write('a\n');
+    for (let i = 0; i < 500 && asked.length < 1; i++) await sleep(10);
+    expect(asked).toEqual(['a']);
+    client.write('b\n');
+    await sleep(300);
+    expect(asked).toEqual(['a']);
+    // Read: the signer reads again, and answers b.
+    let received = 0;
+    client.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+    });
+    client.resume();
+    for (let i = 0; i < 500 && asked.length < 2; i++) await sleep(10);
+    expect(asked).toEqual(['a', 'b']);
+    for (let i = 0; i < 500 && received <= 2 << 20; i++) await sleep(10);
+    expect(received).toBeGreaterThan(2 << 20);
+    client.destroy();
+    await server.close();
   });
 });
