@@ -303,7 +303,6 @@ export const LOG_EVENTS = [
   'signer.backend_failed',
   'signer.connection_failed',
   'signer.batch_failed',
-  'signer.signal_ignored',
   // the built-in simulator (sandbox/)
   'sandbox.started',
   'sandbox.stopped',

@@ -21,25 +21,6 @@ export function signerConfigPath(given: string | undefined, env: NodeJS.ProcessE
 
 export async function signerCommand(ctx: CommandContext, configFlag: string | undefined, opts: SignerOptions): Promise<ExitCode> {
   const { io } = ctx;
-  // Before any key is read: at SIGUSR1 Node opens its inspector (127.0.0.1:9229, no password: code
-  // run inside this process, its keys and policy with it) unless something listens for it, and
-  // SIGUSR2's default ends the process. Neither means anything to the signer; `autoclaim poll` and
-  // `pause`, run as root, signal the pid a daemon's control file names, which the daemon writes.
-  const ignored = (signal: 'SIGUSR1' | 'SIGUSR2') => () => ctx.logger.warn({ event: 'signer.signal_ignored', signal }, `${signal} ignored: the signer has no use for it`);
-  const onUsr1 = ignored('SIGUSR1');
-  const onUsr2 = ignored('SIGUSR2');
-  io.signals.on('SIGUSR1', onUsr1);
-  io.signals.on('SIGUSR2', onUsr2);
-  try {
-    return await signerCommandWith(ctx, configFlag, opts);
-  } finally {
-    io.signals.off('SIGUSR1', onUsr1);
-    io.signals.off('SIGUSR2', onUsr2);
-  }
-}
-
-async function signerCommandWith(ctx: CommandContext, configFlag: string | undefined, opts: SignerOptions): Promise<ExitCode> {
-  const { io } = ctx;
   const file = signerConfigPath(configFlag, io.env);
   const { loadSignerConfig } = await import('../../signer/config.js');
   const loaded = loadSignerConfig(file, { env: io.env, cwd: io.cwd, loadKeys: { redactor: ctx.redactor } });
