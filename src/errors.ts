@@ -57,6 +57,7 @@ type StateErrorCode =
   | 'STATE_LINKED'
   | 'STATE_REPLACED'
   | 'STATE_ROLLED_BACK' // the state file lacks requests its lock file says were sent from it (an older copy)
+  | 'STATE_UNSAFE' // the signer's journal (or its mark) in a directory someone besides the signer can write
   | 'STATE_READONLY'
   | 'STATE_LOCKED'
   | 'STATE_MIGRATION'

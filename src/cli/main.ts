@@ -22,6 +22,16 @@ process.on('uncaughtException', (err) => {
   process.exit(EXIT.FAILURE);
 });
 
+// At SIGUSR1 Node opens its inspector (an unauthenticated debugger on 127.0.0.1:9229: code run in
+// this process, its keys with it, by any local user who reaches the port) unless the process
+// listens for it, and SIGUSR2's default ends the process. Every command listens, from before any
+// key is read; `run` adds what the two mean to it (poll now, the pause record). Who may send them:
+// root or this user, `autoclaim poll` and `pause` among them, which signal the pid a daemon's
+// control file names (a file the daemon writes: a compromised one can name the signer's).
+const heard = (): void => {};
+process.on('SIGUSR1', heard);
+process.on('SIGUSR2', heard);
+
 const code = await main(process.argv.slice(2), {
   redactor,
   env: process.env,

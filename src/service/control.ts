@@ -74,7 +74,12 @@ export function removeDaemonInfo(paths: ControlPaths): void {
   fs.rmSync(paths.daemon, { force: true });
 }
 
-/** The running daemon's file, when there is one and its process is alive on this host (`alive`). */
+/**
+ * The running daemon's file, when there is one and its process is alive on this host (`alive`).
+ * A pid that is not a process of the file's owner is no daemon of this state: the daemon writes
+ * the file, so a compromised one could name any pid, and `poll`, `pause` and `resume` run as root
+ * would signal it (the signer's, say: SIGUSR2 ends a process that does not listen for it).
+ */
 export function readDaemonInfo(paths: ControlPaths, isAlive: (pid: number) => boolean = processAlive): (DaemonInfo & { alive: boolean }) | undefined {
   const raw = readJson(paths.daemon) as Partial<DaemonInfo> | undefined;
   if (raw === undefined || typeof raw.pid !== 'number' || typeof raw.host !== 'string') return undefined;
@@ -86,7 +91,17 @@ export function readDaemonInfo(paths: ControlPaths, isAlive: (pid: number) => bo
     dry_run: raw.dry_run === true,
     signing: Array.isArray(raw.signing) ? raw.signing : [],
   };
-  return { ...info, alive: info.host === os.hostname() && isAlive(info.pid) };
+  return { ...info, alive: info.host === os.hostname() && isAlive(info.pid) && sameOwner(paths.daemon, info.pid) };
+}
+
+/** Whether process `pid` runs as the user who owns `file`; true where /proc does not say (not Linux). */
+function sameOwner(file: string, pid: number): boolean {
+  if (!fs.existsSync('/proc/self')) return true;
+  try {
+    return fs.statSync(`/proc/${pid}`).uid === fs.statSync(file).uid;
+  } catch {
+    return false;
+  }
 }
 
 export function processAlive(pid: number): boolean {

@@ -23,7 +23,7 @@ import type { Lamports } from '../amount.js';
 import { StateError } from '../errors.js';
 import { CommitInDoubt, endPool, openPool, redactUrl, toStateError, transaction, type PgOptions } from '../store/postgres/db.js';
 import type { SendMark } from '../store/sqlite/lock.js';
-import { dayWindow, HOUR_MS, openMark, rolledBack, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
+import { assertOwnDirectory, dayWindow, HOUR_MS, openMark, rolledBack, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
 
 /** The first key of every advisory lock this journal takes ('acsj'); the daemon's store uses the one-bigint key space, which never meets the two-int4 one. */
 const LOCK_CLASS = 0x6163736a;
@@ -152,6 +152,7 @@ export class PostgresJournal implements SignerJournal {
   static async open(url: string, opts: PgOptions & { markFile?: string }): Promise<PostgresJournal> {
     const where = redactUrl(url);
     const { markFile, ...pgOpts } = opts;
+    if (markFile !== undefined) assertOwnDirectory(markFile, `the signer journal's mark file ${markFile}`);
     const pool = await openPool(url, { application: 'autoclaim-signer', ...pgOpts });
     let mark: Mark | undefined;
     let newest = 0;

@@ -2,15 +2,20 @@
 //
 // Who may connect is decided by the file system, not by SO_PEERCRED: Node's net module exposes no
 // getsockopt, and a native addon for one check would be a dependency in the process that holds
-// the keys. So: the socket is created under a umask of 0117 (never, even for a moment, more open)
-// and chmod 0660 — connect(2) on a unix socket needs write permission on it, so only its owner
-// (the signer's user) and its group (shared with the daemon's user) can connect — and its
-// directory must not be writable by others, or they could put their own socket in its place.
-import { chmodSync, lstatSync, statSync, unlinkSync } from 'node:fs';
+// the keys. So: the socket is created under a umask of 0117, so mode 0660 from its bind (never,
+// even for a moment, more open) — connect(2) on a unix socket needs write permission on it, so
+// only its owner (the signer's user) and its group (shared with the daemon's user) can connect —
+// and its directory must be the signer's (or root's) and writable by nobody else, the group (the
+// daemon's) included: whoever can write it can put their own socket, or a symlink, in its place.
+// Nothing is done to the socket by path after its bind but lstat and unlink, neither of which
+// follows a symlink: a chmod would have changed the mode of whatever a symlink put there pointed
+// to (a key file, the journal), opening it to the daemon's group.
+import { lstatSync, statSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { AutoclaimError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { OWN_DIRECTORY_FIX, otherWriters } from './own-directory.js';
 import { errorLine, MAX_LINE_BYTES } from './protocol.js';
 import type { SignerHandler } from './service.js';
 
@@ -41,26 +46,38 @@ export async function listenSigner(path: string, handler: BatchHandler, logger: 
       process.umask(old);
     }
   });
-  chmodSync(path, SOCKET_MODE);
-  const mode = statSync(path).mode & 0o777;
-  if (mode !== SOCKET_MODE) {
+  const bound = boundSocketProblem(path);
+  if (bound !== undefined) {
     await closeServer(server, connections, path, batcher);
-    throw new AutoclaimError('LISTEN_FAILED', `the signer socket ${path} has mode ${mode.toString(8)}, not 660`);
+    throw new AutoclaimError('LISTEN_FAILED', `the signer socket ${path} ${bound}`);
   }
   return { path, close: () => closeServer(server, connections, path, batcher) };
 }
 
 function checkDirectory(path: string): void {
   const dir = dirname(path);
-  let mode: number;
+  let st;
   try {
-    mode = statSync(dir).mode;
+    st = statSync(dir);
   } catch (err) {
     throw new AutoclaimError('LISTEN_INVALID', `the signer socket's directory ${dir} cannot be used (${(err as { code?: string }).code ?? 'error'})`, { cause: err });
   }
-  if ((mode & 0o002) !== 0) {
-    throw new AutoclaimError('LISTEN_INVALID', `the signer socket's directory ${dir} is writable by others (mode ${(mode & 0o7777).toString(8)}); anyone could replace the socket. Use a directory of the signer's own (systemd: RuntimeDirectory=)`);
+  const writers = otherWriters(st);
+  if (writers !== undefined) throw new AutoclaimError('LISTEN_INVALID', `the signer socket's directory ${dir} ${writers}: they could replace the socket; ${OWN_DIRECTORY_FIX}`);
+}
+
+/** Why what is at `path` right after the bind is not the signer's socket of mode 0660; undefined when it is. */
+function boundSocketProblem(path: string): string | undefined {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    return `is gone right after it was made (${(err as { code?: string }).code ?? 'error'})`;
   }
+  if (!st.isSocket()) return 'was replaced right after it was made (it is no longer a socket); is its directory the signer\'s alone?';
+  const mode = st.mode & 0o777;
+  if (mode !== SOCKET_MODE) return `has mode ${mode.toString(8)}, not 660`;
+  return undefined;
 }
 
 /** A socket left by a signer that died is removed; one a live signer answers on is not. */
@@ -157,7 +174,13 @@ class Batcher {
           if (thenEnd !== undefined) socket.end(text + thenEnd);
           else {
             if (text !== '') socket.write(text);
-            if (paused) socket.resume();
+            // A client that does not read its answers is not read from either, until it does: what
+            // waits for it here stays near one batch's answers, not every answer it ever asked for
+            // (a public_keys line of 20 bytes is answered with every key's name and address).
+            if (socket.writableNeedDrain) {
+              socket.pause();
+              socket.once('drain', () => socket.resume());
+            } else if (paused) socket.resume();
           }
         }
         at += own.length;

@@ -45,6 +45,24 @@ describe('kill -9 of the signer between journal commit and answer', () => {
     return child;
   }
 
+  it('a SIGUSR1 or SIGUSR2 neither opens Node\'s inspector (code run inside it, from any local user) nor stops it', async () => {
+    // Node opens an unauthenticated debugger on 127.0.0.1:9229 at SIGUSR1 unless the process
+    // listens for it; SIGUSR2's default ends it. `autoclaim poll`/`pause` run as root signal the pid
+    // in the daemon's control file, which a compromised daemon can set to the signer's.
+    setup = signerSetup();
+    const signer = await start();
+    signer.proc.kill('SIGUSR1');
+    signer.proc.kill('SIGUSR2');
+    const c = await RawClient.connect(setup.socket);
+    expect(await c.ask({ op: 'public_keys', id: 'k' })).toMatchObject({ id: 'k' });
+    c.close();
+    // Pending signals are taken lowest number first (USR1 10, USR2 12, TERM 15): a clean stop at
+    // SIGTERM comes after both were heard.
+    signer.proc.kill('SIGTERM');
+    expect(await signer.exited).toEqual({ code: 0, signal: null });
+    expect(signer.stderr()).not.toMatch(/Debugger listening/);
+  }, 60_000);
+
   it('never yields a second claim signature for the epoch, and the identical request gets only the same one', async () => {
     setup = signerSetup();
     const w = setup.wallets[0]!;

@@ -2,7 +2,7 @@
 // back. Either forgets signatures that were handed out, so every day cap and every epoch's claim
 // could be signed again. The journal's mark file (`<journal>.mark`, the send mark of the daemon's
 // lock file, store/sqlite/lock.ts) keeps the newest signature; a journal below it is refused.
-import { copyFileSync, existsSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -115,6 +115,26 @@ describe('the SQLite signer journal against an older copy of itself', () => {
     rmSync(markPath(path));
     const fresh = open(path);
     expect(await one(fresh, claim('2026-11-25'))).toBe('recorded');
+  });
+});
+
+describe('the signer journal in a directory someone besides the signer can write', () => {
+  // The mark sits beside the journal: whoever can write their directory (the daemon, when it is the
+  // daemon's group's) deletes both while the signer is down, and the caps start over unnoticed.
+  it('is refused, the SQLite journal and a PostgreSQL journal’s mark file alike (STATE_UNSAFE)', async () => {
+    const dir = join(journalPath(), '..', 'shared');
+    mkdirSync(dir);
+    chmodSync(dir, 0o770);
+    const path = join(dir, 'journal.db');
+    expect(codeOf(() => open(path))).toBe('STATE_UNSAFE');
+    // The same journal spelled through a symlink from a directory of the signer's own: its real directory counts.
+    const link = join(dir, '..', 'journal-link.db');
+    symlinkSync(path, link);
+    expect(codeOf(() => open(link))).toBe('STATE_UNSAFE');
+    // Refused before any connection is tried.
+    expect(await codeOfAsync(() => PostgresJournal.open('postgres://nobody@127.0.0.1:1/none', { markFile: join(dir, 'pg.mark') }))).toBe('STATE_UNSAFE');
+    chmodSync(dir, 0o750);
+    expect(await one(open(path), rec())).toBe('recorded');
   });
 });
 
