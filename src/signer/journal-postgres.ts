@@ -23,7 +23,8 @@ import type { Lamports } from '../amount.js';
 import { StateError } from '../errors.js';
 import { CommitInDoubt, endPool, openPool, redactUrl, toStateError, transaction, type PgOptions } from '../store/postgres/db.js';
 import type { SendMark } from '../store/sqlite/lock.js';
-import { assertOwnDirectory, dayWindow, HOUR_MS, openMark, rolledBack, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
+import { dayWindow, HOUR_MS, openMark, rolledBack, type JournalRecord, type JournalRow, type JournalTx, type JournalVerdict, type SignerJournal } from './journal.js';
+import { assertOwnDirectory } from './own-directory.js';
 
 /** The first key of every advisory lock this journal takes ('acsj'); the daemon's store uses the one-bigint key space, which never meets the two-int4 one. */
 const LOCK_CLASS = 0x6163736a;

@@ -10,8 +10,7 @@
 // that stepped back); only when that sum, which counts the window's oldest hour whole, is over the
 // cap does it count that hour's rows exactly: the verdict is the one a sum over the window's rows
 // gives, near the boundary included.
-import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, closeSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Lamports } from '../amount.js';
 import type { SignedOp } from '../domain.js';
@@ -20,7 +19,7 @@ import { WAL_SIZE_LIMIT_BYTES } from '../store/sqlite/db.js';
 import { ensureFile, realStatePath } from '../store/sqlite/files.js';
 import { sendMarkIn, type SendMark } from '../store/sqlite/lock.js';
 import { inBatches } from '../store/sqlite/prune.js';
-import { OWN_DIRECTORY_FIX, otherWriters } from './own-directory.js';
+import { assertOwnDirectory } from './own-directory.js';
 
 export interface JournalRecord {
   key: string;
@@ -353,23 +352,6 @@ export class SqliteJournal implements SignerJournal {
 /** The journal's mark file, beside its real path (a symlink or another spelling meets the same mark). */
 export function markPath(journalPath: string): string {
   return `${realStatePath(journalPath)}.mark`;
-}
-
-/**
- * STATE_UNSAFE when the directory `file` is (or will be) in can be written by someone besides the
- * signer: the journal and its mark side by side there could be deleted together, and the next
- * start would sign every day cap and every epoch's claim again. A directory not there yet is made
- * 0700 (ensureFile) or fails the open.
- */
-export function assertOwnDirectory(file: string, what: string): void {
-  const dir = dirname(realStatePath(file));
-  let writers: string | undefined;
-  try {
-    writers = otherWriters(statSync(dir));
-  } catch {
-    return;
-  }
-  if (writers !== undefined) throw new StateError('STATE_UNSAFE', `${what}: its directory ${dir} ${writers}, who could delete the journal and its mark and so have every cap signed again; ${OWN_DIRECTORY_FIX}`);
 }
 
 /**
