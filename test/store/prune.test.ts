@@ -8,7 +8,7 @@ import { decide } from '../../src/rules/decide.js';
 import { acquireLock, type Lock } from '../../src/store/index.js';
 import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { input, rule } from '../rules/builders.js';
-import { ADDR, draft, freshTempDir, open, request, summary, T0 } from './fixtures.js';
+import { ADDR, ADDR2, draft, freshTempDir, open, request, summary, T0 } from './fixtures.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -190,6 +190,23 @@ describe('prune', () => {
     expect(before.map((p) => p.rule)).toEqual(['gone', 'compound']);
     s.prune({ cutoffMs: at(9), dryRun: false });
     expect(s.latestRulePlans()).toEqual(before);
+  });
+
+  it("keeps each wallet's newest plan of each rule: a cooldown lengthened after the prune, or a clock that stepped back, still reads it", () => {
+    const s = openLocked();
+    poll(s, 0);
+    const mine = settled(s, { epoch: epoch(0), created: at(0) });
+    // The rule's newest plan is another wallet's: keeping only that one let this wallet's go.
+    settled(s, { wallet: 'reserve', address: ADDR2, epoch: epoch(1), created: at(1) });
+    for (let d = 1; d < 10; d++) poll(s, d);
+    // A day's lookback allows this cutoff; then the config's cooldown becomes 10 days.
+    s.prune({ cutoffMs: at(9), dryRun: false });
+    const now = at(9) + HOUR;
+    const cooldown = 10 * DAY;
+    const view = s.pollView(ADDR, now - cooldown, epoch(9));
+    const out = decide(input([rule('compound', { limits: { cooldownMs: cooldown } })], { summary: summary({ epoch: epoch(9) }), history: view.history, now }));
+    expect(out.decisions[0]).toMatchObject({ fired: false, reason: 'cooldown' });
+    expect(s.getPlan(mine)).toBeDefined();
   });
 
   it("keeps every one-off send's plan: its id stays used", () => {

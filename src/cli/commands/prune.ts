@@ -49,7 +49,7 @@ export function pruneCommand(ctx: CommandContext, opts: PruneCliOptions): ExitCo
       const c = store.prune({ cutoffMs, dryRun: opts.dryRun === true });
       const verb = opts.dryRun === true ? 'would delete' : 'deleted';
       out(`${verb} ${c.plans} plans (${c.steps} steps, ${c.attempts} attempts) and ${c.epochsSeen} epochs seen, recorded before ${new Date(cutoffMs).toISOString()}`);
-      out('kept: open, blocked and unknown plans, the current and previous epoch of each wallet, each rule\'s newest plan, every one-off send, the newest attempt');
+      out('kept: open, blocked and unknown plans, the current and previous epoch of each wallet, each wallet\'s newest plan of each rule, every one-off send, the newest attempt');
       if (opts.dryRun !== true && c.plans + c.epochsSeen > 0) out('the file keeps its size: later writes reuse the freed pages (VACUUM, with autoclaim stopped, returns them to the disk)');
       return EXIT.OK;
     } finally {

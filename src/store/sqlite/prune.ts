@@ -14,8 +14,11 @@
 //   is refused before anything is recorded (executor/epoch-check.ts). By when they were first seen,
 //   not by their text: an epoch recorded ahead of the calendar (the sandbox's fast epochs, before
 //   the real API) sorts after the real current one, and would have pushed it out.
-// - each rule's newest plan: latestRulePlans (codecs.ts LATEST_RULE_PLANS_SQL), which carries a
-//   replaced rule's id and history at every start and reload (rules/rule-ids.ts).
+// - each wallet's newest plan of each rule, dry and not: a cooldown reads it (rules/limits.ts), and
+//   the lookback the command checks is the config's of the day: a cooldown lengthened later, or a
+//   clock stepped back, reads further than it. Among them each rule's newest: latestRulePlans
+//   (codecs.ts LATEST_RULE_PLANS_SQL) carries a replaced rule's id and history at every start and
+//   reload (rules/rule-ids.ts).
 // - every one-off send's plan (manual_id): its id is refused as used, ever (`send --id`).
 // - the plan of the newest attempt: the lock file's send mark is compared with max(attempts.id)
 //   (identity.ts), and SQLite gives a new row the highest rowid + 1, so a deleted newest attempt
@@ -47,10 +50,14 @@ export interface PruneCounts {
 const DEFAULT_BATCH = 500;
 
 /**
- * The epochs kept, per address, worked out once before the batches (no daemon runs: the lock is
- * held): the two first seen last, and the last good poll's. A temporary table of this connection.
+ * Worked out once before the batches (no daemon runs: the lock is held), as temporary tables of
+ * this connection: the epochs kept, per address (the two first seen last, and the last good
+ * poll's), and the plans kept as the newest of their address, rule and dry-ness.
  */
-const KEPT_EPOCHS_SQL = `
+const KEPT_SQL = `
+  CREATE TEMP TABLE IF NOT EXISTS prune_newest (id INTEGER PRIMARY KEY);
+  DELETE FROM temp.prune_newest;
+  INSERT INTO temp.prune_newest (id) SELECT MAX(id) FROM plans GROUP BY address, rule, dry;
   CREATE TEMP TABLE IF NOT EXISTS prune_epochs (address TEXT NOT NULL, epoch TEXT NOT NULL, PRIMARY KEY (address, epoch)) WITHOUT ROWID;
   DELETE FROM temp.prune_epochs;
   INSERT INTO temp.prune_epochs (address, epoch)
@@ -69,7 +76,7 @@ const PLAN_BATCH_SQL = `
     AND p.status IN ('done', 'rejected', 'failed', 'dry')
     AND p.manual_id IS NULL
     AND p.id <> @keepPlan
-    AND p.id < (SELECT MAX(q.id) FROM plans q WHERE q.rule = p.rule)
+    AND p.id NOT IN (SELECT id FROM temp.prune_newest)
     AND ${KEPT_EPOCH('p')}
     AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.plan_id = p.id AND s.state IN ('planned', 'sending', 'unknown'))
   ORDER BY p.id
@@ -92,7 +99,7 @@ const EPOCH_BATCH_SQL = `
 export function pruneState(db: Db, opts: PruneOptions): PruneCounts {
   const limit = opts.batch ?? DEFAULT_BATCH;
   const counts: PruneCounts = { plans: 0, steps: 0, attempts: 0, epochsSeen: 0 };
-  db.exec(KEPT_EPOCHS_SQL);
+  db.exec(KEPT_SQL);
   const planBatch = db.prepare<Record<string, unknown>, { id: number }>(PLAN_BATCH_SQL);
   const delAttempts = db.prepare<{ ids: string }>(`DELETE FROM attempts WHERE step_id IN (SELECT id FROM steps WHERE plan_id IN (${IDS}))`);
   const delSteps = db.prepare<{ ids: string }>(`DELETE FROM steps WHERE plan_id IN (${IDS})`);
@@ -116,7 +123,7 @@ export function pruneState(db: Db, opts: PruneOptions): PruneCounts {
     counts.epochsSeen += delEpochs.run({ keys: JSON.stringify(found.map((r) => [r.address, r.epoch])) }).changes;
     return found;
   });
-  db.exec('DROP TABLE temp.prune_epochs');
+  db.exec('DROP TABLE temp.prune_epochs; DROP TABLE temp.prune_newest');
   return counts;
 }
 
