@@ -338,6 +338,12 @@ export class SqliteJournal implements SignerJournal {
     return counts;
   }
 
+  /** When the newest signature was made (the signer's clock then); undefined for an empty journal. */
+  newestSignedAtMs(): number | undefined {
+    const r = this.#db.prepare('SELECT signed_at_ms FROM signatures ORDER BY id DESC LIMIT 1').pluck().get() as number | bigint | undefined;
+    return r === undefined ? undefined : Number(r);
+  }
+
   /** Every record, oldest first (tests and audits). */
   all(): Array<Record<string, unknown>> {
     return this.#db.prepare('SELECT * FROM signatures ORDER BY id').safeIntegers(true).all() as Array<Record<string, unknown>>;

@@ -78,19 +78,20 @@ describe('signer journal prune', () => {
 
   it('runs from the CLI beside a running signer, which goes on signing; refuses what it must not prune', async () => {
     const j = await tenDays();
-    const cli = (args: string[]) => runCli(['signer', 'prune', ...args, '--config', setup!.configFile], { cwd: setup!.dir, clock: { now: () => at(12), monotonic: () => 0 } });
+    const cli = (args: string[]) => runCli(['signer', 'prune', ...args, '--config', setup!.configFile], { cwd: setup!.dir, clock: { now: () => at(11), monotonic: () => 0 } });
 
     const dry = await cli(['--older-than', '5d', '--dry-run']);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain(`would delete 14 signatures and 7 hourly day-cap totals, signed before ${new Date(at(7)).toISOString()}`);
+    expect(dry.stdout).toContain(`would delete 12 signatures and 6 hourly day-cap totals, signed before ${new Date(at(6)).toISOString()}`);
+    expect(dry.stdout).not.toContain('the cutoff is held');
     const r = await cli(['--older-than', '5d']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('deleted 14 signatures and 7 hourly day-cap totals');
+    expect(r.stdout).toContain('deleted 12 signatures and 6 hourly day-cap totals');
     // The journal open all along (a running signer's) records on, and its mark holds at the next open.
-    expect(await one(j, claim(12))).toBe('recorded');
+    expect(await one(j, claim(11))).toBe('recorded');
     j.close();
     open.splice(0);
-    expect(await journal().records()).toHaveLength(7);
+    expect(await journal().records()).toHaveLength(9);
 
     const inside = await cli(['--older-than', '2d']);
     expect(inside.code).toBe(2);
@@ -101,5 +102,17 @@ describe('signer journal prune', () => {
     const shared = await cli(['--older-than', '90d']);
     expect(shared.code).toBe(2);
     expect(shared.stderr).toContain('signer prune works on a SQLite journal (state.path)');
+  });
+
+  it('holds the cutoff at 3 days before the newest signature when this host\'s clock is days ahead of it', async () => {
+    const j = await tenDays();
+    // Signed up to day 9; the prune's clock says day 20, so --older-than 3d alone would cut at day 17: everything.
+    const r = await runCli(['signer', 'prune', '--older-than', '3d', '--config', setup!.configFile], { cwd: setup!.dir, clock: { now: () => at(20), monotonic: () => 0 } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`deleted 12 signatures and 6 hourly day-cap totals, signed before ${new Date(at(6)).toISOString()}`);
+    expect(r.stdout).toContain('the cutoff is held at 3 days before the newest signature');
+    // What the checks read on the signer's clock is all there.
+    expect(await one(j, claim(9))).toBe('already_signed_epoch');
+    expect(await one(j, rec({ amountLamports: CAP, signedAtMs: at(9) + HOUR }))).toBe('day_cap');
   });
 });

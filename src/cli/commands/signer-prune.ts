@@ -8,6 +8,9 @@
 //   an epoch no claim can be signed for again (`epochs: any`, the sandbox's, is refused here);
 // - a repeat (the same message) is asked only of a ts within max_ts_skew (at most 10 minutes);
 // - the mark compares with the newest signature, which the journal keeps.
+// Those reaches are the signer's clock's when it signed, so the cutoff is also held to 3 days before
+// the newest signature: a clock ahead where the prune runs (days, say) would otherwise put today's
+// signatures before the cutoff, and the day cap and the epoch's claim would be signed afresh.
 // A PostgreSQL journal (state.url, a cluster's signers) is not pruned here.
 import { existsSync } from 'node:fs';
 import { formatIssue } from '../../errors.js';
@@ -53,9 +56,12 @@ export async function signerPruneCommand(ctx: CommandContext, configFlag: string
   const { SqliteJournal } = await import('../../signer/journal.js');
   const journal = SqliteJournal.open(path);
   try {
-    const cutoffMs = io.clock.now() - olderThanMs;
+    const newest = journal.newestSignedAtMs();
+    const byClock = io.clock.now() - olderThanMs;
+    const cutoffMs = newest === undefined ? byClock : Math.min(byClock, newest - SIGNER_PRUNE_MIN_MS);
     const c = journal.prune(cutoffMs, opts.dryRun === true);
     out(`${opts.dryRun === true ? 'would delete' : 'deleted'} ${c.signatures} signatures and ${c.buckets} hourly day-cap totals, signed before ${new Date(cutoffMs).toISOString()}; the newest signature is always kept`);
+    if (cutoffMs < byClock) out(`the cutoff is held at 3 days before the newest signature (${new Date(newest ?? 0).toISOString()}), earlier than --older-than ${opts.olderThan} by this host's clock: the checks read from the signer's clock when it signed, and this one may be ahead of it`);
     return EXIT.OK;
   } finally {
     journal.close();
