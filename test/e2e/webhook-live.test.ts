@@ -120,7 +120,9 @@ sandbox:
       signals,
     });
     try {
-      await until(() => /"event":"sandbox.started"/.test(stdout.text), 'the sandbox');
+      // daemon.started, not sandbox.started: the sandbox is up before `run` listens for SIGHUP, and a
+      // SIGHUP emitted in between reached no listener (the reload never came; seen at load ~10).
+      await until(() => /"event":"daemon.started"/.test(stdout.text), 'the daemon started');
       const sandbox = /"url":"(http:\/\/127\.0\.0\.1:\d+)\/v1"/.exec(stdout.text)?.[1];
       const queued = await fetch(`${sandbox}/__sandbox/faults`, {
         method: 'POST',
