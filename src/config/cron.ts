@@ -45,9 +45,17 @@ interface TimeMatcher {
 /** Minutes east of UTC of `zone` (the process's own when undefined) at `at`. */
 function offsetMinutes(zone: string | undefined, at: number): number {
   if (zone === undefined) return -new Date(at).getTimezoneOffset();
-  const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const name = offsetFormat(zone).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
   const m = /GMT([+-])(\d{2}):?(\d{2})?/.exec(name);
   return m === null ? 0 : (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0));
+}
+
+/** One formatter a zone: a zone's rules do not change while the process runs. */
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+function offsetFormat(zone: string): Intl.DateTimeFormat {
+  let f = offsetFormats.get(zone);
+  if (f === undefined) offsetFormats.set(zone, (f = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })));
+  return f;
 }
 
 /** node-cron's matchers for an expression: in its zone, and on the wall clock read as UTC (wallAsUtc). */

@@ -1,7 +1,7 @@
 // SIGKILL at every failpoint (SPEC §2, issue "Crash safety"): a real daemon process (dist/) dies at
 // a labelled step of a claim-and-deposit and a claim-and-mint plan, is restarted until nothing
 // changes, and the sandbox ledger and the state file are checked: nothing twice, nothing lost.
-import { afterAll, beforeAll, describe, it, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, it, vi, type TestContext } from 'vitest';
 import { buildOnce } from '../e2e/build.js';
 import { spawnCli } from '../e2e/helpers.js';
 import { audit, crashWorld, listActions, readState, resolveUnknown, ruleYaml, settle, SOL, unreported, type CrashWorld, type SecondStep } from './crash-harness.js';
@@ -179,7 +179,8 @@ describe('reconcile race', () => {
     // Not visible yet and younger than the window: left unknown, not signed again.
     expect(early.some((e) => e.event === 'action.reconcile_deferred')).toBe(true);
     expect(early.some((e) => e.event === 'action.sent' && e.kind === 'claim')).toBe(false);
-    await new Promise((r) => setTimeout(r, HELD_MS + 200));
+    // The server applies the claim once it has held it HELD_MS (sandbox latency fault): waited for, not slept out.
+    await vi.waitFor(() => expect(w.sandbox.ledger().filter((e) => e.op === 'claim')).toHaveLength(1), { timeout: HELD_MS + 10_000, interval: 50 });
     const late = await settle(w);
     expect(late.some((e) => e.event === 'action.reconciled' && e.applied === true)).toBe(true);
     expect(w.sandbox.ledger().filter((e) => e.op === 'deposit')).toHaveLength(1);

@@ -69,9 +69,15 @@ function tableNames(db: Db): string[] {
 /**
  * The tables a database has at each schema version (index = user_version): the migrations
  * replayed on an empty database in memory. db.ts asks before it opens the state file, so that the
- * state file's connection is the last one opened (tests reach it that way).
+ * state file's connection is the last one opened (tests reach it that way). The migrations are a
+ * constant of the build, and so is the answer: it is worked out once a process.
  */
-export function ourTables(): string[][] {
+export function ourTables(): readonly (readonly string[])[] {
+  return (tablesByVersion ??= replayMigrations());
+}
+let tablesByVersion: readonly (readonly string[])[] | undefined;
+
+function replayMigrations(): string[][] {
   const mem = new Database(':memory:');
   try {
     // As db.ts runs them: a migration that rebuilds a referenced table needs foreign keys off.
