@@ -1,10 +1,13 @@
-// What the operator docs name must exist in the code, and what the code has must be in the docs'
+// What the operator docs name must exist in the code (log events, alerts, exit codes, config keys), and what the code has must be in the docs'
 // lists that say they are complete (README: "all of them: docs/operations.md"). Read from the
 // sources, so a renamed event, a new alert or an exit code that is gone fails here instead of
 // leaving a sentence that sends someone to grep the journal for a line that never comes.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { configJsonSchema } from '../src/config/json-schema.js';
+import { SignerConfigSchema } from '../src/signer/config.js';
 import { LOG_EVENTS } from '../src/events.js';
 import { ALERT_KINDS } from '../src/service/alert-kinds.js';
 import { EXIT } from '../src/cli/exit-codes.js';
@@ -94,5 +97,39 @@ describe('exit codes', () => {
     const other = /Other exits: ([^\n]+\n[^\n]+)/.exec(cli)?.[1] ?? '';
     const named = new Set([...said, ...[...other.matchAll(/\b(\d+) /g)].map((m) => Number(m[1]))]);
     expect([...codes].filter((n) => !named.has(n))).toEqual([]);
+  });
+});
+
+describe('config keys', () => {
+  type Node = { properties?: Record<string, Node>; items?: Node; additionalProperties?: Node | boolean; anyOf?: Node[]; oneOf?: Node[]; allOf?: Node[] };
+  // The daemon's config and the signer's (docs/keys.md and operations.md speak of both: a signer's
+  // `state.mark_file` is the signer's). `<op>` in a path stands for any key of the map there.
+  const schemas = [configJsonSchema() as Node, z.toJSONSchema(SignerConfigSchema, { io: 'input' }) as Node];
+  function has(node: Node | undefined, path: string[]): boolean {
+    if (node === undefined) return false;
+    if (path.length === 0) return true;
+    const [seg, ...rest] = path as [string, ...string[]];
+    return [node, ...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])].some((n) => {
+      if (n.items !== undefined && has(n.items, path)) return true;
+      if (/^<[a-z]+>$/.test(seg)) return Object.values(n.properties ?? {}).some((c) => has(c, rest));
+      return has(n.properties?.[seg], rest) || (typeof n.additionalProperties === 'object' && has(n.additionalProperties, rest));
+    });
+  }
+  const top = Object.keys(schemas[0]?.properties ?? {});
+
+  it('every `section.key` the operator docs name is a key of the config (or of signer.yaml)', () => {
+    expect(top).toContain('alerts');
+    const known = new Set<string>(LOG_EVENTS);
+    const pattern = new RegExp(`\`((?:${top.join('|')})(?:\\.(?:[a-z_]+|<[a-z]+>))+)\``, 'g');
+    let checked = 0;
+    for (const [file, text] of DOCS) {
+      const named = [...text.matchAll(pattern)].map((m) => m[1] ?? '').filter((k) => !known.has(k));
+      checked += named.length;
+      expect(
+        named.filter((k) => !schemas.some((s) => has(s, k.split('.')))),
+        file,
+      ).toEqual([]);
+    }
+    expect(checked).toBeGreaterThan(100);
   });
 });
