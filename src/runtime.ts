@@ -38,6 +38,8 @@ export interface RuntimeOptions {
   events?: EventSink;
   /** False for `once`, which does not poll on the schedule (LoadOptions.scheduled). */
   scheduled?: boolean;
+  /** The config's log.level becomes the logger's (CommandContext.configSetsLevel). */
+  configSetsLevel?: boolean;
 }
 
 export interface Runtime {
@@ -207,6 +209,8 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { env, logger, redactor, clock } = opts;
   // Keys with the config: a wallet whose key does not load must stop the start before anything listens.
   const { config: loaded, secrets } = loadCheckedConfig(opts.configPath, { env, cwd: opts.cwd, redactor, logger, scheduled: opts.scheduled });
+  // Before any part makes its child logger: a pino child keeps the level it was made with.
+  if (opts.configSetsLevel === true) logger.level = loaded.log.level;
   const signers = secrets.signers;
   // Every remote backend answers, and its key is the configured address's, before anything listens.
   const problems = await connectWalletSigners(loaded, signers);

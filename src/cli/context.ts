@@ -23,6 +23,12 @@ export interface CommandContext {
   configPath: string;
   redactor: Redactor;
   logger: Logger;
+  /**
+   * The config's log.level sets the logger's (openRuntime, once the config is read): neither
+   * --log-level nor $AUTOCLAIM_LOG_LEVEL, which win over it, was given, and the command logs to
+   * stdout (one that logs to stderr keeps warn, so its own output stays readable).
+   */
+  configSetsLevel?: boolean;
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -59,7 +65,8 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
   // What a command prints passes the Redactor as log lines do: a server echoing a credential into
   // a body `wallet --json` prints, or a config error quoting one, must not reach the terminal.
   const shown: CliIo = { ...io, stdout: redacting(io.stdout, redactor), stderr: redacting(io.stderr, redactor) };
-  return { io: shown, configPath: findConfigPath(opts.config, io.env), redactor, logger };
+  const configSetsLevel = opts.logLevel === undefined && fromEnv === undefined && logTo === 'stdout';
+  return { io: shown, configPath: findConfigPath(opts.config, io.env), redactor, logger, configSetsLevel };
 }
 
 function redacting(stream: CliIo['stdout'], redactor: Redactor): CliIo['stdout'] {

@@ -21,7 +21,7 @@ const STOP_BOUND_MS = STOP_TIMEOUT_MS + 15_000;
 /** `scheduled`: false for `once`, which polls every wallet one time and never reads the schedule. */
 async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boolean): Promise<Runtime> {
   const { io, logger, redactor } = ctx;
-  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled });
+  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled, configSetsLevel: ctx.configSetsLevel });
 }
 
 function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents): Daemon {

@@ -140,7 +140,7 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
   const waitMs = parseWait(opts.wait);
   // With shared state no lease is taken: the plan is recorded, and the daemon holding the wallet's
   // lease sends it (a recorded plan is finished before anything new is decided), fenced as ever.
-  const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, leases: false, events });
+  const runtime: Runtime = await openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, leases: false, events, configSetsLevel: ctx.configSetsLevel });
   let notices: CommandNotices | undefined;
   try {
     const wallet = runtime.config.wallets.find((w) => w.name === opts.wallet);
