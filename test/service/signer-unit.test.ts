@@ -48,6 +48,10 @@ describe('systemd/autoclaim-signer.service, read statically', () => {
     expect(one('CapabilityBoundingSet')).toBe('');
     expect(one('NoNewPrivileges')).toBe('yes');
   });
+
+  it('leaves no core dump, which would hold the keys it loaded', () => {
+    expect(one('LimitCORE')).toBe('0');
+  });
 });
 
 describe.skipIf(ANALYZE === undefined)('systemd/autoclaim-signer.service, checked by systemd-analyze', () => {

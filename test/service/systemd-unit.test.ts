@@ -89,6 +89,10 @@ describe('systemd/autoclaim.service, read statically', () => {
     expect(one('UMask')).toBe('0077');
     expect(one('NoNewPrivileges')).toBe('yes');
   });
+
+  it('leaves no core dump, which would hold the keys it loaded', () => {
+    expect(one('LimitCORE')).toBe('0');
+  });
 });
 
 describe.skipIf(ANALYZE === undefined)('systemd/autoclaim.service, checked by systemd-analyze', () => {
