@@ -54,6 +54,7 @@ describe('docker-compose.yml, profile cluster', () => {
       expect(d['command']).toEqual(single['command']);
       expect(d['read_only']).toBe(true);
       expect(d['cap_drop']).toEqual(['ALL']);
+      expect(d['ulimits']).toEqual({ core: 0 });
       expect(d['depends_on']).toEqual({ sandbox: { condition: 'service_healthy' }, postgres: { condition: 'service_healthy' } });
     }
     // The entry point is dist/cli/main.js, the file test/e2e spawns.

@@ -214,6 +214,7 @@ describe('docker-compose.yml', () => {
       expect(s['read_only']).toBe(true);
       expect(s['tmpfs']).toEqual(['/tmp']);
       expect(s['cap_drop']).toEqual(['ALL']);
+      expect(s['ulimits']).toEqual({ core: 0 });
     }
   });
 
