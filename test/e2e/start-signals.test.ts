@@ -41,3 +41,57 @@ it('has its SIGHUP and SIGTERM handlers when the daemon says it started; a reloa
   expect(events).toContain('daemon.stop_requested');
   expect(code).toBe(0);
 }, 60_000);
+
+/**
+ * `run` against the built-in sandbox, `onLine(event, signals)` called as each log line is written
+ * (the sandbox's start is logged while the runtime still opens: config, keys, state).
+ */
+async function runWith(onLine: (event: string, signals: EventEmitter) => void): Promise<{ code: number; events: unknown[] }> {
+  const wallets = makeWallets(dir, ['alpha']);
+  const config = writeConfig(dir, { baseUrl: 'sandbox', wallets });
+  const signals = new EventEmitter();
+  let text = '';
+  const stdout = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      text += chunk.toString();
+      for (const e of parseEvents(chunk.toString())) onLine(String(e['event']), signals);
+      cb();
+    },
+  });
+  const stderr = new Writable({ write: (_c, _e, cb) => cb() });
+  const code = await main(['run', '--config', config], { env: { AUTOCLAIM_API_KEY: CANARY_API_KEY }, cwd: dir, stdout, stderr, clock: systemClock, signals });
+  return { code, events: parseEvents(text).map((e) => e['event']) };
+}
+
+it('has its handlers while the runtime opens: a SIGHUP then is applied once started', async () => {
+  const atSandbox: Record<string, number> = {};
+  const r = await runWith((event, signals) => {
+    if (event === 'sandbox.started') {
+      atSandbox.hup = signals.listenerCount('SIGHUP');
+      atSandbox.term = signals.listenerCount('SIGTERM');
+      signals.emit('SIGHUP');
+    }
+    if (event === 'config.reloaded') signals.emit('SIGTERM');
+    // Without the handlers the SIGHUP was lost: stopped here, so the test ends and says so.
+    if (event === 'daemon.started' && atSandbox.hup === 0) signals.emit('SIGTERM');
+  });
+  expect(atSandbox).toEqual({ hup: 1, term: 1 });
+  expect(r.events).toContain('config.reloaded');
+  expect(r.code).toBe(0);
+}, 60_000);
+
+it('stops before the first turn at a SIGTERM while the runtime opens', async () => {
+  let heard = 0;
+  const r = await runWith((event, signals) => {
+    if (event === 'sandbox.started') {
+      heard = signals.listenerCount('SIGTERM');
+      signals.emit('SIGTERM');
+    }
+    if (event === 'daemon.started' && heard === 0) signals.emit('SIGTERM');
+  });
+  expect(heard).toBe(1);
+  expect(r.events).toContain('daemon.stop_requested');
+  expect(r.events).not.toContain('daemon.started');
+  expect(r.events).not.toContain('poll.ok');
+  expect(r.code).toBe(0);
+}, 60_000);

@@ -80,61 +80,78 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   // the other commands do not load them.
   const { Supervisor } = await import('../../service/supervisor.js');
   const events = createEvents({ logger });
-  const runtime = await open(ctx, events, true);
+  // The handlers go in before anything starts: a signal's default action ends the process, and a
+  // SIGHUP or SIGTERM sent while it starts (the runtime opening: config, keys, state, the sandbox;
+  // then the first turn) must neither end it nor be lost. One asked for before the start finished
+  // is acted on when it has: a reload or a poll once started, a stop before the first turn.
+  let daemon: Daemon | undefined;
+  let control: DaemonControl | undefined;
+  let started = false;
+  let reloadAsked = false;
+  let pollAsked = false;
+  let stopAskedEarly = false;
+  let requestStop = (): void => {};
+  const stopAsked = new Promise<void>((resolve) => (requestStop = resolve));
+  const reload = () => (started ? void daemon?.reload() : (reloadAsked = true));
+  // The pid is named before the start (below): a poll asked for meanwhile is done once started.
+  const pollNow = () => (started ? control?.onPollSignal() : (pollAsked = true));
+  // Before the control channel exists there is nothing to re-read: it reads the pause record as it starts.
+  const pauseRecord = () => control?.onPauseSignal();
+  const stop = () => {
+    io.signals.off('SIGTERM', stop);
+    io.signals.off('SIGINT', stop);
+    io.signals.off('SIGHUP', reload);
+    io.signals.off('SIGUSR1', pollNow);
+    io.signals.off('SIGUSR2', pauseRecord);
+    stopAskedEarly = !started;
+    requestStop();
+  };
+  io.signals.on('SIGTERM', stop);
+  io.signals.on('SIGINT', stop);
+  io.signals.on('SIGHUP', reload);
+  io.signals.on('SIGUSR1', pollNow);
+  io.signals.on('SIGUSR2', pauseRecord);
+  let runtime: Runtime;
+  try {
+    runtime = await open(ctx, events, true);
+  } catch (err) {
+    stop(); // the handlers off: the start failed
+    throw err;
+  }
   // Once SIGTERM came, the stop below closes everything itself, under a bound.
   let stopping = false;
   try {
-    const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
+    const d = (daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events));
     // Subscribed before the daemon starts, so the metrics hear the first poll; the reload's
     // sd_notify, metrics and webhook follow from the daemon's config:reloading / config:reloaded.
-    const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon });
+    const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon: d });
     // The CLI's channel to this daemon (pause, resume, poll; status's view of signing): before the
     // first turn, so a pause recorded before a restart holds from the first poll.
-    const control = new DaemonControl({ daemon, events, logger, clock: io.clock, dry: opts.dryRun === true });
-    control.start();
-    // The handlers go in before the first turn: a signal's default action ends the process, and a
-    // SIGHUP or SIGTERM sent while it starts (systemd's reload or stop) must not. One asked for
-    // before the start finished is acted on when it has.
-    let started = false;
-    let reloadAsked = false;
-    let pollAsked = false;
-    let requestStop = (): void => {};
-    const stopAsked = new Promise<void>((resolve) => (requestStop = resolve));
-    const reload = () => (started ? void daemon.reload() : (reloadAsked = true));
-    // The pid is named before the start (below): a poll asked for meanwhile is done once started.
-    const pollNow = () => (started ? control.onPollSignal() : (pollAsked = true));
-    const pauseRecord = () => control.onPauseSignal();
-    const stop = () => {
-      io.signals.off('SIGTERM', stop);
-      io.signals.off('SIGINT', stop);
-      io.signals.off('SIGHUP', reload);
-      io.signals.off('SIGUSR1', pollNow);
-      io.signals.off('SIGUSR2', pauseRecord);
-      requestStop();
-    };
-    io.signals.on('SIGTERM', stop);
-    io.signals.on('SIGINT', stop);
-    io.signals.on('SIGHUP', reload);
-    io.signals.on('SIGUSR1', pollNow);
-    io.signals.on('SIGUSR2', pauseRecord);
-    // The pid is named to the CLI now, with the handlers in place and before the first turn: named
-    // only once started, an `autoclaim pause` during the start (its first turns signing) found no
-    // daemon to tell, and this one, having read the record before it, signed on. publish() reads
-    // the record again, for a pause written between that read and the file.
-    control.publish();
+    const c = (control = new DaemonControl({ daemon: d, events, logger, clock: io.clock, dry: opts.dryRun === true }));
+    c.start();
     try {
-      await daemon.start();
+      if (stopAskedEarly) {
+        // Stopped while the runtime opened: nothing was started, so nothing is drained.
+        logger.info({ event: 'daemon.stop_requested' }, 'stopping before the first turn');
+        return EXIT.OK;
+      }
+      // The pid is named to the CLI now, with the handlers in place and before the first turn: named
+      // only once started, an `autoclaim pause` during the start (its first turns signing) found no
+      // daemon to tell, and this one, having read the record before it, signed on. publish() reads
+      // the record again, for a pause written between that read and the file.
+      c.publish();
+      await d.start();
       await supervisor.start();
       started = true;
-      if (reloadAsked) void daemon.reload();
-      if (pollAsked) control.onPollSignal();
+      if (reloadAsked) void d.reload();
+      if (pollAsked) c.onPollSignal();
       await stopAsked;
       logger.info({ event: 'daemon.stop_requested' }, 'stopping: no new work; finishing the step in flight');
-      control.stop();
+      c.stop();
       stopping = true;
       const stopped = (async () => {
         try {
-          await daemon.stop(STOP_TIMEOUT_MS);
+          await d.stop(STOP_TIMEOUT_MS);
         } finally {
           try {
             await supervisor.stop();
@@ -154,8 +171,8 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
       return EXIT.OK;
     } finally {
       if (!stopping) {
-        stop(); // the handlers off: the start failed
-        control.stop();
+        stop(); // the handlers off: the start failed, or it was stopped before the first turn
+        c.stop();
         await supervisor.stop();
       }
     }
