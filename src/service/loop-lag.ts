@@ -2,6 +2,13 @@
 // answer at all (the probe times out); this catches the one that answers, but seconds late.
 import { performance } from 'node:perf_hooks';
 
+/**
+ * How often the loop's lag is sampled, here and for the `nodejs_eventloop_lag_*` metrics
+ * (metrics.ts): every sample is a wake-up of the whole process, and an idle daemon does little
+ * else, so the interval is what the idle daemon's CPU is made of (bench/RESULTS.md).
+ */
+export const LOOP_SAMPLE_MS = 500;
+
 export interface LoopLagMonitor {
   /** The worst lag seen in the recent window, or the delay of a tick overdue right now. */
   lagMs(): number;
@@ -9,7 +16,7 @@ export interface LoopLagMonitor {
 }
 
 interface LoopLagOptions {
-  /** How often to sample; default 500 ms. */
+  /** How often to sample; default LOOP_SAMPLE_MS. */
   intervalMs?: number;
   /** How long a bad sample is remembered; default 10 s. */
   windowMs?: number;
@@ -18,7 +25,7 @@ interface LoopLagOptions {
 }
 
 export function startLoopLagMonitor(opts: LoopLagOptions = {}): LoopLagMonitor {
-  const intervalMs = opts.intervalMs ?? 500;
+  const intervalMs = opts.intervalMs ?? LOOP_SAMPLE_MS;
   const windowMs = opts.windowMs ?? 10_000;
   const now = opts.now ?? (() => performance.now());
   let lastTick = now();

@@ -17,6 +17,7 @@ import { SIGNED_OPS, systemClock, type Clock, type SignedOp } from '../domain.js
 export { LEASE_LOSS_REASONS, type ClusterCounts } from './cluster-metrics.js';
 import { createFleet, type Fleet, type FleetWallet, type WalletView } from './fleet.js';
 import { statusClass } from './status-class.js';
+import { LOOP_SAMPLE_MS } from './loop-lag.js';
 
 /** How a plan ended, counted once when the daemon finishes it (open and blocked are not endings). */
 export const PLAN_OUTCOMES = ['done', 'rejected', 'failed', 'dry'] as const;
@@ -119,8 +120,9 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registers = [registry];
   if (opts.processMetrics ?? true) {
     // Left unprefixed (process_cpu_seconds_total, nodejs_heap_size_used_bytes, ...) so stock
-    // Node.js dashboards work unchanged.
-    collectDefaultMetrics({ register: registry });
+    // Node.js dashboards work unchanged. The loop's lag is sampled as /healthz samples it: at
+    // prom-client's default (10 ms), those wake-ups were most of what an idle daemon spent.
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: LOOP_SAMPLE_MS });
   }
   const clock = opts.clock ?? systemClock;
   const startedAt = opts.startedAt ?? clock.now();
