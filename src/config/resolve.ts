@@ -25,7 +25,7 @@ import { isLoopback } from '../loopback.js';
 import { cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 import { parseDuration } from './durations.js';
 import { resolveChannels, webhookEvents } from './resolve-channels.js';
-import { stateUrlProblem } from './state-url.js';
+import { stateUrlProblem, stateUrlWarning } from './state-url.js';
 import type { ConfigSource, IssueList, Path } from './positions.js';
 import type { SetAside } from './salvage.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
@@ -167,6 +167,8 @@ function resolveState(raw: RawConfig['state'], ctx: ResolveContext): AppConfig['
   if (url !== undefined) {
     const problem = stateUrlProblem(url);
     if (problem !== undefined) ctx.issues.error(['state', 'url'], `${where}${problem}`);
+    const plain = problem === undefined ? stateUrlWarning(url) : undefined;
+    if (plain !== undefined) ctx.issues.warn(['state', 'url'], `${where}${plain}`);
   }
   const leaseMs = duration(raw?.lease ?? '15s', ['state', 'lease'], ctx);
   if (leaseMs < 3_000) ctx.issues.error(['state', 'lease'], 'must be at least 3s: a lease is renewed every third of it, and each renewal is a round trip to the database');

@@ -1,5 +1,7 @@
 // state.url: the PostgreSQL state several daemons share (issue 15), checked as text before anything
 // connects. The password never sits in it.
+import { isLoopback } from '../loopback.js';
+
 /**
  * A PostgreSQL URL with no password in it: a URL ends up in process listings, logs and shell
  * history, so the password comes from PGPASSWORD, state.password_file or the credential.
@@ -17,4 +19,26 @@ export function stateUrlProblem(text: string): string | undefined {
   }
   if (url.pathname === '' || url.pathname === '/') return 'names no database (postgres://user@host:port/database)';
   return undefined;
+}
+
+/**
+ * A URL that reaches another machine with TLS left off by default (node-postgres, unlike libpq,
+ * never tries it unasked): the plans, leases and caps that the exactly-once guards read would
+ * cross the network readable and alterable by whoever sits on the path. A warning, not an error:
+ * a private network may be meant, and `sslmode=disable` says so.
+ */
+export function stateUrlWarning(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  const q = url.searchParams;
+  // libpq's host= (a socket directory, or a host) wins over the URL's.
+  const host = q.get('host') ?? url.hostname;
+  if (host === '' || host.startsWith('/') || isLoopback(host)) return undefined;
+  const tlsAsked = ['sslmode', 'ssl', 'sslcert', 'sslkey', 'sslrootcert'].some((k) => q.has(k)) || q.get('sslnegotiation') === 'direct';
+  if (tlsAsked) return undefined;
+  return `reaches ${host} without TLS: the state the exactly-once guards read would cross the network readable and alterable on the way; add ?sslmode=verify-full (sslmode=disable if a private network is meant)`;
 }

@@ -13,7 +13,7 @@ import { FILE_LIMITS } from '../config/read-bounded.js';
 import { readTextFile } from '../config/read-text.js';
 import { keySource } from '../config/resolve-keys.js';
 import { KeySource } from '../config/schema-keys.js';
-import { stateUrlProblem } from '../config/state-url.js';
+import { stateUrlProblem, stateUrlWarning } from '../config/state-url.js';
 import { Duration, name, SolAmount } from '../config/schema-fields.js';
 import { errorMap, reportSchemaProblems } from '../config/zod-issues.js';
 import { SIGNED_OPS, type KeySource as KeySourceConfig, type SignedOp } from '../domain.js';
@@ -188,6 +188,8 @@ function resolveSigner(raw: RawSigner, absFile: string, issues: IssueList): Sign
   if ((path === undefined) === (url === undefined)) issues.error(['state'], 'give exactly one of path (a SQLite journal on this machine) or url (a PostgreSQL journal a cluster of signers shares)');
   const problem = url === undefined ? undefined : stateUrlProblem(url);
   if (problem !== undefined) issues.error(['state', 'url'], problem);
+  const plain = url === undefined || problem !== undefined ? undefined : stateUrlWarning(url);
+  if (plain !== undefined) issues.warn(['state', 'url'], plain);
   if (passwordFile !== undefined && url === undefined) issues.error(['state', 'password_file'], 'only with state.url');
   const markFile = raw.state.mark_file;
   if (markFile !== undefined && url === undefined) issues.error(['state', 'mark_file'], 'only with state.url: a SQLite journal keeps its mark beside it (<path>.mark)');

@@ -59,6 +59,41 @@ describe('state.url', () => {
     expect(formatted(r).errors).toEqual([`c.yaml:15:3 state.url: ${why}`]);
   });
 
+  // A URL with no TLS asked (node-postgres never tries it unasked) would carry the state the
+  // exactly-once guards read across the network in the clear, alterable on the way.
+  it.each([
+    ['postgres://a@db.internal/x', 'db.internal'],
+    ['postgres://a@10.0.0.5:5432/x?application_name=c', '10.0.0.5'],
+    ['postgres://a@localhost/x?host=db.internal', 'db.internal'],
+  ])('warns of %s: it reaches another machine without TLS', (url, host) => {
+    dir.write('c.yaml', withState(`  url: "${url}"\n`));
+    const r = formatted(dir.load('c.yaml'));
+    expect(r).toEqual({
+      errors: [],
+      warnings: [expect.stringMatching(new RegExp(`^c\\.yaml:15:3 state\\.url: reaches ${host.replace(/\./g, '\\.')} without TLS.*sslmode=verify-full`))],
+    });
+  });
+
+  it.each([
+    'postgres://a@db.internal/x?sslmode=verify-full',
+    'postgres://a@db.internal/x?sslmode=require',
+    'postgres://a@db.internal/x?sslmode=disable',
+    'postgres://a@db.internal/x?ssl=true',
+    'postgres://a@127.0.0.1:5432/x',
+    'postgres://a@[::1]/x',
+    'postgres://a@localhost/x',
+    'postgresql:///x?host=/var/run/postgresql',
+  ])('does not warn of %s (TLS asked, or said off, or this machine)', (url) => {
+    dir.write('c.yaml', withState(`  url: "${url}"\n`));
+    expect(formatted(dir.load('c.yaml'))).toEqual({ errors: [], warnings: [] });
+  });
+
+  it('says so when the URL without TLS came from the environment', () => {
+    dir.write('c.yaml', BASE);
+    const r = formatted(dir.load('c.yaml', { AUTOCLAIM_STATE_URL: 'postgres://a@db.internal/x' }));
+    expect(r.warnings).toEqual([expect.stringContaining('$AUTOCLAIM_STATE_URL (from the environment): reaches db.internal without TLS')]);
+  });
+
   it('says so when the bad URL came from the environment', () => {
     dir.write('c.yaml', BASE);
     const r = dir.load('c.yaml', { AUTOCLAIM_STATE_URL: 'postgres://u:secret-secret@h/db' });
@@ -68,7 +103,7 @@ describe('state.url', () => {
   });
 
   it('refuses a lease under 3 s', () => {
-    dir.write('c.yaml', withState('  url: postgres://a@h/db\n  lease: 2s\n'));
+    dir.write('c.yaml', withState('  url: postgres://a@h/db?sslmode=verify-full\n  lease: 2s\n'));
     const r = dir.load('c.yaml');
     expect(formatted(r).errors).toEqual([
       'c.yaml:16:3 state.lease: must be at least 3s: a lease is renewed every third of it, and each renewal is a round trip to the database',
@@ -78,19 +113,19 @@ describe('state.url', () => {
   // issue 25 finding 1: a claim judged not applied before its first request can no longer be
   // accepted may be applied twice; with shared state a paused daemon's request is that request.
   it('claim_settle: derived from ts_window when unset; shorter than ts_window + 1m is an error with state.url, a warning without', () => {
-    dir.write('default.yaml', withState('  url: postgres://a@h/db\n'));
+    dir.write('default.yaml', withState('  url: postgres://a@h/db?sslmode=verify-full\n'));
     const d = dir.load('default.yaml');
     expect(formatted(d)).toEqual({ errors: [], warnings: [] });
     expect(d.config?.api).toMatchObject({ tsWindowMs: 300_000, claimSettleMs: 360_000 });
-    dir.write('window.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  ts_window: 30s\n'));
+    dir.write('window.yaml', edit(withState('  url: postgres://a@h/db?sslmode=verify-full\n'), 'v1\n', 'v1\n  ts_window: 30s\n'));
     // A window under a minute is its own margin: a service that far off our clock refuses everything.
     expect(dir.load('window.yaml').config?.api).toMatchObject({ tsWindowMs: 30_000, claimSettleMs: 60_000 });
 
-    dir.write('short.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  claim_settle: 60s\n'));
+    dir.write('short.yaml', edit(withState('  url: postgres://a@h/db?sslmode=verify-full\n'), 'v1\n', 'v1\n  claim_settle: 60s\n'));
     expect(formatted(dir.load('short.yaml')).errors).toEqual([
       expect.stringMatching(/^short\.yaml:\d+:\d+ api\.claim_settle: with shared state \(state\.url\), api\.claim_settle \(1m\) is shorter than api\.ts_window \+ 1m \(6m\)/),
     ]);
-    dir.write('long.yaml', edit(withState('  url: postgres://a@h/db\n'), 'v1\n', 'v1\n  claim_settle: 6m\n'));
+    dir.write('long.yaml', edit(withState('  url: postgres://a@h/db?sslmode=verify-full\n'), 'v1\n', 'v1\n  claim_settle: 6m\n'));
     expect(formatted(dir.load('long.yaml'))).toEqual({ errors: [], warnings: [] });
     dir.write('sqlite.yaml', edit(BASE, 'v1\n', 'v1\n  claim_settle: 60s\n'));
     const alone = formatted(dir.load('sqlite.yaml'));

@@ -154,6 +154,17 @@ describe('autoclaim signer --check', () => {
     expect(r.stderr).toMatch(/state\.url: holds a password; remove it and use PGPASSWORD/);
   });
 
+  it('warns of a PostgreSQL journal on another machine reached without TLS: its caps and epochs could be altered on the way', async () => {
+    setup = signerSetup({ state: 'url: postgres://signer@db.internal:5432/journal' });
+    const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(r.stderr).toMatch(/^warning: .*signer\.yaml:\d+:\d+ state\.url: reaches db\.internal without TLS/m);
+    setup.cleanup();
+    setup = signerSetup({ state: 'url: postgres://signer@db.internal:5432/journal?sslmode=verify-full' });
+    const tls = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
+    expect(tls.stderr).not.toMatch(/without TLS/);
+    expect(tls.code).toBe(r.code);
+  });
+
   it('refuses state.mark_file beside a SQLite journal, whose mark is its own <path>.mark', async () => {
     setup = signerSetup({ state: 'path: ./journal.db\n  mark_file: ./journal.mark' });
     const r = await runCli(['signer', '--check', '--config', setup.configFile], { cwd: setup.dir });
