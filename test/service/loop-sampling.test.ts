@@ -13,7 +13,7 @@ describe('the event loop lag metrics', () => {
     const monitor = vi.spyOn(perfHooks, 'monitorEventLoopDelay');
     createMetrics();
     // Each sample wakes the process: at prom-client's default (10 ms) that was most of what an
-    // idle daemon spent (bench/RESULTS.md, "An idle daemon").
+    // idle daemon spent (bench/RESULTS.md, "What a daemon spends whatever it polls").
     expect(monitor.mock.calls.map(([o]) => o?.resolution)).toEqual([LOOP_SAMPLE_MS]);
     expect(LOOP_SAMPLE_MS).toBeGreaterThanOrEqual(100);
   });
