@@ -1,10 +1,11 @@
 // `npm run bench`: the daemon at the scale users live at (bench/scale.mjs), then bench/RESULTS.md.
 //   default   `--help`'s peak RSS; `run` at 1,000, 10,000 and 100,000 wallets against the sandbox
-//             enforcing 2,500 requests a minute with bursts of 100; and 10,000 wallets with and
+//             enforcing 2,500 requests a minute with bursts of 100; 10,000 wallets with and
 //             without the node flags and MALLOC_ARENA_MAX of the systemd unit and the image, side
-//             by side (both at once, so both see the same load on a shared machine).
+//             by side (both at once, so both see the same load on a shared machine); and 10,000
+//             wallets over HTTP and over HTTPS, side by side the same way.
 //   --quick   a smoke test of the harness (~1 min): 1,000 wallets for 20 s, `--help` once.
-//   --only=help,scale,flags,signing,signers,scheduling,rate,latency,plannerLive,cluster
+//   --only=help,scale,flags,https,signing,signers,scheduling,rate,latency,plannerLive,cluster
 //             a subset; the last seven are the focused benchmarks (signing speed, each signer
 //             backend's signs/s and added latency, the planner simulated and live, burst shape,
 //             decision latency, the cluster), run only when named.
@@ -17,12 +18,12 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { log, machine, OUT, REPO } from './lib/common.mjs';
 import { renderReport } from './report.mjs';
-import { benchHelp, benchScale, UNIT_FLAGS } from './scale.mjs';
+import { benchHelp, benchScale, PIN_CORES, UNIT_FLAGS } from './scale.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-const DEFAULT = ['help', 'scale', 'flags'];
+const DEFAULT = ['help', 'scale', 'flags', 'https'];
 const want = (name) => (only === undefined ? DEFAULT.includes(name) : only.includes(name));
 
 mkdirSync(OUT, { recursive: true });
@@ -57,7 +58,8 @@ await timed('help', async () => benchHelp({ runs: quick ? 1 : 5 }));
 await timed('scale', async () => {
   const runs = [];
   // Five and a half minutes each: the whole window, and its last 150 s once the poll path is compiled (settled).
-  for (const n of sizes) runs.push(await benchScale({ wallets: n, fixture, seconds: quick ? 20 : 330, settleSeconds: quick ? 0 : 180 }));
+  // Each alone, the daemon and the sandbox on cores of their own (scale.mjs PIN_CORES).
+  for (const n of sizes) runs.push(await benchScale({ wallets: n, fixture, seconds: quick ? 20 : 330, settleSeconds: quick ? 0 : 180, pin: PIN_CORES }));
   return { runs };
 });
 await timed('flags', async () => {
@@ -68,6 +70,17 @@ await timed('flags', async () => {
     benchScale({ wallets: n, fixture, seconds, label: '-unit', ...UNIT_FLAGS }),
   ]);
   return { plain, unit };
+});
+// The real API is HTTPS; the scale runs above speak plain HTTP to the sandbox. The two side by side
+// (both at once, so both see the same load), as long as the scale runs, say what TLS adds.
+await timed('https', async () => {
+  const n = quick ? 1000 : 10_000;
+  const window = quick ? { seconds: 20 } : { seconds: 330, settleSeconds: 180 };
+  const [plain, https] = await Promise.all([
+    benchScale({ wallets: n, fixture, ...window, label: '-http' }),
+    benchScale({ wallets: n, fixture, ...window, label: '-https', tls: true }),
+  ]);
+  return { plain, https };
 });
 const older = {
   signing: async () => (await import('./signing.mjs')).benchSigning({ runs: quick ? 1 : 5 }),

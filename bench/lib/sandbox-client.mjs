@@ -23,9 +23,11 @@ export async function forkSandbox(options) {
       pending.set(id, { resolve, reject });
       child.send({ id, cmd, ...args });
     });
-  const { url } = await call('start', { options });
+  const { url, caFile } = await call('start', { options });
   return {
     url,
+    /** With options.tls: the certificate of the HTTPS front, for the daemon's NODE_EXTRA_CA_CERTS. */
+    caFile,
     pid: child.pid,
     stats: async () => (await call('stats')).stats,
     /** CPU ms the sandbox process has used so far. */

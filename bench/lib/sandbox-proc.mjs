@@ -1,6 +1,7 @@
 // The sandbox in its own process (forked with IPC), so the client under test and the server do
 // not share an event loop. The parent sends commands; every reply carries the command's id.
-//   start {options}  → {url}        stats → StatsSnapshot      resetStats
+//   start {options}  → {url, caFile}      stats → StatsSnapshot      resetStats
+//                       (options.tls: HTTPS in front, tls-front.mjs; caFile is its certificate)
 //   trace {threshold} → starts recording, per wallet, when a summary over the threshold was served
 //                       and when its claim request arrived and was applied (performance.now())
 //   traceGet → {samples: [arrival ms], applied: [applied ms], claims}      arrivals → {times: [epoch ms] of API requests, first}   close
@@ -21,8 +22,10 @@ http.Server.prototype.emit = function (event, req, ...rest) {
   return emit.call(this, event, req, ...rest);
 };
 const { startSandbox } = await import(join(DIST, 'sandbox/server.js'));
+const { startTlsFront } = await import('./tls-front.mjs');
 
 let sandbox;
+let front;
 let traceThreshold;
 const firstOver = new Map();
 const latencies = [];
@@ -80,18 +83,23 @@ process.on('message', async (msg) => {
   const reply = (body) => process.send({ id: msg.id, ...body });
   try {
     switch (msg.cmd) {
-      case 'start':
-        sandbox = await startSandbox(hydrate(msg.options));
+      case 'start': {
+        const { tls, ...options } = msg.options;
+        sandbox = await startSandbox(hydrate(options));
         instrument(sandbox.world);
-        return reply({ url: sandbox.url });
+        if (!tls) return reply({ url: sandbox.url });
+        front = await startTlsFront(new URL(sandbox.url).origin);
+        return reply({ url: `${front.origin}${new URL(sandbox.url).pathname}`, caFile: front.caFile });
+      }
       case 'cpu': {
         const u = process.cpuUsage();
         return reply({ cpuMs: (u.user + u.system) / 1000 });
       }
       case 'stats':
-        return reply({ stats: sandbox.stats() });
+        return reply({ stats: { ...sandbox.stats(), ...(front ? { tlsConnections: front.connections() } : {}) } });
       case 'resetStats':
         sandbox.resetStats();
+        front?.connections({ reset: true });
         return reply({});
       case 'trace':
         traceThreshold = BigInt(msg.threshold);
@@ -111,6 +119,7 @@ process.on('message', async (msg) => {
         recordArrivals = msg.on ?? recordArrivals;
         return reply({ times: msg.take ? arrivals.splice(0) : [], first: arrivals[0] });
       case 'close':
+        await front?.close();
         await sandbox?.close();
         reply({});
         return process.exit(0);
