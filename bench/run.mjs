@@ -13,12 +13,13 @@
 // A full-size run keeps its figures in bench/RESULTS.json (committed beside RESULTS.md): the
 // sections it ran replace theirs there, the others stay with the date and load they were measured
 // at, so `--only=signers` refreshes one section without dropping the rest of the report.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { log, machine, OUT, REPO } from './lib/common.mjs';
 import { renderReport } from './report.mjs';
-import { benchHelp, benchScale, PIN_CORES, UNIT_FLAGS } from './scale.mjs';
+import { benchHelp, benchScale, UNIT_FLAGS } from './scale.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -58,8 +59,7 @@ await timed('help', async () => benchHelp({ runs: quick ? 1 : 5 }));
 await timed('scale', async () => {
   const runs = [];
   // Five and a half minutes each: the whole window, and its last 150 s once the poll path is compiled (settled).
-  // Each alone, the daemon and the sandbox on cores of their own (scale.mjs PIN_CORES).
-  for (const n of sizes) runs.push(await benchScale({ wallets: n, fixture, seconds: quick ? 20 : 330, settleSeconds: quick ? 0 : 180, pin: PIN_CORES }));
+  for (const n of sizes) runs.push(await benchScale({ wallets: n, fixture, seconds: quick ? 20 : 330, settleSeconds: quick ? 0 : 180 }));
   return { runs };
 });
 await timed('flags', async () => {
@@ -74,6 +74,7 @@ await timed('flags', async () => {
 // The real API is HTTPS; the scale runs above speak plain HTTP to the sandbox. The two side by side
 // (both at once, so both see the same load), as long as the scale runs, say what TLS adds.
 await timed('https', async () => {
+  if (spawnSync('openssl', ['version'], { stdio: 'ignore' }).status !== 0) throw new Error('the https section needs the openssl command (bench/lib/tls-front.mjs makes its certificate with it)');
   const n = quick ? 1000 : 10_000;
   const window = quick ? { seconds: 20 } : { seconds: 330, settleSeconds: 180 };
   const [plain, https] = await Promise.all([

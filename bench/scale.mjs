@@ -14,9 +14,8 @@
 //                 minutes and ~4% after three (bench/RESULTS.md).
 // Fleets larger than a minute's budget are polled every minute (the planner picks who); 1,000
 // wallets are polled every 20 s, so that they too are bound by the budget and a poll costs the same.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { API_KEY, CLI, NEVER_RULE, OUT, REPO, log, sleep, walletFixtures, writeRunConfig } from './lib/common.mjs';
 import { forkSandbox } from './lib/sandbox-client.mjs';
@@ -27,17 +26,6 @@ import { forkSandbox } from './lib/sandbox-client.mjs';
  * are set in the systemd unit and the Docker image, each with its reason.
  */
 export const UNIT_FLAGS = { nodeArgs: ['--max-semi-space-size=1'], env: { MALLOC_ARENA_MAX: '2' } };
-
-/**
- * Pinned runs (taskset): the daemon on the first core, the sandbox on the others. A user's API is
- * another machine; the sandbox here answers each request on this one, just as the daemon wakes
- * for it, and on a shared core it both preempts the daemon and evicts its caches. On 2 cores,
- * only a run alone can be pinned: two pairs at once (the paired sections) share the cores as the
- * kernel places them, which weighs on both sides of a comparison alike.
- */
-export const PIN_CORES = availableParallelism() >= 2;
-const DAEMON_CPU = '0';
-const SANDBOX_CPUS = `1-${availableParallelism() - 1}`;
 
 const TICK = 100; // USER_HZ on Linux: /proc/PID/stat counts CPU time in 1/100 s
 const procCpuSec = (pid) => {
@@ -51,10 +39,9 @@ const procHwmMb = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pi
 /**
  * One `run` of `wallets` wallets for `seconds` (counted from its first poll), its settled CPU from
  * `settleSeconds` on. nodeArgs/env: how the daemon is started (e.g. the unit's flags); cpuProf: a
- * directory for `node --cpu-prof`; tls: the sandbox behind HTTPS, as the real API is (tls-front.mjs);
- * pin: the daemon and the sandbox on cores of their own (see DAEMON_CPU).
+ * directory for `node --cpu-prof`; tls: the sandbox behind HTTPS, as the real API is (tls-front.mjs).
  */
-export async function benchScale({ wallets: n, fixture, seconds, settleSeconds = 0, perMinute = 2500, burst = 100, nodeArgs = [], env = {}, cpuProf, label = '', tls = false, pin = false }) {
+export async function benchScale({ wallets: n, fixture, seconds, settleSeconds = 0, perMinute = 2500, burst = 100, nodeArgs = [], env = {}, cpuProf, label = '', tls = false }) {
   const fleet = (await walletFixtures(fixture)).slice(0, n);
   const sandbox = await forkSandbox({
     tls,
@@ -62,7 +49,6 @@ export async function benchScale({ wallets: n, fixture, seconds, settleSeconds =
     rateLimit: { perMinute, burst },
     wallets: fleet.map((w) => ({ address: w.address, pendingLamports: '0', accrualLamportsPerSec: '1000' })),
   });
-  if (pin) execFileSync('taskset', ['-a', '-p', '-c', SANDBOX_CPUS, String(sandbox.pid)], { stdio: 'ignore' });
   const poll = n > perMinute ? '*/1 * * * *' : '*/20 * * * * *';
   try {
     const { config } = writeRunConfig(`scale-${n}${label}`, { fixtureSize: fixture, baseUrl: sandbox.url, wallets: fleet, rules: NEVER_RULE, perMinute, burst, poll, jitter: '10s', sideFile: true });
@@ -73,8 +59,7 @@ export async function benchScale({ wallets: n, fixture, seconds, settleSeconds =
     const outFd = openSync(stdoutFile, 'w');
     const profArgs = cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`];
     const spawnedAt = Date.now();
-    const command = [process.execPath, ...nodeArgs, ...profArgs, CLI, 'run', '--config', config];
-    const child = spawn(pin ? 'taskset' : command[0], pin ? ['-c', DAEMON_CPU, ...command] : command.slice(1), {
+    const child = spawn(process.execPath, [...nodeArgs, ...profArgs, CLI, 'run', '--config', config], {
       cwd: REPO,
       env: { PATH: process.env.PATH, AUTOCLAIM_API_KEY: API_KEY, ...(tls ? { NODE_EXTRA_CA_CERTS: sandbox.caFile } : {}), ...env },
       stdio: ['ignore', outFd, 'pipe'],
@@ -117,7 +102,6 @@ export async function benchScale({ wallets: n, fixture, seconds, settleSeconds =
     const result = {
       wallets: n,
       tls,
-      pinned: pin,
       poll,
       perMinute,
       burst,
