@@ -25,7 +25,7 @@ import { isLoopback } from '../loopback.js';
 import { cronProblem, cronStepProblem, timezoneProblem } from './cron.js';
 import { parseDuration } from './durations.js';
 import { resolveChannels, webhookEvents } from './resolve-channels.js';
-import { stateUrlProblem, stateUrlWarning } from './state-url.js';
+import { checkStateUrl } from './state-url.js';
 import type { ConfigSource, IssueList, Path } from './positions.js';
 import type { SetAside } from './salvage.js';
 import type { RawConfig, RawRule, RawStep, RawWallet } from './schema.js';
@@ -164,12 +164,9 @@ function resolveState(raw: RawConfig['state'], ctx: ResolveContext): AppConfig['
   const fromEnv = ctx.env.AUTOCLAIM_STATE_URL?.trim();
   const url = fromEnv !== undefined && fromEnv !== '' ? fromEnv : raw?.url;
   const where = fromEnv !== undefined && fromEnv !== '' ? '$AUTOCLAIM_STATE_URL (from the environment): ' : '';
-  if (url !== undefined) {
-    const problem = stateUrlProblem(url);
-    if (problem !== undefined) ctx.issues.error(['state', 'url'], `${where}${problem}`);
-    const plain = problem === undefined ? stateUrlWarning(url) : undefined;
-    if (plain !== undefined) ctx.issues.warn(['state', 'url'], `${where}${plain}`);
-  }
+  const check = url === undefined ? undefined : checkStateUrl(url);
+  if (check !== undefined && 'error' in check) ctx.issues.error(['state', 'url'], `${where}${check.error}`);
+  if (check !== undefined && 'warning' in check) ctx.issues.warn(['state', 'url'], `${where}${check.warning}`);
   const leaseMs = duration(raw?.lease ?? '15s', ['state', 'lease'], ctx);
   if (leaseMs < 3_000) ctx.issues.error(['state', 'lease'], 'must be at least 3s: a lease is renewed every third of it, and each renewal is a round trip to the database');
   const queryTimeoutMs = duration(raw?.query_timeout ?? '10s', ['state', 'query_timeout'], ctx);
