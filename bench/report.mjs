@@ -9,6 +9,9 @@ const yes = (ok) => (ok ? '✅ met' : '❌ missed');
 const pct = (x) => `${(x * 100).toFixed(1)}%`;
 const n = (x) => x.toLocaleString('en-US');
 const sec = (x) => `${x.toFixed(1)} s`;
+/** A run's CPU a request and % of a core: settled when it has a settled window, else its whole window. */
+const perPoll = (x) => x.settledCpuMsPerPoll ?? x.cpuMsPerPoll;
+const settledPct = (x) => x.settledCpuPct ?? x.cpuPct;
 
 /** The goals of issue 26, at real scale. */
 export const GOALS = { budgetUsed: 0.95, limiter429: 0, firstPollSec: 5, peakRssMb: 200, cpuPct: 2, helpRssMb: 60 };
@@ -94,7 +97,6 @@ function scaleSection(p, runs, help, load) {
   if (runs.length > 1) {
     const a = runs[0];
     const b = runs.at(-1);
-    const perPoll = (x) => x.settledCpuMsPerPoll ?? x.cpuMsPerPoll;
     p(`Cost per wallet and per poll as the fleet grows ${n(a.wallets)} → ${n(b.wallets)} wallets: CPU a request${a.settledCpuMsPerPoll === undefined ? '' : ' (settled)'} ${fmt(perPoll(a), 3)} → ${fmt(perPoll(b), 3)} ms; start-up CPU a wallet ${fmt((1000 * a.startupCpuSec) / a.wallets, 3)} → ${fmt((1000 * b.startupCpuSec) / b.wallets, 3)} ms; peak RSS a wallet above the smallest run ${b.wallets > a.wallets ? `${fmt(((b.peakRssMb - a.peakRssMb) * 1024) / (b.wallets - a.wallets), 2)} KiB` : 'n/a'}.`);
     p();
   }
@@ -117,8 +119,6 @@ function flagsSection(p, f) {
 
 /** HTTP and HTTPS side by side: the real API is HTTPS, the scale runs are not. */
 function httpsSection(p, h) {
-  const settled = (x) => x.settledCpuPct ?? x.cpuPct;
-  const perPoll = (x) => x.settledCpuMsPerPoll ?? x.cpuMsPerPoll;
   const row = (label, x) => p(`| ${label} | ${x.seconds.toFixed(0)} s | ${n(x.requests)} | ${pct(x.budgetUsed)} | ${x.limiter429} | **${x.peakRssMb.toFixed(0)} MB** | ${cpuCell(x, GOALS)} | ${fmt(perPoll(x), 3)} ms | ${pct(x.cpuSystemShare)} |`);
   p('## Over HTTPS, as the real API is served');
   p();
@@ -129,7 +129,7 @@ function httpsSection(p, h) {
   row('HTTP', h.plain);
   row('HTTPS', h.https);
   p();
-  p(`HTTPS costs ${fmt((100 * (perPoll(h.https) - perPoll(h.plain))) / perPoll(h.plain), 0)}% more CPU a request: ${fmt(settled(h.plain))}% → ${fmt(settled(h.https))}% of a core at ${n(h.plain.perMinute)} requests a minute.`);
+  p(`HTTPS costs ${fmt((100 * (perPoll(h.https) - perPoll(h.plain))) / perPoll(h.plain), 0)}% more CPU a request: ${fmt(settledPct(h.plain))}% → ${fmt(settledPct(h.https))}% of a core at ${n(h.plain.perMinute)} requests a minute.`);
   p();
 }
 

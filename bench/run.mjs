@@ -13,7 +13,6 @@
 // A full-size run keeps its figures in bench/RESULTS.json (committed beside RESULTS.md): the
 // sections it ran replace theirs there, the others stay with the date and load they were measured
 // at, so `--only=signers` refreshes one section without dropping the rest of the report.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -74,7 +73,6 @@ await timed('flags', async () => {
 // The real API is HTTPS; the scale runs above speak plain HTTP to the sandbox. The two side by side
 // (both at once, so both see the same load), as long as the scale runs, say what TLS adds.
 await timed('https', async () => {
-  if (spawnSync('openssl', ['version'], { stdio: 'ignore' }).status !== 0) throw new Error('the https section needs the openssl command (bench/lib/tls-front.mjs makes its certificate with it)');
   const n = quick ? 1000 : 10_000;
   const window = quick ? { seconds: 20 } : { seconds: 330, settleSeconds: 180 };
   const [plain, https] = await Promise.all([

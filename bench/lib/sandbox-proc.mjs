@@ -88,8 +88,9 @@ process.on('message', async (msg) => {
         sandbox = await startSandbox(hydrate(options));
         instrument(sandbox.world);
         if (!tls) return reply({ url: sandbox.url });
-        front = await startTlsFront(new URL(sandbox.url).origin);
-        return reply({ url: `${front.origin}${new URL(sandbox.url).pathname}`, caFile: front.caFile });
+        const { origin, pathname } = new URL(sandbox.url);
+        front = await startTlsFront(origin);
+        return reply({ url: `${front.origin}${pathname}`, caFile: front.caFile });
       }
       case 'cpu': {
         const u = process.cpuUsage();

@@ -16,8 +16,13 @@ export async function startTlsFront(target) {
   const dir = mkdtempSync(join(tmpdir(), 'autoclaim-bench-tls-'));
   const key = join(dir, 'key.pem');
   const cert = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '2', '-subj', `/CN=${hostname}`, '-addext', `subjectAltName=IP:${hostname}`], { stdio: 'ignore' });
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
+      '-days', '2', '-subj', `/CN=${hostname}`, '-addext', `subjectAltName=IP:${hostname}`], { stdio: 'ignore' });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`the HTTPS front needs the openssl command to make its certificate: ${err.message}`);
+  }
   const sockets = new Set();
   let accepted = 0;
   const server = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (tlsSocket) => {
