@@ -10,8 +10,12 @@ import type { Logger } from '../log/logger.js';
 import { nextCronTimes } from '../config/cron.js';
 import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
 
-/** Polls due within the same tenth of a second start together (see tick). */
-const TIMER_GRID_MS = 100;
+/**
+ * Polls due within the same second start together (see tick): the limiter lets a waiting queue go
+ * at most once a second too (api/rate-limit.ts MIN_WAKE_MS), so a finer grid only adds wake-ups
+ * that queue requests to wait for it. A poll starts at most this much after its spread time.
+ */
+const TIMER_GRID_MS = 1000;
 
 /** The longest the schedule's timer sleeps before looking at the clock again (see arm). */
 const MAX_SLEEP_MS = 60_000;
@@ -186,8 +190,8 @@ export class PollScheduler {
     const windowMs = Math.max(0, Math.min(interval * POLL_WINDOW_SHARE, interval - this.opts.jitterMs));
     const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
     const cycle = ++this.cycle;
-    // One timer for the wallets due in each tenth of a second, not one per wallet: every timer is a
-    // wake-up of the process, and a fleet larger than the budget is paced by the limiter anyway.
+    // One timer for the wallets due in each second, not one per wallet: every timer is a wake-up of
+    // the process (on a small VM one costs more CPU than the poll it starts, bench/RESULTS.md).
     const due = new Map<number, WalletConfig[]>();
     wallets.forEach((wallet, i) => {
       const at = Math.ceil((offsets[i] ?? 0) / TIMER_GRID_MS) * TIMER_GRID_MS;
