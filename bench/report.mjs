@@ -145,7 +145,7 @@ function whereSandboxRunsSection(p) {
   p();
   p('Measured and not kept:');
   p();
-  p('- The poll timers on a 1 s grid instead of 100 ms: paired, 0.721 → 0.677 ms a poll (−6%), 19 → 12 wake-ups a second. Taken as within this machine\'s spread; kept in session 22 after three more pairs ("The poll timers on a 1 s grid").');
+  p('- The poll timers on a 1 s grid instead of 100 ms: paired, 0.721 → 0.677 ms a poll (−6%), 19 → 12 wake-ups a second. Taken as within this machine\'s spread; kept in session 22 after four more pairs ("The poll timers on a 1 s grid").');
   p('- A connection carrying 1,000 requests instead of 100 (`MAX_REQUESTS_PER_CONNECTION`): over HTTPS, paired, 0.793 → 0.767 ms a poll (−3%, ten times fewer handshakes). The bound is what lets a failover behind DNS reach a daemon that is never idle; at the smallest tier (500 a minute) 1,000 requests are two minutes.');
   p();
   p('TLS: the same build over HTTP and HTTPS at once, three pairs the same day: the run this report was made with (the section above) +9% a poll; another 2.70% → 2.90% of a core, 0.660 → 0.712 ms a poll, +8%; and one 2.19% → 3.12%, 0.539 → 0.766 ms, +42%. So ~8–9%, and pairs on this machine are no steadier than single runs. The daemon opened 39 connections a minute, one every ~64 requests: a connection carries at most 100, and one left idle for 4 s is closed. `perf` of the HTTPS daemon puts OpenSSL\'s own functions at ~3% of its samples: what TLS adds is mostly Node\'s TLS socket and the handshakes\' setup, not the cipher. undici alone, paced every 20 ms: HTTPS costs 50–80 µs a request more than HTTP, ~35 µs of it the reconnect every 100 requests. A user pays this; the goal of issue 26 was set against the plain-HTTP sandbox.');
@@ -302,7 +302,7 @@ function figuresSection(p) {
   p();
   p('| where | figure |');
   p('|---|---|');
-  p('| `src/api/rate-limit.ts` (a waiting queue woken at most once a second; every 100 ms before session 18) and `src/scheduler/scheduler.ts` (one timer per second of the window; per tenth of a second before session 22) | see "`run` per poll" and "The poll timers on a 1 s grid" below |');
+  p('| `src/api/rate-limit.ts` (a waiting queue woken at most once a second; every 100 ms before session 18) and `src/scheduler/scheduler.ts` (one timer per second of the window; per tenth of a second before session 22) | see "`run` per poll" and "The poll timers on a 1 s grid" above |');
   p('| `src/keys/signer.ts`: JWK import rather than PKCS#8 | PKCS#8 ~9× slower, ~0.6 ms a key (6 s of start-up at 10,000 wallets); JWK export ~25× faster than SPKI DER |');
   p('| `src/keys/verify.ts`, `src/sandbox/derive.ts`: tweetnacl loaded only where used | ~20 ms of module loading |');
   p('| `src/keys/keys.ts`: a solana-keygen file\'s text not registered whole | ~4 µs a key |');
