@@ -191,7 +191,8 @@ export class PollScheduler {
     const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
     const cycle = ++this.cycle;
     // One timer for the wallets due in each second, not one per wallet: every timer is a wake-up of
-    // the process (on a small VM one costs more CPU than the poll it starts, bench/RESULTS.md).
+    // the process, and on a small VM a wake-up costs more than the little these do before their
+    // turns queue for the limiter (bench/RESULTS.md).
     const due = new Map<number, WalletConfig[]>();
     wallets.forEach((wallet, i) => {
       const at = Math.ceil((offsets[i] ?? 0) / TIMER_GRID_MS) * TIMER_GRID_MS;
