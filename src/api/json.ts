@@ -1,7 +1,7 @@
 // JSON at the edge is parsed with lossless-json: JSON.parse turns 12345678.987654321 into
 // 12345678.98765432, and an amount that is off by a lamport is a wrong amount. Numbers stay
 // LosslessNumber (their exact text) until a schema turns them into lamports or integers.
-import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
+import { parse, stringify } from 'lossless-json';
 
 export { isLosslessNumber, LosslessNumber } from 'lossless-json';
 
@@ -37,17 +37,13 @@ function nestedDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-const numberStringifiers = [
-  { test: (v: unknown) => isLosslessNumber(v), stringify: (v: unknown) => (v as LosslessNumber).value },
-  { test: (v: unknown) => typeof v === 'bigint', stringify: (v: unknown) => (v as bigint).toString() },
-];
-
 /**
  * Serializes a value, writing each LosslessNumber byte-for-byte as it was received and bigints
- * as JSON integers. Throws when the value has no JSON form (undefined, a function).
+ * as JSON integers: lossless-json's stringify does both itself (a LosslessNumber is valid JSON
+ * number text by construction). Throws when the value has no JSON form (undefined, a function).
  */
 export function stringifyLossless(value: unknown): string {
-  const text = stringify(value, null, undefined, numberStringifiers);
+  const text = stringify(value);
   if (text === undefined) throw new TypeError('value has no JSON representation');
   return text;
 }
