@@ -114,6 +114,22 @@ export function spreadOffsets(n: number, windowMs: number, jitterMs: number, ran
   return Array.from({ length: n }, (_, i) => Math.floor(wrap(i * step + random() * jitterMs)));
 }
 
+/** The most of an interval a fleet that fills its rate budget is spread over (see pollWindowMs). */
+const PACED_WINDOW_SHARE = 0.98;
+
+/**
+ * The part of an interval its `polls` are spread over. Within the rate budget, the first 80% (or
+ * all but the jitter), so that the last wallet finishes before the next tick. A tick that spends
+ * the budget is spread at the pace the limiter grants tokens (up to 98% of the interval): over
+ * 80%, the tick's last fifth only waited in the limiter's queue, each turn holding its state for
+ * seconds, long enough to reach V8's old generation, whose collections cost CPU (bench/RESULTS.md).
+ */
+export function pollWindowMs(intervalMs: number, jitterMs: number, polls: number, budget: number | undefined): number {
+  const slack = Math.max(0, Math.min(intervalMs * POLL_WINDOW_SHARE, intervalMs - jitterMs));
+  if (budget === undefined || !Number.isFinite(budget) || budget <= 0) return slack;
+  return Math.max(slack, intervalMs * Math.min(PACED_WINDOW_SHARE, polls / budget));
+}
+
 /**
  * The time between two polls under a schedule: the gap between its next two times. Read again only
  * once the first of them has come, the schedule changed (a reload) or the clock went back: alerts,
@@ -186,8 +202,7 @@ export class PollScheduler {
     const next = this.nextAt;
     const interval = next !== undefined && next > now ? next - now : 60_000;
     const wallets = this.plan(interval);
-    // Leave a fifth of the interval (and the jitter) free, so the last wallet finishes before the next tick.
-    const windowMs = Math.max(0, Math.min(interval * POLL_WINDOW_SHARE, interval - this.opts.jitterMs));
+    const windowMs = pollWindowMs(interval, this.opts.jitterMs, wallets.length, this.opts.budget?.(interval));
     const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
     const cycle = ++this.cycle;
     // One timer for the wallets due in each second, not one per wallet: every timer is a wake-up of

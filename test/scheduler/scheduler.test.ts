@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { PollScheduler, Semaphore, spreadOffsets } from '../../src/scheduler/scheduler.js';
+import { PollScheduler, Semaphore, pollWindowMs, spreadOffsets } from '../../src/scheduler/scheduler.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { systemClock, type WalletConfig } from '../../src/domain.js';
 
@@ -24,6 +24,21 @@ describe('spreadOffsets', () => {
   });
   it('handles no wallets', () => {
     expect(spreadOffsets(0, 60_000, 1000, () => 0.5)).toEqual([]);
+  });
+});
+
+describe('pollWindowMs', () => {
+  it('spreads a tick within its budget over the first 80% of the interval, or all but the jitter', () => {
+    expect(pollWindowMs(60_000, 0, 100, 2_450)).toBe(48_000);
+    expect(pollWindowMs(60_000, 20_000, 100, 2_450)).toBe(40_000);
+    expect(pollWindowMs(60_000, 0, 100, undefined)).toBe(48_000);
+    expect(pollWindowMs(60_000, 0, 100, Number.POSITIVE_INFINITY)).toBe(48_000);
+  });
+  it('spreads a tick that spends the budget at the pace the budget is granted, up to 98% of the interval', () => {
+    expect(pollWindowMs(60_000, 10_000, 2_450, 2_450)).toBe(58_800);
+    expect(pollWindowMs(60_000, 10_000, 2_205, 2_450)).toBeCloseTo(54_000, 6);
+    expect(pollWindowMs(60_000, 10_000, 9_000, 2_450)).toBe(58_800);
+    expect(pollWindowMs(20_000, 10_000, 1_000, 816)).toBe(19_600);
   });
 });
 
@@ -111,6 +126,40 @@ describe('PollScheduler', () => {
       vi.useRealTimers();
     }
     expect(polled).toEqual(Array.from({ length: 21 }, (_, i) => `w${i}`));
+  });
+
+  it('starts a tick that spends the budget no faster than the budget is granted', async () => {
+    let polled = 0;
+    const wallets = Array.from({ length: 2_450 }, (_, i) => wallet(`w${i}`));
+    const scheduler = new PollScheduler({
+      cron: '0 0 1 1 *', // not started: the tick's interval is a minute
+      jitterMs: 10_000,
+      wallets: () => wallets,
+      runWallet: () => {
+        polled++;
+        return Promise.resolve();
+      },
+      clock: systemClock,
+      logger: silentLogger(),
+      concurrency: 16,
+      budget: () => 2_450, // 2,500 a minute less the limiter's headroom (pollBudget)
+      random: () => 0.5,
+    });
+    vi.useFakeTimers();
+    try {
+      scheduler.tick();
+      // Spread over 48 s, all 2,450 had started by 48 s and a fifth of them waited for tokens.
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(polled).toBeLessThanOrEqual(Math.ceil((2_450 * 31) / 58.8));
+      expect(polled).toBeGreaterThanOrEqual(Math.floor((2_450 * 29) / 58.8));
+      await vi.advanceTimersByTimeAsync(18_000);
+      expect(polled).toBeLessThan(2_450 - 300);
+      await vi.advanceTimersByTimeAsync(11_000);
+      expect(polled).toBe(2_450);
+      expect(await scheduler.stop(1000)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stop() waits for the turn in flight and reports whether it finished in time', async () => {
