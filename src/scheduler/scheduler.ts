@@ -121,8 +121,8 @@ const PACED_WINDOW_SHARE = 0.98;
  * The part of an interval its `polls` are spread over. Within the rate budget, the first 80% (or
  * all but the jitter), so that the last wallet finishes before the next tick. A tick that spends
  * the budget is spread at the pace the limiter grants tokens (up to 98% of the interval): over
- * 80%, the tick's last fifth only waited in the limiter's queue, each turn holding its state for
- * seconds, long enough to reach V8's old generation, whose collections cost CPU (bench/RESULTS.md).
+ * 80%, the tick's last fifth only waited in the limiter's queue, up to ~8 s, each turn holding
+ * what it had read (bench/RESULTS.md, "A tick spread at the pace of its budget").
  */
 export function pollWindowMs(intervalMs: number, jitterMs: number, polls: number, budget: number | undefined): number {
   const slack = Math.max(0, Math.min(intervalMs * POLL_WINDOW_SHARE, intervalMs - jitterMs));
