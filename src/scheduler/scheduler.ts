@@ -201,8 +201,9 @@ export class PollScheduler {
     const now = this.opts.clock.now();
     const next = this.nextAt;
     const interval = next !== undefined && next > now ? next - now : 60_000;
-    const wallets = this.plan(interval);
-    const windowMs = pollWindowMs(interval, this.opts.jitterMs, wallets.length, this.opts.budget?.(interval));
+    const budget = this.opts.budget?.(interval);
+    const wallets = this.plan(interval, budget);
+    const windowMs = pollWindowMs(interval, this.opts.jitterMs, wallets.length, budget);
     const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
     const cycle = ++this.cycle;
     // One timer for the wallets due in each second, not one per wallet: every timer is a wake-up of
@@ -249,11 +250,11 @@ export class PollScheduler {
    * look at every wallet each tick. It is given the monotonic clock: a wall-clock step must not
    * make every wallet look overdue.
    */
-  private plan(intervalMs: number): readonly WalletConfig[] {
+  private plan(intervalMs: number, intervalBudget: number | undefined): readonly WalletConfig[] {
     const all = this.opts.wallets();
     const planner = this.opts.planner;
     if (planner === undefined) return all;
-    const budget = Math.max(0, (this.opts.budget?.(intervalMs) ?? Number.POSITIVE_INFINITY) - this.turns.running.size);
+    const budget = Math.max(0, (intervalBudget ?? Number.POSITIVE_INFINITY) - this.turns.running.size);
     return planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.turns.running);
   }
 
