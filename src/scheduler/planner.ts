@@ -3,7 +3,11 @@
 // or reads a clock (the scheduler passes `now`), so it is tested with tables in virtual time.
 import type { Lamports, Rule, WalletConfig, WalletSummary } from '../domain.js';
 
-/** The share of an interval the scheduler spreads its polls over (the rest is slack before the next tick). */
+/**
+ * The share of an interval the scheduler spreads a tick within its rate budget over (the rest is
+ * slack before the next tick); a tick that spends the budget is spread wider (scheduler.ts
+ * pollWindowMs), and the planner is told the window its picks will have.
+ */
 export const POLL_WINDOW_SHARE = 0.8;
 
 /** Wallets (by name) whose turn is still running: the planner passes them over this tick. */
@@ -18,8 +22,10 @@ export interface PollPlanner {
    * `busy`, in the order they should go (the scheduler spreads them over the interval in this
    * order). `wallets` is the same array from tick to tick until the fleet changes (a reload, a
    * lease round): a planner may keep what it derived from it (thresholds, rankings) until then.
+   * The scheduler spreads the picks over the first `windowMs` of the interval (by default
+   * POLL_WINDOW_SHARE of it): a wallet due within it is due this interval.
    */
-  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets): WalletConfig[];
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets, windowMs?: number): WalletConfig[];
   /** A successful poll's summary, seen at `now`. */
   observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void;
   /**

@@ -135,7 +135,14 @@ export class AccrualPlanner implements PollPlanner {
     this.requestsPerClaim = Math.max(0, opts.requestsPerClaim ?? DEFAULT_REQUESTS_PER_CLAIM);
   }
 
-  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets): WalletConfig[] {
+  choose(
+    wallets: readonly WalletConfig[],
+    budget: number,
+    now: number,
+    intervalMs: number,
+    busy?: BusyWallets,
+    windowMs = POLL_WINDOW_SHARE * intervalMs,
+  ): WalletConfig[] {
     pruneTo(this.tracks, wallets);
     if (wallets !== this.listed) this.rebuild(wallets);
     const tick = ++this.ticks;
@@ -153,7 +160,7 @@ export class AccrualPlanner implements PollPlanner {
     // n/N of the fleet forced each tick, only the rest of the budget is free to follow accrual.
     // A little slack, so timer jitter in the interval length cannot push a wallet past its bound.
     const staleMs = this.maxIntervals * intervalMs * 0.999;
-    const windowEnd = now + POLL_WINDOW_SHARE * intervalMs;
+    const windowEnd = now + windowMs;
     const forced = (t: Track): boolean => t.chosenAt === Number.NEGATIVE_INFINITY || now - t.chosenAt >= staleMs;
     const picked: Array<Ranked & { t: Track }> = [];
     const passed: Array<[MinHeap<Entry>, Entry]> = [];

@@ -201,9 +201,7 @@ export class PollScheduler {
     const now = this.opts.clock.now();
     const next = this.nextAt;
     const interval = next !== undefined && next > now ? next - now : 60_000;
-    const budget = this.opts.budget?.(interval);
-    const wallets = this.plan(interval, budget);
-    const windowMs = pollWindowMs(interval, this.opts.jitterMs, wallets.length, budget);
+    const { wallets, windowMs } = this.plan(interval, this.opts.budget?.(interval));
     const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
     const cycle = ++this.cycle;
     // One timer for the wallets due in each second, not one per wallet: every timer is a wake-up of
@@ -249,13 +247,19 @@ export class PollScheduler {
    * the whole list (the same array until it changes) and the busy ones apart, so that it need not
    * look at every wallet each tick. It is given the monotonic clock: a wall-clock step must not
    * make every wallet look overdue.
+   *
+   * The window the picks are spread over is set first, from the most the planner may pick, and the
+   * planner is told it: a wallet it expects to cross its threshold within the window is slotted
+   * after its crossing and counted with its claim, and one crossing later is not (priority.ts).
    */
-  private plan(intervalMs: number, intervalBudget: number | undefined): readonly WalletConfig[] {
+  private plan(intervalMs: number, intervalBudget: number | undefined): { wallets: readonly WalletConfig[]; windowMs: number } {
     const all = this.opts.wallets();
     const planner = this.opts.planner;
-    if (planner === undefined) return all;
     const budget = Math.max(0, (intervalBudget ?? Number.POSITIVE_INFINITY) - this.turns.running.size);
-    return planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.turns.running);
+    const most = planner === undefined ? all.length : Math.min(all.length, Math.floor(budget));
+    const windowMs = pollWindowMs(intervalMs, this.opts.jitterMs, most, intervalBudget);
+    if (planner === undefined) return { wallets: all, windowMs };
+    return { wallets: planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.turns.running, windowMs), windowMs };
   }
 
   private async turn(wallet: WalletConfig): Promise<void> {

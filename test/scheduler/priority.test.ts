@@ -135,6 +135,32 @@ describe('AccrualPlanner', () => {
     expect(names(p.choose([...ws, x], 3, 2 * I, I))).toEqual(['d', 'c', 'a']);
   });
 
+  it('slots by the window the scheduler spreads the picks over, not a fixed share of the interval', () => {
+    const setup = () => {
+      const p = planner({}, 1); // every wallet chosen at t = I is stale at 2I: all forced
+      const ws = ['c', 'd', 'e'].map(wallet);
+      const perInterval = SOL / 10n;
+      // Pending at t = I: c crosses at 2.9I, past 80% of the interval and within 98% of it.
+      const at1: Record<string, bigint> = { c: SOL - (19n * perInterval) / 10n, d: SOL / 10n, e: SOL / 10n };
+      for (const w of ws) {
+        p.choose([w], 1, 0, I);
+        p.observe(w, { pendingLamports: at1[w.name]! - perInterval }, 0);
+        p.choose([w], 1, I, I);
+        p.observe(w, { pendingLamports: at1[w.name]! }, I);
+      }
+      const x = wallet('x'); // chosen recently: neither forced nor due, so not picked
+      p.choose([x], 1, 1.5 * I, I);
+      p.observe(x, { pendingLamports: 0n }, 1.5 * I);
+      return { p, ws: [...ws, x] };
+    };
+    // Spread over 98%: c is due within the window and goes last, after its crossing.
+    const wide = setup();
+    expect(names(wide.p.choose(wide.ws, 3, 2 * I, I, undefined, 0.98 * I))).toEqual(['d', 'e', 'c']);
+    // Over the default 80% it is not due this interval: a padding wallet in configured order.
+    const narrow = setup();
+    expect(names(narrow.p.choose(narrow.ws, 3, 2 * I, I))).toEqual(['c', 'd', 'e']);
+  });
+
   it('counts a wallet due to cross this interval with its claim’s requests', () => {
     const setup = (requestsPerClaim: number) => {
       const p = new AccrualPlanner({ threshold: () => SOL, requestsPerClaim });

@@ -13,10 +13,10 @@ const clock: Clock = { now: () => Date.now(), monotonic: () => 5_000 + Date.now(
  * list less the wallets the scheduler says are busy.
  */
 class RecordingPlanner implements PollPlanner {
-  calls: Array<{ offered: string[]; budget: number; now: number; intervalMs: number }> = [];
-  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets): WalletConfig[] {
+  calls: Array<{ offered: string[]; budget: number; now: number; intervalMs: number; windowMs: number | undefined }> = [];
+  choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets, windowMs?: number): WalletConfig[] {
     const offered = wallets.filter((w) => busy?.has(w.name) !== true);
-    this.calls.push({ offered: offered.map((w) => w.name), budget, now, intervalMs });
+    this.calls.push({ offered: offered.map((w) => w.name), budget, now, intervalMs, windowMs });
     return offered.slice(0, budget);
   }
   observe(): void {}
@@ -34,14 +34,14 @@ afterEach(() => {
 
 describe('PollScheduler with a planner', () => {
   it('polls only what the planner chose, with the budget for the interval, on the monotonic clock', async () => {
-    const polled: string[] = [];
+    const polled: Array<[string, number]> = [];
     const planner = new RecordingPlanner();
     const scheduler = new PollScheduler({
       cron: '0 0 1 1 *',
       jitterMs: 0,
       wallets: () => fleet,
       runWallet: (w) => {
-        polled.push(w.name);
+        polled.push([w.name, Date.now() - 1_000_000]);
         return Promise.resolve();
       },
       clock,
@@ -52,8 +52,13 @@ describe('PollScheduler with a planner', () => {
     });
     scheduler.tick();
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(polled).toEqual(['a', 'b']);
-    expect(planner.calls).toEqual([{ offered: ['a', 'b', 'c', 'd', 'e'], budget: 2, now: 1_005_000, intervalMs: 60_000 }]);
+    // Two polls for a budget of two are spread at the budget's pace (98% of the interval), and the
+    // planner is told that window, so that it slots its picks by the times they will have.
+    expect(polled).toEqual([
+      ['a', 0],
+      ['b', 30_000],
+    ]);
+    expect(planner.calls).toEqual([{ offered: ['a', 'b', 'c', 'd', 'e'], budget: 2, now: 1_005_000, intervalMs: 60_000, windowMs: 58_800 }]);
     expect(await scheduler.stop(100)).toBe(true);
   });
 
