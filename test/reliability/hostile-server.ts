@@ -39,12 +39,15 @@ class WalletWorld {
   shown: bigint | undefined;
   shownLifetime: bigint | undefined;
   /**
-   * What the last claim was signed against: the last summary shown before its POST (the client
-   * reads one right before it signs). A claim's evidence is judged against it, so `drop_short` is
-   * told relative to it: relative to the truth, a pending that jumped meanwhile made the lie's rise
-   * cover the drop the client saw, an applied claim to any client (seed 441053537 found it).
+   * What a claim may have been signed against (the client reads a summary right before it signs):
+   * the summary shown before the last claim POST, and every one shown since, which a claim signed
+   * and never sent (a crash between its record and its bytes) was signed against. A claim's
+   * evidence is judged against its own, so `drop_short` is told short of each: relative to the
+   * truth, a pending that jumped meanwhile made the lie's rise cover the drop the client saw, an
+   * applied claim to any client (seed 441053537 found it after a POST; seed 645720800 with no POST
+   * at all, the claim recorded `sending` and the process gone).
    */
-  claimBase: { pending: bigint; lifetime: bigint | undefined } | undefined;
+  bases: Array<{ pending: bigint; lifetime: bigint | undefined }> = [];
   readonly signatures = new Set<string>();
   readonly ledger: Applied[] = [];
   readonly transcript: string[] = [];
@@ -159,8 +162,9 @@ export async function startHostileServer(): Promise<HostileServer> {
     let shownLifetime: bigint | undefined = w.lifetime;
     if (say.body === 'drop_flat' || say.body === 'drop_short' || say.body === 'drop_no_lifetime' || say.body === 'rollover_drop') shownPending = 0n;
     if (say.body === 'drop_short') {
-      const base = w.claimBase ?? { pending, lifetime: w.lifetime };
-      shownLifetime = (base.lifetime ?? w.lifetime) + base.pending / 4n;
+      // Risen by a quarter of the drop from the base that makes it lowest: short of every base.
+      const bases = w.bases.length > 0 ? w.bases : [{ pending, lifetime: w.lifetime }];
+      shownLifetime = bases.map((b) => (b.lifetime ?? w.lifetime) + b.pending / 4n).reduce((a, b) => (b < a ? b : a));
     }
     if (say.body === 'rollover_drop') shownLifetime = w.lifetime + pending;
     if (say.body === 'lifetime_fell') shownLifetime = w.lifetime / 2n;
@@ -196,6 +200,7 @@ export async function startHostileServer(): Promise<HostileServer> {
       if (!shows) return;
       w.shown = shownPending;
       w.shownLifetime = shownLifetime;
+      w.bases.push({ pending: shownPending, lifetime: shownLifetime });
     });
   };
 
@@ -252,7 +257,7 @@ export async function startHostileServer(): Promise<HostileServer> {
     const turn = w.next();
     const signature = String(body['signature']);
     const refused = problem(op, w, req, body, raw);
-    if (op === 'claim') w.claimBase = { pending: w.shown ?? w.pending, lifetime: w.shownLifetime };
+    if (op === 'claim') w.bases = [{ pending: w.shown ?? w.pending, lifetime: w.shownLifetime }];
     let applied = false;
     let lamports = 0n;
     if (refused === undefined) {
