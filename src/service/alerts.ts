@@ -128,6 +128,15 @@ interface AlertTransition {
 }
 
 /**
+ * A signer silent since `since` is an alert (signer_unavailable) and a /readyz reason once it has
+ * been so for one time between polls (`intervalMs`): one slow answer, retried at the next turn,
+ * is neither.
+ */
+export function signerDownTooLong(since: number, now: number, intervalMs: number): boolean {
+  return now - since >= intervalMs;
+}
+
+/**
  * Compares what is true now with the open episodes. A key that no longer appears (a wallet taken
  * out of the config, a step resolved) closes its episode.
  */
@@ -236,7 +245,7 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     seen.add(key);
     const ageMs = inputs.now - u.since;
     // Once open it stays open while listed (its age only grows); it closes below, when it leaves.
-    if (ageMs < inputs.intervalMs || tracker.observe(key, true, inputs.now) !== 'opened') continue;
+    if (!signerDownTooLong(u.since, inputs.now, inputs.intervalMs) || tracker.observe(key, true, inputs.now) !== 'opened') continue;
     const text = `wallet ${u.wallet}: its ${u.backend} signer has not signed for ${minutes(ageMs)} (${u.code}: ${u.detail}); its steps wait, planned, nothing sent — they are signed once it answers`;
     out.push({ key, kind: 'signer_unavailable', change: 'opened', wallet: u.wallet, text });
   }

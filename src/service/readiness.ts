@@ -1,10 +1,11 @@
-// /readyz: is the daemon able to do its job? Three things can stop it, and each is a reason named
+// /readyz: is the daemon able to do its job? Four things can stop it, and each is a reason named
 // in the answer: no wallet poll has succeeded for alerts.stale_after_intervals poll intervals (the
 // last success is restored from the state file, so neither a restart nor a long schedule's first
 // wait hides or fakes it), the state database cannot take a write (with shared state, one known
-// unreachable is said at once, without a probe: reachability.ts), or signing is paused because
-// the server refused a request as invalid. A reload that was refused is not one: the previous
-// config keeps running, and the answer says so without failing.
+// unreachable is said at once, without a probe: reachability.ts), signing is paused because the
+// server refused a request as invalid, or a wallet's signer (SPEC §7) has not answered for as long
+// as the signer_unavailable alert waits. A reload that was refused is not one: the previous config
+// keeps running, and the answer says so without failing.
 //
 // In a cluster (state.url: several daemons on one PostgreSQL state, each working the wallets it
 // holds leases on) ready means "doing a share of the work now", so a load balancer or a count of
@@ -41,6 +42,11 @@ export interface HealthReport {
     /** Wallets paused one by one, by address. */
     wallets: ReadonlyMap<string, PauseInfo>;
   };
+  /**
+   * Wallets whose signer has not answered (signed or refused) for longer than the
+   * signer_unavailable alert waits (alerts.ts signerDownTooLong): their steps wait, unsigned.
+   */
+  signersDown: ReadonlyArray<{ wallet: string; backend: string; code: string; since: number }>;
   /** false after a reload was refused (informational: the previous config is in force). */
   configValid: boolean;
   /**
@@ -72,6 +78,7 @@ export interface Readiness {
     poll: Check & { ageMs: number; maxAgeMs: number; lastSuccessAt: string | null };
     db: Check;
     signing: Check & { all: boolean; wallets: number };
+    signer: Check & { wallets: number };
     /** Never fails readiness. */
     config: Check;
     /** Only with shared state. */
@@ -79,7 +86,7 @@ export interface Readiness {
   };
 }
 
-/** How many paused wallets the answer names (the count is always given). */
+/** How many paused wallets (or wallets with a signer down) the answer names (the count is always given). */
 const NAMED_PAUSES = 5;
 
 export function evaluateReadiness(r: HealthReport): Readiness {
@@ -119,13 +126,23 @@ export function evaluateReadiness(r: HealthReport): Readiness {
   }
   const signing = { ok: r.signing.all === undefined && paused === 0, detail: signingDetail, all: r.signing.all !== undefined, wallets: paused };
 
+  const down = r.signersDown.length;
+  const signerDetail =
+    down === 0
+      ? 'answering'
+      : `${down} wallet(s) whose signer has not answered: ${r.signersDown
+          .slice(0, NAMED_PAUSES)
+          .map((d) => `${d.wallet} (${d.backend}, ${d.code || 'no answer'}, since ${new Date(d.since).toISOString()})`)
+          .join('; ')}${down > NAMED_PAUSES ? '; …' : ''}`;
+  const signer = { ok: down === 0, detail: signerDetail, wallets: down };
+
   const config = {
     ok: true,
     detail: r.configValid ? 'valid' : 'the last reload was refused (see config.invalid in the log); the previous config is running',
   };
 
-  const checks = { poll, db, signing, config };
-  const reasons = (['poll', 'db', 'signing'] as const).filter((k) => !checks[k].ok).map((k) => `${k}: ${checks[k].detail}`);
+  const checks = { poll, db, signing, signer, config };
+  const reasons = (['poll', 'db', 'signing', 'signer'] as const).filter((k) => !checks[k].ok).map((k) => `${k}: ${checks[k].detail}`);
   if (cluster === undefined) return { ready: reasons.length === 0, standby, reasons, checks };
   const { standby: _, ...check } = cluster;
   // First: it says why the others may not matter (standby) or what they come from (no lease).

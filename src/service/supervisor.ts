@@ -19,7 +19,7 @@ import type { Redactor } from '../log/redact.js';
 import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
 import type { PlanWithSteps, StepRow } from '../store/rows.js';
-import { createAlertTracker, evaluateAlerts, reportAlerts, type AlertInputs } from './alerts.js';
+import { createAlertTracker, evaluateAlerts, reportAlerts, signerDownTooLong, type AlertInputs } from './alerts.js';
 import { clusterConditions, clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
 import { createFleet } from './fleet.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -341,14 +341,17 @@ export class Supervisor {
       dbError = this.opts.redactor.redact(err instanceof Error ? err.message : String(err));
     }
     const pauses = daemon.signingPauses();
+    const now = this.opts.clock.now();
+    const gapMs = daemon.walletPollGapMs();
     return {
-      now: this.opts.clock.now(),
+      now,
       lastSuccessAt: this.metrics.fleet.lastSuccessAt(),
       startedAt: this.startedAt,
       pollIntervalMs: daemon.pollIntervalMs(),
       staleAfterIntervals: daemon.currentConfig.alerts.staleAfterIntervals,
       dbError,
       signing: { all: pauses.all, wallets: pauses.wallets },
+      signersDown: (this.signersDown(daemon.currentConfig) ?? []).filter((d) => signerDownTooLong(d.since, now, gapMs)),
       configValid: this.configValid,
       cluster: this.clusterHealth(),
     };

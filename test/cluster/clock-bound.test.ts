@@ -139,6 +139,7 @@ describe('a daemon whose clock is out of bounds', () => {
         staleAfterIntervals: 3,
         dbError: undefined,
         signing: daemon.signingPauses(),
+        signersDown: [],
         configValid: true,
         cluster: { held: 1, live: 1 },
       });

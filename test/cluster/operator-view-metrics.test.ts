@@ -126,6 +126,7 @@ describe('cluster metrics', () => {
       staleAfterIntervals: 3,
       dbError: undefined,
       signing: { all: undefined, wallets: new Map() },
+      signersDown: [],
       configValid: true,
       cluster: clusterCounts(a),
     });

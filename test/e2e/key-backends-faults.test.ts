@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, expect, it } from 'vitest';
 import { generateKeypair } from '../../src/keys/signer.js';
 import { startSandbox } from '../../src/sandbox/server.js';
+import { closedPort } from '../support/net.js';
 import { TOKEN, transit } from '../support/vault-transit.js';
 import { buildOnce } from './build.js';
 import { CANARY_API_KEY, configYaml, spawnCli, tempDir, type Child, type TestWallet } from './helpers.js';
@@ -43,7 +44,13 @@ it('vault token expired between claim and deposit: the deposit is held, told onc
   const wallet: TestWallet = { name: 'treasury', address, keyFile: '', secretKey64: new Uint8Array() };
   const key = `{ vault: { address: "${t.url}", key: treasury, token_file: ${tokenFile} } }`;
   const config = join(dir, 'autoclaim.yaml');
-  writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets: [wallet] }).replace('key: { file: ./keys/treasury.json }', `key: ${key}`));
+  const port = await closedPort();
+  const extra = `metrics:\n  listen: 127.0.0.1:${port}\n`;
+  writeFileSync(config, configYaml({ baseUrl: sandbox.url, wallets: [wallet], extra }).replace('key: { file: ./keys/treasury.json }', `key: ${key}`));
+  const readyz = async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    return { status: res.status, body: (await res.json()) as { ready: boolean; reasons: string[] } };
+  };
 
   t.expireAfterSigns(1);
   const c = spawnCli(['run', '--config', config], { cwd: dir, env: {} });
@@ -53,6 +60,10 @@ it('vault token expired between claim and deposit: the deposit is held, told onc
   const opened = await c.waitFor((e) => e.event === 'alert.opened' && e.alert === 'signer_unavailable');
   expect(opened).toMatchObject({ level: 'error', wallet: 'treasury' });
   expect(String(opened.msg)).toMatch(/vault signer has not signed/);
+  // Not ready while it lasts: the wallet's steps cannot be signed, and /readyz says whose and why.
+  const down = await readyz();
+  expect(down.status).toBe(503);
+  expect(down.body.reasons).toEqual([expect.stringMatching(/^signer: 1 wallet\(s\) whose signer has not answered: treasury \(vault, SIGNER_UNAVAILABLE, since /)]);
   // Turns go on (polls and the deposit asked again), and the alert stays one.
   const seen = c.events().length;
   await c.waitFor((e, i) => e.event === 'action.deferred' && i > seen);
@@ -67,6 +78,7 @@ it('vault token expired between claim and deposit: the deposit is held, told onc
   writeFileSync(tokenFile, `${renewed}\n`, { mode: 0o600 });
   await c.waitFor((e) => e.event === 'action.acknowledged' && e.kind === 'deposit', 20_000);
   await c.waitFor((e) => e.event === 'alert.closed' && e.alert === 'signer_unavailable');
+  expect(await readyz()).toMatchObject({ status: 200, body: { ready: true, reasons: [] } });
   expect(sandbox.ledger().map((e) => [e.op, e.amountLamports])).toEqual([
     ['claim', 1n * SOL],
     ['deposit', SOL / 2n],

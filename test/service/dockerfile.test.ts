@@ -152,6 +152,7 @@ describe('Dockerfile', () => {
         staleAfterIntervals: 3,
         dbError: undefined,
         signing: { all: undefined, wallets: new Map() },
+        signersDown: [],
         configValid: true,
       }),
       logger: silentLogger(),

@@ -13,5 +13,6 @@ export const healthy: HealthReport = {
   staleAfterIntervals: 3,
   dbError: undefined,
   signing: { all: undefined, wallets: new Map() },
+  signersDown: [],
   configValid: true,
 };

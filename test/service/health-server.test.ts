@@ -16,6 +16,7 @@ const healthy: HealthReport = {
   staleAfterIntervals: 3,
   dbError: undefined,
   signing: { all: undefined, wallets: new Map() },
+  signersDown: [],
   configValid: true,
 };
 

@@ -27,6 +27,12 @@ describe('evaluateReadiness', () => {
       ['signing'],
       /^signing: paused for 1 wallet\(s\): Addr1: HTTP 400: bad_signature$/,
     ],
+    [
+      'a wallet whose signer has not answered for longer than the alert waits',
+      { signersDown: [{ wallet: 'treasury', backend: 'vault', code: 'SIGNER_UNAVAILABLE', since: T0 - 2 * MINUTE }] },
+      ['signer'],
+      /^signer: 1 wallet\(s\) whose signer has not answered: treasury \(vault, SIGNER_UNAVAILABLE, since 2027-01-15T07:58:00\.000Z\)$/,
+    ],
   ] as const)('is not ready: %s, and says why', (_name, change, checks, reason) => {
     const r = evaluateReadiness({ ...healthy, ...change });
     expect(r.ready).toBe(false);
@@ -41,8 +47,9 @@ describe('evaluateReadiness', () => {
       lastSuccessAt: T0 - HOUR,
       dbError: 'disk I/O error',
       signing: { all: { reason: 'HTTP 403', since: T0 }, wallets: new Map() },
+      signersDown: [{ wallet: 'w', backend: 'signer', code: '', since: T0 - HOUR }],
     });
-    expect(r.reasons.map((x) => x.slice(0, x.indexOf(':')))).toEqual(['poll', 'db', 'signing']);
+    expect(r.reasons.map((x) => x.slice(0, x.indexOf(':')))).toEqual(['poll', 'db', 'signing', 'signer']);
   });
 
   it('stays ready while a refused reload leaves the previous config running, and says so', () => {
@@ -75,5 +82,9 @@ describe('evaluateReadiness', () => {
     const r = evaluateReadiness({ ...healthy, signing: { all: undefined, wallets } });
     expect(r.checks.signing).toMatchObject({ ok: false, wallets: 8, all: false });
     expect(r.checks.signing.detail.match(/Addr/g)).toHaveLength(5);
+    const down = Array.from({ length: 7 }, (_, i) => ({ wallet: `w${i}`, backend: 'aws_kms', code: 'SIGNER_UNAVAILABLE', since: T0 }));
+    const s = evaluateReadiness({ ...healthy, signersDown: down });
+    expect(s.checks.signer).toMatchObject({ ok: false, wallets: 7 });
+    expect(s.checks.signer.detail.match(/aws_kms/g)).toHaveLength(5);
   });
 });
