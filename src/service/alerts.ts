@@ -137,6 +137,17 @@ export function signerDownTooLong(since: number, now: number, intervalMs: number
 }
 
 /**
+ * Forgets the signers down (keyed by wallet name) of wallets this daemon no longer answers for:
+ * those taken out of the config and, in a cluster (`held`: the addresses whose lease it holds),
+ * those moved to another daemon. A wallet's signer is asked only by the daemon working it, so one
+ * moved away would stay listed here, an alert and a /readyz reason, for good.
+ */
+export function forgetSignersNotHere(down: Map<string, unknown>, wallets: ReadonlyArray<{ name: string; address: string }>, held: ReadonlySet<string> | undefined): void {
+  const here = new Set(wallets.filter((w) => held?.has(w.address) ?? true).map((w) => w.name));
+  for (const wallet of down.keys()) if (!here.has(wallet)) down.delete(wallet);
+}
+
+/**
  * Compares what is true now with the open episodes. A key that no longer appears (a wallet taken
  * out of the config, a step resolved) closes its episode.
  */

@@ -19,7 +19,7 @@ import type { Redactor } from '../log/redact.js';
 import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
 import type { PlanWithSteps, StepRow } from '../store/rows.js';
-import { createAlertTracker, evaluateAlerts, reportAlerts, signerDownTooLong, type AlertInputs } from './alerts.js';
+import { createAlertTracker, evaluateAlerts, forgetSignersNotHere, reportAlerts, signerDownTooLong, type AlertInputs } from './alerts.js';
 import { clusterConditions, clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
 import { createFleet } from './fleet.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -249,11 +249,11 @@ export class Supervisor {
     }
   }
 
-  /** The wallets of the config whose signer does not answer; one taken out of the config is forgotten. */
-  private signersDown(config: { wallets: ReadonlyArray<{ name: string }> }): AlertInputs['signerUnavailable'] {
+  /** The wallets this daemon works whose signer does not answer (alerts.ts forgetSignersNotHere). */
+  private signersDown(config: { wallets: ReadonlyArray<{ name: string; address: string }> }): AlertInputs['signerUnavailable'] {
     if (this.signerDown.size === 0) return [];
-    const names = new Set(config.wallets.map((w) => w.name));
-    for (const wallet of this.signerDown.keys()) if (!names.has(wallet)) this.signerDown.delete(wallet);
+    const held = this.runtime.cluster?.manager.held();
+    forgetSignersNotHere(this.signerDown, config.wallets, held === undefined ? undefined : new Set(held));
     return [...this.signerDown].map(([wallet, d]) => ({ wallet, ...d }));
   }
 

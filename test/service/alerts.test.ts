@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createAlertTracker,
   evaluateAlerts,
+  forgetSignersNotHere,
   reportAlerts,
   type AlertInputs,
 } from '../../src/service/alerts.js';
@@ -262,5 +263,21 @@ describe('evaluateAlerts: signer_unavailable (helper 36)', () => {
     expect(at(5 * MIN, down(0))).toEqual([]);
     expect(t.openKinds()).toEqual(new Map([['signer_unavailable', 1]]));
     expect(at(6 * MIN, [])).toEqual([['signer_unavailable', 'closed', 'w1', 'wallet w1: its signer answers again']]);
+  });
+
+  it('forgets the signer of a wallet taken out of the config, or (in a cluster) moved to another daemon', () => {
+    const wallets = [
+      { name: 'held', address: 'A1' },
+      { name: 'moved', address: 'A2' },
+    ];
+    const down = () => new Map(['held', 'moved', 'removed'].map((w) => [w, { since: 0 }]));
+    // Alone on its state: every configured wallet is this daemon's.
+    const alone = down();
+    forgetSignersNotHere(alone, wallets, undefined);
+    expect([...alone.keys()]).toEqual(['held', 'moved']);
+    // In a cluster: only the wallets whose lease it holds; the one moved away is the other daemon's to sign.
+    const inCluster = down();
+    forgetSignersNotHere(inCluster, wallets, new Set(['A1']));
+    expect([...inCluster.keys()]).toEqual(['held']);
   });
 });
