@@ -16,6 +16,24 @@ function planner(thresholds: Record<string, bigint | undefined> = {}, maxInterva
   return new AccrualPlanner({ threshold: (w) => (w.name in thresholds ? thresholds[w.name] : SOL), maxIntervals, requestsPerClaim: 0 });
 }
 
+/** Each wallet chosen and seen at t = 0 and t = I, its pending at I as given and perInterval less at 0 (so its rate is known). */
+function seenTwice(p: AccrualPlanner, ws: WalletConfig[], at1: Record<string, bigint>, perInterval: bigint): void {
+  for (const w of ws) {
+    p.choose([w], 1, 0, I);
+    p.observe(w, { pendingLamports: at1[w.name]! - perInterval }, 0);
+    p.choose([w], 1, I, I);
+    p.observe(w, { pendingLamports: at1[w.name]! }, I);
+  }
+}
+
+/** A wallet chosen at 1.5I, neither forced nor due at 2I, so not picked: it makes the fleet larger than a budget of the others. */
+function chosenLately(p: AccrualPlanner): WalletConfig {
+  const x = wallet('x');
+  p.choose([x], 1, 1.5 * I, I);
+  p.observe(x, { pendingLamports: 0n }, 1.5 * I);
+  return x;
+}
+
 describe('AccrualPlanner', () => {
   it('polls everyone, in configured order, while the budget allows', () => {
     const p = planner();
@@ -122,17 +140,8 @@ describe('AccrualPlanner', () => {
     const ws = ['a', 'c', 'd'].map(wallet);
     const perInterval = SOL / 10n;
     // Pending at t = I: c crosses at 2.25I, a at 2.5I, d far later. Slots at 2I, 2.27I, 2.53I.
-    const at1: Record<string, bigint> = { a: SOL - (3n * perInterval) / 2n, c: SOL - (5n * perInterval) / 4n, d: SOL / 10n };
-    for (const w of ws) {
-      p.choose([w], 1, 0, I);
-      p.observe(w, { pendingLamports: at1[w.name]! - perInterval }, 0);
-      p.choose([w], 1, I, I);
-      p.observe(w, { pendingLamports: at1[w.name]! }, I);
-    }
-    const x = wallet('x'); // chosen recently: neither forced nor due, so not picked
-    p.choose([x], 1, 1.5 * I, I);
-    p.observe(x, { pendingLamports: 0n }, 1.5 * I);
-    expect(names(p.choose([...ws, x], 3, 2 * I, I))).toEqual(['d', 'c', 'a']);
+    seenTwice(p, ws, { a: SOL - (3n * perInterval) / 2n, c: SOL - (5n * perInterval) / 4n, d: SOL / 10n }, perInterval);
+    expect(names(p.choose([...ws, chosenLately(p)], 3, 2 * I, I))).toEqual(['d', 'c', 'a']);
   });
 
   it('slots by the window the scheduler spreads the picks over, not a fixed share of the interval', () => {
@@ -141,17 +150,8 @@ describe('AccrualPlanner', () => {
       const ws = ['c', 'd', 'e'].map(wallet);
       const perInterval = SOL / 10n;
       // Pending at t = I: c crosses at 2.9I, past 80% of the interval and within 98% of it.
-      const at1: Record<string, bigint> = { c: SOL - (19n * perInterval) / 10n, d: SOL / 10n, e: SOL / 10n };
-      for (const w of ws) {
-        p.choose([w], 1, 0, I);
-        p.observe(w, { pendingLamports: at1[w.name]! - perInterval }, 0);
-        p.choose([w], 1, I, I);
-        p.observe(w, { pendingLamports: at1[w.name]! }, I);
-      }
-      const x = wallet('x'); // chosen recently: neither forced nor due, so not picked
-      p.choose([x], 1, 1.5 * I, I);
-      p.observe(x, { pendingLamports: 0n }, 1.5 * I);
-      return { p, ws: [...ws, x] };
+      seenTwice(p, ws, { c: SOL - (19n * perInterval) / 10n, d: SOL / 10n, e: SOL / 10n }, perInterval);
+      return { p, ws: [...ws, chosenLately(p)] };
     };
     // Spread over 98%: c is due within the window and goes last, after its crossing.
     const wide = setup();
