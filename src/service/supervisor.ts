@@ -68,6 +68,8 @@ export class Supervisor {
   private readonly epochRefused = new Map<string, string>();
   /** Wallets (by name) whose signer has not answered since `since`, with what it said: the signer_unavailable alert. */
   private readonly signerDown = new Map<string, { backend: string; code: string; detail: string; since: number }>();
+  /** In a cluster, the addresses whose lease this daemon holds (asked at each read); undefined alone on its state. */
+  private readonly scope: (() => ReadonlySet<string>) | undefined;
   /** Per wallet: since when no claim was applied (or first polled here), the pending then, and whether it has grown since. */
   private readonly claimWatch = new Map<string, { since: number; pending: Lamports; grew: boolean }>();
 
@@ -82,6 +84,7 @@ export class Supervisor {
     this.daemon = daemon;
     this.startedAt = opts.clock.now();
     const manager = runtime.cluster?.manager;
+    this.scope = manager === undefined ? undefined : heldScope(manager);
     this.metrics = createMetrics({
       version: opts.version,
       clock: opts.clock,
@@ -89,7 +92,7 @@ export class Supervisor {
       signing: () => this.signingCounts(),
       cluster: () => this.clusterCounts(),
       alertsOpen: () => this.tracker.openKinds(),
-      fleet: createFleet({ scope: manager === undefined ? undefined : heldScope(manager) }),
+      fleet: createFleet({ scope: this.scope }),
     });
     // Requests are labelled by the endpoints the client was opened with.
     this.instruments = instrument(this.metrics, events, { endpoints: () => runtime.config.api.endpoints });
@@ -250,10 +253,9 @@ export class Supervisor {
   }
 
   /** The wallets this daemon works whose signer does not answer (alerts.ts forgetSignersNotHere). */
-  private signersDown(config: { wallets: ReadonlyArray<{ name: string; address: string }> }): AlertInputs['signerUnavailable'] {
+  private signersDown(config: { wallets: ReadonlyArray<{ name: string; address: string }> }): NonNullable<AlertInputs['signerUnavailable']> {
     if (this.signerDown.size === 0) return [];
-    const held = this.runtime.cluster?.manager.held();
-    forgetSignersNotHere(this.signerDown, config.wallets, held === undefined ? undefined : new Set(held));
+    forgetSignersNotHere(this.signerDown, config.wallets, this.scope?.());
     return [...this.signerDown].map(([wallet, d]) => ({ wallet, ...d }));
   }
 
@@ -351,7 +353,7 @@ export class Supervisor {
       staleAfterIntervals: daemon.currentConfig.alerts.staleAfterIntervals,
       dbError,
       signing: { all: pauses.all, wallets: pauses.wallets },
-      signersDown: (this.signersDown(daemon.currentConfig) ?? []).filter((d) => signerDownTooLong(d.since, now, gapMs)),
+      signersDown: this.signersDown(daemon.currentConfig).filter((d) => signerDownTooLong(d.since, now, gapMs)),
       configValid: this.configValid,
       cluster: this.clusterHealth(),
     };
