@@ -26,6 +26,12 @@ export interface PollPlanner {
    * POLL_WINDOW_SHARE of it): a wallet due within it is due this interval.
    */
   choose(wallets: readonly WalletConfig[], budget: number, now: number, intervalMs: number, busy?: BusyWallets, windowMs?: number): WalletConfig[];
+  /**
+   * For a wallet of the last `choose`: the time (the clock of its `now`) before which polling it is
+   * wasted, when the planner slotted it after its expected crossing within the window; else
+   * undefined. The scheduler's jitter never moves such a poll before it (scheduler.ts spreadOffsets).
+   */
+  notBefore?(wallet: WalletConfig): number | undefined;
   /** A successful poll's summary, seen at `now`. */
   observe(wallet: WalletConfig, summary: Pick<WalletSummary, 'pendingLamports'>, now: number): void;
   /**

@@ -127,6 +127,8 @@ export class AccrualPlanner implements PollPlanner {
   private readonly idle = new MinHeap<Entry>(before);
   private readonly projected = new MinHeap<Entry>(before);
   private ticks = 0;
+  /** The picks of the last tick slotted after a crossing within its window, and when they are due. */
+  private readonly slotted = new Map<WalletConfig, number>();
 
   constructor(private readonly opts: AccrualPlannerOptions) {
     this.maxIntervals = Math.max(1, Math.floor(opts.maxIntervals ?? DEFAULT_MAX_INTERVALS));
@@ -146,6 +148,7 @@ export class AccrualPlanner implements PollPlanner {
     pruneTo(this.tracks, wallets);
     if (wallets !== this.listed) this.rebuild(wallets);
     const tick = ++this.ticks;
+    this.slotted.clear();
     const isBusy = (t: Track): boolean => busy !== undefined && busy.has(t.name);
     let idleCount = wallets.length;
     if (busy !== undefined) for (const name of busy.keys()) if (this.isListed(this.tracks.get(name))) idleCount--;
@@ -203,7 +206,12 @@ export class AccrualPlanner implements PollPlanner {
     for (const p of picked) this.chosen(p.t, now);
     // What was looked at and not taken keeps its place.
     for (const [heap, e] of passed) if (this.live(heap, e)) heap.push(e);
+    for (const p of picked) if (p.due > now && p.due <= windowEnd) this.slotted.set(p.w, p.due);
     return inSlots(picked, now, windowEnd).map((p) => p.w);
+  }
+
+  notBefore(wallet: WalletConfig): number | undefined {
+    return this.slotted.get(wallet);
   }
 
   /** Over budget, a wallet waits up to the staleness bound, or a whole round-robin when that is longer. */

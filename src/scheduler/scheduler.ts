@@ -107,11 +107,18 @@ export class Semaphore {
  * without wrapping, jitter thins the window's first seconds (a poll is due at t only if its jitter
  * is under t), and a fleet that fills the rate budget left the limiter idle there at every tick
  * while its bucket was full: ~4% of the budget unspent (bench/RESULTS.md).
+ * A poll with a floor (ms into the window; the planner slotted it after its wallet's expected
+ * crossing) does not wrap to before it: it stays at the window's end, where a wrap would have
+ * polled it before it crossed (a wasted poll, and its claim left to the next tick).
  */
-export function spreadOffsets(n: number, windowMs: number, jitterMs: number, random: () => number): number[] {
+export function spreadOffsets(n: number, windowMs: number, jitterMs: number, random: () => number, floors?: (i: number) => number | undefined): number[] {
   const step = n > 0 ? windowMs / n : 0;
-  const wrap = (ms: number): number => (windowMs > 0 ? ms % windowMs : ms);
-  return Array.from({ length: n }, (_, i) => Math.floor(wrap(i * step + random() * jitterMs)));
+  return Array.from({ length: n }, (_, i) => {
+    const at = i * step + random() * jitterMs;
+    if (windowMs <= 0 || at < windowMs) return Math.floor(at);
+    const wrapped = at % windowMs;
+    return Math.floor(wrapped >= (floors?.(i) ?? 0) ? wrapped : windowMs);
+  });
 }
 
 /** The most of an interval a fleet that fills its rate budget is spread over (see pollWindowMs). */
@@ -201,8 +208,8 @@ export class PollScheduler {
     const now = this.opts.clock.now();
     const next = this.nextAt;
     const interval = next !== undefined && next > now ? next - now : 60_000;
-    const { wallets, windowMs } = this.plan(interval, this.opts.budget?.(interval));
-    const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random);
+    const { wallets, windowMs, floors } = this.plan(interval, this.opts.budget?.(interval));
+    const offsets = spreadOffsets(wallets.length, windowMs, Math.min(this.opts.jitterMs, interval * 0.2), this.random, floors);
     const cycle = ++this.cycle;
     // One timer for the wallets due in each second, not one per wallet: every timer is a wake-up of
     // the process, and on a small VM a wake-up costs more than the little these do before their
@@ -251,15 +258,23 @@ export class PollScheduler {
    * The window the picks are spread over is set first, from the most the planner may pick, and the
    * planner is told it: a wallet it expects to cross its threshold within the window is slotted
    * after its crossing and counted with its claim, and one crossing later is not (priority.ts).
+   * The planner says when each slotted pick crosses (ms into the window: its floor), so that
+   * jitter does not wrap it to before.
    */
-  private plan(intervalMs: number, intervalBudget: number | undefined): { wallets: readonly WalletConfig[]; windowMs: number } {
+  private plan(intervalMs: number, intervalBudget: number | undefined): { wallets: readonly WalletConfig[]; windowMs: number; floors?: (i: number) => number | undefined } {
     const all = this.opts.wallets();
     const planner = this.opts.planner;
     const budget = Math.max(0, (intervalBudget ?? Number.POSITIVE_INFINITY) - this.turns.running.size);
     const most = planner === undefined ? all.length : Math.min(all.length, Math.floor(budget));
     const windowMs = pollWindowMs(intervalMs, this.opts.jitterMs, most, intervalBudget);
     if (planner === undefined) return { wallets: all, windowMs };
-    return { wallets: planner.choose(all, budget, this.opts.clock.monotonic(), intervalMs, this.turns.running, windowMs), windowMs };
+    const now = this.opts.clock.monotonic();
+    const wallets = planner.choose(all, budget, now, intervalMs, this.turns.running, windowMs);
+    const floors = (i: number): number | undefined => {
+      const due = planner.notBefore?.(wallets[i] as WalletConfig);
+      return due === undefined ? undefined : due - now;
+    };
+    return { wallets, windowMs, floors };
   }
 
   private async turn(wallet: WalletConfig): Promise<void> {

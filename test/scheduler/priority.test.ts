@@ -142,6 +142,20 @@ describe('AccrualPlanner', () => {
     // Pending at t = I: c crosses at 2.25I, a at 2.5I, d far later. Slots at 2I, 2.27I, 2.53I.
     seenTwice(p, ws, { a: SOL - (3n * perInterval) / 2n, c: SOL - (5n * perInterval) / 4n, d: SOL / 10n }, perInterval);
     expect(names(p.choose([...ws, chosenLately(p)], 3, 2 * I, I))).toEqual(['d', 'c', 'a']);
+    // The scheduler is told when each slotted wallet crosses, so that jitter does not move it before.
+    expect(ws.map((w) => p.notBefore(w))).toEqual([2.5 * I, 2.25 * I, undefined]);
+  });
+
+  it('says no crossing for a tick within budget, which it does not slot', () => {
+    const p = planner();
+    const ws = ['a', 'c', 'd'].map(wallet);
+    const perInterval = SOL / 10n;
+    seenTwice(p, ws, { a: SOL - (3n * perInterval) / 2n, c: SOL - (5n * perInterval) / 4n, d: SOL / 10n }, perInterval);
+    const x = chosenLately(p);
+    expect(names(p.choose([...ws, x], 3, 2 * I, I))).toEqual(['x', 'c', 'a']);
+    expect(p.notBefore(ws[1]!)).toBe(2.25 * I);
+    expect(names(p.choose(ws, 3, 3 * I, I))).toEqual(['a', 'c', 'd']);
+    expect(ws.map((w) => p.notBefore(w))).toEqual([undefined, undefined, undefined]);
   });
 
   it('slots by the window the scheduler spreads the picks over, not a fixed share of the interval', () => {
@@ -156,9 +170,11 @@ describe('AccrualPlanner', () => {
     // Spread over 98%: c is due within the window and goes last, after its crossing.
     const wide = setup();
     expect(names(wide.p.choose(wide.ws, 3, 2 * I, I, undefined, 0.98 * I))).toEqual(['d', 'e', 'c']);
+    expect(wide.p.notBefore(wide.ws[0]!)).toBe(2.9 * I);
     // Over the default 80% it is not due this interval: a padding wallet in configured order.
     const narrow = setup();
     expect(names(narrow.p.choose(narrow.ws, 3, 2 * I, I))).toEqual(['c', 'd', 'e']);
+    expect(narrow.p.notBefore(narrow.ws[0]!)).toBeUndefined();
   });
 
   it('counts a wallet due to cross this interval with its claim’s requests', () => {

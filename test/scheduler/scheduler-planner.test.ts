@@ -85,6 +85,37 @@ describe('PollScheduler with a planner', () => {
     expect(await scheduler.stop(100)).toBe(true);
   });
 
+  it('does not let jitter wrap a wallet slotted after its crossing to before it', async () => {
+    // e is slotted last, its wallet due to cross 50 s into the tick; its jitter (0.99 of the 12 s
+    // allowed) passes the 58.8 s window's end. Wrapped, it was polled in the tick's first second.
+    const planner = new (class extends RecordingPlanner {
+      notBefore(w: WalletConfig): number | undefined {
+        return w.name === 'e' ? (this.calls.at(-1)?.now ?? 0) + 50_000 : undefined;
+      }
+    })();
+    const polled: Array<[string, number]> = [];
+    const scheduler = new PollScheduler({
+      cron: '0 0 1 1 *',
+      jitterMs: 40_000,
+      wallets: () => fleet,
+      runWallet: (w) => {
+        polled.push([w.name, Date.now() - 1_000_000]);
+        return Promise.resolve();
+      },
+      clock,
+      logger: silentLogger(),
+      concurrency: 4,
+      planner,
+      budget: () => 5,
+      random: () => 0.99,
+    });
+    scheduler.tick();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(polled).toContainEqual(['e', 59_000]);
+    expect(polled.find(([name]) => name === 'a')).toEqual(['a', 12_000]);
+    expect(await scheduler.stop(100)).toBe(true);
+  });
+
   it('without a planner polls every wallet every tick, as before', async () => {
     const polled: string[] = [];
     const scheduler = new PollScheduler({

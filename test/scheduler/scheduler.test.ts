@@ -22,6 +22,13 @@ describe('spreadOffsets', () => {
     expect(Math.max(...offsets), `seed ${seed}`).toBeLessThan(48_000);
     expect(firstFiveSeconds, `seed ${seed}`).toBeGreaterThan(0.9 * ((2_450 * 5) / 48));
   });
+  it('keeps a poll with a floor at the window\'s end rather than wrap it to before its floor', () => {
+    // The second poll, slotted after its wallet's crossing at 6 s: wrapped to 0.4 s it would come
+    // before it. A floor the wrap clears (or none) wraps as before.
+    expect(spreadOffsets(2, 10_000, 6_000, () => 0.9, (i) => (i === 1 ? 6_000 : undefined))).toEqual([5_400, 10_000]);
+    expect(spreadOffsets(2, 10_000, 6_000, () => 0.9, (i) => (i === 1 ? 400 : undefined))).toEqual([5_400, 400]);
+    expect(spreadOffsets(3, 30_000, 1_000, () => 0.999, () => 25_000)).toEqual([999, 10_999, 20_999]);
+  });
   it('handles no wallets', () => {
     expect(spreadOffsets(0, 60_000, 1000, () => 0.5)).toEqual([]);
   });
