@@ -93,6 +93,7 @@ const older = {
 for (const [name, fn] of Object.entries(older)) await timed(name, fn);
 
 results.totalSec = (performance.now() - started) / 1000;
+results.ran = only ?? DEFAULT;
 writeFileSync(dataFile(quick), json(results));
 writeFileSync(reportFile(quick), renderReport(results));
 log(`wrote ${reportFile(quick)} (${results.totalSec.toFixed(0)} s in all)`);

@@ -93,7 +93,12 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
     let tokens = capacity;
     const busy = new Set(carried.map((c) => c.w.name));
     const chosen = planner.choose(busy.size === 0 ? configs : configs.filter((w) => !busy.has(w.name)), Math.max(0, budget - busy.size), now, intervalMs);
-    const offsets = spreadOffsets(chosen.length, windowMs, jitter, random);
+    // The planner's floors, as PollScheduler passes them: jitter does not wrap a pick slotted after its crossing to before it.
+    const floors = (j) => {
+      const due = planner.notBefore?.(chosen[j]);
+      return due === undefined ? undefined : due - now;
+    };
+    const offsets = spreadOffsets(chosen.length, windowMs, jitter, random, floors);
     const order = [...carried.map((c) => ({ w: c.w, at: tickAt })), ...chosen.map((w, j) => ({ w, at: tickAt + (offsets[j] ?? 0) })).sort((a, b) => a.at - b.at)];
     carried = [];
     let requests = 0;
