@@ -268,8 +268,9 @@ export function evaluateAlerts(tracker: AlertTracker, inputs: AlertInputs): Aler
     if (kind === 'unknown_step' || kind === 'claim_undetermined') {
       out.push({ key, kind, change: 'closed', wallet: '', step: Number(rest), text: `step ${rest} is no longer unknown` });
     } else if (kind === 'signer_unavailable') {
-      // Left the list: its signer answered (signed, or refused: it judged), or the wallet left the config.
-      out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest}: its signer answers again` });
+      // Left the list: its signer answered (signed, or refused: it judged), or the wallet left the config
+      // or (in a cluster) this daemon; the text cannot tell which, so it says both.
+      out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest}: its signer answers again, or the wallet is no longer this daemon's` });
     } else if (kind === 'wallet_stale' || kind === 'claim_in_doubt' || kind === 'claims_stalled') {
       out.push({ key, kind, change: 'closed', wallet: rest, text: `wallet ${rest} is no longer watched` });
     } else if (kind === 'epoch_refused') {

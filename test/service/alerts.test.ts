@@ -262,7 +262,7 @@ describe('evaluateAlerts: signer_unavailable (helper 36)', () => {
     ]);
     expect(at(5 * MIN, down(0))).toEqual([]);
     expect(t.openKinds()).toEqual(new Map([['signer_unavailable', 1]]));
-    expect(at(6 * MIN, [])).toEqual([['signer_unavailable', 'closed', 'w1', 'wallet w1: its signer answers again']]);
+    expect(at(6 * MIN, [])).toEqual([['signer_unavailable', 'closed', 'w1', "wallet w1: its signer answers again, or the wallet is no longer this daemon's"]]);
   });
 
   it('forgets the signer of a wallet taken out of the config, or (in a cluster) moved to another daemon', () => {
