@@ -25,6 +25,26 @@ class RecordingPlanner implements PollPlanner {
   }
 }
 
+/** A scheduler of the five wallets with this planner, recording each poll's wallet and ms from the start. */
+function pollingWith(planner: PollPlanner, opts: Partial<ConstructorParameters<typeof PollScheduler>[0]>) {
+  const polled: Array<[string, number]> = [];
+  const scheduler = new PollScheduler({
+    cron: '0 0 1 1 *',
+    jitterMs: 0,
+    wallets: () => fleet,
+    runWallet: (w) => {
+      polled.push([w.name, Date.now() - 1_000_000]);
+      return Promise.resolve();
+    },
+    clock,
+    logger: silentLogger(),
+    concurrency: 4,
+    planner,
+    ...opts,
+  });
+  return { scheduler, polled };
+}
+
 beforeEach(() => {
   vi.useFakeTimers({ now: 1_000_000 });
 });
@@ -34,22 +54,8 @@ afterEach(() => {
 
 describe('PollScheduler with a planner', () => {
   it('polls only what the planner chose, with the budget for the interval, on the monotonic clock', async () => {
-    const polled: Array<[string, number]> = [];
     const planner = new RecordingPlanner();
-    const scheduler = new PollScheduler({
-      cron: '0 0 1 1 *',
-      jitterMs: 0,
-      wallets: () => fleet,
-      runWallet: (w) => {
-        polled.push([w.name, Date.now() - 1_000_000]);
-        return Promise.resolve();
-      },
-      clock,
-      logger: silentLogger(),
-      concurrency: 4,
-      planner,
-      budget: (intervalMs) => intervalMs / 30_000,
-    });
+    const { scheduler, polled } = pollingWith(planner, { budget: (intervalMs) => intervalMs / 30_000 });
     scheduler.tick();
     await vi.advanceTimersByTimeAsync(60_000);
     // Two polls for a budget of two are spread at the budget's pace (98% of the interval), and the
@@ -93,22 +99,7 @@ describe('PollScheduler with a planner', () => {
         return w.name === 'e' ? (this.calls.at(-1)?.now ?? 0) + 50_000 : undefined;
       }
     })();
-    const polled: Array<[string, number]> = [];
-    const scheduler = new PollScheduler({
-      cron: '0 0 1 1 *',
-      jitterMs: 40_000,
-      wallets: () => fleet,
-      runWallet: (w) => {
-        polled.push([w.name, Date.now() - 1_000_000]);
-        return Promise.resolve();
-      },
-      clock,
-      logger: silentLogger(),
-      concurrency: 4,
-      planner,
-      budget: () => 5,
-      random: () => 0.99,
-    });
+    const { scheduler, polled } = pollingWith(planner, { jitterMs: 40_000, budget: () => 5, random: () => 0.99 });
     scheduler.tick();
     await vi.advanceTimersByTimeAsync(60_000);
     expect(polled).toContainEqual(['e', 59_000]);
