@@ -9,7 +9,7 @@ import { DIST, mean, prng, quantile } from './lib/common.mjs';
 
 const { SandboxWorld } = await import(join(DIST, 'sandbox/world.js'));
 const { generateKeypair } = await import(join(DIST, 'keys/signer.js'));
-const { spreadOffsets } = await import(join(DIST, 'scheduler/scheduler.js'));
+const { pollWindowMs, spreadOffsets } = await import(join(DIST, 'scheduler/scheduler.js'));
 const { pollBudget, RoundRobinPlanner, lowestPendingThreshold } = await import(join(DIST, 'scheduler/planner.js'));
 const { AccrualPlanner } = await import(join(DIST, 'scheduler/priority.js'));
 
@@ -73,7 +73,6 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
   const warmupMs = 60 * MIN;
   const ticks = Math.floor((hours * 60 * MIN) / intervalMs);
   const jitter = Math.min(jitterMs, intervalMs * 0.2);
-  const windowMs = Math.max(0, Math.min(intervalMs * 0.8, intervalMs - jitterMs));
   for (let k = 0; k < ticks; k++) {
     const tickAt = k * intervalMs;
     if (drift && k > 0 && tickAt % (30 * MIN) === 0) {
@@ -92,7 +91,10 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
     // scheduler neither offers that wallet nor counts its request again (budget net of busy turns).
     let tokens = capacity;
     const busy = new Set(carried.map((c) => c.w.name));
-    const chosen = planner.choose(busy.size === 0 ? configs : configs.filter((w) => !busy.has(w.name)), Math.max(0, budget - busy.size), now, intervalMs);
+    // The window as PollScheduler sets it (from the most the planner may pick), and tells the planner.
+    const net = Math.max(0, budget - busy.size);
+    const windowMs = pollWindowMs(intervalMs, jitterMs, Math.min(configs.length, Math.floor(net)), budget);
+    const chosen = planner.choose(busy.size === 0 ? configs : configs.filter((w) => !busy.has(w.name)), net, now, intervalMs, undefined, windowMs);
     // The planner's floors, as PollScheduler passes them: jitter does not wrap a pick slotted after its crossing to before it.
     const floors = (j) => {
       const due = planner.notBefore?.(chosen[j]);
