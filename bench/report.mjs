@@ -346,6 +346,8 @@ function idleSection(p) {
   p();
   p('Measured and not kept, as the design review retired it: a 64 KiB bit array of window hashes in front of the redactor\'s Set (a lookup only where the array has the window\'s bit). In a tight loop over a summary, 13–18 → 8–9 ns a character; paired in the daemon, 330 s, settled from 180 s: 0.521 → 0.488 ms a poll (−6%; 2.13% → 1.99% of a core), budget 97.5% both, 0 429s. Neither it nor the `summary_raw` cut alone puts the goal reliably under 2%.');
   p();
+  p('Measured and not kept (2026-11-27, build 45432d7): the poll record as the body\'s text as read, which the client has already scrubbed, instead of the parse serialized again and scrubbed again. Paired at 10,000 wallets, 330 s, settled from 180 s: 2.55% → 1.97%, 2.57% → 1.93%, 2.05% → 1.93% of a core, and in a run of three at once 2.59% → 2.55%; in a tight loop it saves 12–25 µs of serializing and 6–11 µs of scrubbing a 437-character summary. It is not safe: a body that writes a secret in `\\u` escapes passes the body\'s scrub (no scrub of text can know every escaped spelling), and kept as read it would sit in the state file, readable by anyone who decodes the JSON. Serialized from the parse, the escapes are written out and the second scrub sees the secret in the one spelling it knows. It is the as-received record the design review retired, without its guard; test/api/client-redaction.test.ts now fails on it.');
+  p();
 }
 
 /** Figures that sat in comments in src/ (a comment says why; the figure lives here, with its date). */
