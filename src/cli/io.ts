@@ -11,7 +11,7 @@ export interface CliIo {
   /** For a confirmation on a terminal (`send`); absent in tests that never ask. */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   clock: Clock;
-  /** Resolves when the process is asked to stop (SIGTERM/SIGINT); `run` and `sandbox` wait on it. */
+  /** The signals the process is sent: `run` listens for all five, `sandbox` and `signer` until a stop (untilStopAsked). */
   signals: SignalSource;
   /**
    * The process's Redactor, when the caller needs what commands register with it (main.ts: its
@@ -26,6 +26,19 @@ type Signal = 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGUSR1' | 'SIGUSR2';
 interface SignalSource {
   on(signal: Signal, handler: () => void): void;
   off(signal: Signal, handler: () => void): void;
+}
+
+/** Resolves at the first SIGTERM or SIGINT: what `sandbox` and `signer` serve until. */
+export function untilStopAsked(signals: SignalSource): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      signals.off('SIGTERM', stop);
+      signals.off('SIGINT', stop);
+      resolve();
+    };
+    signals.on('SIGTERM', stop);
+    signals.on('SIGINT', stop);
+  });
 }
 
 export function writeLine(stream: Writable, text = ''): void {

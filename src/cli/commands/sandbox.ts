@@ -2,7 +2,7 @@
 import { demoSandboxOptions } from '../../sandbox/demo.js';
 import { type CommandContext, UsageError } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
-import { writeLine } from '../io.js';
+import { untilStopAsked, writeLine } from '../io.js';
 
 export async function sandboxCommand(ctx: CommandContext, opts: { port?: string; host?: string; demoWallets?: string; epochSeconds?: string; headerPrefix?: string; claimMessage?: string }): Promise<ExitCode> {
   const { io, logger } = ctx;
@@ -29,15 +29,7 @@ export async function sandboxCommand(ctx: CommandContext, opts: { port?: string;
   });
   logger.info({ event: 'sandbox.started', url: sandbox.url, auth: apiKey !== undefined }, `sandbox listening on ${sandbox.url}`);
   if (apiKey === undefined) writeLine(io.stderr, 'note: AUTOCLAIM_API_KEY is not set, so the sandbox accepts any bearer token');
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      io.signals.off('SIGTERM', stop);
-      io.signals.off('SIGINT', stop);
-      resolve();
-    };
-    io.signals.on('SIGTERM', stop);
-    io.signals.on('SIGINT', stop);
-  });
+  await untilStopAsked(io.signals);
   await sandbox.close();
   logger.info({ event: 'sandbox.stopped' }, 'sandbox stopped');
   return EXIT.OK;

@@ -9,7 +9,7 @@ import type { SignerConfig } from '../../signer/config.js';
 import { redactUrl } from '../../store/postgres/db.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
-import { writeLine } from '../io.js';
+import { untilStopAsked, writeLine } from '../io.js';
 
 export interface SignerOptions {
   check?: boolean;
@@ -65,15 +65,7 @@ async function serve(ctx: CommandContext, config: SignerConfig, signers: Readonl
     const handler = createSignerHandler({ config, signers, journal, clock: io.clock, logger, failpoint });
     const server = await listenSigner(config.socket, handler, logger);
     logger.info({ event: 'signer.started', socket: config.socket, keys: config.keys.map((k) => k.name) }, `signer listening on ${config.socket}`);
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        io.signals.off('SIGTERM', stop);
-        io.signals.off('SIGINT', stop);
-        resolve();
-      };
-      io.signals.on('SIGTERM', stop);
-      io.signals.on('SIGINT', stop);
-    });
+    await untilStopAsked(io.signals);
     await server.close();
     logger.info({ event: 'signer.stopped', signed: handler.counts.signed, refused: handler.counts.refused }, 'signer stopped');
   } finally {
