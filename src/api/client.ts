@@ -61,7 +61,6 @@ interface ActionResult {
 interface LeaderboardResult {
   entries: LeaderboardEntry[];
   raw: unknown;
-  rawText: string;
 }
 
 const USER_AGENT = 'autoclaim';
@@ -166,16 +165,15 @@ export class ApiClient {
     const res = await this.read(url, true);
     const ctx = this.context('GET', url, res);
     const raw = parseJsonBody(res.rawText, ctx, this.scrub);
-    return { entries: parseLeaderboard(raw, ctx), raw, rawText: res.rawText };
+    return { entries: parseLeaderboard(raw, ctx), raw };
   }
 
-  /** The summary (its `raw` is the lossless-parsed body) plus the body text exactly as received. */
-  async walletSummary(address: string): Promise<WalletSummary & { rawText: string }> {
+  /** The summary; its `raw` is the lossless-parsed body. */
+  async walletSummary(address: string): Promise<WalletSummary> {
     const url = joinUrl(this.baseUrl, `/rewards/wallet/${encodeURIComponent(address)}`);
     const res = await this.read(url, true);
     const ctx = this.context('GET', url, res);
-    const summary = parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub), address, ctx);
-    return { ...summary, rawText: res.rawText };
+    return parseWalletSummary(parseJsonBody(res.rawText, ctx, this.scrub), address, ctx);
   }
 
   /** Signs and builds a request; nothing is sent. Record it (as `sending`) before calling send. */

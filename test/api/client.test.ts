@@ -4,6 +4,7 @@ import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../../src/api/client.js';
 import { RateLimiter } from '../../src/api/rate-limit.js';
+import { stringifyLossless } from '../../src/api/json.js';
 import { decodeSignature, generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
 import { verifySignature } from '../../src/keys/verify.js';
 import type { ApiConfig } from '../../src/domain.js';
@@ -72,14 +73,14 @@ const summaryBody = (extra = '') =>
   `{"address":"${WALLET}","epoch":"2025-06-01","pending_sol":123456789.123456789,"lifetime_sol":"2"${extra}}`;
 
 describe('reads', () => {
-  it('GETs a wallet summary with the bearer, returns exact lamports, the raw text and the server date', async () => {
+  it('GETs a wallet summary with the bearer, returns exact lamports, the body parsed losslessly and the server date', async () => {
     const { client, seen, answer } = setup();
     const body = summaryBody(',"extra":{"n":1.10}');
     answer('GET', SUMMARY_PATH, [200, body, { date: 'Sun, 01 Jun 2025 12:00:07 GMT', 'content-type': 'application/json' }]);
     const s = await client.walletSummary(WALLET);
     expect(s.pendingLamports).toBe(123_456_789_123_456_789n);
     expect(s.lifetimeLamports).toBe(2_000_000_000n);
-    expect(s.rawText).toBe(body);
+    expect(stringifyLossless(s.raw)).toBe(body);
     expect(seen[0]?.headers['authorization']).toBe(`Bearer ${API_KEY}`);
     expect(seen[0]?.headers['accept']).toBe('application/json');
     expect(client.lastServerDateMs).toBe(Date.UTC(2025, 5, 1, 12, 0, 7));
@@ -109,7 +110,7 @@ describe('reads', () => {
     answer('GET', '/v1/rewards/leaderboard?limit=5', [200, body]);
     const board = await client.leaderboard(5);
     expect(board.entries).toEqual([{ rank: 1, address: WALLET, score: '99.5', totalRewardsLamports: 10_000_000_001n }]);
-    expect(board.rawText).toBe(body);
+    expect(stringifyLossless(board.raw)).toBe(body);
     expect(seen).toHaveLength(1);
   });
 
