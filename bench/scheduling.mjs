@@ -9,7 +9,7 @@ import { DIST, mean, prng, quantile } from './lib/common.mjs';
 
 const { SandboxWorld } = await import(join(DIST, 'sandbox/world.js'));
 const { generateKeypair } = await import(join(DIST, 'keys/signer.js'));
-const { pollWindowMs, spreadOffsets } = await import(join(DIST, 'scheduler/scheduler.js'));
+const { pollWindowMs, slotFloors, spreadOffsets } = await import(join(DIST, 'scheduler/scheduler.js'));
 const { pollBudget, RoundRobinPlanner, lowestPendingThreshold } = await import(join(DIST, 'scheduler/planner.js'));
 const { AccrualPlanner } = await import(join(DIST, 'scheduler/priority.js'));
 
@@ -96,11 +96,7 @@ export function simulate({ planner: kind, wallets: n, hours, perMinute, interval
     const windowMs = pollWindowMs(intervalMs, jitterMs, Math.min(configs.length, Math.floor(net)), budget);
     const chosen = planner.choose(busy.size === 0 ? configs : configs.filter((w) => !busy.has(w.name)), net, now, intervalMs, undefined, windowMs);
     // The planner's floors, as PollScheduler passes them: jitter does not wrap a pick slotted after its crossing to before it.
-    const floors = (j) => {
-      const due = planner.notBefore?.(chosen[j]);
-      return due === undefined ? undefined : due - now;
-    };
-    const offsets = spreadOffsets(chosen.length, windowMs, jitter, random, floors);
+    const offsets = spreadOffsets(chosen.length, windowMs, jitter, random, slotFloors(planner, chosen, now));
     const order = [...carried.map((c) => ({ w: c.w, at: tickAt })), ...chosen.map((w, j) => ({ w, at: tickAt + (offsets[j] ?? 0) })).sort((a, b) => a.at - b.at)];
     carried = [];
     let requests = 0;

@@ -121,6 +121,21 @@ export function spreadOffsets(n: number, windowMs: number, jitterMs: number, ran
   });
 }
 
+/**
+ * The floors spreadOffsets keeps each pick of `planner.choose(…, now, …)` behind: ms from `now` to
+ * when the planner expects it to cross, for a pick it slotted after its crossing. Undefined for a
+ * planner that slots nothing.
+ */
+export function slotFloors(planner: PollPlanner, picks: readonly WalletConfig[], now: number): ((i: number) => number | undefined) | undefined {
+  const notBefore = planner.notBefore?.bind(planner);
+  if (notBefore === undefined) return undefined;
+  return (i) => {
+    const pick = picks[i];
+    const due = pick === undefined ? undefined : notBefore(pick);
+    return due === undefined ? undefined : due - now;
+  };
+}
+
 /** The most of an interval a fleet that fills its rate budget is spread over (see pollWindowMs). */
 const PACED_WINDOW_SHARE = 0.98;
 
@@ -270,11 +285,7 @@ export class PollScheduler {
     if (planner === undefined) return { wallets: all, windowMs };
     const now = this.opts.clock.monotonic();
     const wallets = planner.choose(all, budget, now, intervalMs, this.turns.running, windowMs);
-    const floors = (i: number): number | undefined => {
-      const due = planner.notBefore?.(wallets[i] as WalletConfig);
-      return due === undefined ? undefined : due - now;
-    };
-    return { wallets, windowMs, floors };
+    return { wallets, windowMs, floors: slotFloors(planner, wallets, now) };
   }
 
   private async turn(wallet: WalletConfig): Promise<void> {
