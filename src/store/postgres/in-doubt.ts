@@ -7,6 +7,7 @@
 // change), then the steps it wrote are read back and compared with what the transaction saw. Until that read succeeds, within its deadline,
 // the write counts as failed and says its outcome is unknown; a step left `sending` by it becomes
 // `unknown` at the wallet's next recovery, as after a crash.
+import { isDeepStrictEqual } from 'node:util';
 import type { Pool } from 'pg';
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
@@ -24,9 +25,15 @@ export interface InDoubtOptions {
   monotonic: () => number;
 }
 
-/** Whether the stored step is the one the transaction saw before its COMMIT. */
+/**
+ * Whether the stored step is the one the transaction saw before its COMMIT, every column of it. Not
+ * its state, attempt and time alone: recording a signature keeps the step `sending` at the same
+ * attempt, and in the millisecond of the `sending` it follows (a key in memory, a database on a
+ * local socket) only the request tells a signature recorded from one rolled back — taken for
+ * recorded, it was sent while the database held it unsigned, which recovery signs and sends again.
+ */
 function isCommitted(stored: StepRow | undefined, expected: StepRow): boolean {
-  return stored !== undefined && stored.state === expected.state && stored.updatedAt === expected.updatedAt && stored.attempts === expected.attempts;
+  return stored !== undefined && isDeepStrictEqual(stored, expected);
 }
 
 /**
