@@ -40,6 +40,8 @@ export interface RuntimeOptions {
   scheduled?: boolean;
   /** The config's log.level becomes the logger's (CommandContext.configSetsLevel). */
   configSetsLevel?: boolean;
+  /** A command's own refusal of the loaded config (it throws), before anything connects or listens. */
+  admit?: (config: AppConfig) => void;
 }
 
 export interface Runtime {
@@ -212,6 +214,12 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // Before any part makes its child logger: a pino child keeps the level it was made with.
   if (opts.configSetsLevel === true) logger.level = loaded.log.level;
   const signers = secrets.signers;
+  try {
+    opts.admit?.(loaded);
+  } catch (err) {
+    await closeSigners(signers.values());
+    throw err;
+  }
   // Every remote backend answers, and its key is the configured address's, before anything listens.
   const problems = await connectWalletSigners(loaded, signers);
   if (problems.length > 0) {

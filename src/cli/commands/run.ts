@@ -3,7 +3,8 @@ import { Daemon } from '../../daemon.js';
 import { createEvents, type AutoclaimEvents } from '../../events.js';
 import { openRuntime, type Runtime } from '../../runtime.js';
 import { failpointsFromEnv } from '../../executor/failpoints.js';
-import type { CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
+import type { AppConfig } from '../../domain.js';
 import { VERSION } from '../version.js';
 import { DaemonControl } from '../../service/control-daemon.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
@@ -18,10 +19,23 @@ const STOP_TIMEOUT_MS = 20_000;
 // systemd's TimeoutStopSec. What was not closed is recovered at the next start, as after a crash.
 const STOP_BOUND_MS = STOP_TIMEOUT_MS + 15_000;
 
+/**
+ * A dry run on shared state would join the fleet like any daemon (a dry flag is no part of the config
+ * the daemons compare): it would take its share of the wallets and claim none of them, unseen, for as
+ * long as it ran. So it is refused before it joins.
+ */
+function refuseDryOnSharedState(config: AppConfig): void {
+  if (config.state.url === undefined) return;
+  throw new UsageError(
+    '--dry-run is refused with shared state (state.url): a dry daemon would take its share of the fleet\'s wallets and claim none of them. Give the dry run a state of its own (state.path, no state.url).',
+  );
+}
+
 /** `scheduled`: false for `once`, which polls every wallet one time and never reads the schedule. */
-async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boolean): Promise<Runtime> {
+async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boolean, dry: boolean): Promise<Runtime> {
   const { io, logger, redactor } = ctx;
-  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled, configSetsLevel: ctx.configSetsLevel });
+  const admit = dry ? refuseDryOnSharedState : undefined;
+  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled, configSetsLevel: ctx.configSetsLevel, admit });
 }
 
 function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents): Daemon {
@@ -43,7 +57,7 @@ function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events:
 export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean }): Promise<ExitCode> {
   // The process's one event channel: the client, the daemon and whoever listens share it.
   const events = createEvents({ logger: ctx.logger });
-  const runtime = await open(ctx, events, false);
+  const runtime = await open(ctx, events, false, opts.dryRun === true);
   // Its step outcomes are told as the daemon's are, and delivered before it exits (bounded).
   const notices = await openNotices(ctx, runtime, events);
   let control: DaemonControl | undefined;
@@ -113,7 +127,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   io.signals.on('SIGUSR2', pauseRecord);
   let runtime: Runtime;
   try {
-    runtime = await open(ctx, events, true);
+    runtime = await open(ctx, events, true, opts.dryRun === true);
   } catch (err) {
     stop(); // the handlers off: the start failed
     throw err;
