@@ -71,10 +71,19 @@ function codeOf(e: ErrnoLike): string | undefined {
   return typeof e.code === 'string' ? e.code : undefined;
 }
 
+// Where a NOT_SENT errno is still proof: the name lookup and the connect itself. The kernel keeps an
+// ICMP unreachable (host, network, port: iptables' default REJECT) that reaches a connection
+// already up as a soft error, and reports it on a read or a write when it gives the connection up
+// (tcp_write_err): the request may have been delivered whole by then, and applied.
+const BEFORE_CONNECTED = /^(?:connect|getaddrinfo|getnameinfo|query[A-Za-z]*)$/;
+
 function classifyCode(code: string, syscall: unknown): Classified | undefined {
   const ambiguous = AMBIGUOUS[code];
   if (ambiguous) return { disposition: 'ambiguous', code: ambiguous[0], reason: ambiguous[1] };
   const notSent = NOT_SENT[code];
+  if (notSent !== undefined && typeof syscall === 'string' && !BEFORE_CONNECTED.test(syscall)) {
+    return { disposition: 'ambiguous', code: 'CONNECTION_LOST', reason: `${notSent} on a connection already up (${syscall})` };
+  }
   if (notSent !== undefined) return { disposition: 'not_sent', code: 'UNREACHABLE', reason: notSent };
   // The kernel's own connect timeout, as opposed to a read timing out on a live connection.
   if (code === 'ETIMEDOUT') {

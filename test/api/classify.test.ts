@@ -27,6 +27,12 @@ describe('classifyError', () => {
       errno('ECONNRESET', 'read'),
       errno('EPIPE', 'write'),
       errno('ETIMEDOUT', 'read'),
+      // An ICMP unreachable on a connection already up, reported when the kernel gives it up.
+      errno('EHOSTUNREACH', 'read'),
+      errno('ENETUNREACH', 'write'),
+      errno('ECONNREFUSED', 'read'),
+      errno('EHOSTDOWN', 'read'),
+      errno('ENETDOWN', 'writev'),
       new errors.RequestAbortedError(),
       new errors.ClientDestroyedError(),
     ]) {
