@@ -24,6 +24,7 @@ import { errorSummary, OutcomeRecorder, stepEventOf, unprovedShareReason } from 
 import { SigningPauses, SigningTime } from './signing-guard.js';
 import { ids, recordOf, signAndSend } from './sign-step.js';
 import { untilRuleIdsSettled } from './rule-ids-settle.js';
+import { ruleSwitchedOff } from './kill-switch.js';
 
 export type { SigningPause, StepEvent, WorkerDeps } from './deps.js';
 export { errorSummary } from './outcome.js';
@@ -357,9 +358,8 @@ export class PlanExecutor {
     return signAndSend(this.deps, this.sending, { plan, step, signer: this.signer(plan) ?? signer, unsigned, request, log }, send);
   }
 
-  /** The plan's rule is in the config with `enabled: false` (a one-off `send` has no rule). */
   private ruleOff(plan: PlanWithSteps): boolean {
-    return plan.manualId === null && this.deps.config().rules.some((r) => r.id === plan.rule && r.enabled === false);
+    return ruleSwitchedOff(this.deps.config().rules, plan);
   }
 
   private async freshSummary(plan: PlanWithSteps, log: Logger): Promise<WalletSummary | undefined> {

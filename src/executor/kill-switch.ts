@@ -5,7 +5,7 @@
 // reported; the executor's gate signs nothing for it (not even a step planned before the switch).
 // Neither source lifts the other: `resume` ends only the command's pause, and the config's
 // only an edit and a reload. Pure: the daemon passes in what it knows.
-import type { SafetyConfig, WalletConfig } from '../domain.js';
+import type { Rule, SafetyConfig, WalletConfig } from '../domain.js';
 import type { SigningPause } from './deps.js';
 
 /** `autoclaim pause` as recorded (service/control.ts): who, from where, when, why. */
@@ -51,4 +51,14 @@ export function killSwitchFor(
   const held = killSwitchPause(safety, operator, wallet, now);
   if (held !== undefined || address === undefined || wallet !== undefined) return held;
   return { scope: 'wallet', source: 'kill_switch', reason: 'no wallet in the config has this address (removed or changed by a reload)', since: now, fix: 'put the wallet back in the config and reload (SIGHUP)' };
+}
+
+/**
+ * A rule's own kill switch: the plan's rule is configured now with `enabled: false` (a one-off
+ * `send` has no rule). Asked where the wallet's is: before a planned step, and right before its
+ * request goes out (a reload may land while the signed request waits in the rate limiter's queue,
+ * a 429's pause or for a slow signer).
+ */
+export function ruleSwitchedOff(rules: readonly Pick<Rule, 'id' | 'enabled'>[], plan: { rule: string; manualId: string | null }): boolean {
+  return plan.manualId === null && rules.some((r) => r.id === plan.rule && r.enabled === false);
 }

@@ -19,6 +19,7 @@ import type { StepEvent } from '../events.js';
 import type { ClaimBaseline } from '../store/rows.js';
 import { accrualSlack, provedClaimed } from './reconcile.js';
 import { CLAIM_UNPROVED } from '../store/plan-status.js';
+import { ruleSwitchedOff } from './kill-switch.js';
 
 /**
  * What every `step:outcome` of this step says, whatever its state: which step of which wallet, its
@@ -116,6 +117,7 @@ export class OutcomeRecorder {
     // it holds what has not gone out yet too (back to planned, nothing spent).
     const gate = this.deps.signingGate?.(plan.address);
     if (gate !== undefined) return `signing was paused while the request waited to go out: ${gate.reason}`;
+    if (ruleSwitchedOff(this.deps.config().rules, plan)) return `rule ${plan.rule} was switched off (enabled: false) while the request waited to go out`;
     const windowMs = this.deps.config().api?.tsWindowMs;
     if (windowMs === undefined) return undefined;
     const ageMs = this.deps.clock.now() - prepared.ts * 1000;

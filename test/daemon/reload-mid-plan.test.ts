@@ -75,6 +75,36 @@ describe('a reload while a plan is mid-way', () => {
     expect(ops(a)).toEqual(['claim', 'deposit']);
   });
 
+  it('enabled: false put on the rule while its signed deposit waits to go out: held back unsent; enabled again, it goes once', async () => {
+    // The wallet's kill switch was asked again right before the first byte (the rate limiter's queue,
+    // a 429's pause, a slow signer are minutes); the rule's was not, and its deposit went out after
+    // the reload that switched the rule off had been applied.
+    writeFileSync(configPath, yaml(wallets));
+    const a = (app = await startInProcess({ dir, configPath }));
+    const { client } = a.runtime;
+    const send = client.send.bind(client);
+    let switched = false;
+    client.send = async (prepared, gate) => {
+      // Signed and recorded `sending`, before the limiter lets it go (where the gate is asked).
+      if (prepared.url.endsWith('/actions/deposit') && !switched) {
+        switched = true;
+        writeFileSync(configPath, yaml(wallets, (y) => y.replace('  - name: sweep\n', '  - name: sweep\n    enabled: false\n')));
+        expect(a.daemon.reload()).toBe(true);
+      }
+      return send(prepared, gate);
+    };
+    await a.daemon.runWallet('alpha');
+    expect(ops(a)).toEqual(['claim']);
+    const [plan] = await a.runtime.store.listPlans({ address: wallets[0]!.address });
+    expect(plan?.steps.map((s) => s.state)).toEqual(['acknowledged', 'planned']);
+
+    writeFileSync(configPath, yaml(wallets));
+    expect(a.daemon.reload()).toBe(true);
+    await a.daemon.runWallet('alpha');
+    await a.daemon.runWallet('alpha');
+    expect(ops(a)).toEqual(['claim', 'deposit']);
+  });
+
   it('the rule taken off the wallet’s rules: its deposit is skipped, as a rule no longer configured', async () => {
     // Another rule stays for alpha (one that never fires), and sweep stays for beta.
     const other = '  - name: other\n    when:\n      pending_sol: { gte: 1000000 }\n    do:\n      - claim\n';
