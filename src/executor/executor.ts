@@ -231,13 +231,13 @@ export class PlanExecutor {
    */
   private async holdUndetermined(plan: PlanWithSteps, step: StepRow, note: string, log: Logger): Promise<StepResult> {
     const { store, clock } = this.deps;
-    const now = clock.now();
-    await store.holdForOperator({ id: step.id, attempt: step.attempts }, `${CLAIM_UNDETERMINED}: ${note}`, now);
+    // The rest first: a held claim is never judged again, so a process dead between the two writes must leave its plan ended, not the claim held.
+    await this.skip(plan, `${CLAIM_UNDETERMINED}: the claim's outcome cannot be told from the summary (step ${step.id} is held for an operator)`, CLAIM_UNDETERMINED);
+    await store.holdForOperator({ id: step.id, attempt: step.attempts }, `${CLAIM_UNDETERMINED}: ${note}`, clock.now());
     log.error(
       { event: 'action.claim_undetermined', reason: CLAIM_UNDETERMINED, note },
       `claim outcome undetermined: ${note}. It will not be sent again and nothing sized from it runs; check it on chain, then run \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
     );
-    await this.skip(plan, `${CLAIM_UNDETERMINED}: the claim's outcome cannot be told from the summary (step ${step.id} is held for an operator)`, CLAIM_UNDETERMINED);
     return 'unknown';
   }
 

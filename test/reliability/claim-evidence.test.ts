@@ -94,6 +94,35 @@ describe('issue 24 finding 2: a pending drop alone is not a claim', () => {
     expect(r.ledger().map((e) => e.op)).toEqual(['claim', 'deposit']);
   });
 
+  it.each(['skipRemaining', 'holdForOperator'] as const)('the process dies at the %s of an undetermined claim: its plan still ends at the next turn, and a fixed deposit after the claim never goes', async (write) => {
+    // Two writes: the skip of the rest of the plan and the hold on the claim. They were made the
+    // other way round: dead between them, the next process found the claim held (so never judged
+    // again, never ending the plan) and the deposit planned behind it, and an operator's `resolve
+    // --applied` let the deposit go, which the plan had ended without (claim_undetermined: "its
+    // plan ended"). Dead at the first write, nothing of either is recorded; at the second, the
+    // rest is skipped and the claim is held at the next turn.
+    const CLAIM_THEN_FIXED: Rule = { ...CLAIM_THEN_HALF, do: [{ kind: 'claim' }, { kind: 'deposit', symbol: 'SOL2X', amount: { kind: 'fixed', lamports: SOL } }] };
+    rig = await openRig({ rule: CLAIM_THEN_FIXED, pendingLamports: SOL / 2n, lifetimeLamports: SOL, balanceLamports: 10n * SOL, diesAtFirst: write });
+    const r = rig;
+    r.fault({ kind: 'apply_then_5xx', match: { op: 'claim' }, status: 500 });
+    // Read 3, the reconciliation's: pending dropped, lifetime not (yet) risen.
+    r.beforeRead = (n) => {
+      if (n === 3) r.sandbox.world.setWallet(r.wallet.address, { pendingLamports: 0n, lifetimeLamports: SOL });
+    };
+    await expect(r.cycle()).rejects.toThrow(`died before ${write}`);
+    r.restart();
+    await r.cycle();
+    expect(states(r)).toEqual(['claim:unknown,deposit:skipped']);
+
+    // Checked on chain: applied. Nothing more of the plan runs.
+    const step = r.plans()[0]?.steps[0];
+    if (step === undefined) throw new Error('no claim step');
+    r.store.resolve(step.id, true, 'checked on chain: applied');
+    await r.cycle();
+    await r.cycle();
+    expect(r.ledger().map((e) => e.op)).toEqual(['claim']);
+  });
+
   it('the same 500, then a summary that proves the claim (lifetime rose by what pending dropped): applied, the deposit is half of it', async () => {
     rig = await openRig({ rule: CLAIM_THEN_HALF, pendingLamports: SOL / 2n, lifetimeLamports: SOL, balanceLamports: 10n * SOL });
     const r = rig;

@@ -86,6 +86,8 @@ export interface RigOptions {
   stillHolds?: (address: string) => boolean;
   /** The store's markNotSent fails (as a fenced write does once the lease is gone). */
   markNotSentFails?: boolean;
+  /** The first call of this store write throws before committing: the process dies there (restart() is the next one). */
+  diesAtFirst?: 'skipRemaining' | 'holdForOperator';
 }
 
 export interface Rig {
@@ -139,6 +141,7 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
   let reads = 0;
   const sent: PreparedRequest[] = [];
   const hooks: Pick<Rig, 'beforeRead' | 'beforeSend'> = { beforeRead: undefined, beforeSend: undefined };
+  let died = false;
   const cycles = openCycleRig({
     storePath: join(dir, 'autoclaim.db'),
     clock: time.ours,
@@ -173,8 +176,20 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
         return client.send(prepared, gate);
       },
     }),
-    workerStore: (store) =>
-      opts.markNotSentFails === true
+    workerStore: (store) => {
+      if (opts.diesAtFirst !== undefined && !died) {
+        const write = opts.diesAtFirst;
+        return new Proxy(store, {
+          get: (target, prop, receiver) => {
+            if (prop !== write || died) return Reflect.get(target, prop, receiver) as unknown;
+            return () => {
+              died = true;
+              throw new Error(`the process died before ${write} committed`);
+            };
+          },
+        });
+      }
+      return opts.markNotSentFails === true
         ? new Proxy(store, {
             get: (target, prop, receiver) =>
               prop === 'markNotSent'
@@ -183,7 +198,8 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
                   }
                 : (Reflect.get(target, prop, receiver) as unknown),
           })
-        : store,
+        : store;
+    },
   });
   return {
     time,
