@@ -26,7 +26,7 @@ export async function openSignerJournal(config: SignerConfig, opts: OpenJournalO
     ...(password !== undefined ? { password } : {}),
     queryTimeoutMs: config.queryTimeoutMs,
     ...(config.stateMarkFile !== undefined ? { markFile: config.stateMarkFile } : {}),
-    // A connection that fails is replaced by the pool; the batch that met it answers INTERNAL.
+    // A connection that fails is replaced by the pool; the batch that met it answers SIGNER_UNAVAILABLE.
     onConnectionError: (err) => opts.logger.warn({ event: 'signer.journal_failed', err }, 'a connection to the signer journal failed'),
   });
 }

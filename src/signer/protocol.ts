@@ -23,11 +23,12 @@ export const SIGNER_CODES = [
   'EPOCH_INVALID',
   /** Not a request: not JSON, an unknown field (bare bytes), a missing or ill-typed field, too long. */
   'BAD_REQUEST',
-  /** The signer could not record or sign (its journal failed): nothing was signed. */
+  /** The key's backend answered wrongly (another key's signature, a PKCS#11 error): nothing was handed out. */
   'INTERNAL',
   /**
-   * The key's backend (PKCS#11, Vault, KMS) did not answer in time or is unavailable: nothing was
-   * signed or journalled; the daemon signs the step afresh later (keys/port.ts SIGNER_UNAVAILABLE).
+   * The key's backend (PKCS#11, Vault, KMS) did not answer in time or is unavailable, or the journal
+   * could not commit: nothing was handed out, nothing judged; the daemon signs the step afresh later
+   * (keys/port.ts SIGNER_UNAVAILABLE).
    */
   'SIGNER_UNAVAILABLE',
 ] as const;

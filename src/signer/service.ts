@@ -78,7 +78,7 @@ const IN_PROCESS: ReadonlySet<SignerBackend> = new Set(['file', 'env', 'credenti
 const NEVER = new AbortController().signal;
 
 const refuse = (code: SignerCode, why: string): Refusal => ({ ok: false, code, why });
-const NOT_RECORDED = 'the signer could not record this signature; nothing was signed';
+const NOT_RECORDED = 'the signer could not commit its journal; nothing was handed out';
 
 export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
   const { config, logger } = deps;
@@ -206,9 +206,11 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
       );
       deps.failpoint('after_journal_commit');
     } catch (err) {
-      // The batch did not commit, or may not have: none of its signatures may leave.
-      logger.error({ event: 'signer.journal_failed', err }, 'the signer journal could not commit; nothing signed');
-      outcomes = pending.map(() => refuse('INTERNAL', NOT_RECORDED));
+      // The batch did not commit, or may not have: none of its signatures may leave. Nor was any
+      // request judged: unavailable, not a refusal, so the daemon signs the step afresh once the
+      // journal commits again (what a lost COMMIT did record counts, as after a kill -9).
+      logger.error({ event: 'signer.journal_failed', err }, 'the signer journal could not commit; nothing handed out');
+      outcomes = pending.map(() => refuse('SIGNER_UNAVAILABLE', NOT_RECORDED));
     }
     pending.forEach((p, i) => {
       const o = outcomes[i]!;

@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import bs58 from 'bs58';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { SIGNED_OPS, systemClock, type SignedOp } from '../../src/domain.js';
@@ -139,6 +140,29 @@ describe('SignerServiceBackend against the signer service', () => {
   });
 
   const expectedDeposit = (amount: string, ts: number): string => messageFor(TEMPLATES, { ...deposit(amount), ts });
+
+  // h27c: a journal that cannot commit judged nothing either — another signer process holding the
+  // journal's write lock past SQLite's busy wait (two signers on one file, its batch waiting on a
+  // remote key), a PostgreSQL journal's connection dropped or its COMMIT's answer lost. The service
+  // said INTERNAL, which the executor takes for a refusal: the step refused and the rest of its plan
+  // skipped (a deposit after its sent claim lost for the epoch). It is SIGNER_UNAVAILABLE: back to
+  // planned, signed afresh once the journal commits.
+  it('says unavailable, not refused, when the service cannot commit its journal, and signs once it can', async () => {
+    const b = await open();
+    const otherSigner = new Database(setup.journal, { timeout: 0 });
+    otherSigner.exec('BEGIN IMMEDIATE');
+    try {
+      const ts = nowTs();
+      const v = await askSigner(b, { ...deposit('1'), ts }, expectedDeposit('1', ts), 10_000, systemClock);
+      expect(v).toMatchObject({ ok: false, unanswered: true, code: 'SIGNER_UNAVAILABLE' });
+    } finally {
+      otherSigner.exec('ROLLBACK');
+      otherSigner.close();
+    }
+    expect(await journal.records()).toEqual([]);
+    const ts = nowTs() + 1;
+    expect(await askSigner(b, { ...deposit('1'), ts }, expectedDeposit('1', ts), 10_000, systemClock)).toMatchObject({ ok: true });
+  });
 
   // Helper 36: a reload makes a new client and connects it once, in the background (swapSigners).
   // With the service down at that moment, the client stayed unconnected until the next reload:

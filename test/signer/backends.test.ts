@@ -199,7 +199,7 @@ describe('the signer service with keys held by a backend', () => {
       expect(journal.all()).toHaveLength(1);
     });
 
-    it('a commit whose answer is lost: INTERNAL for the whole batch, no signature leaves, and what was committed still counts', async () => {
+    it('a commit whose answer is lost: SIGNER_UNAVAILABLE for the whole batch (nothing judged), no signature leaves, and what was committed still counts', async () => {
       const { dir, cleanup } = tempDir();
       undo.push(cleanup);
       const lost = (j: SqliteJournal): SignerJournal => ({
@@ -216,12 +216,12 @@ describe('the signer service with keys held by a backend', () => {
       const out = (await handler.answerAll([JSON.stringify(claim), JSON.stringify(deposit)])).trim().split('\n');
       for (const l of out) {
         const a = JSON.parse(l) as Record<string, unknown>;
-        expect(codeOf(a)).toBe('INTERNAL');
+        expect(codeOf(a)).toBe('SIGNER_UNAVAILABLE');
         expect(a.signature).toBeUndefined();
       }
       // The commit did happen: both records stand and count against the caps, as after a crash.
       expect(journal.all().map((r) => r.op)).toEqual(['claim', 'deposit']);
-      expect(handler.counts).toMatchObject({ signed: 0, refused: { INTERNAL: 2 } });
+      expect(handler.counts).toMatchObject({ signed: 0, refused: { SIGNER_UNAVAILABLE: 2 } });
     });
   });
 });

@@ -80,7 +80,7 @@ describe('signers sharing one PostgreSQL journal', () => {
     expect(rows.reduce((sum, r) => sum + (r.amountLamports ?? 0n), 0n)).toBe(25n * SOL);
   }, 90_000);
 
-  it('a COMMIT whose answer is lost: INTERNAL, nothing handed out; afterwards at most the one claim the policy allows', async () => {
+  it('a COMMIT whose answer is lost: SIGNER_UNAVAILABLE, nothing handed out; afterwards at most the one claim the policy allows', async () => {
     const url = new URL(await createDatabase());
     const proxy = await tcpProxy({ host: url.hostname, port: Number(url.port) });
     undo.push(() => proxy.close());
@@ -110,7 +110,7 @@ describe('signers sharing one PostgreSQL journal', () => {
     const w = setup.wallets[0]!;
     const claim = { id: 'c1', key: 'treasury', op: 'claim', wallet: w.address, ts: nowTs(), epoch: today() };
     const lost = JSON.parse(await handler.answer(JSON.stringify(claim))) as Record<string, unknown>;
-    expect(codeOf(lost)).toBe('INTERNAL');
+    expect(codeOf(lost)).toBe('SIGNER_UNAVAILABLE');
     expect(lost.signature).toBeUndefined();
     // Lost, not refused: the batch failed at COMMIT, after the signature was made.
     expect(JSON.stringify(log.events('signer.journal_failed'))).toContain('the answer to COMMIT was lost');
@@ -122,7 +122,7 @@ describe('signers sharing one PostgreSQL journal', () => {
     let retried: Record<string, unknown> = {};
     for (let i = 0; i < 20; i++) {
       retried = JSON.parse(await handler.answer(JSON.stringify({ ...claim, id: 'c2', ts: claim.ts + 1 }))) as Record<string, unknown>;
-      if (codeOf(retried) !== 'INTERNAL') break; // the pool replaced the broken connection
+      if (codeOf(retried) !== 'SIGNER_UNAVAILABLE') break; // the pool replaced the broken connection
     }
     expect([undefined, 'ALREADY_SIGNED_EPOCH']).toContain(codeOf(retried));
     expect((await journal.records()).filter((r) => r.op === 'claim')).toHaveLength(1);
