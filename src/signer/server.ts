@@ -227,10 +227,28 @@ function serve(socket: Socket, batcher: Batcher, logger: Logger, connections: Se
   socket.on('close', () => connections.delete(socket));
 }
 
+/**
+ * How long a stopping signer waits for its clients to take their last answers before it cuts them
+ * off (one that does not read them would otherwise hold the stop for ever).
+ */
+const CLOSE_GRACE_MS = 1_000;
+
 async function closeServer(server: Server, connections: Set<Socket>, path: string, batcher: Batcher): Promise<void> {
-  for (const c of connections) c.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // No new line is taken, but what is being signed is answered: its records are committed and
+  // count, so an answer dropped here cost the daemon the epoch's claim (its fresh attempt carries
+  // a new ts, another message: ALREADY_SIGNED_EPOCH).
+  for (const c of connections) {
+    c.removeAllListeners('data');
+    c.pause();
+  }
   await batcher.idle();
+  for (const c of connections) c.end(() => c.destroy());
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+  clearTimeout(timer);
+  for (const c of connections) c.destroy();
+  await closed;
   try {
     unlinkSync(path);
   } catch {

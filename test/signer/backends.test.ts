@@ -12,6 +12,7 @@ import { systemClock } from '../../src/domain.js';
 import { inProcessSigner } from '../../src/keys/backends/in-process.js';
 import { SignerRefused, type SignAction, type WalletSigner } from '../../src/keys/port.js';
 import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
+import { verifySignature } from '../../src/keys/verify.js';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { connectSignerKeys, loadSignerConfig } from '../../src/signer/config.js';
 import { SqliteJournal, type SignerJournal } from '../../src/signer/journal.js';
@@ -59,7 +60,7 @@ describe('the signer service with keys held by a backend', () => {
     undo.push(() => server.close());
     const client = await RawClient.connect(socket);
     undo.push(() => client.close());
-    return { client, journal: sqlite, handler, log };
+    return { client, journal: sqlite, handler, log, server };
   }
 
   /** A claim then a deposit of part of it, signed by the service and accepted by the sandbox. */
@@ -197,6 +198,46 @@ describe('the signer service with keys held by a backend', () => {
       // Asked again, it is signed and journalled once.
       expect(codeOf(JSON.parse(await handler.answer(claim)) as Record<string, unknown>)).toBeUndefined();
       expect(journal.all()).toHaveLength(1);
+    });
+
+    // h27c: a stop (SIGTERM: `systemctl restart autoclaim-signer`, the documented way to change
+    // signer.yaml) closed every client connection first and then waited for the batch in flight,
+    // which committed its records and had nowhere to send their signatures. The claim counted for
+    // its epoch, the daemon got no answer, and its fresh attempt (a new ts, another message) was
+    // refused ALREADY_SIGNED_EPOCH by the restarted signer: the epoch's claim lost, and the deposit
+    // after it. With a remote key or a PostgreSQL journal a batch lasts a round trip, so a restart
+    // under load meets one. A stop now takes no new line, answers what it is signing, then closes.
+    it('a stop while a batch is being signed answers it before closing: the committed claim reaches its client', async () => {
+      const { dir, cleanup } = tempDir();
+      undo.push(cleanup);
+      let release: () => void = () => {};
+      let asked: () => void = () => {};
+      const inBackend = new Promise<void>((r) => (asked = r));
+      const slow = (): WalletSigner => {
+        const real = inProcessSigner(signerFromSeed(secretKey64.slice(0, 32)));
+        return {
+          address,
+          backend: 'vault',
+          sign: async (action, signal) => {
+            asked();
+            await new Promise<void>((r) => (release = r));
+            return real.sign(action, signal);
+          },
+        };
+      };
+      const { client, journal, server } = await service(address, `{ file: ${keyFile(dir)} }`, {}, { signer: slow });
+      const claim = { id: 'c1', key: 'treasury', op: 'claim', wallet: address, ts: nowTs(), epoch: today() };
+      client.socket.write(`${JSON.stringify(claim)}\n`);
+      await inBackend;
+      const stopping = server.close();
+      release();
+      await stopping;
+      const answer = await client.next();
+      expect(journal.all().map((r) => r.op)).toEqual(['claim']);
+      expect(answer, 'the claim was journalled, its signature never sent').toBeDefined();
+      const a = JSON.parse(answer!) as Record<string, unknown>;
+      expect(codeOf(a)).toBeUndefined();
+      expect(verifySignature(new TextEncoder().encode(a.message as string), bs58.decode(a.signature as string), address)).toBe(true);
     });
 
     it('a commit whose answer is lost: SIGNER_UNAVAILABLE for the whole batch (nothing judged), no signature leaves, and what was committed still counts', async () => {
