@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_ENDPOINTS } from '../../src/api/endpoints.js';
 import { SIGNED_OPS, systemClock, type SignedOp } from '../../src/domain.js';
-import { askSigner } from '../../src/executor/signing-guard.js';
+import { askSigner, SigningTime } from '../../src/executor/signing-guard.js';
 import { SignerServiceBackend, SignerServiceClient } from '../../src/keys/backends/signer-service.js';
 import { messageFor, type MessageTemplates } from '../../src/keys/message.js';
 import { SignerRefused, type SignAction } from '../../src/keys/port.js';
@@ -162,6 +162,26 @@ describe('SignerServiceBackend against the signer service', () => {
     expect(await journal.records()).toEqual([]);
     const ts = nowTs() + 1;
     expect(await askSigner(b, { ...deposit('1'), ts }, expectedDeposit('1', ts), 10_000, systemClock)).toMatchObject({ ok: true });
+  });
+
+  // h27c, left for the lead: the daemon follows its wallet's last signed timestamp up to
+  // MAX_TS_AHEAD_S (60 s) ahead of the clock (signing-guard.ts: a restart after a burst), but the
+  // signer refuses a ts more than max_ts_skew (30 s by default, settable from 1 s) from the same
+  // clock, and SPEC §7 lists TS_SKEW among the refusals the daemon records as final: the step
+  // refused and the rest of its plan skipped. A clock stepped back 30 to 60 s after a signature (a
+  // VM resumed, an NTP step) makes the wallet's next steps refused so for up to a minute — a
+  // deposit after its sent claim lost for the epoch. Either fix is the lead's to pick: the daemon
+  // takes TS_SKEW as "not now" (back to planned, as SIGNER_UNAVAILABLE; its next ts comes closer
+  // to the clock each turn), or follows a timestamp from the database only within the signer's
+  // skew (it drops one further ahead already, and firstFree keeps each second used once).
+  it.fails('a timestamp the daemon follows from its last signature, 30 to 60 s ahead of the clock, is put back, not refused', async () => {
+    const b = await open();
+    const nowSec = nowTs();
+    const time = new SigningTime(systemClock, { lastRequestTs: () => nowSec + 45, requestTsFrom: () => [] });
+    const ts = (await time.next(setup.wallets[0]!.address, captureLog('silent').logger)) / 1000;
+    expect(ts).toBeGreaterThan(nowSec + 30);
+    const v = await askSigner(b, { ...deposit('1'), ts }, expectedDeposit('1', ts), 5_000, systemClock);
+    expect(v).toMatchObject({ ok: false, unanswered: true });
   });
 
   // Helper 36: a reload makes a new client and connects it once, in the background (swapSigners).
