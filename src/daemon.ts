@@ -2,7 +2,7 @@
 import type { AppConfig, PlanStatus, WalletConfig } from './domain.js';
 import { formatIssue } from './errors.js';
 import { createEvents, type AutoclaimEvents } from './events.js';
-import { loadCheckedConfig, type Runtime, type RuntimeOptions } from './runtime.js';
+import { loadCheckedConfig, runtimeEpochsExempt, type Runtime, type RuntimeOptions } from './runtime.js';
 import { PollInterval, PollScheduler, type Turns } from './scheduler/scheduler.js';
 import { lowestPendingThreshold, pollBudget } from './scheduler/planner.js';
 import { AccrualPlanner } from './scheduler/priority.js';
@@ -14,7 +14,6 @@ import type { Failpoint } from './executor/failpoints.js';
 import type { WalletSigner } from './executor/ports.js';
 import { swapSigners } from './keys/backends/index.js';
 import { HoldNotice, pollOkLevel, runWalletCycle, tallyTurn, type CycleDeps, type OnceReport, type WalletCycleResult } from './executor/wallet-cycle.js';
-import { epochsExempt } from './executor/epoch-check.js';
 import { settleRuleIds } from './executor/rule-ids-settle.js';
 import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
@@ -103,7 +102,7 @@ export class Daemon {
       holds: new HoldNotice(),
       dry: opts.dry,
       pollOkLevel: pollOkLevel(this.config.wallets.length),
-      epochsExempt: () => epochsExempt(runtime.sandbox === undefined ? this.config : { ...this.config, api: { baseUrl: 'sandbox' } }, opts.env),
+      epochsExempt: () => runtimeEpochsExempt(runtime, this.config, opts.env),
     };
     if (runtime.cluster !== undefined) {
       this.cluster = new ClusterWork(runtime.cluster, { store: runtime.store, clock, logger, inFlight: () => this.executor.inFlight(), decisionClock: this.decisionClock });

@@ -17,6 +17,7 @@ import { acquireLock, openStateStore, type Lock, type Store } from './store/inde
 import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
 import type { WalletSigner } from './executor/ports.js';
+import { epochsExempt } from './executor/epoch-check.js';
 import { closeSigners, connectSigners } from './keys/backends/index.js';
 
 export interface RuntimeOptions {
@@ -56,6 +57,14 @@ export interface Runtime {
   /** With `state.url`: the lease manager that splits the wallets among the daemons sharing it. */
   cluster: Cluster | undefined;
   close(): Promise<void>;
+}
+
+/**
+ * Whether the runtime's epochs are the sandbox's fast demo ones (epochsExempt), judged by the config
+ * as loaded: the runtime's own names the in-process sandbox by its loopback URL.
+ */
+export function runtimeEpochsExempt(runtime: Pick<Runtime, 'sandbox'>, config: AppConfig, env: NodeJS.ProcessEnv): boolean {
+  return epochsExempt(runtime.sandbox === undefined ? config : { ...config, api: { baseUrl: 'sandbox' } }, env);
 }
 
 /** Loads and validates the config (without its keys); throws ConfigError with every issue. */

@@ -117,6 +117,25 @@ describe('autoclaim send', () => {
     expect(sandbox.ledger()).toHaveLength(before);
   });
 
+  it.each([
+    ['2099-01-01', /epoch refused: epoch 2099-01-01 is \d+ days ahead of this machine's UTC date/],
+    ['2000-01-01', /epoch refused: epoch 2000-01-01 is \d+ days behind this machine's UTC date/],
+  ])('a summary whose epoch is not believed (%s, SPEC §2): refused, nothing recorded, nothing sent; believed, it goes', async (epoch, message) => {
+    const before = sandbox.ledger().length;
+    const body = JSON.stringify({ address: wallet.address, epoch, pending_sol: 2, lifetime_sol: 2, rank: 1, tier: 'Gold' });
+    sandbox.addFault({ kind: 'malformed', match: { op: 'summary' }, body, times: 1 });
+    const args = ['deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '0.1', '--id', `epoch-${epoch}`, '--yes'];
+    const r = await send(args);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/Refused: deposit 0\.1 SOL of SOL2X for wallet treasury .*; nothing recorded, nothing sent/);
+    expect(sandbox.ledger()).toHaveLength(before);
+    // Nothing recorded: the same id is free, and with a believable epoch it goes once.
+    const again = await send(args);
+    expect(again.code).toBe(0);
+    expect(sandbox.ledger().map((e) => e.op).slice(before)).toEqual(['deposit']);
+  });
+
   it('an unknown wallet name is a usage error', async () => {
     const r = await send(['claim', '--wallet', 'nobody', '--id', 'w-1', '--yes']);
     expect(r.code).toBe(2);

@@ -9,10 +9,12 @@ import { parseDuration } from '../../config/durations.js';
 import { Daemon } from '../../daemon.js';
 import { SIGNED_OPS, type PlanDraft, type SignedOp, type StepSpec, type WalletConfig } from '../../domain.js';
 import { createEvents } from '../../events.js';
-import { openRuntime, type Runtime } from '../../runtime.js';
+import { openRuntime, runtimeEpochsExempt, type Runtime } from '../../runtime.js';
 import type { PlanWithSteps } from '../../store/index.js';
 import { failpointsFromEnv } from '../../executor/failpoints.js';
 import { killSwitchPause } from '../../executor/kill-switch.js';
+import { EpochError, judgeEpoch } from '../../executor/epoch-check.js';
+import { errorSummary } from '../../executor/outcome.js';
 import { estimatePlanLamports, movesSol } from '../../rules/amounts.js';
 import { controlPaths, readPause } from '../../service/control.js';
 import { UsageError, type CommandContext } from '../context.js';
@@ -171,6 +173,15 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     }
 
     const summary = await runtime.client.walletSummary(wallet.address);
+    // The epoch keys the plan, and a signer service's one claim per epoch: believed only as a poll's is (SPEC §2).
+    const last = await runtime.store.lastEpoch(wallet.address);
+    const verdict = judgeEpoch({ epoch: summary.epoch, nowMs: io.clock.now(), last, exempt: runtimeEpochsExempt(runtime, runtime.config, io.env) });
+    if (!verdict.ok) {
+      const refused = new EpochError(summary.epoch, verdict.why, verdict.detail);
+      logger.warn({ event: 'poll.failed', wallet: wallet.name, err: errorSummary(refused), epoch: summary.epoch, why: verdict.why }, 'send refused: the API epoch is not believed');
+      writeLine(io.stderr, `${refused.message}. Refused: ${text}; nothing recorded, nothing sent`);
+      return EXIT.FAILURE;
+    }
     const draft: PlanDraft = {
       wallet: wallet.name,
       address: wallet.address,
