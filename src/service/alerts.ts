@@ -137,14 +137,16 @@ export function signerDownTooLong(since: number, now: number, intervalMs: number
 }
 
 /**
- * Forgets the signers down (keyed by wallet name) of wallets this daemon no longer answers for:
- * those taken out of the config and, in a cluster (`held`: the addresses whose lease it holds),
- * those moved to another daemon. A wallet's signer is asked only by the daemon working it, so one
- * moved away would stay listed here, an alert and a /readyz reason, for good.
+ * Forgets what is kept per wallet name (a signer down, an epoch refused, a claim watch) for the
+ * wallets this daemon no longer answers for: those taken out of the config or renamed and, in a
+ * cluster (`held`: the addresses whose lease it holds), those moved to another daemon. Only this
+ * daemon's poll or signature of the wallet clears such an entry, and none comes again: it would
+ * stay, an open alert (and a /readyz reason) about a wallet worked by nobody here, for good.
  */
-export function forgetSignersNotHere(down: Map<string, unknown>, wallets: ReadonlyArray<{ name: string; address: string }>, held: ReadonlySet<string> | undefined): void {
+export function forgetWalletsNotHere(kept: Map<string, unknown>, wallets: ReadonlyArray<{ name: string; address: string }>, held: ReadonlySet<string> | undefined): void {
+  if (kept.size === 0) return;
   const here = new Set(wallets.filter((w) => held?.has(w.address) ?? true).map((w) => w.name));
-  for (const wallet of down.keys()) if (!here.has(wallet)) down.delete(wallet);
+  for (const wallet of kept.keys()) if (!here.has(wallet)) kept.delete(wallet);
 }
 
 /**

@@ -19,7 +19,7 @@ import type { Redactor } from '../log/redact.js';
 import type { Daemon } from '../daemon.js';
 import type { Runtime } from '../runtime.js';
 import type { PlanWithSteps, StepRow } from '../store/rows.js';
-import { createAlertTracker, evaluateAlerts, forgetSignersNotHere, reportAlerts, signerDownTooLong, type AlertInputs } from './alerts.js';
+import { createAlertTracker, evaluateAlerts, forgetWalletsNotHere, reportAlerts, signerDownTooLong, type AlertInputs } from './alerts.js';
 import { clusterConditions, clusterCounts, heldScope, watchLeases } from './cluster-signals.js';
 import { createFleet } from './fleet.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -213,6 +213,13 @@ export class Supervisor {
       }
       const unknown = this.lastUnknown;
       const config = daemon.currentConfig;
+      // A wallet's epoch refusal and claim watch end only at its next poll here: one taken out by a
+      // reload (or moved to another daemon) is never polled here again, and its alert stayed open.
+      // The watch is read (and so pruned) only when its alert is on: it holds every wallet polled.
+      const held = this.scope?.();
+      forgetWalletsNotHere(this.epochRefused, config.wallets, held);
+      const unclaimedAfterMs = config.alerts.unclaimedAfterMs;
+      if (unclaimedAfterMs !== undefined) forgetWalletsNotHere(this.claimWatch, config.wallets, held);
       const intervalMs = daemon.walletPollGapMs();
       const staleAfterIntervals = config.alerts.staleAfterIntervals;
       // The fleet view (the state file at start, then every poll): the same last successes as
@@ -220,7 +227,6 @@ export class Supervisor {
       // with an episode open: the fresh rest would change nothing, and reading every wallet at
       // every cycle made the cycle's cost grow with the fleet.
       const watched = this.metrics.fleet.staleOrNamed(at, staleAfterIntervals * intervalMs, this.startedAt, this.tracker.openOf('wallet_stale'));
-      const unclaimedAfterMs = config.alerts.unclaimedAfterMs;
       const transitions = evaluateAlerts(this.tracker, {
         now: at,
         intervalMs,
@@ -252,10 +258,10 @@ export class Supervisor {
     }
   }
 
-  /** The wallets this daemon works whose signer does not answer (alerts.ts forgetSignersNotHere). */
+  /** The wallets this daemon works whose signer does not answer (alerts.ts forgetWalletsNotHere). */
   private signersDown(config: { wallets: ReadonlyArray<{ name: string; address: string }> }): NonNullable<AlertInputs['signerUnavailable']> {
     if (this.signerDown.size === 0) return [];
-    forgetSignersNotHere(this.signerDown, config.wallets, this.scope?.());
+    forgetWalletsNotHere(this.signerDown, config.wallets, this.scope?.());
     return [...this.signerDown].map(([wallet, d]) => ({ wallet, ...d }));
   }
 

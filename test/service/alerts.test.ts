@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createAlertTracker,
   evaluateAlerts,
-  forgetSignersNotHere,
+  forgetWalletsNotHere,
   reportAlerts,
   type AlertInputs,
 } from '../../src/service/alerts.js';
@@ -273,11 +273,11 @@ describe('evaluateAlerts: signer_unavailable (helper 36)', () => {
     const down = () => new Map(['held', 'moved', 'removed'].map((w) => [w, { since: 0 }]));
     // Alone on its state: every configured wallet is this daemon's.
     const alone = down();
-    forgetSignersNotHere(alone, wallets, undefined);
+    forgetWalletsNotHere(alone, wallets, undefined);
     expect([...alone.keys()]).toEqual(['held', 'moved']);
     // In a cluster: only the wallets whose lease it holds; the one moved away is the other daemon's to sign.
     const inCluster = down();
-    forgetSignersNotHere(inCluster, wallets, new Set(['A1']));
+    forgetWalletsNotHere(inCluster, wallets, new Set(['A1']));
     expect([...inCluster.keys()]).toEqual(['held']);
   });
 });
