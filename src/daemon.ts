@@ -151,7 +151,9 @@ export class Daemon {
    */
   signingPauses(): ReturnType<PlanExecutor['pauses']> {
     const p = this.executor.pauses();
-    return p.all?.source === 'kill_switch' ? { all: undefined, wallets: p.wallets } : p;
+    // Only wallets worked here: one taken out by a reload (or moved away) keeps its pause should it come back, unreported.
+    const mine = (address: string): boolean => this.walletsByAddress.has(address) && (this.cluster?.holds(address) ?? true);
+    return { all: p.all?.source === 'kill_switch' ? undefined : p.all, wallets: new Map([...p.wallets].filter(([address]) => mine(address))) };
   }
 
   /**
