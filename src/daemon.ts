@@ -14,7 +14,7 @@ import type { Failpoint } from './executor/failpoints.js';
 import type { WalletSigner } from './executor/ports.js';
 import { swapSigners } from './keys/backends/index.js';
 import { HoldNotice, pollOkLevel, runWalletCycle, tallyTurn, type CycleDeps, type OnceReport, type WalletCycleResult } from './executor/wallet-cycle.js';
-import { settleRuleIds } from './executor/rule-ids-settle.js';
+import { RuleIdsSettling } from './executor/rule-ids-settle.js';
 import { ConfigError } from './errors.js';
 import { ClusterWork } from './cluster/work.js';
 import { recoverInFlight } from './executor/recovery.js';
@@ -64,7 +64,7 @@ export class Daemon {
   private readonly cluster: ClusterWork | undefined;
   lastCycleAt: number | undefined;
   /** Rule ids settled against the journal (rules/rule-ids.ts): every turn waits for it before deciding. */
-  private ruleIdsSettled: Promise<void> = Promise.resolve();
+  private readonly ruleIds: RuleIdsSettling;
 
   constructor(private readonly opts: DaemonOptions) {
     const { runtime, clock, logger, failpoint } = opts;
@@ -79,7 +79,8 @@ export class Daemon {
     this.events.on('cycle:done', ({ at }) => {
       this.lastCycleAt = at;
     });
-    const shared = { config: this.configRef, clock, logger, failpoint, events: this.events, ruleIdsSettled: () => this.ruleIdsSettled };
+    this.ruleIds = new RuleIdsSettling({ store: runtime.store, logger, current: this.configRef, apply: (config) => void (this.config = config) });
+    const shared = { config: this.configRef, clock, logger, failpoint, events: this.events, ruleIdsSettled: this.ruleIds.settled };
     this.executor = new PlanExecutor({
       ...shared,
       store: runtime.store,
@@ -183,8 +184,8 @@ export class Daemon {
    * recovered when its lease is taken (cluster/work.ts).
    */
   async recover(): Promise<void> {
-    this.settleRuleIds();
-    await this.ruleIdsSettled;
+    this.ruleIds.settle();
+    await this.ruleIds.settled();
     if (this.cluster !== undefined) return;
     const { runtime, clock, logger } = this.opts;
     await recoverInFlight({ store: runtime.store, clock, logger });
@@ -205,7 +206,8 @@ export class Daemon {
   async runWallet(name: string, by: 'name' | 'address' = 'name'): Promise<WalletCycleResult | undefined> {
     const wallet = (by === 'name' ? this.walletsByName : this.walletsByAddress).get(name);
     if (wallet === undefined) return undefined;
-    await this.ruleIdsSettled;
+    this.ruleIds.again();
+    await this.ruleIds.settled();
     if (this.cluster === undefined) return runWalletCycle(this.cycle, wallet);
     if (!this.cluster.holds(wallet.address)) return undefined;
     return this.cluster.run(wallet.address, () => runWalletCycle(this.cycle, wallet));
@@ -305,7 +307,7 @@ export class Daemon {
     this.config = { ...next, api, state: this.config.state, cluster: this.config.cluster };
     this.walletsByName = indexBy(next.wallets, 'name');
     this.walletsByAddress = indexBy(next.wallets, 'address');
-    this.settleRuleIds();
+    this.ruleIds.settle();
     if (signingChanged || keyChanged) {
       const paused = this.executor.refusalPauses();
       const wasPaused = paused.all !== undefined ? 'all' : this.config.wallets.filter((w) => paused.wallets.has(w.address)).map((w) => w.name);
@@ -332,18 +334,6 @@ export class Daemon {
     logger.info({ event: 'config.reloaded', wallets: next.wallets.length, rules: next.rules.length }, 'config reloaded');
     this.events.emit('config:reloaded', { ok: true });
     return true;
-  }
-
-  /** Rule ids settled against the journal at every start and reload (executor/rule-ids-settle.ts); the turns wait for it. */
-  private settleRuleIds(): void {
-    this.ruleIdsSettled = settleRuleIds(this.config, {
-      store: this.opts.runtime.store,
-      logger: this.opts.logger,
-      current: () => this.config,
-      apply: (config) => {
-        this.config = config;
-      },
-    });
   }
 
   /**

@@ -43,7 +43,7 @@ export interface WorkerDeps {
    * daemon.ts): the recheck before a signature finds a plan's rule by id only after it, or a rule
    * kept across a reload would look gone and its plan be skipped. None when absent.
    */
-  ruleIdsSettled?: () => Promise<void>;
+  ruleIdsSettled?: () => Promise<boolean>;
 }
 
 export type { StepEvent } from '../events.js';

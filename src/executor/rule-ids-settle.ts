@@ -1,7 +1,10 @@
 // A rule replaced by one with the same steps (gone from the config, the new one without plans of
 // its own) takes the old rule's id and with it its history and limits (SPEC §2; rules/rule-ids.ts).
 // Asked of the journal at every start and reload, so a restart carries as the reload did; the
-// daemon's turns wait for it. A newer reload settles its own config.
+// daemon's turns wait for it. A newer reload settles its own config. A read that failed is asked
+// again at the next turn, and nothing new is decided until it answers: a journal unreadable for a
+// moment at a SIGHUP left the renamed rule with an id of its own for the process's life, and its
+// once-per-epoch deposit went out a second time in the epoch.
 import type { AppConfig } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import { carryRuleIds } from '../rules/rule-ids.js';
@@ -16,12 +19,15 @@ interface SettleDeps {
   apply: (config: AppConfig) => void;
 }
 
-/** Never rejects: a failure is logged, and renamed rules are then not matched with their history. */
-export async function settleRuleIds(config: AppConfig, deps: SettleDeps): Promise<void> {
+/**
+ * Never rejects: false when the journal could not be read (logged; renamed rules are then not
+ * matched with their history), true otherwise (settled, or a newer config settles its own).
+ */
+export async function settleRuleIds(config: AppConfig, deps: SettleDeps): Promise<boolean> {
   const { logger } = deps;
   try {
     const plans = await deps.store.latestRulePlans();
-    if (deps.current() !== config) return;
+    if (deps.current() !== config) return true;
     const outcome = carryRuleIds(config.rules, plans);
     for (const c of outcome.carried) {
       const was = plans.find((p) => p.rule === c.id);
@@ -37,21 +43,51 @@ export async function settleRuleIds(config: AppConfig, deps: SettleDeps): Promis
       );
     }
     if (outcome.carried.length > 0) deps.apply({ ...config, rules: outcome.rules });
+    return true;
   } catch (err) {
-    logger.error({ event: 'rule.ids_failed', err }, 'could not read which rules planned before; renamed rules are not matched with their history');
+    logger.error({ event: 'rule.ids_failed', err }, 'could not read which rules planned before; nothing new is decided until they are read (asked again at the next turn)');
+    return false;
   }
+}
+
+/** The daemon's settling of the config in force: what its turns wait for, and asked again after a failure. */
+export class RuleIdsSettling {
+  private current: Promise<boolean> = Promise.resolve(true);
+  private failed = false;
+
+  constructor(private readonly deps: SettleDeps) {}
+
+  /** Settles the config in force now (a start, a reload). */
+  settle(): void {
+    this.failed = false;
+    const settling: Promise<boolean> = settleRuleIds(this.deps.current(), this.deps).then((ok) => {
+      if (!ok && this.current === settling) this.failed = true;
+      return ok;
+    });
+    this.current = settling;
+  }
+
+  /** Settles again if the last settling could not read the journal (a turn asks before it starts). */
+  again(): void {
+    if (this.failed) this.settle();
+  }
+
+  /** The latest settling (the same promise until the next settle): true once the ids in force are settled. */
+  readonly settled = (): Promise<boolean> => this.current;
 }
 
 /**
  * Until the rule ids in force are settled (`settled` gives the latest settling: a reload during
  * the wait brings its own, waited for too). The turn's decision and the recheck before a signature
- * read the rules right after, with nothing awaited between.
+ * read the rules right after, with nothing awaited between. False when the journal could not be read.
  */
-export async function untilRuleIdsSettled(settled: (() => Promise<void>) | undefined): Promise<void> {
+export async function untilRuleIdsSettled(settled: (() => Promise<boolean>) | undefined): Promise<boolean> {
+  let ok = true;
   for (let p = settled?.(); p !== undefined; ) {
-    await p;
+    ok = await p;
     const next = settled?.();
-    if (next === p) return;
+    if (next === p) return ok;
     p = next;
   }
+  return ok;
 }

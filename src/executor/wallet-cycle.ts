@@ -181,7 +181,8 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
 
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry && view.hasActivePlans) {
-    await untilRuleIdsSettled(deps.ruleIdsSettled);
+    // Unsettled, a plan's renamed rule would look gone and its next step be skipped: not this turn.
+    if (!(await untilRuleIdsSettled(deps.ruleIdsSettled))) return result;
     let active = await store.activePlans(wallet.address);
     // A step left `sending` by a process gone (or by this daemon before it lost the wallet's lease
     // and won it back) becomes unknown now, to be reconciled below, whoever recorded it; never one
@@ -209,8 +210,9 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   }
 
   // The turn may have started before a reload (its poll under way): nothing between this and the
-  // decision awaits, so the rules it decides by are the settled ones.
-  await untilRuleIdsSettled(deps.ruleIdsSettled);
+  // decision awaits, so the rules it decides by are the settled ones. Unsettled (the journal could
+  // not be read), a renamed rule would decide without its history: nothing new this turn.
+  if (!(await untilRuleIdsSettled(deps.ruleIdsSettled))) return result;
   const config = deps.config();
   const { claimInDoubt, history, unknownSignedStep: blockedSignedOps } = view;
   // The kill switch (kill-switch.ts) and a rule's `enabled: false` decide in dry mode: the plan is
