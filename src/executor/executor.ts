@@ -297,8 +297,8 @@ export class PlanExecutor {
       return cap.ok ? undefined : await this.refuse(plan, step, log, 'max_sol_per_action', cap.detail, amounts.stepLamports);
     }
     // Plans are keyed by the rule's id (its name unless set): a renamed rule keeps its plans, once
-    // a reload has carried its id (until then a rule kept across it would look gone).
-    await untilRuleIdsSettled(this.deps.ruleIdsSettled);
+    // a reload has carried its id (until then, or unread, a rule kept across it would look gone).
+    if (!(await untilRuleIdsSettled(this.deps.ruleIdsSettled))) return 'retry_later';
     const config = this.deps.config();
     const rule = config.rules.find((r) => r.id === plan.rule);
     if (rule === undefined) return await this.skip(plan, `rule ${plan.rule} is no longer configured`);

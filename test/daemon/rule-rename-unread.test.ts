@@ -93,3 +93,36 @@ it('a plan left open (its deposit not yet sent) when a reload renames its rule a
   expect(sandbox.ledger().map((e) => e.op)).toEqual(['claim', 'deposit']);
   expect((await store.listPlans({})).filter((p) => !p.dry).map((p) => [p.rule, p.status])).toEqual([['compound', 'done']]);
 });
+
+it('a reload renaming the rule between a plan’s claim and its deposit, its journal read failing: the deposit waits for the ids, then goes once', async () => {
+  const t = tempDir('autoclaim-rule-rename-unread-');
+  cleanup = t.cleanup;
+  const [wallet] = makeWallets(t.dir, ['alpha']) as [TestWallet];
+  const configPath = join(t.dir, 'autoclaim.yaml');
+  const compound = (name: string) => `  - name: ${name}\n    when:\n      pending_sol: { gte: 0.01 }\n    do:\n      - claim\n      - deposit: { symbol: SOL2X, amount: "50%" }\n    limits: { once_per_epoch: true }\n`;
+  writeFileSync(configPath, yaml(wallet, compound('compound')));
+  const a = (app = await startInProcess({ dir: t.dir, configPath }));
+  const sandbox = a.runtime.sandbox!;
+  const { client, store } = a.runtime;
+  const latest = store.latestRulePlans.bind(store);
+  const poll = client.walletSummary.bind(client);
+  let reads = 0;
+  let failures = 1;
+  client.walletSummary = async (address) => {
+    // The turn's poll, the claim's fresh read, then the deposit's: the SIGHUP comes right before it.
+    if (++reads === 3) {
+      (store as { latestRulePlans: typeof latest }).latestRulePlans = () => {
+        if (failures-- > 0) throw new StateError('STATE_IO', 'database is locked');
+        return latest();
+      };
+      writeFileSync(configPath, yaml(wallet, compound('compound-renamed')));
+      expect(a.daemon.reload()).toBe(true);
+    }
+    return poll(address);
+  };
+  await a.daemon.runWallet('alpha');
+  expect(sandbox.ledger().map((e) => e.op)).toEqual(['claim']);
+  await a.daemon.runWallet('alpha');
+  expect(sandbox.ledger().map((e) => e.op)).toEqual(['claim', 'deposit']);
+  expect((await store.listPlans({})).filter((p) => !p.dry).map((p) => [p.rule, p.status])).toEqual([['compound', 'done']]);
+});
