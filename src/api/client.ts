@@ -18,6 +18,7 @@ import { noEvents, type EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import { DeadlineExceeded, deadlineError } from './deadline.js';
 import { BodyTooLarge, exchange, type Answer } from './exchange.js';
+import { stringifyLossless } from './json.js';
 import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './rate-limit.js';
 import { parseJsonBody, requestIdOf, statusError, tooLargeError, transportError, type RawResponse } from './response.js';
 import { parseActionResponse, parseLeaderboard, parseWalletSummary, type ActionResponse, type ResponseContext } from './schemas.js';
@@ -53,6 +54,7 @@ interface ApiClientOptions {
 interface ActionResult {
   status: number;
   body: ActionResponse;
+  /** The body as kept (a step's response): the parse written out, decoded strings scrubbed; '' for an empty 2xx. */
   rawText: string;
   /** The answer's x-request-id, when it had one. */
   requestId: string | undefined;
@@ -212,8 +214,12 @@ export class ApiClient {
       if (res.status < 200 || res.status >= 300) throw statusError(prepared.method, prepared.url, res, this.clock.now(), this.scrub);
       const ctx = this.context(prepared.method, prepared.url, res);
       // An empty 2xx (e.g. 204) is an acknowledgement with nothing more to say.
-      const raw = res.rawText.trim() === '' ? {} : parseJsonBody(res.rawText, ctx, this.scrub);
-      return { status: res.status, body: parseActionResponse(raw, ctx), rawText: res.rawText, requestId: res.requestId };
+      if (res.rawText.trim() === '') return { status: res.status, body: parseActionResponse({}, ctx), rawText: res.rawText, requestId: res.requestId };
+      const raw = parseJsonBody(res.rawText, ctx, this.scrub);
+      // Kept (the step's response) as its parse written out, decoded strings scrubbed: the body's own
+      // text can spell a secret in \u escapes that no scrub of text sees (server-text.ts, `kept`).
+      const rawText = stringifyLossless(raw);
+      return { status: res.status, body: parseActionResponse(raw, { ...ctx, rawBody: rawText }), rawText, requestId: res.requestId };
     }
   }
 

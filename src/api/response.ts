@@ -66,7 +66,7 @@ export function statusError(method: string, url: string, res: RawResponse, nowMs
   const c = classifyStatus(res.status);
   const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers['retry-after'], nowMs) : undefined;
   // rawText was scrubbed as it was read: cutting it now cannot expose part of a secret.
-  const { detail, serverCode, serverMessage } = describeServerError(res.rawText, scrub);
+  const { detail, serverCode, serverMessage, kept } = describeServerError(res.rawText, scrub);
   const where = scrub(url);
   return new ApiError(c.code, `${method} ${where} : ${c.reason}${detail === '' ? '' : ` ${detail}`}`, {
     method,
@@ -74,7 +74,7 @@ export function statusError(method: string, url: string, res: RawResponse, nowMs
     disposition: c.disposition,
     status: res.status,
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-    rawBody: res.rawText,
+    rawBody: kept,
     requestId: res.requestId,
     ...(serverCode !== undefined ? { serverCode } : {}),
     ...(serverMessage !== undefined ? { serverMessage } : {}),

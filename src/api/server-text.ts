@@ -4,7 +4,7 @@
 // text that is already scrubbed, and only bounds it. Decoding JSON is one more way to spell a
 // secret (a server can write each character as \u00XX), so decoded strings are scrubbed again.
 import { oneLine } from './classify.js';
-import { isLosslessNumber, parseJsonLossless } from './json.js';
+import { isLosslessNumber, parseJsonLossless, stringifyLossless } from './json.js';
 import { parseErrorBody } from './schemas.js';
 
 const MAX_SERVER_CODE = 64;
@@ -17,23 +17,31 @@ interface ServerErrorText {
   serverMessage: string | undefined;
   /** "code: message" for an ApiError message, or '' when the body says nothing. */
   detail: string;
+  /**
+   * The body as kept for the record (ApiError.rawBody, a step's response in the state file): a JSON
+   * body written out again from its parse, decoded strings and keys scrubbed, as a poll record is;
+   * any other body as it came. The text scrub sees only the spellings the redactor knows: a secret
+   * the server wrote in \u escapes, kept as it came, would stay in the state file for any JSON
+   * reader to spell out again.
+   */
+  kept: string;
 }
 
 /** The parsed error code and message of a response body that is already scrubbed. */
 export function describeServerError(scrubbed: string, scrub: (text: string) => string): ServerErrorText {
-  if (scrubbed.trim() === '') return { serverCode: undefined, serverMessage: undefined, detail: '' };
+  if (scrubbed.trim() === '') return { serverCode: undefined, serverMessage: undefined, detail: '', kept: scrubbed };
   let parsed: unknown;
   try {
     parsed = scrubDecoded(parseJsonLossless(scrubbed), scrub);
   } catch {
     const text = oneLine(scrubbed, MAX_SERVER_MESSAGE);
-    return { serverCode: undefined, serverMessage: text, detail: oneLine(scrubbed, 120) };
+    return { serverCode: undefined, serverMessage: text, detail: oneLine(scrubbed, 120), kept: scrubbed };
   }
   const { code, message } = parseErrorBody(parsed);
   const serverCode = code === undefined || code.trim() === '' ? undefined : oneLine(code, MAX_SERVER_CODE);
   const serverMessage = message === undefined || message.trim() === '' ? undefined : oneLine(message, MAX_SERVER_MESSAGE);
   const text = [code, message].filter((s) => s !== undefined && s !== '').join(': ');
-  return { serverCode, serverMessage, detail: text === '' ? '' : oneLine(text, 160) };
+  return { serverCode, serverMessage, detail: text === '' ? '' : oneLine(text, 160), kept: stringifyLossless(parsed) };
 }
 
 /**

@@ -163,6 +163,37 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     expect(leaks(QUOTED_KEY, [...Object.values(stored).map((t) => t ?? undefined), ...decoded])).toEqual([]);
   });
 
+  it('the body kept of an answer to a signed request (a step’s response) holds no secret in \\u escapes, refused, malformed or applied', async () => {
+    const redactor = new Redactor().add(QUOTED_KEY);
+    const unicode = [...QUOTED_KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    let next: Answer = { status: 200, body: '' };
+    const srv = await echoServer(() => next);
+    const api = loopbackClient(srv.base, { readAttempts: 1 }, { apiKey: QUOTED_KEY, redact: (t) => redactor.redact(t) });
+    const send = () => api.send(api.prepare({ op: 'claim', wallet: WALLET }, signer, Date.now()));
+    const kept: string[] = [];
+    // Refused (what statusError keeps), a 2xx the schema refuses (badResponse), a 2xx applied (rawText).
+    for (const answer of [
+      { status: 403, body: `{"error":{"code":"forbidden","message":"no"},"echo":"${unicode}"}` },
+      { status: 200, body: `{"status":"success","claimed_sol":"lots","${unicode}":1}` },
+    ]) {
+      next = answer;
+      kept.push((await apiError(send())).rawBody ?? '');
+    }
+    next = { status: 200, body: `{"status":"success","claimed_sol":0.5,"echo":"Bearer ${unicode}"}` };
+    const applied = await send();
+    expect(applied.body.claimedLamports).toBe(500_000_000n);
+    kept.push(applied.rawText);
+    const decoded: string[] = [];
+    for (const text of kept) {
+      expect(text).toContain('[REDACTED]');
+      JSON.parse(text, (k: string, v: unknown) => {
+        decoded.push(k, typeof v === 'string' ? v : '');
+        return v;
+      });
+    }
+    expect(leaks(QUOTED_KEY, [...kept, ...decoded])).toEqual([]);
+  });
+
   it('a secret in the base URL never reaches the error of a refused answer', async () => {
     const redactor = new Redactor().add(PLAIN_KEY);
     let body = '';
