@@ -135,7 +135,9 @@ function baseUrl(text: string, allowInsecureHttp: boolean, ctx: ResolveContext):
   if (url.username || url.password) {
     ctx.issues.error(path, 'credentials in the URL are a secret in the YAML; use $AUTOCLAIM_API_KEY or api.api_key_file');
   }
-  if (url.search || url.hash) ctx.issues.error(path, 'the base URL takes no query or fragment');
+  // Asked of the text, not the parse: `v1?` and `v1#` parse with no query or fragment (both empty),
+  // and the base is joined to each operation's path as text, so `v1#` sent every operation to /v1.
+  if (/[?#]/.test(text)) ctx.issues.error(path, 'the base URL takes no query or fragment');
   // Every signed request carries the bearer: in clear text it may only stay on this machine. A
   // "private" network is not one the operator can vouch for (a café, a shared VPC, a compromised
   // neighbour), and a name that merely looks private (10.evil.example.com) resolves anywhere.

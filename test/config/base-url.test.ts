@@ -83,6 +83,29 @@ describe('api.base_url over plain http', () => {
   });
 });
 
+describe('api.base_url with a query or a fragment, even an empty one', () => {
+  let dir: TempDir;
+  beforeEach(() => {
+    dir = new TempDir();
+  });
+  afterEach(() => dir.remove());
+
+  // The URL parser reads `v1?` and `v1#` as having no query and no fragment (both empty), but the
+  // base is joined to each operation's path as text: with `v1#` the path after the `#` never leaves
+  // this machine, so every operation went to POST /v1 (a deposit and a mint one request to the
+  // server, the hole of "Two operations at one endpoint"; seen with the real client on loopback),
+  // and with `v1?` every path went as the query of /v1.
+  it.each(['http://127.0.0.1:8787/v1?', 'http://127.0.0.1:8787/v1#', 'http://127.0.0.1:8787/v1?x=1', 'https://api.example.com/v1#top'])(
+    '%s is refused at its line',
+    (url) => {
+      dir.write('config.yaml', edit(BASE, 'http://127.0.0.1:8787/v1', url));
+      const result = dir.load('config.yaml');
+      expect(formatted(result).errors).toEqual(['config.yaml:2:3 api.base_url: the base URL takes no query or fragment']);
+      expect(result.config).toBeUndefined();
+    },
+  );
+});
+
 describe('check and start refuse plain http to another host (exit 78)', () => {
   let root: string;
   let cleanup: () => void;
