@@ -2,7 +2,8 @@
 // posted embeds (https://discord.com/developers/docs/resources/message#embed-object): one per notice,
 // up to 10 a message, coloured by severity, the facts as inline fields. Discord's limits: title 256,
 // description 4096, 25 fields of name 256 / value 1024, 6000 characters over all embeds.
-// `allowed_mentions: { parse: [] }`, so a server message saying @everyone pings nobody.
+// `allowed_mentions: { parse: [] }`, so a server message saying @everyone pings nobody; a masked
+// link's `](` escaped, so it cannot forge a link either (as slack.ts escapes mrkdwn).
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../../domain.js';
 import { systemClock } from '../../domain.js';
@@ -33,11 +34,11 @@ export function discordPayload(batch: readonly KeptNotice[]): Record<string, unk
   const embeds = notices.map((n) => {
     const f = factsOf(n);
     const title = clip(f.title, 256);
-    const fields = f.fields.slice(0, 25).map(([name, value]) => ({ name: clip(name, 256), value: clip(value, Math.min(1024, Math.floor(share / 12))), inline: true }));
+    const fields = f.fields.slice(0, 25).map(([name, value]) => ({ name: clip(name, 256), value: clip(escape(value), Math.min(1024, Math.floor(share / 12))), inline: true }));
     const used = title.length + fields.reduce((sum, x) => sum + x.name.length + x.value.length, 0) + 40;
     return {
       title,
-      description: clip(n.text, Math.max(100, Math.min(4096, share - used))),
+      description: clip(escape(n.text), Math.max(100, Math.min(4096, share - used))),
       color: f.resolved ? COLOUR.resolved : COLOUR[f.severity],
       fields,
       timestamp: new Date(n.at).toISOString(),
@@ -45,4 +46,14 @@ export function discordPayload(batch: readonly KeptNotice[]): Record<string, unk
     };
   });
   return { username: 'autoclaim', allowed_mentions: { parse: [] }, embeds };
+}
+
+/**
+ * Discord renders `[label](url)` in an embed's description and field values as a link that shows
+ * only the label: from a server's words, a link whose target the operator cannot see. A link needs
+ * `](` as written; a backslash between the two (Discord shows `\(` as `(`) leaves the text as it
+ * reads, a `[REDACTED]` included.
+ */
+function escape(s: string): string {
+  return s.replace(/\]\(/g, ']\\(');
 }

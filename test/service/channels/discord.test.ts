@@ -72,4 +72,20 @@ describe('the discord channel', () => {
       expect(total).toBeLessThanOrEqual(6000);
     }
   });
+
+  it('escapes the `](` of a masked link, so a server message cannot forge a link', async () => {
+    const r = await startReceiver<DiscordBody>({ path: '/d', status: () => 204 });
+    hook = notifierFor(channel('discord', { url: { env: 'DISCORD_URL' } }), { DISCORD_URL: r.url }).hook;
+    // Discord renders [label](url) as a link showing only the label, in an embed's description and
+    // in its field values: the server's words would carry a link the operator cannot see the target of.
+    const forged = 'vault paused: [re-authorize at docs.example.org/autoclaim](https://evil.example/phish)';
+    hook.onStep({ kind: 'deposit', wallet: 'w', plan: 1, step: 2, state: 'rejected', ...{ code: 'x', server_message: forged, tx: '[tx](https://evil.example/tx)' } });
+    await r.waitFor(() => r.posts.length >= 1);
+    const embed = r.posts[0]?.body.embeds[0];
+    const texts = [embed?.description ?? '', ...(embed?.fields ?? []).map((f) => f.value)];
+    expect(texts.join('\n')).toContain('https://evil.example/phish');
+    // An unescaped "](" is where a masked link begins its target.
+    for (const text of texts) expect(text).not.toMatch(/(?<!\\)\]\(/);
+    expect(embed?.fields).toContainEqual({ name: 'Server message', value: 'vault paused: [re-authorize at docs.example.org/autoclaim]\\(https://evil.example/phish)', inline: true });
+  });
 });
