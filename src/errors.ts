@@ -127,7 +127,7 @@ export class ApiError extends AutoclaimError {
   readonly disposition: Disposition;
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
-  /** The response body, kept for the record: secrets already scrubbed (a JSON body's decoded strings too), at most the client's max size. */
+  /** The response body, kept for the record: secrets scrubbed, in its JSON escapes too (server-text.ts keptText), at most the client's max size. */
   readonly rawBody: string | undefined;
   /** The server's own error code (`error.code` or `code` of an error body), scrubbed and bounded. */
   readonly serverCode: string | undefined;

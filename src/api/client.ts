@@ -18,10 +18,10 @@ import { noEvents, type EventSink } from '../events.js';
 import type { Logger } from '../log/logger.js';
 import { DeadlineExceeded, deadlineError } from './deadline.js';
 import { BodyTooLarge, exchange, type Answer } from './exchange.js';
-import { stringifyLossless } from './json.js';
 import { defaultSleep, parseRetryAfter, type RateLimiter, type Sleep } from './rate-limit.js';
 import { parseJsonBody, requestIdOf, statusError, tooLargeError, transportError, type RawResponse } from './response.js';
 import { parseActionResponse, parseLeaderboard, parseWalletSummary, type ActionResponse, type ResponseContext } from './schemas.js';
+import { keptText } from './server-text.js';
 import { joinUrl, prepareSigned, prepareUnsigned, sealSigned, type PreparedRequest, type SignedInput, type UnsignedRequest } from './signed-request.js';
 import type { Signer } from '../keys/signer.js';
 
@@ -54,7 +54,7 @@ interface ApiClientOptions {
 interface ActionResult {
   status: number;
   body: ActionResponse;
-  /** The body as kept (a step's response): the parse written out, decoded strings scrubbed; '' for an empty 2xx. */
+  /** The body as kept for the record (a step's response): server-text.ts keptText. */
   rawText: string;
   /** The answer's x-request-id, when it had one. */
   requestId: string | undefined;
@@ -214,12 +214,8 @@ export class ApiClient {
       if (res.status < 200 || res.status >= 300) throw statusError(prepared.method, prepared.url, res, this.clock.now(), this.scrub);
       const ctx = this.context(prepared.method, prepared.url, res);
       // An empty 2xx (e.g. 204) is an acknowledgement with nothing more to say.
-      if (res.rawText.trim() === '') return { status: res.status, body: parseActionResponse({}, ctx), rawText: res.rawText, requestId: res.requestId };
-      const raw = parseJsonBody(res.rawText, ctx, this.scrub);
-      // Kept (the step's response) as its parse written out, decoded strings scrubbed: the body's own
-      // text can spell a secret in \u escapes that no scrub of text sees (server-text.ts, `kept`).
-      const rawText = stringifyLossless(raw);
-      return { status: res.status, body: parseActionResponse(raw, { ...ctx, rawBody: rawText }), rawText, requestId: res.requestId };
+      const raw = res.rawText.trim() === '' ? {} : parseJsonBody(res.rawText, ctx, this.scrub);
+      return { status: res.status, body: parseActionResponse(raw, ctx), rawText: ctx.rawBody, requestId: res.requestId };
     }
   }
 
@@ -343,17 +339,21 @@ export class ApiClient {
   }
 
   private context(method: string, url: string, res: RawResponse): ResponseContext {
-    // The context is read only when the answer is refused: the URL is scrubbed then, by whoever
-    // reads it, not for every answer that passes.
+    // The context is read only when the answer is refused (or a signed request's is kept): the URL
+    // is scrubbed and the body made ready to keep then, by whoever reads them, not for every answer
+    // that passes.
     const scrub = this.scrub;
     let where: string | undefined;
+    let kept: string | undefined;
     return {
       method,
       get url(): string {
         return (where ??= scrub(url));
       },
       status: res.status,
-      rawBody: res.rawText,
+      get rawBody(): string {
+        return (kept ??= keptText(res.rawText, scrub));
+      },
       requestId: res.requestId,
     };
   }

@@ -7,7 +7,7 @@ import { classifyError, classifyStatus, oneLine } from './classify.js';
 import { parseJsonLossless } from './json.js';
 import { parseRetryAfter } from './rate-limit.js';
 import { badResponse, type ResponseContext } from './schemas.js';
-import { describeServerError, keepOfCutBody, scrubDecoded } from './server-text.js';
+import { describeServerError, keepOfCutBody, keptText, scrubDecoded } from './server-text.js';
 
 type Scrub = (text: string) => string;
 
@@ -36,7 +36,7 @@ export function tooLargeError(
     url: where,
     status,
     disposition: status >= 200 && status < 300 ? 'invalid_response' : classifyStatus(status).disposition,
-    rawBody: keepOfCutBody(scrub(Buffer.concat(partial).toString('utf8')), max),
+    rawBody: keepOfCutBody(keptText(scrub(Buffer.concat(partial).toString('utf8')), scrub), max),
     cause,
   });
 }
@@ -66,7 +66,7 @@ export function statusError(method: string, url: string, res: RawResponse, nowMs
   const c = classifyStatus(res.status);
   const retryAfterMs = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers['retry-after'], nowMs) : undefined;
   // rawText was scrubbed as it was read: cutting it now cannot expose part of a secret.
-  const { detail, serverCode, serverMessage, kept } = describeServerError(res.rawText, scrub);
+  const { detail, serverCode, serverMessage } = describeServerError(res.rawText, scrub);
   const where = scrub(url);
   return new ApiError(c.code, `${method} ${where} : ${c.reason}${detail === '' ? '' : ` ${detail}`}`, {
     method,
@@ -74,7 +74,7 @@ export function statusError(method: string, url: string, res: RawResponse, nowMs
     disposition: c.disposition,
     status: res.status,
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-    rawBody: kept,
+    rawBody: keptText(res.rawText, scrub),
     requestId: res.requestId,
     ...(serverCode !== undefined ? { serverCode } : {}),
     ...(serverMessage !== undefined ? { serverMessage } : {}),

@@ -4,7 +4,7 @@
 // text that is already scrubbed, and only bounds it. Decoding JSON is one more way to spell a
 // secret (a server can write each character as \u00XX), so decoded strings are scrubbed again.
 import { oneLine } from './classify.js';
-import { isLosslessNumber, parseJsonLossless, stringifyLossless } from './json.js';
+import { isLosslessNumber, parseJsonLossless } from './json.js';
 import { parseErrorBody } from './schemas.js';
 
 const MAX_SERVER_CODE = 64;
@@ -17,31 +17,23 @@ interface ServerErrorText {
   serverMessage: string | undefined;
   /** "code: message" for an ApiError message, or '' when the body says nothing. */
   detail: string;
-  /**
-   * The body as kept for the record (ApiError.rawBody, a step's response in the state file): a JSON
-   * body written out again from its parse, decoded strings and keys scrubbed, as a poll record is;
-   * any other body as it came. The text scrub sees only the spellings the redactor knows: a secret
-   * the server wrote in \u escapes, kept as it came, would stay in the state file for any JSON
-   * reader to spell out again.
-   */
-  kept: string;
 }
 
 /** The parsed error code and message of a response body that is already scrubbed. */
 export function describeServerError(scrubbed: string, scrub: (text: string) => string): ServerErrorText {
-  if (scrubbed.trim() === '') return { serverCode: undefined, serverMessage: undefined, detail: '', kept: scrubbed };
+  if (scrubbed.trim() === '') return { serverCode: undefined, serverMessage: undefined, detail: '' };
   let parsed: unknown;
   try {
     parsed = scrubDecoded(parseJsonLossless(scrubbed), scrub);
   } catch {
     const text = oneLine(scrubbed, MAX_SERVER_MESSAGE);
-    return { serverCode: undefined, serverMessage: text, detail: oneLine(scrubbed, 120), kept: scrubbed };
+    return { serverCode: undefined, serverMessage: text, detail: oneLine(scrubbed, 120) };
   }
   const { code, message } = parseErrorBody(parsed);
   const serverCode = code === undefined || code.trim() === '' ? undefined : oneLine(code, MAX_SERVER_CODE);
   const serverMessage = message === undefined || message.trim() === '' ? undefined : oneLine(message, MAX_SERVER_MESSAGE);
   const text = [code, message].filter((s) => s !== undefined && s !== '').join(': ');
-  return { serverCode, serverMessage, detail: text === '' ? '' : oneLine(text, 160), kept: stringifyLossless(parsed) };
+  return { serverCode, serverMessage, detail: text === '' ? '' : oneLine(text, 160) };
 }
 
 /**
@@ -66,6 +58,28 @@ export function scrubDecoded(value: unknown, scrub: (text: string) => string): u
     Object.defineProperty(record, name, { value: clean, writable: true, enumerable: true, configurable: true });
   }
   return record;
+}
+
+// A JSON escape: \uXXXX, or a backslash and the one character it escapes (\\ \" \/ \n ...).
+const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|([\s\S]))/g;
+
+/**
+ * A body as kept for the record (a step's response in the state file, an ApiError's rawBody), from
+ * its scrubbed text. The scrub of the text sees a secret only in the spellings the redactor knows
+ * (as is, and as JSON.stringify escapes it), and a server can write any character of one as a
+ * \uXXXX escape (or `/` as `\/`), which every JSON reader spells out again, a lenient one even in a
+ * body the strict parser refused (a key given twice). So each escape is rewritten as JSON.stringify
+ * writes that character, and the text scrubbed again: a body that was JSON still is, and reads the
+ * same.
+ */
+export function keptText(scrubbed: string, scrub: (text: string) => string): string {
+  if (!scrubbed.includes('\\')) return scrubbed;
+  return scrub(
+    scrubbed.replace(JSON_ESCAPE, (escape: string, hex: string | undefined, char: string | undefined) => {
+      if (hex !== undefined) return JSON.stringify(String.fromCharCode(parseInt(hex, 16))).slice(1, -1);
+      return char === '/' ? '/' : escape;
+    }),
+  );
 }
 
 // The end of a body cut off mid-stream can hold the first part of a secret, which no longer

@@ -194,6 +194,32 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     expect(leaks(QUOTED_KEY, [...kept, ...decoded])).toEqual([]);
   });
 
+  it('nor when the body is not JSON to the strict parser but is to a lenient one (a key given twice, read last-wins)', async () => {
+    const redactor = new Redactor().add(QUOTED_KEY);
+    const unicode = [...QUOTED_KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    // The strict parser refuses a key given twice with two values; JSON.parse, jq and Python's json read it.
+    const twice = `"twice":1,"twice":2`;
+    let next: Answer = { status: 200, body: '' };
+    const srv = await echoServer(() => next);
+    const api = loopbackClient(srv.base, { readAttempts: 1 }, { apiKey: QUOTED_KEY, redact: (t) => redactor.redact(t) });
+    const kept: string[] = [];
+    for (const answer of [
+      { status: 200, body: `{"status":"success","echo":"Bearer ${unicode}",${twice}}` },
+      { status: 500, body: `{"error":"boom","echo":"${unicode}",${twice}}` },
+    ]) {
+      next = answer;
+      kept.push((await apiError(api.send(api.prepare({ op: 'claim', wallet: WALLET }, signer, Date.now())))).rawBody ?? '');
+    }
+    const decoded: string[] = [];
+    for (const text of kept) {
+      JSON.parse(text, (k: string, v: unknown) => {
+        decoded.push(k, typeof v === 'string' ? v : '');
+        return v;
+      });
+    }
+    expect(leaks(QUOTED_KEY, [...kept, ...decoded])).toEqual([]);
+  });
+
   it('a secret in the base URL never reaches the error of a refused answer', async () => {
     const redactor = new Redactor().add(PLAIN_KEY);
     let body = '';
