@@ -26,8 +26,9 @@ export function describeServerError(scrubbed: string, scrub: (text: string) => s
   try {
     parsed = scrubDecoded(parseJsonLossless(scrubbed), scrub);
   } catch {
-    const text = oneLine(scrubbed, MAX_SERVER_MESSAGE);
-    return { serverCode: undefined, serverMessage: text, detail: oneLine(scrubbed, 120) };
+    // Quoted as text: its JSON escapes written out first, or a secret in them would be quoted.
+    const kept = keptText(scrubbed, scrub);
+    return { serverCode: undefined, serverMessage: oneLine(kept, MAX_SERVER_MESSAGE), detail: oneLine(kept, 120) };
   }
   const { code, message } = parseErrorBody(parsed);
   const serverCode = code === undefined || code.trim() === '' ? undefined : oneLine(code, MAX_SERVER_CODE);

@@ -220,6 +220,18 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     expect(leaks(QUOTED_KEY, [...kept, ...decoded])).toEqual([]);
   });
 
+  it('the server message of a refusal that is not JSON to the strict parser quotes no secret in \\u escapes', async () => {
+    const redactor = new Redactor().add(PLAIN_KEY);
+    const unicode = [...PLAIN_KEY].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const srv = await echoServer(() => ({ status: 403, body: `{"error":"bad key ${unicode}","b":1,"b":2}` }));
+    const api = loopbackClient(srv.base, { readAttempts: 1 }, { apiKey: PLAIN_KEY, redact: (t) => redactor.redact(t) });
+    const err = await apiError(api.send(api.prepare({ op: 'claim', wallet: WALLET }, signer, Date.now())));
+    // What the log line, the step's error and every notice quote: spelled out, it would be the key.
+    const spelled = (text: string | undefined) => (text ?? '').replace(/\\u([0-9a-f]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+    expect(err.serverMessage).toContain('[REDACTED]');
+    expect(leaks(PLAIN_KEY, [err.message, err.serverMessage].map(spelled))).toEqual([]);
+  });
+
   it('a secret in the base URL never reaches the error of a refused answer', async () => {
     const redactor = new Redactor().add(PLAIN_KEY);
     let body = '';
