@@ -148,7 +148,8 @@ export class ApiClient {
   }
 
   /**
-   * One GET as it comes back, for `doctor`: status, headers and the body text (scrubbed, unparsed).
+   * One GET as it comes back, for `doctor`: status, headers and the body text (scrubbed, unparsed,
+   * its escapes written out: keptText).
    * Not retried, and a non-2xx is returned rather than thrown; transport failures throw as for any
    * read. `auth` sends the bearer as reads do (when api.auth_reads and a key are set).
    */
@@ -158,7 +159,9 @@ export class ApiClient {
   ): Promise<{ url: string; status: number; headers: Record<string, string | string[] | undefined>; rawText: string }> {
     const url = joinUrl(this.baseUrl, path);
     const res = await this.exchange('GET', url, this.readHeaders(opts.auth), undefined);
-    return { url: this.scrub(url), status: res.status, headers: res.headers, rawText: res.rawText };
+    // doctor parses it itself and quotes what it finds cut short: its escapes are written out (and
+    // scrubbed) here, or a secret spelled in them would be decoded there, then cut past the redactor.
+    return { url: this.scrub(url), status: res.status, headers: res.headers, rawText: keptText(res.rawText, this.scrub) };
   }
 
   async leaderboard(limit: number): Promise<LeaderboardResult> {
