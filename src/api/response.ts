@@ -87,7 +87,8 @@ export function parseJsonBody(text: string, ctx: ResponseContext, scrub: Scrub):
   try {
     return scrubDecoded(parseJsonLossless(text), scrub);
   } catch (err) {
-    const why = err instanceof Error ? oneLine(err.message, 80) : 'unreadable';
+    // The parser's words quote a key it decoded ("Duplicate key '…'"): scrubbed before they are cut.
+    const why = err instanceof Error ? oneLine(scrub(err.message), 80) : 'unreadable';
     throw badResponse(ctx, [`body: not valid JSON (${why})`], err);
   }
 }

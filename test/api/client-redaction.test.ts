@@ -232,6 +232,17 @@ describe('an API key echoed by the server never leaks, cut or escaped', () => {
     expect(leaks(PLAIN_KEY, [err.message, err.serverMessage].map(spelled))).toEqual([]);
   });
 
+  it("the parser's own words about a body it refuses quote no piece of a long key it decoded (a key given twice)", async () => {
+    const key = `${PLAIN_KEY}-${'9aZ'.repeat(15)}`; // 75 characters: longer than the quote of the parser's words
+    const redactor = new Redactor().add(key);
+    const unicode = [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const srv = await echoServer(() => ({ status: 200, body: `{"address":"${WALLET}","${unicode}":1,"${unicode}":2}` }));
+    const api = loopbackClient(srv.base, { readAttempts: 1 }, { apiKey: key, redact: (t) => redactor.redact(t) });
+    const err = await apiError(api.walletSummary(WALLET));
+    expect(err.issues[0]).toMatch(/^body: not valid JSON \(Duplicate key '\[REDACTED\]'/);
+    expect(leaks(key, errorText(err))).toEqual([]);
+  });
+
   it('a secret in the base URL never reaches the error of a refused answer', async () => {
     const redactor = new Redactor().add(PLAIN_KEY);
     let body = '';
