@@ -161,7 +161,9 @@ export class ApiClient {
     const res = await this.exchange('GET', url, this.readHeaders(opts.auth), undefined);
     // doctor parses it itself and quotes what it finds cut short: its escapes are written out (and
     // scrubbed) here, or a secret spelled in them would be decoded there, then cut past the redactor.
-    return { url: this.scrub(url), status: res.status, headers: res.headers, rawText: keptText(res.rawText, this.scrub) };
+    // Its headers too, which it quotes cut to 80 or 128 characters.
+    const headers = Object.fromEntries(Object.entries(res.headers).map(([name, v]) => [name, Array.isArray(v) ? v.map(this.scrub) : v === undefined ? v : this.scrub(v)]));
+    return { url: this.scrub(url), status: res.status, headers, rawText: keptText(res.rawText, this.scrub) };
   }
 
   async leaderboard(limit: number): Promise<LeaderboardResult> {
