@@ -6,6 +6,7 @@ import type { AppConfig, ChannelConfig, InProcessKeySource } from '../domain.js'
 import { KeyError, type KeyErrorCode } from '../errors.js';
 import { MIN_SECRET_LENGTH } from '../log/redact.js';
 import type { IssueList, Path, PathSegment } from './positions.js';
+import { shownPath } from './shown-key.js';
 
 const API_KEY_NAMES = /^(api[_-]?key|apikey|api[_-]?token|bearer|authorization|auth[_-]?token)$/i;
 const WALLET_SECRET_NAMES = /^(secret|secret[_-]?key|private[_-]?key|keypair|seed|mnemonic|seed[_-]?phrase)$/i;
@@ -113,9 +114,9 @@ export function describeApiKeySource(source: ApiKeySource): string {
     case 'env':
       return '$AUTOCLAIM_API_KEY';
     case 'file':
-      return `file ${source.path}`;
+      return `file ${shownPath(source.path)}`;
     case 'credential':
-      return `systemd credential api_key (${source.path})`;
+      return `systemd credential api_key (${shownPath(source.path)})`;
     case 'none':
       return 'none: reads go unauthenticated and signed requests will be refused';
   }
@@ -132,7 +133,7 @@ export function resolveApiKey(config: AppConfig, env: NodeJS.ProcessEnv, opts: A
   const fromEnv = env.AUTOCLAIM_API_KEY?.trim();
   if (fromEnv) return usableApiKey(fromEnv, '$AUTOCLAIM_API_KEY');
   const source = apiKeySource(config, env, opts);
-  if (source.kind === 'file') return usableApiKey(readKeyFile(source.path, 'api.api_key_file', true), `api.api_key_file ${source.path}`);
+  if (source.kind === 'file') return usableApiKey(readKeyFile(source.path, 'api.api_key_file', true), `api.api_key_file ${shownPath(source.path)}`);
   // systemd writes credentials itself (mode 0400, owned by the service), so no mode check there.
   if (source.kind === 'credential') {
     const what = `the systemd credential api_key (${source.path})`;
@@ -167,20 +168,21 @@ function usableApiKey(key: string, what: string): string {
 }
 
 function readKeyFile(path: string, what: string, checkMode: boolean): string {
+  const shown = shownPath(path);
   // One descriptor for the mode, the size and the bytes (read-bounded.ts): the file checked is the
   // file read, and one above FILE_LIMITS.secretFile is refused before a byte of it is read.
   const read = readBounded(path, FILE_LIMITS.secretFile);
   if (!read.ok) {
-    if (read.reason === 'too_big') throw new KeyError('KEY_TOO_LARGE', `${what} ${path}: ${tooBigText('secret file', read.size, FILE_LIMITS.secretFile)}`);
+    if (read.reason === 'too_big') throw new KeyError('KEY_TOO_LARGE', `${what} ${shown}: ${tooBigText('secret file', read.size, FILE_LIMITS.secretFile)}`);
     const code = read.reason === 'error' ? read.code : read.reason === 'directory' ? 'EISDIR' : 'not a regular file';
-    throw new KeyError('API_KEY_FILE_UNREADABLE', `${what} ${path} cannot be read (${code})`);
+    throw new KeyError('API_KEY_FILE_UNREADABLE', `${what} ${shown} cannot be read (${code})`);
   }
   if (checkMode && (read.mode & 0o077) !== 0) {
-    throw new KeyError('API_KEY_FILE_MODE', `${what} ${path} is readable by group or others; run: chmod 600 ${path}`);
+    throw new KeyError('API_KEY_FILE_MODE', `${what} ${shown} is readable by group or others; run: chmod 600 ${shown}`);
   }
   const key = read.bytes.toString('utf8').trim();
   read.bytes.fill(0);
-  if (key === '') throw new KeyError('API_KEY_FILE_EMPTY', `${what} ${path} is empty`);
+  if (key === '') throw new KeyError('API_KEY_FILE_EMPTY', `${what} ${shown} is empty`);
   return key;
 }
 
@@ -216,7 +218,7 @@ export function resolveWebhookSecret(env: NodeJS.ProcessEnv, opts: ApiKeyOptions
   if (fromEnv) return longEnoughSecret(fromEnv, '$AUTOCLAIM_WEBHOOK_SECRET');
   const path = credentialPath('webhook_secret', env, opts);
   if (path === undefined) return undefined;
-  const what = `the systemd credential webhook_secret (${path})`;
+  const what = `the systemd credential webhook_secret (${shownPath(path)})`;
   const text = readKeyFile(path, 'the systemd credential webhook_secret', false);
   return longEnoughSecret(text, what);
 }
@@ -248,9 +250,9 @@ export function resolvePostgresPassword(passwordFile: string | undefined, env: N
   const code = 'STATE_PASSWORD_TOO_SHORT';
   const fromEnv = env.PGPASSWORD;
   if (fromEnv !== undefined && fromEnv !== '') return redactable(fromEnv, 'the PostgreSQL password from $PGPASSWORD', code);
-  if (passwordFile !== undefined) return redactable(readKeyFile(passwordFile, 'state.password_file', true), `the PostgreSQL password in state.password_file ${passwordFile}`, code);
+  if (passwordFile !== undefined) return redactable(readKeyFile(passwordFile, 'state.password_file', true), `the PostgreSQL password in state.password_file ${shownPath(passwordFile)}`, code);
   const path = credentialPath('state_password', env, opts);
-  return path === undefined ? undefined : redactable(readKeyFile(path, 'the systemd credential state_password', false), `the PostgreSQL password in the systemd credential state_password (${path})`, code);
+  return path === undefined ? undefined : redactable(readKeyFile(path, 'the systemd credential state_password', false), `the PostgreSQL password in the systemd credential state_password (${shownPath(path)})`, code);
 }
 
 /**
@@ -283,10 +285,10 @@ export function resolveChannelSecret(source: InProcessKeySource, what: string, e
     if (!nonEmpty(v)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: $${source.env} is not set`);
     return redactable(v, `${what} from $${source.env}`, code);
   }
-  if ('file' in source) return redactable(readKeyFile(source.file, what, true), `${what} in ${source.file}`, code);
+  if ('file' in source) return redactable(readKeyFile(source.file, what, true), `${what} in ${shownPath(source.file)}`, code);
   const dir = opts.credentialsDir ?? env.CREDENTIALS_DIRECTORY;
-  if (!nonEmpty(dir)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: the systemd credential ${source.credential} is not there ($CREDENTIALS_DIRECTORY is not set)`);
-  return redactable(readKeyFile(join(dir, source.credential), `${what}: the systemd credential`, false), `${what} in the systemd credential ${source.credential}`, code);
+  if (!nonEmpty(dir)) throw new KeyError('CHANNEL_SECRET_MISSING', `${what}: the systemd credential ${shownPath(source.credential)} is not there ($CREDENTIALS_DIRECTORY is not set)`);
+  return redactable(readKeyFile(join(dir, source.credential), `${what}: the systemd credential`, false), `${what} in the systemd credential ${shownPath(source.credential)}`, code);
 }
 
 /** A channel's secrets, by the config key that names their source. */

@@ -24,3 +24,21 @@ export function keyShown(key: string): boolean {
 export function issuePath(path: readonly PropertyKey[]): string {
   return formatPath(path.map((seg) => (typeof seg === 'string' && !keyShown(seg) ? HIDDEN_KEY : seg)));
 }
+
+/** What a message says in place of a path not shown. */
+export const HIDDEN_PATH = '(a name that reads as a secret, not shown)';
+
+/**
+ * A secret's file or credential name (api_key_file, a wallet's key file, a channel's secret file) as
+ * a message may quote it. A secret pasted where its name goes (`api_key_file: <the key>`, a Slack URL
+ * as `url: { file: ... }`) was never read, so the redactor does not know it, and "cannot be read"
+ * would quote it to the log and, at a refused reload, to every channel: a path is shown only when
+ * its last part reads as a name (keyShown) and none of it is a URL's scheme. The issue still names
+ * the file, line and key it was written at.
+ */
+export function shownPath(path: string): string {
+  const parts = path.split(/[\\/]+/);
+  const last = parts[parts.length - 1] ?? '';
+  const url = parts.some((p) => /^[A-Za-z][A-Za-z0-9+.-]*:$/.test(p));
+  return !url && (last === '' || keyShown(last)) ? path : HIDDEN_PATH;
+}

@@ -6,6 +6,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import bs58 from 'bs58';
 import type { InProcessKeySource } from '../domain.js';
 import { FILE_LIMITS, readBounded, tooBigText } from '../config/read-bounded.js';
+import { shownPath } from '../config/shown-key.js';
 import { KeyError } from '../errors.js';
 import type { Redactor } from '../log/redact.js';
 import { deriveSigner, type Signer } from './signer.js';
@@ -43,7 +44,7 @@ function readSecretFile(path: string, label: string, checkMode: boolean): string
       const octal = (read.mode & 0o777).toString(8).padStart(4, '0');
       throw new KeyError(
         'KEY_PERMISSIONS',
-        `${label} is readable by group or others (mode ${octal}); restrict it with: chmod 600 ${path}`,
+        `${label} is readable by group or others (mode ${octal}); restrict it with: chmod 600 ${shownPath(path)}`,
       );
     }
     return read.bytes.toString('utf8');
@@ -56,7 +57,7 @@ function readSecretFile(path: string, label: string, checkMode: boolean): string
 function readSource(source: InProcessKeySource, opts: LoadKeyOptions): { text: string; label: string } {
   if ('file' in source) {
     const path = resolveKeyPath(source.file, opts.baseDir);
-    const label = `key file ${path}`;
+    const label = `key file ${shownPath(path)}`;
     return { text: readSecretFile(path, label, true), label };
   }
   if ('env' in source) {
@@ -65,7 +66,7 @@ function readSource(source: InProcessKeySource, opts: LoadKeyOptions): { text: s
     if (text === undefined || text.trim() === '') throw new KeyError('KEY_MISSING', `${label} is not set`);
     return { text, label };
   }
-  const label = `credential ${source.credential}`;
+  const label = `credential ${shownPath(source.credential)}`;
   const dir = opts.credentialsDir ?? opts.env['CREDENTIALS_DIRECTORY'];
   if (dir === undefined || dir === '') {
     throw new KeyError('KEY_MISSING', `${label} needs $CREDENTIALS_DIRECTORY (systemd LoadCredential=) to be set`);
@@ -75,7 +76,7 @@ function readSource(source: InProcessKeySource, opts: LoadKeyOptions): { text: s
   }
   // systemd owns the credentials directory and its modes (0400 under a private mount), so the
   // group/other check that guards hand-made key files does not apply here.
-  return { text: readSecretFile(join(dir, source.credential), `${label} (${join(dir, source.credential)})`, false), label };
+  return { text: readSecretFile(join(dir, source.credential), `${label} (${shownPath(join(dir, source.credential))})`, false), label };
 }
 
 /**

@@ -263,6 +263,63 @@ describe('a key pasted where its source goes', () => {
     expect(ok.out.trim()).toBe(wallet.address);
   }, 60_000);
 
+  it("a key written where its file's or credential's name goes, in the config or signer.yaml, is refused at its line without quoting it", async () => {
+    const { dir, wallet, config } = work();
+    const b58 = bs58.encode(wallet.secretKey64);
+    const seedB58 = bs58.encode(wallet.secretKey64.subarray(0, 32));
+    const seedHex = Buffer.from(wallet.secretKey64.subarray(0, 32)).toString('hex');
+    const text = configYaml({ baseUrl: 'sandbox', wallets: [wallet] });
+    const line = text.split('\n').findIndex((l) => l.includes('key: { file:')) + 1;
+    const pieces = (out: string) => [b58, seedB58, seedHex].flatMap((s) => Array.from({ length: s.length - 9 }, (_, i) => s.slice(i, i + 10))).filter((p) => out.includes(p));
+    for (const key of [`{ file: ${b58} }`, `{ file: ./keys/${seedHex} }`, `{ credential: ${seedB58} }`]) {
+      writeFileSync(config, text.replace('key: { file: ./keys/alpha.json }', `key: ${key}`));
+      // `check`, and the same pipeline at a start (once) and at a reload: its config.invalid goes to every channel.
+      for (const command of ['check', 'once']) {
+        const r = await runCli([command, '--config', config], { cwd: dir, env: { AUTOCLAIM_API_KEY: CANARY_API_KEY, CREDENTIALS_DIRECTORY: dir } });
+        const out = `${r.stdout}${r.stderr}`;
+        expect(r.code, out).toBe(78);
+        expect(out).toContain(`autoclaim.yaml:${line}:5 wallets[0].key`);
+        expect(pieces(out), out).toEqual([]);
+      }
+    }
+    // The signer's config loads keys the same way.
+    const signerFile = join(dir, 'signer.yaml');
+    writeFileSync(
+      signerFile,
+      `socket: ${join(dir, 's.sock')}\nstate:\n  path: ./journal.db\nkeys:\n  - name: alpha\n    address: ${wallet.address}\n    key: { file: ${b58} }\n    policy:\n      ops: [claim]\n`,
+    );
+    const r = await runCli(['signer', '--check', '--config', signerFile], { cwd: dir, env: {} });
+    const out = `${r.stdout}${r.stderr}`;
+    expect(r.code, out).toBe(78);
+    expect(out).toContain('signer.yaml:7:5 keys[0].key');
+    expect(pieces(out), out).toEqual([]);
+    // A file that is one still loads (its name is no key).
+    writeFileSync(config, text);
+    expect((await runCli(['check', '--config', config], { cwd: dir, env: { AUTOCLAIM_API_KEY: CANARY_API_KEY } })).code).toBe(0);
+  }, 60_000);
+
+  it("the API key, a Slack URL or an SMTP password written where its file's name goes is refused at its line without quoting it", async () => {
+    const { dir, wallet, config } = work();
+    const apiKey = 'sk_live_9f8e7d6c5b4a39281726354433221100ffeeddcc';
+    const slack = 'https://hooks.slack.com/services/T0AAAAAAA/B0BBBBBBB/cccccccccccccccccccccccc';
+    const password = 'Sup3rS3cretSMTPpassw0rd';
+    const base = configYaml({ baseUrl: 'https://api.example.com/v1', wallets: [wallet] });
+    const email = `alerts:\n  channels:\n    - type: email\n      host: smtp.example.com\n      from: a@example.com\n      to: [b@example.com]\n      username: u\n      password: { file: ${password} }\n`;
+    const cases: Array<[string, string]> = [
+      [base.replace('  rate_limit:', `  api_key_file: ${apiKey}\n  rate_limit:`), 'api.api_key_file'],
+      [`${base}alerts:\n  channels:\n    - type: slack\n      url: { file: "${slack}" }\n`, 'alerts.channels[0].url'],
+      [`${base}${email}`, 'alerts.channels[0].password'],
+    ];
+    for (const [text, key] of cases) {
+      writeFileSync(config, text);
+      const r = await runCli(['check', '--config', config], { cwd: dir, env: key === 'api.api_key_file' ? { AUTOCLAIM_API_KEY: '' } : {} });
+      const out = `${r.stdout}${r.stderr}`;
+      expect(r.code, out).toBe(78);
+      expect(out).toMatch(new RegExp(`autoclaim\\.yaml:\\d+:\\d+ ${key.replace(/[.[\]]/g, '\\$&')}: `));
+      for (const s of [apiKey.slice(8, 30), slack.slice(33), password]) expect(out).not.toContain(s);
+    }
+  }, 60_000);
+
   // (`--env-file <the key>` is not here: Node 20 itself reads any --env-file in argv, even after the
   // script, and says "node: <file>: not found" before autoclaim runs; helper 40's review.)
   it('a key given as --config fails without quoting it', () => {
