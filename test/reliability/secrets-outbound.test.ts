@@ -194,7 +194,8 @@ notes:
     // The reload's issues did reach the webhook, each placed, with the pasted names hidden or scrubbed.
     const invalid = hook.bodies.find((b) => b.includes('config.invalid')) ?? '';
     expect(invalid).toMatch(/looks like a secret/);
-    expect(invalid).toMatch(/keys\/\[REDACTED\]\.\[REDACTED\]\.json does not exist/);
+    // The key file's path holds them: not shown at all (shownPath), registered or not.
+    expect(invalid).toMatch(/wallets\[0\]\.key: wallet alpha: key file \(a name that reads as a secret, not shown\) does not exist/);
     expect(streams.find((s) => s.what === 'GET /metrics')?.text).toContain('autoclaim_notifications_total');
   }, 60_000);
 
