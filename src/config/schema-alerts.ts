@@ -6,6 +6,9 @@ import { z } from 'zod';
 import { SEVERITIES, WEBHOOK_CATEGORIES } from '../domain.js';
 import { Duration, name, whenPresent } from './schema-fields.js';
 
+/** A host name (labels of letters, digits and inner hyphens; IPv4 spells as one) or an IPv6 address. */
+const SMTP_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$/;
+
 /** alerts.webhook.events and a channel's events: the categories, and the two shorthands. */
 export const WEBHOOK_EVENT_NAMES = ['failures', 'all', ...WEBHOOK_CATEGORIES] as const;
 
@@ -74,7 +77,13 @@ export const Channel = z
       z.strictObject({
         type: z.literal('email'),
         ...common,
-        host: z.string().min(1).describe('the SMTP server; the connection is upgraded with STARTTLS, or refused'),
+        // A name or an address, nothing more: nodemailer's connection URL (smtps://user:password@host)
+        // written here put the password in every log line about the channel (its host) and in the
+        // SMTP error kept in the outbox, and connected nowhere.
+        host: z
+          .string()
+          .regex(SMTP_HOST, { error: "expected the SMTP server's host name or IP address, e.g. smtp.example.com: no scheme, login or port (port, username and password are keys of their own)" })
+          .describe('the SMTP server (a host name or an IP address); the connection is upgraded with STARTTLS, or refused'),
         port: z.int().min(1).max(65535).default(587),
         from: Email.describe('the From address'),
         to: z.array(Email).min(1).describe('the recipients'),

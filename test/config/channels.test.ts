@@ -81,6 +81,30 @@ describe('alerts.channels', () => {
     expect(formatted(dir.load('literal.yaml')).errors).toEqual(['literal.yaml:19:7 alerts.channels[0].token: secrets never live in the YAML; pass them through the environment or a mode-0600 file']);
   });
 
+  it.each([
+    ['a nodemailer connection URL with the login and password', 'smtps://alice:Sm7pPassw0rdX@smtp.example.com'],
+    ['a URL without a login', 'smtp://smtp.example.com'],
+    ['user@host', 'alice:Sm7pPassw0rdX@smtp.example.com'],
+    ['a host and a port', 'smtp.example.com:465'],
+    ['a space', 'smtp.example .com'],
+  ])('refuses an e-mail host that is not a host name or an address: %s, at its line, without quoting it', (_what, host) => {
+    // The host is no secret: it goes into every log line about the channel (notify.webhook_failed's
+    // host) and, as the host to connect to, into the SMTP error kept in the outbox.
+    dir = new TempDir();
+    dir.write('config.yaml', `${BASE}alerts:\n  channels:\n    - type: email\n      host: "${host}"\n      from: a@example.com\n      to: [b@example.com]\n`);
+    const { errors } = formatted(dir.load('config.yaml'));
+    expect(errors).toEqual([expect.stringMatching(/^config\.yaml:19:7 alerts\.channels\[0\]\.host: expected the SMTP server's host name or IP address/)]);
+    expect(errors.join('\n')).not.toContain('Sm7p');
+  });
+
+  it('accepts an e-mail host that is a name, an IPv4 or an IPv6 address', () => {
+    dir = new TempDir();
+    for (const host of ['smtp.example.com', 'localhost', 'mail-1.example.co.uk.', '192.0.2.10', '::1', '2001:db8::25']) {
+      dir.write('config.yaml', `${BASE}alerts:\n  channels:\n    - type: email\n      host: "${host}"\n      from: a@example.com\n      to: [b@example.com]\n`);
+      expect(formatted(dir.load('config.yaml')).errors, host).toEqual([]);
+    }
+  });
+
   it('with the key step: reads each secret where the config says, checks a secret URL, registers it; names the source, never the value', () => {
     dir = new TempDir();
     dir.write(
