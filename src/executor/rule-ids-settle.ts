@@ -33,7 +33,7 @@ export async function settleRuleIds(config: AppConfig, deps: SettleDeps): Promis
       const was = plans.find((p) => p.rule === c.id);
       logger.warn(
         { event: 'rule.renamed', rule: c.name, id: c.id },
-        `rule ${c.name} has the steps of rule ${c.id}, which is gone from the config: it keeps that rule's history and limits (id ${c.id}${was ? `, last planned for ${was.wallet} in epoch ${was.epoch}` : ''}); give it \`id: ${c.id}\` to say so`,
+        `rule ${c.name} has the steps of rule ${c.id}, which is gone from the config: it keeps that rule's history and limits (id ${c.id}${was ? `, last planned for ${was.wallet} in epoch ${was.epoch}` : ''}); give it \`id: ${c.id}\` before you edit its steps: it is matched by them, and an edit without the id starts a history of its own`,
       );
     }
     for (const a of outcome.ambiguous) {
