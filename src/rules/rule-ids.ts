@@ -2,8 +2,9 @@
 // (`id:`, default its name), so a rule renamed without an `id:` would start afresh: a second
 // deposit in the same epoch despite once_per_epoch, cooldown and daily caps (issue 24, finding 6).
 // At every start and reload the config's rules are matched with the journal: a rule that has no
-// plans of its own, whose steps are exactly those of a rule id that planned before and is gone from
-// the config, takes that id, and so its history. The journal is the record: the same config meets
+// plans of its own (dry ones are none: they count for no limit), whose steps are exactly those of a
+// rule id that planned before and is gone from the config, takes that id, and so its history. The
+// journal is the record: the same config meets
 // the same plans after a restart and carries the same way. When more than one rule could be meant
 // on either side, nothing is guessed: the rules keep their own ids and a warning says why.
 // Pure: the daemon passes in the config's rules and each rule id's newest plan.
@@ -13,6 +14,11 @@ import type { AmountSpec, Rule, StepSpec } from '../domain.js';
 export interface RuleTrace {
   rule: string;
   steps: ReadonlyArray<{ kind: string; symbol: string | null; amountSpec: AmountSpec | null }>;
+  /**
+   * False when the id only ever planned dry (a rule watched with `enabled: false`, a paused fleet):
+   * no history the limits count, so such a rule is one without plans of its own. Absent: it did.
+   */
+  hasRealPlans?: boolean;
 }
 
 export interface RuleIdOutcome {
@@ -38,7 +44,7 @@ export function configStepsKey(steps: readonly StepSpec[]): string {
 
 export function carryRuleIds(rules: readonly Rule[], traces: readonly RuleTrace[]): RuleIdOutcome {
   const current = new Set(rules.map((r) => r.id));
-  const planned = new Set(traces.map((t) => t.rule));
+  const planned = new Set(traces.filter((t) => t.hasRealPlans !== false).map((t) => t.rule));
   // Gone: ids that planned and that no rule of this config has. Fresh: rules without a plan.
   const gone = traces.filter((t) => !current.has(t.rule)).map((t) => ({ id: t.rule, key: stepsKey(t.steps) }));
   const fresh = rules.filter((r) => !planned.has(r.id)).map((r) => ({ rule: r, key: configStepsKey(r.do) }));

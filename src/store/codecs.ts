@@ -219,6 +219,11 @@ function movedSince(plan: string, since: string): string {
  * or digit), so a rule's newest plan is a one-off send's only for such a rule, which the last
  * line leaves out. (Asked with manual_id IS NULL inside, SQLite searched the manual_id index for
  * NULL instead: every plan again.)
+ * `has_real`: whether the rule id ever planned for real. Dry plans (a rule watched with `enabled:
+ * false`, a paused fleet) are no history the limits count, so a rule with only those is one
+ * without plans of its own (rules/rule-ids.ts). Asked only where the newest plan is dry, along the
+ * same index from the rule's oldest plan: at once for a rule with a real past, through its dry
+ * plans only for a rule that never planned for real.
  */
 export const LATEST_RULE_PLANS_SQL = `
   WITH RECURSIVE r (rule) AS (
@@ -226,10 +231,11 @@ export const LATEST_RULE_PLANS_SQL = `
     UNION ALL
     SELECT (SELECT MIN(n.rule) FROM plans n WHERE n.rule > r.rule) FROM r WHERE r.rule IS NOT NULL
   )
-  SELECT * FROM plans
-  WHERE id IN (SELECT (SELECT MAX(q.id) FROM plans q WHERE q.rule = r.rule) FROM r WHERE r.rule IS NOT NULL)
-    AND manual_id IS NULL
-  ORDER BY id`;
+  SELECT p.*, CASE WHEN p.dry = 0 OR EXISTS (SELECT 1 FROM plans e WHERE e.rule = p.rule AND e.dry = 0) THEN 1 ELSE 0 END AS has_real
+  FROM plans p
+  WHERE p.id IN (SELECT (SELECT MAX(q.id) FROM plans q WHERE q.rule = r.rule) FROM r WHERE r.rule IS NOT NULL)
+    AND p.manual_id IS NULL
+  ORDER BY p.id`;
 
 /**
  * The ids of an address's history (`address`, `since`, `epoch` are the statement's parameters):

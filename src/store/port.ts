@@ -10,7 +10,7 @@
 // a Pick<Store, ...> (the worker's ports.ts, the wallet cycle, the CLI's state access).
 import type { Lamports } from '../amount.js';
 import type { PlanDraft, PlanHistoryEntry, PlanStatus, StepState, WalletSummary } from '../domain.js';
-import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from './rows.js';
+import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, RulePlan, StepRow, StoredRequest, WalletStateRow } from './rows.js';
 import type { PollView } from './poll-view.js';
 
 export type { PollView } from './poll-view.js';
@@ -98,10 +98,11 @@ export interface SyncStore {
   /** The plan of a one-off `send --id ID`, if that id was ever used. */
   planByManualId(id: string): PlanWithSteps | undefined;
   /**
-   * For every rule id that ever planned (one-off sends left out), its newest plan, steps included:
-   * what a rule replaced by one with the same steps carries its history from (rules/rule-ids.ts).
+   * For every rule id that ever planned (one-off sends left out), its newest plan, steps included,
+   * and whether it ever planned for real: what a rule replaced by one with the same steps carries
+   * its history from (rules/rule-ids.ts).
    */
-  latestRulePlans(): PlanWithSteps[];
+  latestRulePlans(): RulePlan[];
   listPlans(q?: ListPlansQuery): PlanWithSteps[];
   getStep(id: number): StepRow | undefined;
   stepAttempts(stepId: number): AttemptRow[];

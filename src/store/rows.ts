@@ -113,6 +113,11 @@ export interface PlanWithSteps extends PlanRow {
   steps: StepRow[];
 }
 
+/** A rule id's newest plan, and whether the id ever planned for real (not only dry): latestRulePlans. */
+export interface RulePlan extends PlanWithSteps {
+  hasRealPlans: boolean;
+}
+
 export interface AttemptRow {
   id: number;
   stepId: number;

@@ -100,17 +100,12 @@ describe('a renamed rule, then edited (h27g)', () => {
     expect(deposits(a)).toEqual([]);
   });
 
-  // The lead decides (docs/reliability.md, h27g): the carry counts a rule with dry plans only as
-  // planned (store.latestRulePlans takes each rule id's newest plan, dry or not). Taking the newest
-  // *real* plan (`AND q.dry = 0 ORDER BY q.id DESC LIMIT 1` in LATEST_RULE_PLANS_SQL) passes this
-  // test, but walks every dry plan of a rule that has only dry ones at each start and reload (the
-  // cost helper 35 took out) unless a partial index `plans (rule, id) WHERE dry = 0` backs it: a
-  // migration in both stores.
-  it.fails('the new rule watched beside the old with enabled: false, then put in its place: it takes the old id, no second deposit', async () => {
+  it('the new rule watched beside the old with enabled: false, then put in its place: it takes the old id, no second deposit', async () => {
     // A switch-over an operator may make: the new rule added disabled (decided in dry mode, its
     // plans recorded as dry) beside the old, then the old removed and the new enabled. Its dry
-    // plans make it look planned, so it is not matched with the gone rule and plans afresh: today
-    // no rule.renamed, and a second deposit in the epoch.
+    // plans made it look planned, so it was not matched with the gone rule and planned afresh: no
+    // rule.renamed, and a second deposit in the epoch (h27g). Dry plans are no history the limits
+    // count: latestRulePlans says whether an id ever planned for real (codecs.ts has_real).
     writeFileSync(configPath, yaml(wallet, topup('topup', '1')));
     const a = await start();
     await a.daemon.once();

@@ -37,6 +37,17 @@ describe('carryRuleIds', () => {
     expect(carryRuleIds([rule('b', { do: SWEEP }), rule('c', { do: SWEEP })], [trace('a', SWEEP)])).toMatchObject({ carried: [], ambiguous: [{ names: ['b', 'c'], ids: ['a'] }] });
   });
 
+  it('a new rule whose plans were all dry (watched with enabled: false) has none of its own: it takes the gone id', () => {
+    const out = carryRuleIds([rule('top-up', { do: TOPUP })], [trace('topup', TOPUP), { ...trace('top-up', TOPUP), hasRealPlans: false }]);
+    expect(out.carried).toEqual([{ name: 'top-up', id: 'topup' }]);
+  });
+
+  it('one whose newest plan is dry but that planned for real before keeps its own id', () => {
+    const out = carryRuleIds([rule('top-up', { do: TOPUP })], [trace('topup', TOPUP), { ...trace('top-up', TOPUP), hasRealPlans: true }]);
+    expect(out.carried).toEqual([]);
+    expect(out.rules.map((r) => r.id)).toEqual(['top-up']);
+  });
+
   it('two renames at once, each with its own steps, both carry', () => {
     const out = carryRuleIds([rule('x', { do: SWEEP }), rule('y', { do: TOPUP })], [trace('a', SWEEP), trace('b', TOPUP)]);
     expect(out.rules.map((r) => r.id)).toEqual(['a', 'b']);

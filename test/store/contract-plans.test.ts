@@ -33,6 +33,20 @@ describe.each(['sqlite', 'postgres'] as const)('plans (%s)', (name) => {
         [other.id, 'sweep'],
       ]);
       expect(latest[0]?.steps.map((s) => [s.kind, s.symbol, s.amountSpec])).toEqual([['deposit', 'SOL2X', { kind: 'fixed', lamports: 1n }]]);
+      expect(latest.map((p) => p.hasRealPlans)).toEqual([true, true]);
+    });
+
+    it('says whether a rule id ever planned for real: not one with dry plans only, yes one whose newest is dry', async () => {
+      const dry = (now = T0) => ({ ...opts(now), dry: true });
+      await store.insertPlan(draft({ rule: 'watched', epoch: '2025-06-01' }), dry());
+      await store.insertPlan(draft({ rule: 'watched', epoch: '2025-06-02' }), dry());
+      await store.insertPlan(draft({ rule: 'paused', epoch: '2025-06-01' }), opts());
+      await store.insertPlan(draft({ rule: 'paused', epoch: '2025-06-02' }), dry());
+      const latest = await store.latestRulePlans();
+      expect(latest.map((p) => [p.rule, p.epoch, p.dry, p.hasRealPlans])).toEqual([
+        ['watched', '2025-06-02', true, false],
+        ['paused', '2025-06-02', true, true],
+      ]);
     });
   });
 

@@ -6,7 +6,7 @@ import type { PlanDraft, PlanHistoryEntry } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import { historyFromRaw, historyPlanIds, LATEST_RULE_PLANS_SQL, historyStepColumns, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
-import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
+import type { PlanWithSteps, RawHistory, RawPlan, RawStep, RulePlan } from '../rows.js';
 import type { Sql } from './db.js';
 
 
@@ -61,9 +61,9 @@ export async function getPlan(c: Sql, id: number): Promise<PlanWithSteps | undef
 
 /** The plan of a one-off `send --id ID`, if that id was ever used. */
 /** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
-export async function latestRulePlans(c: Sql): Promise<PlanWithSteps[]> {
-  const r = await c.query<RawPlan>(LATEST_RULE_PLANS_SQL);
-  return withSteps(c, r.rows);
+export async function latestRulePlans(c: Sql): Promise<RulePlan[]> {
+  const r = await c.query<RawPlan & { has_real: number }>(LATEST_RULE_PLANS_SQL);
+  return (await withSteps(c, r.rows)).map((p, i) => ({ ...p, hasRealPlans: r.rows[i]?.has_real === 1 }));
 }
 
 export async function planByManualId(c: Sql, id: string): Promise<PlanWithSteps | undefined> {

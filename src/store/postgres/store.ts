@@ -10,7 +10,7 @@ import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { IN_FLIGHT_ERROR } from '../plan-status.js';
 import { stepRef, type ClaimedRecord, type InsertPlanOptions, type ListPlansQuery, type PollResult, type ResponseRecord, type StepRef, type Store } from '../port.js';
-import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, RulePlan, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import * as outbox from './outbox.js';
 import { CommitInDoubt, DEFAULT_QUERY_TIMEOUT_MS, endPool, openPool, redactUrl, toStateError, transaction, type Sql } from './db.js';
 import { checkLease, tokenOrThrow, type Fence } from './fence.js';
@@ -217,7 +217,7 @@ class PostgresStore implements Store {
   activePlans(address: string): Promise<PlanWithSteps[]> {
     return this.io('activePlans', (c) => plans.activePlans(c, address));
   }
-  latestRulePlans(): Promise<PlanWithSteps[]> {
+  latestRulePlans(): Promise<RulePlan[]> {
     return this.io('latestRulePlans', (c) => plans.latestRulePlans(c));
   }
   planByManualId(id: string): Promise<PlanWithSteps | undefined> {

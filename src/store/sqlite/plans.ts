@@ -5,7 +5,7 @@ import { StateError } from '../../errors.js';
 import { historyFromRaw, historyPlanIds, LATEST_RULE_PLANS_SQL, historyStepColumns, lamportsText, planFromRaw, stepColumns, stepFromRaw } from '../codecs.js';
 import type { Db } from './db.js';
 import { DEFAULT_LIST_LIMIT, type InsertPlanOptions, type ListPlansQuery } from '../port.js';
-import type { PlanWithSteps, RawHistory, RawPlan, RawStep } from '../rows.js';
+import type { PlanWithSteps, RawHistory, RawPlan, RawStep, RulePlan } from '../rows.js';
 
 export class PlanRepo {
   private readonly insertPlanStmt;
@@ -92,11 +92,11 @@ export class PlanRepo {
   }
 
   /** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
-  latestPerRule(): PlanWithSteps[] {
+  latestPerRule(): RulePlan[] {
     return this.db
-      .prepare<[], RawPlan>(LATEST_RULE_PLANS_SQL)
+      .prepare<[], RawPlan & { has_real: number }>(LATEST_RULE_PLANS_SQL)
       .all()
-      .map((r) => this.withSteps(r));
+      .map((r) => ({ ...this.withSteps(r), hasRealPlans: r.has_real === 1 }));
   }
 
   /** The plan of a one-off `send --id ID`, if that id was ever used. */

@@ -13,7 +13,7 @@ import { PlanRepo } from './plans.js';
 import { pruneState, type PruneCounts, type PruneOptions } from './prune.js';
 import { POLL_VIEW_SQL, pollViewFromRows, type PollView, type PollViewRow } from '../poll-view.js';
 import type { ClaimedRecord, InsertPlanOptions, ListPlansQuery, PollResult, ResponseRecord, SyncStore, StepRef } from '../port.js';
-import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
+import type { AttemptRow, OutboxDraft, OutboxRow, PlanWithSteps, RulePlan, StepRow, StoredRequest, WalletStateRow } from '../rows.js';
 import { OutboxRepo } from './outbox.js';
 import { StepRepo } from './steps.js';
 import { WalletRepo } from './wallets.js';
@@ -133,7 +133,7 @@ class SqliteStateStore implements SqliteStore {
   activePlans(address: string): PlanWithSteps[] {
     return this.io('activePlans', () => this.plans.active(address));
   }
-  latestRulePlans(): PlanWithSteps[] {
+  latestRulePlans(): RulePlan[] {
     return this.io('latestRulePlans', () => this.plans.latestPerRule());
   }
   planByManualId(id: string): PlanWithSteps | undefined {
