@@ -34,6 +34,12 @@ interface DaemonOptions extends Omit<RuntimeOptions, 'lock' | 'events'> {
    * planner) and `cycle:done`. A channel of its own when absent.
    */
   events?: AutoclaimEvents;
+  /**
+   * The pause record, read at every ask of the signing gate, for a process the CLI cannot signal:
+   * `pause` signals only the pid `run` names (service/control.ts), so `once` and `send` under way
+   * would sign on after it said "signing paused". Absent (`run`): read at start and at SIGUSR2.
+   */
+  pauseRecord?: () => OperatorPause | undefined;
 }
 
 const DEFAULT_CONCURRENCY = 16;
@@ -116,7 +122,7 @@ export class Daemon {
     return refusal === undefined ? undefined : { scope: 'all', source: refusal.source, reason: `${refusal.source}: ${refusal.reason}`, since: refusal.since };
   }
 
-  /** `autoclaim pause` / `resume` as recorded (service/control.ts); read at start and at SIGUSR2. */
+  /** `autoclaim pause` / `resume` as recorded (service/control.ts); read at start and at SIGUSR2 (unless opts.pauseRecord). */
   private operatorPause: OperatorPause | undefined;
 
   setOperatorPause(p: OperatorPause | undefined): void {
@@ -125,7 +131,8 @@ export class Daemon {
 
   /** The kill switch for this wallet (address), or for every wallet (undefined): executor/kill-switch.ts. */
   killSwitch(address: string | undefined): SigningPause | undefined {
-    return killSwitchFor(this.config.safety, this.operatorPause, this.walletsByAddress, address, this.opts.clock.now());
+    const operator = this.opts.pauseRecord === undefined ? this.operatorPause : this.opts.pauseRecord();
+    return killSwitchFor(this.config.safety, operator, this.walletsByAddress, address, this.opts.clock.now());
   }
 
   /** The held wallets as last listed, with the config's list and the leases (joined) they came from. */

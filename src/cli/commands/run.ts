@@ -7,6 +7,7 @@ import { UsageError, type CommandContext } from '../context.js';
 import type { AppConfig } from '../../domain.js';
 import { VERSION } from '../version.js';
 import { DaemonControl } from '../../service/control-daemon.js';
+import { controlPaths, readPause } from '../../service/control.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { openNotices } from './notices.js';
 
@@ -38,8 +39,10 @@ async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boo
   return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled, configSetsLevel: ctx.configSetsLevel, admit });
 }
 
-function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents): Daemon {
+/** `signalled`: false for `once`, whose pid `pause` never learns: it reads the pause record at every ask of the gate. */
+function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents, signalled: boolean): Daemon {
   const { io, logger, redactor } = ctx;
+  const paths = controlPaths(runtime.config.state.path);
   return new Daemon({
     runtime,
     configPath: ctx.configPath,
@@ -51,6 +54,7 @@ function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events:
     dry,
     failpoint: failpointsFromEnv(io.env),
     events,
+    ...(signalled ? {} : { pauseRecord: () => readPause(paths) }),
   });
 }
 
@@ -62,7 +66,7 @@ export async function onceCommand(ctx: CommandContext, opts: { dryRun?: boolean 
   const notices = await openNotices(ctx, runtime, events);
   let control: DaemonControl | undefined;
   try {
-    const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events);
+    const daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events, false);
     // The kill switch holds `once` as it holds `run`: `autoclaim pause` recorded beside the state
     // (or safety.paused) means polled, decided dry and reported, nothing signed. Read as `run`
     // reads it at start, logged as `run` logs it; `once` publishes no daemon file.
@@ -135,7 +139,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   // Once SIGTERM came, the stop below closes everything itself, under a bound.
   let stopping = false;
   try {
-    const d = (daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events));
+    const d = (daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events, true));
     // Subscribed before the daemon starts, so the metrics hear the first poll; the reload's
     // sd_notify, metrics and webhook follow from the daemon's config:reloading / config:reloaded.
     const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon: d });

@@ -202,14 +202,16 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     }
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
     if (runtime.config.state.url !== undefined) return await awaitHolder(ctx, runtime, plan, wallet, { waitMs, waitText: opts.wait ?? '2m' });
-    const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events });
+    // A pause recorded while it runs is read at every ask of the gate: `pause` cannot signal this process.
+    const pauseRecord = () => readPause(controlPaths(runtime.config.state.path));
+    const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events, pauseRecord });
     // The outcome is told as the daemon's would be, and delivered before the command exits (bounded).
     notices = await openNotices(ctx, runtime, events);
     await daemon.recover();
     await daemon.runPlan(plan.id);
     const after = (await runtime.store.getPlan(plan.id)) ?? plan;
     const pauses = daemon.signingPauses();
-    const paused = (pauses.all ?? pauses.wallets.get(wallet.address))?.reason;
+    const paused = (pauses.all ?? pauses.wallets.get(wallet.address) ?? daemon.killSwitch(wallet.address))?.reason;
     return reportPlan(ctx, after, { again: false, shared: false, held: await heldReason(runtime.store, after, paused) });
   } finally {
     try {
