@@ -66,6 +66,22 @@ describe('autoclaim pause while a command signs', () => {
     expect(sandbox.ledger().map((e) => e.op)).toEqual(['deposit', 'claim']);
   });
 
+  it('a send whose own read is under way when the pause lands refuses, recording nothing', async () => {
+    // Between the kill switch's check and the plan's record: the send's own summary read is held
+    // (as the prompt holds it at a terminal, or a slow server); the fault is taken as it arrives.
+    sandbox.addFault({ kind: 'latency', match: { op: 'summary' }, times: 1, ms: 3000 });
+    const send = cli('send', 'deposit', '--wallet', 'treasury', '--symbol', 'SOL2X', '--amount', '1', '--id', 'read-pause', '--yes');
+    while (sandbox.faults.list().length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await cli('pause', '--reason', 'incident')).code).toBe(0);
+    const sent = await send;
+    expect(sent.code).toBe(1);
+    expect(sent.stderr).toMatch(/^signing is paused: paused by ops@.* \(autoclaim pause\): incident\. Refused: deposit 1 SOL of SOL2X .*id read-pause; nothing recorded, nothing sent/);
+    // Refused, not queued: nothing recorded that a daemon would send, unasked, once resumed.
+    const listed = await cli('actions', '--json');
+    expect((JSON.parse(listed.stdout) as { plans: unknown[] }).plans).toEqual([]);
+    expect(sandbox.ledger()).toEqual([]);
+  });
+
   it('a once whose claim waits for its fresh read is held by a pause recorded meanwhile', async () => {
     // The poll answers at once; the claim's fresh read before the signature is held.
     sandbox.addFault({ kind: 'latency', match: { op: 'summary' }, times: 1, ms: 0 });

@@ -156,17 +156,21 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     const text = describe(request, wallet);
     // The kill switch (`autoclaim pause` recorded beside the state, safety.paused, the wallet's
     // enabled: false) refuses a one-off before it is recorded: a plan queued now would be sent,
-    // unasked, by whichever daemon signs after the switch is lifted.
-    const held = killSwitchPause(runtime.config.safety, readPause(controlPaths(runtime.config.state.path)), wallet, io.clock.now());
+    // unasked, by whichever daemon signs after the switch is lifted. Asked again right before the
+    // record: a pause may land during the prompt or the summary read below.
+    const pauseRecord = () => readPause(controlPaths(runtime.config.state.path));
+    const heldNow = () => killSwitchPause(runtime.config.safety, pauseRecord(), wallet, io.clock.now());
+    const refused = (held: NonNullable<ReturnType<typeof heldNow>>): ExitCode => {
+      logger.warn({ event: 'signing.kill_switch_on', reason: held.reason, since: new Date(held.since).toISOString(), wallet: wallet.name }, 'send refused: the kill switch holds signing');
+      writeLine(io.stderr, `signing is paused: ${held.reason}. Refused: ${text}; nothing recorded, nothing sent. To lift it: ${held.fix ?? 'see autoclaim status'}`);
+      return EXIT.FAILURE;
+    };
+    const held = heldNow();
     if (opts.dryRun === true) {
       writeLine(io.stdout, `dry run: would ${text}; nothing recorded, nothing sent${held === undefined ? '' : ` (signing is paused — ${held.reason} — so a real send is refused now)`}`);
       return EXIT.OK;
     }
-    if (held !== undefined) {
-      logger.warn({ event: 'signing.kill_switch_on', reason: held.reason, since: new Date(held.since).toISOString(), wallet: wallet.name }, 'send refused: the kill switch holds signing');
-      writeLine(io.stderr, `signing is paused: ${held.reason}. Refused: ${text}; nothing recorded, nothing sent. To lift it: ${held.fix ?? 'see autoclaim status'}`);
-      return EXIT.FAILURE;
-    }
+    if (held !== undefined) return refused(held);
     if (opts.yes !== true && !(await confirm(ctx, `${text}?`))) {
       writeLine(io.stdout, 'not confirmed; nothing recorded, nothing sent');
       return EXIT.FAILURE;
@@ -194,6 +198,8 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
       estimateLamports: estimatePlanLamports([stepOf(request)], summary.pendingLamports),
       manualId: request.id,
     };
+    const heldLater = heldNow();
+    if (heldLater !== undefined) return refused(heldLater);
     const plan = await runtime.store.insertPlan(draft, { dry: false, now: io.clock.now(), reason: `autoclaim send: ${text}` });
     // A concurrent `send` with the same id got there first: report what it recorded.
     if (plan === undefined) {
@@ -202,8 +208,7 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     }
     logger.info({ event: 'plan.recorded', wallet: wallet.name, plan: plan.id, manual_id: request.id, epoch: plan.epoch }, `one-off plan recorded: ${text}`);
     if (runtime.config.state.url !== undefined) return await awaitHolder(ctx, runtime, plan, wallet, { waitMs, waitText: opts.wait ?? '2m' });
-    // A pause recorded while it runs is read at every ask of the gate: `pause` cannot signal this process.
-    const pauseRecord = () => readPause(controlPaths(runtime.config.state.path));
+    // A pause recorded from here on is read at every ask of the gate: `pause` cannot signal this process.
     const daemon = new Daemon({ runtime, configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, dry: false, failpoint: failpointsFromEnv(io.env), events, pauseRecord });
     // The outcome is told as the daemon's would be, and delivered before the command exits (bounded).
     notices = await openNotices(ctx, runtime, events);
