@@ -55,7 +55,13 @@ class Collect implements Dispatcher.DispatchHandler {
   readonly answer: Promise<Answer>;
   status: number | undefined;
   private headers: Headers = {};
-  private chunks: Buffer[] = [];
+  /**
+   * The body so far, copied in as it comes, never undici's chunks themselves: each is a view of the
+   * whole socket read it was parsed from, so a chunked answer sending a byte per chunk, each padded
+   * with a chunk extension, had a few bytes of body hold all the wire they came on, and unpadded a
+   * Buffer object per byte: max_response_bytes bounded the body, not what reading it held.
+   */
+  private body = Buffer.alloc(0);
   private size = 0;
   /** Set when undici starts the request on a connection: from then on it may have been written. */
   private controller: Dispatcher.DispatchController | undefined;
@@ -95,24 +101,35 @@ class Collect implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
-    this.size += chunk.length;
-    this.chunks.push(chunk);
-    if (this.size > this.max) this.abort(controller, new BodyTooLarge(this.chunks));
+    const size = this.size + chunk.length;
+    if (size > this.max) return this.abort(controller, new BodyTooLarge([Buffer.concat([this.received(), chunk], size)]));
+    if (size > this.body.length) {
+      // Doubling keeps the copies linear; never past the cap, which a body may not exceed anyway.
+      const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(size, 2 * this.body.length, 4_096)));
+      this.body.copy(grown, 0, 0, this.size);
+      this.body = grown;
+    }
+    chunk.copy(this.body, this.size);
+    this.size = size;
   }
 
   onResponseEnd(): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.size);
-    this.resolve({ status: this.status ?? 0, headers: this.headers, body });
+    this.resolve({ status: this.status ?? 0, headers: this.headers, body: this.received() });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     // undici's UND_ERR_RES_EXCEEDED_MAX_SIZE (the dispatcher's own cap, checked as the body comes)
     // is the same finding as ours; before any status it stays undici's error, as it always was.
     const capped = (error as { code?: unknown }).code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' && this.status !== undefined;
-    this.fail(capped ? new BodyTooLarge(this.chunks, error) : error);
+    this.fail(capped ? new BodyTooLarge([this.received()], error) : error);
+  }
+
+  /** The body read so far (a view of `body`, whose unread tail is not the answer's). */
+  private received(): Buffer {
+    return this.body.subarray(0, this.size);
   }
 
   fail(err: unknown): void {

@@ -2,13 +2,15 @@
 // request was written, a server that never answers, a stalled body, an oversized body. Each must
 // land in the right disposition, since that decides whether money may move twice.
 import net from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApiClient } from '../../src/api/client.js';
+import { createDispatcher, type ApiClient } from '../../src/api/client.js';
 import { generateKeypair, signerFromSeed } from '../../src/keys/signer.js';
 import type { ApiConfig } from '../../src/domain.js';
 import { closedPort } from '../support/net.js';
-import { apiError } from './helpers.js';
+import { apiConfig, apiError } from './helpers.js';
 import { loopback, loopbackClient, onStop, stopAll } from './loopback.js';
 
 const kp = generateKeypair();
@@ -164,5 +166,80 @@ describe('over real HTTP', () => {
     expect(s.pendingLamports).toBe(500_000_000n);
     expect(api.lastServerDateMs).toBeTypeOf('number');
     expect(srv.received[0]?.headers['authorization']).toBe('Bearer test-api-key-000000');
+  });
+});
+
+describe('what a body under max_response_bytes costs to read', () => {
+  setFlagsFromString('--expose_gc');
+  const gc = runInNewContext('gc') as () => void;
+  /** ArrayBuffer and heap bytes alive now, after a full collection: what something still holds. */
+  const held = () => {
+    gc();
+    gc();
+    const { arrayBuffers, heapUsed } = process.memoryUsage();
+    return { arrayBuffers, heapUsed };
+  };
+
+  /**
+   * A chunked 200 whose body comes a byte per chunk, each chunk carrying `pad` bytes of chunk
+   * extension; the body stays far under the cap and is ended (not JSON) only when the test says.
+   */
+  async function bytePerChunk(bytes: number, pad: number) {
+    let finish = () => undefined as void;
+    const srv = await tcpServer((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+      const chunk = `1${pad > 0 ? `;p=${'a'.repeat(pad)}` : ''}\r\nx\r\n`;
+      socket.write(chunk.repeat(bytes));
+      finish = () => void socket.end('0\r\n\r\n');
+    });
+    let read = 0;
+    let allRead = () => undefined as void;
+    const inFlight = new Promise<void>((r) => (allRead = r));
+    // Passes every callback on to the client's own handler and counts the body bytes parsed, so the
+    // test measures while the answer is still being read, holding no chunk itself.
+    const over = { timeoutMs: 20_000, maxResponseBytes: 1 << 20, readAttempts: 1 };
+    const pool = createDispatcher(apiConfig({ baseUrl: srv.base, ...over }));
+    const dispatcher = {
+      dispatch: (opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) =>
+        pool.dispatch(opts, {
+          onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
+          onResponseStart: (c, status, headers, text) => handler.onResponseStart?.(c, status, headers, text),
+          onResponseData: (c, chunk) => {
+            handler.onResponseData?.(c, chunk);
+            read += chunk.length;
+            if (read === bytes) allRead();
+          },
+          onResponseEnd: (c, trailers) => handler.onResponseEnd?.(c, trailers),
+          onResponseError: (c, err) => handler.onResponseError?.(c, err),
+        }),
+      destroy: () => pool.destroy(),
+    } as unknown as Dispatcher;
+    const api = loopbackClient(srv.base, over, { dispatcher });
+    return { api, inFlight, finish: () => finish() };
+  }
+
+  it('a body sent a byte per chunk, each chunk padded, holds about its bytes, not the wire it came on', async () => {
+    // 2,000 body bytes (the cap is 1 MiB) on 32 MB of wire: each chunk undici hands over is a view
+    // of the whole socket read it was parsed from, and was kept as it came.
+    const { api, inFlight, finish } = await bytePerChunk(2_000, 16_000);
+    const before = held();
+    const poll = apiError(api.walletSummary(WALLET));
+    await inFlight;
+    const during = held();
+    finish();
+    expect((await poll).code).toBe('BAD_RESPONSE');
+    expect(during.arrayBuffers - before.arrayBuffers).toBeLessThan(4 << 20);
+  });
+
+  it('a body sent a byte per chunk holds no object per byte', async () => {
+    // 300,000 body bytes, under the 1 MiB cap: one Buffer object (~100 bytes of heap) each, as kept.
+    const { api, inFlight, finish } = await bytePerChunk(300_000, 0);
+    const before = held();
+    const poll = apiError(api.walletSummary(WALLET));
+    await inFlight;
+    const during = held();
+    finish();
+    expect((await poll).code).toBe('BAD_RESPONSE');
+    expect(during.heapUsed - before.heapUsed).toBeLessThan(8 << 20);
   });
 });
