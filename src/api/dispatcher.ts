@@ -15,7 +15,10 @@ export const MAX_REQUESTS_PER_CONNECTION = 100;
 
 export function createDispatcher(config: ApiConfig): ApiDispatcher {
   return new ApiDispatcher({
-    connect: { timeout: config.connectTimeoutMs },
+    // Said here, not left to Node: Node takes any certificate at all while the environment holds
+    // NODE_TLS_REJECT_UNAUTHORIZED=0 (a shell profile, an EnvironmentFile, the .env autoclaim
+    // loads itself), and every request carries the API key, every POST a signed action.
+    connect: { timeout: config.connectTimeoutMs, rejectUnauthorized: true },
     headersTimeout: config.timeoutMs,
     bodyTimeout: config.timeoutMs,
     connections: Math.max(1, config.connections),
