@@ -104,8 +104,9 @@ class Collect implements Dispatcher.DispatchHandler {
     const size = this.size + chunk.length;
     if (size > this.max) return this.abort(controller, new BodyTooLarge([Buffer.concat([this.received(), chunk], size)]));
     if (size > this.body.length) {
-      // Doubling keeps the copies linear; never past the cap, which a body may not exceed anyway.
-      const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(size, 2 * this.body.length, 4_096)));
+      // Doubling keeps the copies linear; never past the cap, which a body may not exceed anyway. A
+      // body in one chunk (a summary) takes its own size, which Node serves from its small pool.
+      const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(size, 2 * this.body.length)));
       this.body.copy(grown, 0, 0, this.size);
       this.body = grown;
     }
