@@ -50,10 +50,23 @@ export interface DaemonInfo {
 // Written with a temporary file and a rename, so a reader never sees half of one. The state's
 // directory is made as the state file's own is (0700) when it is not there yet: `autoclaim pause`
 // before the first start is a pause a daemon started later must find.
+// `sudo autoclaim pause` writes into a directory the daemon's user owns, so root hands the record
+// to that owner (a root-owned 0600 pause is unreadable to the daemon, which counts it as paused:
+// the resume after it would never lift it), and creates the temporary name afresh (O_EXCL follows
+// no link), so a link that user left there does not make root write through it.
 function writeJson(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const dir = path.dirname(file);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+  fs.rmSync(tmp, { force: true });
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    const owner = fs.statSync(dir);
+    if (process.getuid?.() === 0 && owner.uid !== 0) fs.fchownSync(fd, owner.uid, owner.gid);
+    fs.writeFileSync(fd, `${JSON.stringify(value, null, 2)}\n`);
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(tmp, file);
 }
 
