@@ -7,6 +7,7 @@ import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, symlinkSync, w
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { controlPaths, writePause, writePollRequest } from '../../src/service/control.js';
+import { writeFileAtomic } from '../../src/store/sqlite/files.js';
 import { tempDir } from '../e2e/helpers.js';
 
 const NOBODY = 65534;
@@ -53,5 +54,25 @@ describe.skipIf(!asRoot)('control records written by root into the daemon’s st
       // Refusing is as good as writing elsewhere; what matters is the file it points at.
     }
     expect(readFileSync(victim, 'utf8')).toBe('root’s\n');
+  });
+});
+
+describe('the state lock’s holder record (store/sqlite/files.ts)', () => {
+  const t = tempDir('autoclaim-atomic-link-');
+  afterAll(() => t.cleanup());
+
+  it('is never written through a link left at its temporary name, nor kept at another mode', () => {
+    const file = join(t.dir, 'autoclaim.db.lock.json');
+    const victim = join(t.dir, 'elsewhere');
+    writeFileSync(victim, 'kept\n', { mode: 0o600 });
+    symlinkSync(victim, `${file}.${process.pid}.tmp`);
+    writeFileAtomic(file, '{}\n');
+    expect(readFileSync(victim, 'utf8')).toBe('kept\n');
+    expect(readFileSync(file, 'utf8')).toBe('{}\n');
+    // A stale temporary file (a crash between write and rename) left open to others.
+    writeFileSync(`${file}.${process.pid}.tmp`, 'stale', { mode: 0o644 });
+    chmodSync(`${file}.${process.pid}.tmp`, 0o644);
+    writeFileAtomic(file, '{"a":1}\n');
+    expect(statSync(file).mode & 0o077).toBe(0);
   });
 });

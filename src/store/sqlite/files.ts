@@ -32,10 +32,16 @@ export function ensureFile(file: string): boolean {
   return true;
 }
 
-/** Writes `text` to `file` atomically (temp file + rename), 0600. */
+/**
+ * Writes `text` to `file` atomically (temp file + rename), 0600. The temporary name is made afresh
+ * (O_EXCL follows no link): run as root in the service's state directory, a link its user left
+ * at that guessable name would otherwise have root write through it, and a file left there keep
+ * its own mode.
+ */
 export function writeFileAtomic(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text, { mode: FILE_MODE });
+  fs.rmSync(tmp, { force: true });
+  fs.writeFileSync(tmp, text, { mode: FILE_MODE, flag: 'wx' });
   fs.renameSync(tmp, file);
 }
 
