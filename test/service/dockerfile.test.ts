@@ -1,8 +1,8 @@
 // There is no Docker engine on these machines: what can be checked about the image is checked
 // here, statically, against the same files `docker build` and `docker compose up` would read.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadKey, checkAddress } from '../../src/keys/keys.js';
@@ -14,6 +14,35 @@ import { serviceEnv, serviceNodeFlags } from './node-flags.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const read = (f: string): string => readFileSync(join(ROOT, f), 'utf8');
+
+/**
+ * .dockerignore as Docker reads it (moby/patternmatcher): each line cleaned (a trailing `/` and a
+ * leading `/` dropped), `*` and `?` within one path segment, `**` across any number of them, the
+ * last matching line wins, and a path is excluded when it or a folder above it matches.
+ */
+function parseDockerignore(text: string): { exclude: boolean; re: RegExp }[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((l) => {
+      const exclude = !l.startsWith('!');
+      const glob = (exclude ? l : l.slice(1)).trim().replace(/^\/+|\/+$/g, '');
+      const body = glob
+        .split(/(\*\*\/|\*\*|\*|\?)/)
+        .map((t) => (t === '**/' ? '(?:.*/)?' : t === '**' ? '.*' : t === '*' ? '[^/]*' : t === '?' ? '[^/]' : t.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+        .join('');
+      return { exclude, re: new RegExp(`^${body}$`) };
+    });
+}
+
+function sentToBuild(file: string, rules: { exclude: boolean; re: RegExp }[]): boolean {
+  const parts = file.split('/');
+  const selves = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+  let excluded = false;
+  for (const r of rules) if (selves.some((p) => r.re.test(p))) excluded = r.exclude;
+  return !excluded;
+}
 
 interface Instruction {
   op: string;
@@ -180,6 +209,19 @@ describe('Dockerfile', () => {
       expect(ignore).toContain(needed);
     }
     expect(ignore).toContain('**/*.env');
+  });
+
+  it('sends every file the build reads: no exclusion meant for keys drops a source folder (src/keys/)', () => {
+    const rules = parseDockerignore(read('.dockerignore'));
+    const sources = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => relative(ROOT, join(e.parentPath, e.name)).split(sep).join('/'));
+    const needed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'config/production.example.yaml', ...sources];
+    expect(needed.filter((f) => !sentToBuild(f, rules))).toEqual([]);
+    // And what must stay out still does.
+    for (const f of ['config/docker-demo.env', 'config/keys/treasury.json', 'var/demo-keys/ops.json', 'var/autoclaim.db', '.env', 'node_modules/x/index.js']) {
+      expect(sentToBuild(f, rules), f).toBe(false);
+    }
   });
 
   it('gives the build stage what `npm run build` reads: tsc with tsconfig.build.json over src/', () => {
