@@ -334,9 +334,8 @@ export class Daemon {
     this.replaceSigners(keys.signers);
     if (scheduleChanged && this.scheduler !== undefined) {
       const old = this.scheduler;
-      void old.stop(0);
       this.scheduler = this.makeScheduler(old.turns);
-      this.scheduler.start();
+      old.replaceBy(this.scheduler);
     }
     logger.info({ event: 'config.reloaded', wallets: next.wallets.length, rules: next.rules.length }, 'config reloaded');
     this.events.emit('config:reloaded', { ok: true });

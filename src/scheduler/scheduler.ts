@@ -174,7 +174,8 @@ export class PollScheduler {
   /** The next fire time of the schedule (Unix ms) while started. */
   private nextAt: number | undefined;
   private sleep: NodeJS.Timeout | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** The polls of the tick not yet started, by their timer: when they are due (monotonic) and the wallets. */
+  private readonly timers = new Map<NodeJS.Timeout, { at: number; wallets: readonly WalletConfig[] }>();
   readonly turns: Turns;
   private readonly random: () => number;
   private stopped = false;
@@ -237,21 +238,34 @@ export class PollScheduler {
       else group.push(wallet);
     });
     const turns: Array<Promise<unknown>> = [];
-    for (const [at, group] of due) {
-      turns.push(
-        new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            this.timers.delete(timer);
-            void Promise.all(group.map((wallet) => this.turn(wallet))).finally(resolve);
-          }, at);
-          this.timers.add(timer);
-        }),
-      );
-    }
+    for (const [at, group] of due) turns.push(new Promise<void>((resolve) => this.later(at, group, resolve)));
     void Promise.all(turns).then(() => {
       if (!this.stopped) this.opts.events?.emit('cycle:done', { at: this.opts.clock.now(), wallets: wallets.length });
       this.opts.logger.debug({ event: 'cycle.done', cycle, wallets: wallets.length }, 'poll cycle done');
     });
+  }
+
+  /** Turns for these wallets in `delayMs`; `done` when they are all handled. */
+  private later(delayMs: number, wallets: readonly WalletConfig[], done: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void Promise.all(wallets.map((wallet) => this.turn(wallet))).finally(done);
+    }, delayMs);
+    this.timers.set(timer, { at: this.opts.clock.monotonic() + delayMs, wallets });
+  }
+
+  /**
+   * Stops this scheduler and starts `next`, which replaces it (a reload that changes the schedule)
+   * and holds its turns: the polls of this one's tick not yet started go on under `next`, at their
+   * times. Dropped, those wallets skipped the interval, and over the rate budget a whole round
+   * more, since the planner counted them as polled when it chose them.
+   */
+  replaceBy(next: PollScheduler): void {
+    const left = [...this.timers.values()];
+    void this.stop(0);
+    next.start();
+    const now = this.opts.clock.monotonic();
+    for (const { at, wallets } of left) next.later(Math.max(0, at - now), wallets, () => {});
   }
 
   /**
@@ -317,7 +331,7 @@ export class PollScheduler {
     this.stopped = true;
     clearTimeout(this.sleep);
     this.nextAt = undefined;
-    for (const t of this.timers) clearTimeout(t);
+    for (const t of this.timers.keys()) clearTimeout(t);
     this.timers.clear();
     const pending = [...this.turns.running.values()];
     if (pending.length === 0) return true;

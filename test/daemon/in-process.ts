@@ -2,7 +2,7 @@
 // schedule that never fires by itself, so each test drives its own cycles and reloads), and a real
 // runtime and daemon on it, their JSON log lines kept in memory.
 import { Daemon } from '../../src/daemon.js';
-import { systemClock } from '../../src/domain.js';
+import { systemClock, type Clock } from '../../src/domain.js';
 import type { AutoclaimEvents } from '../../src/events.js';
 import type { Logger } from '../../src/log/logger.js';
 import type { Redactor } from '../../src/log/redact.js';
@@ -61,11 +61,13 @@ export async function startInProcess(opts: {
   events?: (logger: Logger) => AutoclaimEvents;
   /** Wallet turns at once (the daemon's default when absent). */
   concurrency?: number;
+  /** The clock of the runtime, the sandbox and the daemon (the system's when absent). */
+  clock?: Clock;
 }): Promise<InProcess> {
   const log = captureLog(opts.level ?? 'debug');
   const { logger, redactor } = log;
   const events = opts.events?.(logger);
-  const common = { configPath: opts.configPath, env: {}, cwd: opts.dir, clock: systemClock, logger, redactor };
+  const common = { configPath: opts.configPath, env: {}, cwd: opts.dir, clock: opts.clock ?? systemClock, logger, redactor };
   const runtime = await openRuntime({ ...common, lock: true, ...(events ? { events } : {}) });
   const daemon = new Daemon({ ...common, runtime, dry: false, failpoint: () => {}, ...(events ? { events } : {}), ...(opts.concurrency === undefined ? {} : { concurrency: opts.concurrency }) });
   return {
