@@ -17,6 +17,9 @@ import { POLL_WINDOW_SHARE, type PollPlanner } from './planner.js';
  */
 const TIMER_GRID_MS = 1000;
 
+/** The longest delay setTimeout takes (2^31 - 1 ms, 24.8 days); it fires a longer one after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The longest the schedule's timer sleeps before looking at the clock again (see arm). */
 const MAX_SLEEP_MS = 60_000;
 
@@ -245,13 +248,19 @@ export class PollScheduler {
     });
   }
 
-  /** Turns for these wallets in `delayMs`; `done` when they are all handled. */
+  /**
+   * Turns for these wallets in `delayMs`; `done` when they are all handled. A delay past what
+   * setTimeout takes is waited in steps: setTimeout fires a longer one after 1 ms, and a tick of an
+   * interval over 31 days (quarterly, yearly) polled every wallet spread past 24.8 days at once.
+   */
   private later(delayMs: number, wallets: readonly WalletConfig[], done: () => void): void {
+    const at = this.opts.clock.monotonic() + delayMs;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      void Promise.all(wallets.map((wallet) => this.turn(wallet))).finally(done);
-    }, delayMs);
-    this.timers.set(timer, { at: this.opts.clock.monotonic() + delayMs, wallets });
+      if (delayMs > MAX_TIMER_MS) this.later(Math.max(0, at - this.opts.clock.monotonic()), wallets, done);
+      else void Promise.all(wallets.map((wallet) => this.turn(wallet))).finally(done);
+    }, Math.min(delayMs, MAX_TIMER_MS));
+    this.timers.set(timer, { at, wallets });
   }
 
   /**
