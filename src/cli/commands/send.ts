@@ -181,9 +181,9 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     const last = await runtime.store.lastEpoch(wallet.address);
     const verdict = judgeEpoch({ epoch: summary.epoch, nowMs: io.clock.now(), last, exempt: runtimeEpochsExempt(runtime, runtime.config, io.env) });
     if (!verdict.ok) {
-      const refused = new EpochError(summary.epoch, verdict.why, verdict.detail);
-      logger.warn({ event: 'poll.failed', wallet: wallet.name, err: errorSummary(refused), epoch: summary.epoch, why: verdict.why }, 'send refused: the API epoch is not believed');
-      writeLine(io.stderr, `${refused.message}. Refused: ${text}; nothing recorded, nothing sent`);
+      const unbelieved = new EpochError(summary.epoch, verdict.why, verdict.detail);
+      logger.warn({ event: 'poll.failed', wallet: wallet.name, err: errorSummary(unbelieved), epoch: summary.epoch, why: verdict.why }, 'send refused: the API epoch is not believed');
+      writeLine(io.stderr, `${unbelieved.message}. Refused: ${text}; nothing recorded, nothing sent`);
       return EXIT.FAILURE;
     }
     const draft: PlanDraft = {
