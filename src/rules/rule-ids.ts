@@ -4,9 +4,9 @@
 // At every start and reload the config's rules are matched with the journal: a rule that has no
 // plans of its own (dry ones are none: they count for no limit), whose steps are exactly those of a
 // rule id that planned before and is gone from the config, takes that id, and so its history. The
-// journal is the record: the same config meets
-// the same plans after a restart and carries the same way. When more than one rule could be meant
-// on either side, nothing is guessed: the rules keep their own ids and a warning says why.
+// journal is the record: the same config meets the same plans after a restart and carries the same
+// way. When more than one rule could be meant on either side, nothing is guessed: the rules keep
+// their own ids and a warning says why.
 // Pure: the daemon passes in the config's rules and each rule id's newest plan.
 import type { AmountSpec, Rule, StepSpec } from '../domain.js';
 

@@ -42,7 +42,6 @@ async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boo
 /** `signalled`: false for `once`, whose pid `pause` never learns: it reads the pause record at every ask of the gate. */
 function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events: AutoclaimEvents, signalled: boolean): Daemon {
   const { io, logger, redactor } = ctx;
-  const paths = controlPaths(runtime.config.state.path);
   return new Daemon({
     runtime,
     configPath: ctx.configPath,
@@ -54,7 +53,7 @@ function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events:
     dry,
     failpoint: failpointsFromEnv(io.env),
     events,
-    ...(signalled ? {} : { pauseRecord: () => readPause(paths) }),
+    ...(signalled ? {} : { pauseRecord: () => readPause(controlPaths(runtime.config.state.path)) }),
   });
 }
 
