@@ -123,7 +123,10 @@ describe('a daemon whose clock is out of bounds', () => {
     mkdirSync(join(dir, 'state'), { recursive: true });
     const configPath = join(dir, 'autoclaim.yaml');
     writeFileSync(configPath, `${sandboxYaml(wallets)}cluster:\n  max_clock_skew: 5s\n`);
-    let offset = 90_000;
+    // Behind, then right: the in-process sandbox dates its epochs by this clock too, and a clock
+    // stepped back across midnight UTC (90 s ahead, then right, in the 90 s before midnight) saw
+    // the epoch run back, which the daemon refuses: the test failed on a CI run at 23:58.
+    let offset = -90_000;
     const clock = { now: () => Date.now() + offset, monotonic: () => performance.now() };
     const log = captureLog();
     const common = { configPath, env: { AUTOCLAIM_STATE_URL: url }, cwd: dir, clock, logger: log.logger, redactor: log.redactor };
@@ -151,7 +154,7 @@ describe('a daemon whose clock is out of bounds', () => {
     expect(log.events('action.sent')).toEqual([]);
     const r = readiness();
     expect(r.ready).toBe(false);
-    expect(r.reasons.join('\n')).toMatch(/signing: paused for every wallet .*clock: this machine's clock is \d+\.\ds ahead of the database's/);
+    expect(r.reasons.join('\n')).toMatch(/signing: paused for every wallet .*clock: this machine's clock is \d+\.\ds behind the database's/);
 
     offset = 0;
     await runtime.cluster!.manager.tick();
