@@ -76,6 +76,12 @@ export interface WalletCycleResult {
   plans: number[];
   /** Plan statuses after this cycle, for `once`'s exit code. */
   statuses: string[];
+  /**
+   * Polled, but nothing decided or run: the rule ids could not be read (rule-ids-settle.ts). Told
+   * to `once` as waiting to retry: counted as a good poll alone, it exited 0 for a cycle that
+   * decided no wallet and left an open plan's next step unsent.
+   */
+  undecided?: boolean;
 }
 
 export interface OnceReport {
@@ -85,7 +91,7 @@ export interface OnceReport {
   /** Plans that ended rejected (the action refused) or failed (the request refused as invalid). */
   failed: number;
   unknown: number;
-  /** Plans left open: a step deferred (429, not sent) to be retried, freshly signed, next time. */
+  /** Plans left open: a step deferred (429, not sent) to be retried, freshly signed, next time; and turns that decided nothing (undecided). */
   pending: number;
   /** Wallet turns that threw (a bug or the state database failing); logged as wallet.failed. */
   crashed: number;
@@ -95,6 +101,7 @@ export interface OnceReport {
 export function tallyTurn(report: OnceReport, r: WalletCycleResult | undefined): void {
   if (r === undefined) return;
   if (r.polled) report.polled++;
+  if (r.undecided === true) report.pending++;
   report.plans += r.plans.length;
   for (const s of r.statuses) {
     if (s === 'failed' || s === 'rejected') report.failed++;
@@ -182,7 +189,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   // Finish what earlier cycles (or an earlier process) started before deciding anything new.
   if (!deps.dry && view.hasActivePlans) {
     // Unsettled, a plan's renamed rule would look gone and its next step be skipped: not this turn.
-    if (!(await untilRuleIdsSettled(deps.ruleIdsSettled))) return result;
+    if (!(await untilRuleIdsSettled(deps.ruleIdsSettled))) return { ...result, undecided: true };
     let active = await store.activePlans(wallet.address);
     // A step left `sending` by a process gone (or by this daemon before it lost the wallet's lease
     // and won it back) becomes unknown now, to be reconciled below, whoever recorded it; never one
@@ -212,7 +219,7 @@ export async function runWalletCycle(deps: CycleDeps, wallet: WalletConfig): Pro
   // The turn may have started before a reload (its poll under way): nothing between this and the
   // decision awaits, so the rules it decides by are the settled ones. Unsettled (the journal could
   // not be read), a renamed rule would decide without its history: nothing new this turn.
-  if (!(await untilRuleIdsSettled(deps.ruleIdsSettled))) return result;
+  if (!(await untilRuleIdsSettled(deps.ruleIdsSettled))) return { ...result, undecided: true };
   const config = deps.config();
   const { claimInDoubt, history, unknownSignedStep: blockedSignedOps } = view;
   // The kill switch (kill-switch.ts) and a rule's `enabled: false` decide in dry mode: the plan is
