@@ -18,6 +18,17 @@ export const CLI = join(REPO, 'dist/cli/main.js');
 /** A canary API key: if it shows up in any output or file, redaction failed. */
 export const CANARY_API_KEY = 'canary-apikey-7Qk2ZxW9pLmN4vR8sT1u';
 
+/**
+ * An `epochOrigin` for startSandbox that puts its day-long epoch's turn 12 h from now, never inside
+ * a test. By default the sandbox's epochs turn at midnight UTC by the real clock, and a test that
+ * counts claims over two runs of `once` (once_per_epoch holding in between) saw a new epoch, and a
+ * claim more or fewer, when CI ran it at 23:59. The epoch's date (the origin's UTC date, today or
+ * yesterday) stays within the day of this machine's date that the daemon's epoch check believes.
+ */
+export function epochTurningFarAway(now: number = Date.now()): number {
+  return now - 12 * 3_600_000;
+}
+
 export function tempDir(prefix = 'autoclaim-e2e-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };

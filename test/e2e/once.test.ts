@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { CANARY_API_KEY, makeWallets, runCli, tempDir, writeConfig, type TestWallet } from './helpers.js';
+import { CANARY_API_KEY, epochTurningFarAway, makeWallets, runCli, tempDir, writeConfig, type TestWallet } from './helpers.js';
 
 const SOL = 1_000_000_000n;
 
@@ -23,6 +23,8 @@ describe('once against the sandbox', () => {
     const pending = [1n * SOL, (3n * SOL) / 10n, (6n * SOL) / 10n];
     sandbox = await startSandbox({
       apiKey: CANARY_API_KEY,
+      // The epoch turns only where the test says (advanceEpoch), not at midnight UTC during it.
+      epochOrigin: epochTurningFarAway(),
       defaultAccrualLamportsPerSec: 0n,
       wallets: wallets.map((w, i) => ({ address: w.address, pendingLamports: pending[i], accrualLamportsPerSec: 0n, balanceLamports: 0n })),
     });

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { acquireLock, openStore, type Lock } from '../../src/store/index.js';
-import { CANARY_API_KEY, makeWallets, runCli, tempDir, writeConfig, type TestWallet } from './helpers.js';
+import { CANARY_API_KEY, epochTurningFarAway, makeWallets, runCli, tempDir, writeConfig, type TestWallet } from './helpers.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2025, 5, 1, 12);
@@ -125,6 +125,8 @@ describe('autoclaim prune, then the daemon again', () => {
     const [wallet, second] = makeWallets(dir, ['treasury', 'second']) as [TestWallet, TestWallet];
     const sandbox = await startSandbox({
       apiKey: CANARY_API_KEY,
+      // "The same epoch" below must be: no midnight UTC between the two onces.
+      epochOrigin: epochTurningFarAway(),
       defaultAccrualLamportsPerSec: 0n,
       wallets: [wallet, second].map((w) => ({ address: w.address, pendingLamports: 2_000_000_000n, accrualLamportsPerSec: 1_000_000_000n, balanceLamports: 20_000_000_000n })),
     });
@@ -142,7 +144,10 @@ describe('autoclaim prune, then the daemon again', () => {
       const pruned = await cli(['prune', '--older-than', '1d'], later);
       expect(pruned.code).toBe(0);
       expect(pruned.stdout).toContain('deleted 0 plans');
-      // The same epoch on the server: once_per_epoch still holds, with the pending there to claim.
+      // The same epoch on the server: once_per_epoch still holds, with the pending there to claim
+      // (set, not left to accrue: a fast run reached here with 0.2 SOL, and the rule's condition,
+      // not once_per_epoch, held it).
+      sandbox.world.setWallet(wallet.address, { pendingLamports: 2_000_000_000n });
       expect((await cli(['once'])).code).toBe(0);
       expect(claims()).toBe(1);
     } finally {
