@@ -322,7 +322,7 @@ export class PlanExecutor {
       now,
     });
     if (verdict.ok) return undefined;
-    if (!verdict.refuse) return await this.skip(plan, verdict.detail, verdict.reason);
+    if (!verdict.refuse) return verdict.wait === true ? 'retry_later' : await this.skip(plan, verdict.detail, verdict.reason);
     return await this.refuse(plan, step, log, verdict.reason, verdict.detail, amounts.stepLamports);
   }
 

@@ -54,4 +54,26 @@ describe('an epoch turning between the poll and the claim', () => {
     const r = (rig = await openRig({ rule: cooldownRule({ cooldownMs: 6 * HOUR }), pendingLamports: SOL }));
     expect(await turnBetweenPollAndClaim(r)).toEqual([r.sandbox.world.epoch()]);
   });
+
+  // The reverse, and the same hole with once_per_epoch alone (the default): the poll is answered
+  // by a backend already in D+1, the claim's fresh read a moment later by one 2 s behind, still in
+  // D (a load-balanced API whose clocks differ by seconds, at midnight). The plan of D+1 was skipped
+  // unsent as "rolled over from D+1 to D", and, counted, it spent D+1's once_per_epoch: no claim in
+  // D+1 at all, though every later read said D+1. Now the claim waits (recheck.ts `wait`), its plan
+  // open, and goes at the next turn's read of D+1.
+  it("the poll sees D+1 first and the claim's read still D: D+1 is claimed at the next poll", async () => {
+    const r = (rig = await openRig({ rule: cooldownRule({}), pendingLamports: SOL }));
+    r.time.advance(18 * HOUR + 1_000); // 00:00:01 UTC: the day after the timeline's
+    const next = r.sandbox.world.epoch();
+    r.beforeRead = (n) => {
+      if (n === 2) r.time.serverOffset = -2_000;
+    };
+    await r.cycle();
+    r.beforeRead = undefined;
+    r.time.serverOffset = 0;
+    expect(r.ledger('claim')).toEqual([]);
+    r.time.advance(10 * MIN);
+    await r.cycle();
+    expect(r.ledger('claim').map((e) => e.epoch)).toEqual([next]);
+  });
 });

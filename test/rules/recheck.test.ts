@@ -77,6 +77,16 @@ describe('recheckBeforeSigning: each reason', () => {
     });
   });
 
+  it("epoch: a read behind the plan's epoch (a backend not turned yet) waits, unskipped, for the plan's epoch", () => {
+    expect(recheck({ summary: summary({ epoch: '2024-04-30' }) })).toEqual({
+      ok: false,
+      reason: 'epoch',
+      detail: `the server's epoch 2024-04-30 is before the plan's ${EPOCH}; the claim waits for it`,
+      refuse: false,
+      wait: true,
+    });
+  });
+
   it('epoch is judged before the conditions: a claim of a past epoch is never sent, whatever pending says', () => {
     expect(reason(recheck({ pending: '0.1', summary: summary({ epoch: '2024-05-02', pendingLamports: SOL('0.1') }) }))).toBe('epoch');
   });
