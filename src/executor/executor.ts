@@ -20,7 +20,7 @@ import { beyondWindow, judgingNowMs } from '../api/ts-window.js';
 import { CLAIM_UNDETERMINED, CLAIM_UNPROVED, heldForOperator } from '../store/plan-status.js';
 import { claimLooksApplied } from './reconcile.js';
 import type { SigningPause, StepResult, WorkerDeps } from './deps.js';
-import { errorSummary, OutcomeRecorder, stepEventOf, unprovedShareReason } from './outcome.js';
+import { epochWait, errorSummary, OutcomeRecorder, stepEventOf, unprovedShareReason } from './outcome.js';
 import { SigningPauses, SigningTime } from './signing-guard.js';
 import { ids, recordOf, signAndSend } from './sign-step.js';
 import { untilRuleIdsSettled } from './rule-ids-settle.js';
@@ -322,7 +322,7 @@ export class PlanExecutor {
       now,
     });
     if (verdict.ok) return undefined;
-    if (!verdict.refuse) return verdict.wait === true ? 'retry_later' : await this.skip(plan, verdict.detail, verdict.reason);
+    if (!verdict.refuse) return verdict.wait === true ? epochWait(log, step, verdict.detail, amounts.fresh.epoch) : await this.skip(plan, verdict.detail, verdict.reason);
     return await this.refuse(plan, step, log, verdict.reason, verdict.detail, amounts.stepLamports);
   }
 

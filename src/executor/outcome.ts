@@ -22,6 +22,17 @@ import { CLAIM_UNPROVED } from '../store/plan-status.js';
 import { ruleSwitchedOff } from './kill-switch.js';
 
 /**
+ * A claim whose fresh read is an epoch behind its plan's waits, unsigned, for a read of its epoch
+ * (recheck.ts `wait`). Said at each turn it waits, as every other step held back unsent is: silent,
+ * its plan only stood open, and a backend a second behind at midnight looked the same as one stuck
+ * on an old epoch for hours. Info, not warn: at midnight behind a load balancer it is the normal case.
+ */
+export function epochWait(log: Logger, step: StepRow, detail: string, readEpoch: string): 'retry_later' {
+  log.info({ event: 'action.deferred', reason: 'epoch', read_epoch: readEpoch }, `${step.kind} not sent: ${detail}`);
+  return 'retry_later';
+}
+
+/**
  * What every `step:outcome` of this step says, whatever its state: which step of which wallet, its
  * symbol, and the amount it was to move when known; each outcome adds its own (tx, the server's words).
  */

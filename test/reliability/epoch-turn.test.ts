@@ -77,3 +77,36 @@ describe('an epoch turning between the poll and the claim', () => {
     expect(r.ledger('claim').map((e) => e.epoch)).toEqual([next]);
   });
 });
+
+// Helper h28d: the wait above said nothing. The plan stayed open with its claim planned, and no
+// line said why: `once` reported "1 waiting to retry" (exit 1) and `run` retried every turn in
+// silence, so an operator could not tell a backend a second behind at midnight from one stuck on
+// an old epoch for hours. Now every wait is an `action.deferred` line with reason `epoch` and both
+// epochs, as every other claim held back unsent says why.
+describe("a claim waiting for its plan's epoch", () => {
+  it('says so at each turn it waits: action.deferred, reason epoch, the read and the plan epoch', async () => {
+    const r = (rig = await openRig({ rule: cooldownRule({}), pendingLamports: SOL }));
+    const before = r.sandbox.world.epoch();
+    r.time.advance(18 * HOUR + 1_000); // 00:00:01 UTC: the day after the timeline's
+    const next = r.sandbox.world.epoch();
+    // Each turn's poll (an odd read) comes from a backend in the new epoch, its claim's read from
+    // one 5 s behind, still in the epoch before.
+    r.beforeRead = (n) => {
+      r.time.serverOffset = n % 2 === 0 ? -5_000 : 0;
+    };
+    await r.cycle();
+    r.time.advance(1_000); // 00:00:02: the lagging backend is still in the old epoch
+    await r.cycle();
+    r.beforeRead = undefined;
+    r.time.serverOffset = 0;
+    expect(r.ledger('claim')).toEqual([]);
+    const waits = r.events('action.deferred').filter((e) => e['reason'] === 'epoch');
+    expect(waits.map((e) => [e['read_epoch'], e['epoch']])).toEqual([
+      [before, next],
+      [before, next],
+    ]);
+    r.time.advance(10 * MIN);
+    await r.cycle();
+    expect(r.ledger('claim').map((e) => e.epoch)).toEqual([next]);
+  });
+});
