@@ -14,7 +14,7 @@ import { formatSol } from '../amount.js';
 import type { Logger } from '../log/logger.js';
 import { amountFields, checkActionLimit, claimDayLamports, movesSol, planDayLamports, resolveStepAmount, stepAmounts, unitsOf } from '../rules/amounts.js';
 import { historyLookbackMs } from '../rules/limits.js';
-import { recheckBeforeSigning } from '../rules/recheck.js';
+import { claimWaitsForEpoch, recheckBeforeSigning } from '../rules/recheck.js';
 import type { PlanWithSteps, PreparedRequest, StepRow, StoredRequest, UnsignedRequest, WalletSigner } from './ports.js';
 import { beyondWindow, judgingNowMs } from '../api/ts-window.js';
 import { CLAIM_UNDETERMINED, CLAIM_UNPROVED, heldForOperator } from '../store/plan-status.js';
@@ -138,7 +138,7 @@ export class PlanExecutor {
     // Read the summary fresh and judge every limit again right before signing (SPEC §2).
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
-    if (fresh.pendingLamports === 0n) return await this.skip(plan, 'nothing to claim');
+    if (fresh.pendingLamports === 0n && !claimWaitsForEpoch('claim', fresh.epoch, plan.epoch)) return await this.skip(plan, 'nothing to claim'); // behind: it waits (recheck.ts)
     // What this claim can take is what was just seen: the plan counts for that (and its fixed amounts).
     const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: planDayLamports(stepAmounts(plan), fresh.pendingLamports) });
     if (blocked !== undefined) return blocked;

@@ -42,17 +42,26 @@ type RecheckResult =
   /** `refuse`: a safety cap, recorded as a refusal (rejected); otherwise the plan is skipped. */
   | { ok: false; reason: RecheckReason; detail: string; refuse: boolean; wait?: true };
 
+/**
+ * A read an epoch *behind* the plan's is not a rollover: the poll that decided the plan was
+ * answered in the new epoch, this read by a backend that has not turned yet (a load-balanced API
+ * whose clocks differ by seconds, at midnight). The plan's epoch has begun, and skipped, the plan
+ * would spend that epoch's once_per_epoch unsent (its limits count every plan but a failed one):
+ * the claim waits, unsigned, for a read of its epoch (`wait`: the plan stays open). Whatever that
+ * read says of pending: a service that makes an epoch's rewards claimable at its turn shows none
+ * on a backend not turned yet, and the executor's "nothing to claim" skipped the plan just the same.
+ * Epochs are "YYYY-MM-DD" (the summary's schema; a plan's is its poll's), so text order is date order.
+ */
+export function claimWaitsForEpoch(stepKind: SignedOp, readEpoch: string, planEpoch: string): boolean {
+  return stepKind === 'claim' && readEpoch < planEpoch;
+}
+
 export function recheckBeforeSigning(input: RecheckInput): RecheckResult {
   const { rule, plan, summary } = input;
   // A claim is the claim of its plan's epoch: once the epoch has rolled over, the pending belongs
   // to the new epoch, whose own plan claims it. A held deposit or mint still goes out (judged by
   // the conditions below), as it did when it was decided.
-  // A read an epoch *behind* the plan's is not a rollover: the poll that decided the plan was
-  // answered in the new epoch, this read by a backend that has not turned yet (a load-balanced API
-  // whose clocks differ by seconds, at midnight). The plan's epoch has begun, and skipped, the plan
-  // would spend that epoch's once_per_epoch unsent (its limits count every plan but a failed one):
-  // the claim waits, unsigned, for a read of its epoch (`wait`: the plan stays open).
-  if (input.stepKind === 'claim' && summary.epoch < plan.epoch) {
+  if (claimWaitsForEpoch(input.stepKind, summary.epoch, plan.epoch)) {
     return { ok: false, reason: 'epoch', detail: `the server's epoch ${summary.epoch} is before the plan's ${plan.epoch}; the claim waits for it`, refuse: false, wait: true };
   }
   if (input.stepKind === 'claim' && summary.epoch !== plan.epoch) {

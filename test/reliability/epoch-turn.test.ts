@@ -110,3 +110,28 @@ describe("a claim waiting for its plan's epoch", () => {
     expect(r.ledger('claim').map((e) => e.epoch)).toEqual([next]);
   });
 });
+
+// Helper h28d: the wait came after the executor's "nothing to claim", so a read an epoch behind
+// that showed no pending still skipped the plan, and the skipped plan spent the new epoch's
+// once_per_epoch: the hole 8579f53 closed, by another door. A service that makes an epoch's rewards
+// claimable when the epoch turns shows pending only on a backend that has turned: the poll (D+1)
+// saw 1 SOL, the claim's read from a backend still in D saw none.
+it("a read an epoch behind with nothing pending waits too: D+1 is claimed at the next poll", async () => {
+  const r = (rig = await openRig({ rule: cooldownRule({}), pendingLamports: SOL }));
+  r.time.advance(18 * HOUR + 1_000); // 00:00:01 UTC: the day after the timeline's
+  const next = r.sandbox.world.epoch();
+  r.beforeRead = (n) => {
+    if (n !== 2) return;
+    r.time.serverOffset = -2_000;
+    r.setPending(0n);
+  };
+  await r.cycle();
+  r.beforeRead = undefined;
+  r.time.serverOffset = 0;
+  r.setPending(SOL);
+  expect(r.ledger('claim')).toEqual([]);
+  expect(r.events('plan.skipped')).toEqual([]);
+  r.time.advance(10 * MIN);
+  await r.cycle();
+  expect(r.ledger('claim').map((e) => e.epoch)).toEqual([next]);
+});
