@@ -3,6 +3,7 @@
 // daemon runs or not: a daemon started later starts paused. Which wins: either the config's
 // `safety.paused: true` or this command's pause holds signing; `resume` lifts only the command's,
 // and says so when the config's still holds.
+import { existsSync } from 'node:fs';
 import { loadValidConfig } from '../../runtime.js';
 import { controlPaths, readDaemonInfo, readPause, whoAmI, writePause, writePollRequest, type ControlPaths, type PollTarget } from '../../service/control.js';
 import type { CommandContext } from '../context.js';
@@ -43,6 +44,15 @@ export function pauseCommand(ctx: CommandContext, opts: { reason?: string }, kil
   writePause(paths, { paused: true, ...who, at: ctx.io.clock.now(), reason: opts.reason });
   const { sent, missed, note } = tell(paths, 'SIGUSR2', kill);
   writeLine(ctx.io.stdout, `signing paused by ${who.user}@${who.host} (recorded in ${paths.pause}); ${note}${sent ? '' : ': a daemon started on this state starts paused'}. Polling and deciding (dry) go on. \`autoclaim resume\` lifts it.`);
+  // Without state.path the state is $STATE_DIRECTORY's under systemd but ./var under the directory
+  // this command runs in: a pause from a shell lands beside no state while the service signs on.
+  // Still recorded (pausing before a first start is allowed), but never said as if it held.
+  if (!sent && !missed && config.state.url === undefined && !existsSync(config.state.path)) {
+    writeLine(
+      ctx.io.stderr,
+      `no state file at ${config.state.path}: if autoclaim runs elsewhere (a service's state is $STATE_DIRECTORY/autoclaim.db when the config sets no state.path), it was NOT paused; set state.path in the config to the daemon's state and pause again`,
+    );
+  }
   // An operator pulling the kill switch must not read "paused" while the daemon signs on.
   return missed ? notTold(ctx, 'it goes on signing') : EXIT.OK;
 }
