@@ -4,6 +4,7 @@
 // `safety.paused: true` or this command's pause holds signing; `resume` lifts only the command's,
 // and says so when the config's still holds.
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { loadValidConfig } from '../../runtime.js';
 import { controlPaths, readDaemonInfo, readPause, whoAmI, writePause, writePollRequest, type ControlPaths, type PollTarget } from '../../service/control.js';
 import type { CommandContext } from '../context.js';
@@ -20,6 +21,11 @@ const defaultSignal: Signaller = (pid, signal) => process.kill(pid, signal);
  */
 function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signaller): { sent: boolean; missed: boolean; note: string } {
   const info = readDaemonInfo(paths);
+  // A daemon's file written on another host (another container on the same volume, say) is a
+  // daemon this command cannot signal; it is removed at a clean stop, so it may well be running.
+  if (info !== undefined && info.host !== os.hostname()) {
+    return { sent: false, missed: true, note: `a daemon on host ${info.host} (pid ${info.pid}, last seen ${info.updated_at}) may be running on this state; it cannot be signalled from here` };
+  }
   if (info === undefined || !info.alive) return { sent: false, missed: false, note: 'no daemon is running on this state here' };
   try {
     kill(info.pid, signal);
@@ -33,7 +39,7 @@ function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signalle
 
 /** Said, on stderr, when the running daemon was not told: the command's record is not in force there yet. */
 function notTold(ctx: CommandContext, what: string): ExitCode {
-  writeLine(ctx.io.stderr, `the running daemon was NOT told: ${what} until it is (\`kill -USR2 PID\` as its user or root) or restarts`);
+  writeLine(ctx.io.stderr, `the running daemon was NOT told: ${what} until it is (\`kill -USR2 PID\` as its user or root, on its host or in its container) or restarts`);
   return EXIT.FAILURE;
 }
 

@@ -1,13 +1,18 @@
-// `autoclaim pause` run where no state is: a config without `state.path` puts the state in
+// `autoclaim pause` that cannot reach the daemon must not read as if it held.
+// Run where no state is: a config without `state.path` puts the state in
 // $STATE_DIRECTORY under systemd but in ./var under the directory a command runs in, so the
 // runbook's `sudo autoclaim pause --config /etc/autoclaim/autoclaim.yaml` from a shell recorded
 // the pause beside a state that does not exist, found no daemon, and said only "signing paused"
 // (exit 0) while the service signed on. Pausing before a first start stays allowed (exit 0); the
 // command must say, on stderr, that no state is there and why the service may not be paused.
-import { writeFileSync } from 'node:fs';
+// Run from another host or container on the same state (`docker compose run --rm autoclaim pause`
+// beside the compose daemon: a new container, another hostname), it found the daemon's file, took
+// it for no daemon "here", and said "paused" (exit 0) while the daemon, never signalled, signed on.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxYaml } from '../daemon/in-process.js';
+import { controlPaths, writeDaemonInfo } from '../../src/service/control.js';
 import { makeWallets, runCli, tempDir, type TestWallet } from './helpers.js';
 
 describe('autoclaim pause where no state file is', () => {
@@ -25,5 +30,20 @@ describe('autoclaim pause where no state file is', () => {
     expect(paused.code).toBe(0);
     expect(paused.stdout).toMatch(/^signing paused by ops@/);
     expect(paused.stderr).toMatch(/no state file at .*autoclaim\.db: if autoclaim runs elsewhere .*it was NOT paused.*state\.path/s);
+  });
+
+  it('exits 1, NOT told, when the daemon that last wrote its file runs on another host', async () => {
+    const t = tempDir('autoclaim-pause-host-');
+    cleanup = t.cleanup;
+    const [w] = makeWallets(t.dir, ['alpha']) as [TestWallet];
+    const config = join(t.dir, 'autoclaim.yaml');
+    writeFileSync(config, sandboxYaml([w], { threshold: '1' }));
+    mkdirSync(join(t.dir, 'state'), { mode: 0o700 });
+    const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
+    writeDaemonInfo(controlPaths(join(t.dir, 'state', 'autoclaim.db')), { pid: 7, host: 'a1b2c3d4e5f6', started_at: at, updated_at: at, dry_run: false, signing: [] });
+    const paused = await runCli(['pause', '--config', config], { cwd: t.dir, env: { USER: 'ops' } });
+    expect(paused.code).toBe(1);
+    expect(paused.stdout).toMatch(/a daemon on host a1b2c3d4e5f6 \(pid 7, .*\) may be running on this state; it cannot be signalled from here/);
+    expect(paused.stderr).toMatch(/the running daemon was NOT told/);
   });
 });
