@@ -85,7 +85,7 @@ export class Daemon {
     this.events.on('cycle:done', ({ at }) => {
       this.lastCycleAt = at;
     });
-    this.ruleIds = new RuleIdsSettling({ store: runtime.store, logger, current: this.configRef, apply: (config) => void (this.config = config) });
+    this.ruleIds = new RuleIdsSettling({ store: runtime.store, logger, current: this.configRef, apply: (config) => void (this.config = config), now: () => clock.now() });
     const shared = { config: this.configRef, clock, logger, failpoint, events: this.events, ruleIdsSettled: this.ruleIds.settled };
     this.executor = new PlanExecutor({
       ...shared,
@@ -203,6 +203,9 @@ export class Daemon {
     const open = this.claimDoubt.open();
     return this.cluster === undefined ? open : open.filter((e) => this.cluster?.holds(e.address) === true);
   }
+
+  /** Why the rule ids cannot be settled now, for /readyz (executor/rule-ids-settle.ts); undefined when they are. */
+  ruleIdsUnread = (): string | undefined => this.ruleIds.unread();
 
   /** Runs one recorded plan's remaining steps now (a one-off `send`); call recover() first. */
   async runPlan(planId: number): Promise<PlanStatus> {

@@ -54,17 +54,31 @@ export async function settleRuleIds(config: AppConfig, deps: SettleDeps): Promis
 export class RuleIdsSettling {
   private current: Promise<boolean> = Promise.resolve(true);
   private failed = false;
+  /** Since when every read has failed (none answered since): /readyz says so (supervisor.ts). */
+  private failingSince: number | undefined;
 
-  constructor(private readonly deps: SettleDeps) {}
+  constructor(private readonly deps: SettleDeps & { now: () => number }) {}
 
   /** Settles the config in force now (a start, a reload). */
   settle(): void {
     this.failed = false;
     const settling: Promise<boolean> = settleRuleIds(this.deps.current(), this.deps).then((ok) => {
+      if (ok) this.failingSince = undefined;
+      else this.failingSince ??= this.deps.now();
       if (!ok && this.current === settling) this.failed = true;
       return ok;
     });
     this.current = settling;
+  }
+
+  /**
+   * Why nothing new is decided, while the journal cannot be read; undefined once it was. A `run`
+   * whose every turn decided nothing (rule.ids_failed at each) otherwise stayed ready: its polls
+   * succeed, and the database took the readiness probe's write.
+   */
+  unread(): string | undefined {
+    const since = this.failingSince;
+    return since === undefined ? undefined : `which rules planned before cannot be read from the state since ${new Date(since).toISOString()}: nothing new is decided until it is (rule.ids_failed)`;
   }
 
   /** Settles again if the last settling could not read the journal (a turn asks before it starts). */

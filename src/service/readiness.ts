@@ -2,7 +2,8 @@
 // in the answer: no wallet poll has succeeded for alerts.stale_after_intervals poll intervals (the
 // last success is restored from the state file, so neither a restart nor a long schedule's first
 // wait hides or fakes it), the state database cannot take a write (with shared state, one known
-// unreachable is said at once, without a probe: reachability.ts), signing is paused because the
+// unreachable is said at once, without a probe: reachability.ts) or answer the read every turn
+// waits for (which rules planned before: rule-ids-settle.ts), signing is paused because the
 // server refused a request as invalid, or a wallet's signer (SPEC §7) has not answered for as long
 // as the signer_unavailable alert waits. A reload that was refused is not one: the previous config
 // keeps running, and the answer says so without failing.
@@ -36,6 +37,8 @@ export interface HealthReport {
   staleAfterIntervals: number;
   /** Why the write probe failed; undefined when the database took it. */
   dbError: string | undefined;
+  /** A read every turn needs that does not answer (the rule ids: executor/rule-ids-settle.ts), though the write probe may pass. */
+  dbReadError?: string | undefined;
   signing: {
     /** Every wallet paused (the API key was refused). */
     all: PauseInfo | undefined;
@@ -114,7 +117,12 @@ export function evaluateReadiness(r: HealthReport): Readiness {
     lastSuccessAt: r.lastSuccessAt === undefined ? null : new Date(r.lastSuccessAt).toISOString(),
   };
 
-  const db = r.dbError === undefined ? { ok: true, detail: 'writable' } : { ok: false, detail: `the state database cannot be written: ${r.dbError}` };
+  const db =
+    r.dbError !== undefined
+      ? { ok: false, detail: `the state database cannot be written: ${r.dbError}` }
+      : r.dbReadError !== undefined
+        ? { ok: false, detail: `the state database cannot be read: ${r.dbReadError}` }
+        : { ok: true, detail: 'writable' };
 
   const paused = r.signing.wallets.size;
   let signingDetail = 'not paused';

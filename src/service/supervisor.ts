@@ -358,6 +358,8 @@ export class Supervisor {
       pollIntervalMs: daemon.pollIntervalMs(),
       staleAfterIntervals: daemon.currentConfig.alerts.staleAfterIntervals,
       dbError,
+      // A database that takes the probe's write but not the rule ids' read is as unfit: no turn decides.
+      dbReadError: daemon.ruleIdsUnread(),
       signing: { all: pauses.all, wallets: pauses.wallets },
       signersDown: this.signersDown(daemon.currentConfig).filter((d) => signerDownTooLong(d.since, now, gapMs)),
       configValid: this.configValid,
