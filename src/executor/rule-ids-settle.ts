@@ -63,9 +63,15 @@ export class RuleIdsSettling {
   settle(): void {
     this.failed = false;
     const settling: Promise<boolean> = settleRuleIds(this.deps.current(), this.deps).then((ok) => {
+      // Only the settling in force speaks: a superseded one that failed after a reload's had
+      // answered left /readyz at "cannot be read" for good (nothing asks again), and one that
+      // answered after the reload's had failed said ready while no turn decided.
+      if (this.current !== settling) return ok;
       if (ok) this.failingSince = undefined;
-      else this.failingSince ??= this.deps.now();
-      if (!ok && this.current === settling) this.failed = true;
+      else {
+        this.failingSince ??= this.deps.now();
+        this.failed = true;
+      }
       return ok;
     });
     this.current = settling;
