@@ -8,7 +8,12 @@
 // Run from another host or container on the same state (`docker compose run --rm autoclaim pause`
 // beside the compose daemon: a new container, another hostname), it found the daemon's file, took
 // it for no daemon "here", and said "paused" (exit 0) while the daemon, never signalled, signed on.
+// Run on the daemon's host while its pid is alive but not the daemon file's owner's (a daemon run as
+// root on a state directory another user owns: its file is handed to that owner, control.ts), it
+// took the daemon for none and said "paused" (exit 0) too.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxYaml } from '../daemon/in-process.js';
@@ -44,6 +49,29 @@ describe('autoclaim pause where no state file is', () => {
     const paused = await runCli(['pause', '--config', config], { cwd: t.dir, env: { USER: 'ops' } });
     expect(paused.code).toBe(1);
     expect(paused.stdout).toMatch(/a daemon on host a1b2c3d4e5f6 \(pid 7, .*\) may be running on this state; it cannot be signalled from here/);
+    expect(paused.stderr).toMatch(/the running daemon was NOT told/);
+  });
+
+  // A process of another user than the file's: as root, one started as nobody; else pid 1 (root's).
+  let other: ChildProcess | undefined;
+  afterEach(() => void other?.kill('SIGKILL'));
+  it.skipIf(process.platform !== 'linux')('exits 1, NOT told, when the pid its file names runs here as another user than the file\'s', async () => {
+    const t = tempDir('autoclaim-pause-owner-');
+    cleanup = t.cleanup;
+    const [w] = makeWallets(t.dir, ['alpha']) as [TestWallet];
+    const config = join(t.dir, 'autoclaim.yaml');
+    writeFileSync(config, sandboxYaml([w], { threshold: '1' }));
+    mkdirSync(join(t.dir, 'state'), { mode: 0o700 });
+    let pid = 1;
+    if (process.getuid?.() === 0) {
+      other = spawn('sleep', ['60'], { uid: 65534, gid: 65534, stdio: 'ignore' });
+      pid = other.pid ?? 1;
+    }
+    const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
+    writeDaemonInfo(controlPaths(join(t.dir, 'state', 'autoclaim.db')), { pid, host: hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
+    const paused = await runCli(['pause', '--config', config], { cwd: t.dir, env: { USER: 'ops' } });
+    expect(paused.code).toBe(1);
+    expect(paused.stdout).toMatch(new RegExp(`pid ${pid} runs here as another user than .*daemon\\.json's owner; not signalled`));
     expect(paused.stderr).toMatch(/the running daemon was NOT told/);
   });
 });

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { loadValidConfig } from '../../runtime.js';
-import { controlPaths, readDaemonInfo, readPause, whoAmI, writePause, writePollRequest, type ControlPaths, type PollTarget } from '../../service/control.js';
+import { controlPaths, processAlive, readDaemonInfo, readPause, whoAmI, writePause, writePollRequest, type ControlPaths, type PollTarget } from '../../service/control.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
@@ -26,7 +26,10 @@ function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signalle
   if (info !== undefined && info.host !== os.hostname()) {
     return { sent: false, missed: true, note: `a daemon on host ${info.host} (pid ${info.pid}, last seen ${info.updated_at}) may be running on this state; it cannot be signalled from here` };
   }
-  if (info === undefined || !info.alive) return { sent: false, missed: false, note: 'no daemon is running on this state here' };
+  if (info === undefined || (!info.alive && !processAlive(info.pid))) return { sent: false, missed: false, note: 'no daemon is running on this state here' };
+  // Alive but not the file's owner's: not signalled (the file may name any pid), yet it may be the
+  // daemon: one run as root on a directory another user owns hands its file to that owner.
+  if (!info.alive) return { sent: false, missed: true, note: `pid ${info.pid} runs here as another user than ${paths.daemon}'s owner; not signalled (the daemon run as root, or a process that took its pid after a crash)` };
   try {
     kill(info.pid, signal);
     return { sent: true, missed: false, note: `told the daemon (pid ${info.pid})` };
