@@ -62,6 +62,10 @@ export function pauseCommand(ctx: CommandContext, opts: { reason?: string }, kil
       `no state file at ${config.state.path}: if autoclaim runs elsewhere (a service's state is $STATE_DIRECTORY/autoclaim.db when the config sets no state.path), it was NOT paused; set state.path in the config to the daemon's state and pause again`,
     );
   }
+  // The record is this host's file: with shared state every other daemon on the database signs on.
+  if (config.state.url !== undefined) {
+    writeLine(ctx.io.stderr, "shared state (state.url): only this host's daemon is paused; the daemons on other hosts go on signing the wallets they hold: pause each host");
+  }
   // An operator pulling the kill switch must not read "paused" while the daemon signs on.
   return missed ? notTold(ctx, 'it goes on signing') : EXIT.OK;
 }
