@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { OperatorPause } from '../executor/kill-switch.js';
+import { writeFileAtomic } from '../store/sqlite/files.js';
 import type { ServerRefusal } from '../events.js';
 
 export interface ControlPaths {
@@ -52,22 +53,11 @@ export interface DaemonInfo {
 // before the first start is a pause a daemon started later must find.
 // `sudo autoclaim pause` writes into a directory the daemon's user owns, so root hands the record
 // to that owner (a root-owned 0600 pause is unreadable to the daemon, which counts it as paused:
-// the resume after it would never lift it), and creates the temporary name afresh (O_EXCL follows
-// no link), so a link that user left there does not make root write through it.
+// the resume after it would never lift it); writeFileAtomic makes its temporary name afresh, so a
+// link that user left there does not make root write through it.
 function writeJson(file: string, value: unknown): void {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.rmSync(tmp, { force: true });
-  const fd = fs.openSync(tmp, 'wx', 0o600);
-  try {
-    const owner = fs.statSync(dir);
-    if (process.getuid?.() === 0 && owner.uid !== 0) fs.fchownSync(fd, owner.uid, owner.gid);
-    fs.writeFileSync(fd, `${JSON.stringify(value, null, 2)}\n`);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, { toDirOwner: true });
 }
 
 function readJson(file: string): unknown {

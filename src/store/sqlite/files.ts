@@ -36,12 +36,22 @@ export function ensureFile(file: string): boolean {
  * Writes `text` to `file` atomically (temp file + rename), 0600. The temporary name is made afresh
  * (O_EXCL follows no link): run as root in the service's state directory, a link its user left
  * at that guessable name would otherwise have root write through it, and a file left there keep
- * its own mode.
+ * its own mode. `toDirOwner`: written by root into a directory another user owns, the file is
+ * handed to that owner (service/control.ts: a record the daemon's user must read and replace).
  */
-export function writeFileAtomic(file: string, text: string): void {
+export function writeFileAtomic(file: string, text: string, opts: { toDirOwner?: boolean } = {}): void {
   const tmp = `${file}.${process.pid}.tmp`;
   fs.rmSync(tmp, { force: true });
-  fs.writeFileSync(tmp, text, { mode: FILE_MODE, flag: 'wx' });
+  const fd = fs.openSync(tmp, 'wx', FILE_MODE);
+  try {
+    if (opts.toDirOwner === true && process.getuid?.() === 0) {
+      const owner = fs.statSync(path.dirname(file));
+      if (owner.uid !== 0) fs.fchownSync(fd, owner.uid, owner.gid);
+    }
+    fs.writeFileSync(fd, text);
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(tmp, file);
 }
 
