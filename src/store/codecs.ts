@@ -221,9 +221,10 @@ function movedSince(plan: string, since: string): string {
  * NULL instead: every plan again.)
  * `has_real`: whether the rule id ever planned for real. Dry plans (a rule watched with `enabled:
  * false`, a paused fleet) are no history the limits count, so a rule with only those is one
- * without plans of its own (rules/rule-ids.ts). Asked only where the newest plan is dry, along the
- * same index from the rule's oldest plan: at once for a rule with a real past, through its dry
- * plans only for a rule that never planned for real.
+ * without plans of its own (rules/rule-ids.ts). Asked only where the newest plan is dry: at once
+ * for a rule with a real past; for a rule that never planned for real, through all its dry plans
+ * on SQLite and the whole table on PostgreSQL, as no index holds rule and dry together
+ * (docs/reliability.md, helper h28f, measures it and proposes that index).
  */
 export const LATEST_RULE_PLANS_SQL = `
   WITH RECURSIVE r (rule) AS (

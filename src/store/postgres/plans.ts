@@ -59,13 +59,13 @@ export async function getPlan(c: Sql, id: number): Promise<PlanWithSteps | undef
   return (await withSteps(c, r.rows))[0];
 }
 
-/** The plan of a one-off `send --id ID`, if that id was ever used. */
-/** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
+/** Each rule id's newest plan (one-off sends left out); read at start and reload, and at a turn after a read that failed. */
 export async function latestRulePlans(c: Sql): Promise<RulePlan[]> {
   const r = await c.query<RawPlan & { has_real: number }>(LATEST_RULE_PLANS_SQL);
   return (await withSteps(c, r.rows)).map((p, i) => ({ ...p, hasRealPlans: r.rows[i]?.has_real === 1 }));
 }
 
+/** The plan of a one-off `send --id ID`, if that id was ever used. */
 export async function planByManualId(c: Sql, id: string): Promise<PlanWithSteps | undefined> {
   const r = await c.query<RawPlan>('SELECT * FROM plans WHERE manual_id = $1', [id]);
   return (await withSteps(c, r.rows))[0];

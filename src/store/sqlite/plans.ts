@@ -91,7 +91,7 @@ export class PlanRepo {
     return r === undefined ? undefined : this.withSteps(r);
   }
 
-  /** Each rule id's newest plan (one-off sends left out); read at start and reload only. */
+  /** Each rule id's newest plan (one-off sends left out); read at start and reload, and at a turn after a read that failed. */
   latestPerRule(): RulePlan[] {
     return this.db
       .prepare<[], RawPlan & { has_real: number }>(LATEST_RULE_PLANS_SQL)
