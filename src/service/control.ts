@@ -133,6 +133,15 @@ export function readPause(paths: ControlPaths): OperatorPause | undefined {
   return { paused: raw['paused'], user: text(raw['user']), host: text(raw['host']), at, ...(reason === undefined ? {} : { reason }) };
 }
 
+/**
+ * The pause record beside the state at `statePath`, read afresh at every call: for `once` and
+ * `send`, whose pids `pause` never learns, so they ask it before each signature.
+ */
+export function pauseReader(statePath: string): () => OperatorPause | undefined {
+  const paths = controlPaths(statePath);
+  return () => readPause(paths);
+}
+
 export function writePause(paths: ControlPaths, p: OperatorPause): void {
   writeJson(paths.pause, { paused: p.paused, user: p.user, host: p.host, at: new Date(p.at).toISOString(), ...(p.reason === undefined ? {} : { reason: p.reason }) });
 }

@@ -7,7 +7,7 @@ import { UsageError, type CommandContext } from '../context.js';
 import type { AppConfig } from '../../domain.js';
 import { VERSION } from '../version.js';
 import { DaemonControl } from '../../service/control-daemon.js';
-import { controlPaths, readPause } from '../../service/control.js';
+import { pauseReader } from '../../service/control.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { openNotices } from './notices.js';
 
@@ -53,7 +53,7 @@ function makeDaemon(ctx: CommandContext, runtime: Runtime, dry: boolean, events:
     dry,
     failpoint: failpointsFromEnv(io.env),
     events,
-    ...(signalled ? {} : { pauseRecord: () => readPause(controlPaths(runtime.config.state.path)) }),
+    ...(signalled ? {} : { pauseRecord: pauseReader(runtime.config.state.path) }),
   });
 }
 

@@ -16,7 +16,7 @@ import { killSwitchPause } from '../../executor/kill-switch.js';
 import { EpochError, judgeEpoch } from '../../executor/epoch-check.js';
 import { errorSummary } from '../../executor/outcome.js';
 import { estimatePlanLamports, movesSol } from '../../rules/amounts.js';
-import { controlPaths, readPause } from '../../service/control.js';
+import { pauseReader } from '../../service/control.js';
 import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
@@ -158,7 +158,7 @@ export async function sendCommand(ctx: CommandContext, op: string | undefined, o
     // enabled: false) refuses a one-off before it is recorded: a plan queued now would be sent,
     // unasked, by whichever daemon signs after the switch is lifted. Asked again right before the
     // record: a pause may land during the prompt or the summary read below.
-    const pauseRecord = () => readPause(controlPaths(runtime.config.state.path));
+    const pauseRecord = pauseReader(runtime.config.state.path);
     const heldNow = () => killSwitchPause(runtime.config.safety, pauseRecord(), wallet, io.clock.now());
     const refused = (held: NonNullable<ReturnType<typeof heldNow>>): ExitCode => {
       logger.warn({ event: 'signing.kill_switch_on', reason: held.reason, since: new Date(held.since).toISOString(), wallet: wallet.name }, 'send refused: the kill switch holds signing');
