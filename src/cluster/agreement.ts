@@ -51,9 +51,12 @@ export interface ClusterConfig {
   lease: { leaseMs: number; marginMs: number };
   /** cluster.max_clock_skew. */
   maxClockSkewMs: number;
-  /** api.claim_settle (and api.ts_window once the config has it): when a claim is judged not applied. */
+  /**
+   * api.claim_settle: when a claim is judged not applied, by whichever daemon holds the wallet then.
+   * Not api.ts_window: its default is folded in here, and what else it bounds (how old a signed
+   * request may grow before it goes out) is the sending daemon's own, judged by no other host.
+   */
   claimSettleMs: number;
-  tsWindowMs?: number;
   /**
    * What the code means by shared state: the shared schema's version (default PG_SCHEMA_VERSION),
    * bumped with a migration whenever that meaning changes (schema-watch.ts). Two releases that
@@ -77,7 +80,10 @@ export function configDigest(c: ClusterConfig): string {
       lease: c.lease,
       maxClockSkewMs: c.maxClockSkewMs,
       claimSettleMs: c.claimSettleMs,
-      tsWindowMs: c.tsWindowMs ?? null,
+      // Always null: the digest's canonical form as releases before this one publish it (a window
+      // no daemon ever set). Left out, every digest would change, and hosts of two releases of one
+      // schema would contest each other's wallets for a whole rolling upgrade.
+      tsWindowMs: null,
     },
     sortedKeys,
   );
