@@ -249,6 +249,7 @@ export const LOG_EVENTS = [
   'control.write_failed',
   // the state file (store/)
   'state.created',
+  'state.migrating',
   'state.migrated',
   'state.permissions',
   'state.replaced',

@@ -13,7 +13,7 @@ import type { Cluster } from './cluster/open.js';
 import type { ApiClient } from './api/client.js';
 import { RateLimiter } from './api/rate-limit.js';
 import type { EventSink } from './events.js';
-import { acquireLock, openStateStore, type Lock, type Store } from './store/index.js';
+import { acquireLock, openStateStore, sqliteMigrationPending, type Lock, type Store } from './store/index.js';
 import type { Sandbox } from './sandbox/server.js';
 import { prepareDemoWorld } from './sandbox/demo.js';
 import type { WalletSigner } from './executor/ports.js';
@@ -43,6 +43,11 @@ export interface RuntimeOptions {
   configSetsLevel?: boolean;
   /** A command's own refusal of the loaded config (it throws), before anything connects or listens. */
   admit?: (config: AppConfig) => void;
+  /**
+   * Awaited right before the SQLite state is migrated to this release's schema, which holds the
+   * event loop for as long as it takes (`run` tells systemd the start takes longer: notify.ts).
+   */
+  beforeMigration?: () => Promise<void>;
 }
 
 export interface Runtime {
@@ -200,6 +205,10 @@ async function openState(
   if (opts.lock) {
     lock = acquireLock(config.state.path);
     closers.push(() => lock?.release());
+  }
+  if (opts.beforeMigration !== undefined && sqliteMigrationPending(config.state.path)) {
+    logger.info({ event: 'state.migrating', file: config.state.path }, "migrating the state database to this release's schema; the start waits for it");
+    await opts.beforeMigration();
   }
   const store = await openStateStore(config.state, { logger, clock, redactor, lock });
   closers.push(() => store.close());

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import type { Logger } from '../log/logger.js';
 
-interface Notifier {
+export interface Notifier {
   /** True when NOTIFY_SOCKET names a socket we can talk to. */
   readonly enabled: boolean;
   /** Start-up (or a reload) is complete. */
@@ -15,6 +15,12 @@ interface Notifier {
   /** A reload has begun; call ready() when it is done. */
   reloading(): void;
   stopping(status?: string): void;
+  /**
+   * EXTEND_TIMEOUT_USEC: the start (or stop) in progress may take `ms` more before systemd counts it
+   * as hung; past TimeoutStartSec, another message must come within that time. Await close() before
+   * blocking the event loop, or it is sent only once the loop runs again.
+   */
+  extendTimeout(ms: number, status?: string): void;
   status(text: string): void;
   /** One keep-alive ping (WATCHDOG=1). */
   watchdog(): void;
@@ -95,6 +101,10 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     ready: (status) => send(status === undefined ? ['READY=1'] : ['READY=1', statusLine(status)]),
     reloading: () => send(['RELOADING=1', `MONOTONIC_USEC=${process.hrtime.bigint() / 1000n}`]),
     stopping: (status) => send(status === undefined ? ['STOPPING=1'] : ['STOPPING=1', statusLine(status)]),
+    extendTimeout: (ms, status) => {
+      const line = `EXTEND_TIMEOUT_USEC=${Math.max(1, Math.trunc(ms)) * 1000}`;
+      send(status === undefined ? [line] : [line, statusLine(status)]);
+    },
     status: (text) => send([statusLine(text)]),
     watchdog: () => send(['WATCHDOG=1']),
     watchdogIntervalMs,

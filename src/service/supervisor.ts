@@ -26,7 +26,7 @@ import { startHealthServer, type HealthServer } from './health-server.js';
 import { instrument, type Instruments } from './instrument.js';
 import { createMetrics, type ClusterCounts, type Metrics, type SigningPauseCounts } from './metrics.js';
 import type { HealthReport } from './readiness.js';
-import { createNotifier } from './notify.js';
+import { createNotifier, type Notifier } from './notify.js';
 import { runbookBase } from './runbook.js';
 import { createFailureWebhook, type FailureWebhook } from './webhook-events.js';
 import { heldForOperator } from '../store/plan-status.js';
@@ -35,6 +35,8 @@ export { webhookUrl } from './webhook-events.js';
 
 interface SupervisorOptions {
   env: NodeJS.ProcessEnv;
+  /** sd_notify; by default one of its own from `env`. `run` makes it before the runtime opens, which may extend the start with it. */
+  notifier?: Notifier;
   clock: Clock;
   logger: Logger;
   redactor: Redactor;
@@ -96,7 +98,7 @@ export class Supervisor {
     });
     // Requests are labelled by the endpoints the client was opened with.
     this.instruments = instrument(this.metrics, events, { endpoints: () => runtime.config.api.endpoints });
-    this.notifier = createNotifier({ env: opts.env, logger: opts.logger });
+    this.notifier = opts.notifier ?? createNotifier({ env: opts.env, logger: opts.logger });
     this.webhook = this.createWebhook();
     this.unsubscribe = [
       // Step outcomes are counted (instrument) and announced when they matter to a human.

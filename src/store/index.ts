@@ -12,3 +12,4 @@ export type { AttemptRow, PlanWithSteps, StepRow, StoredRequest } from './rows.j
 export { IN_FLIGHT_ERROR, deriveStatus } from './plan-status.js';
 export { acquireLock, lockPaths, type Lock } from './sqlite/lock.js';
 export { SCHEMA_VERSION } from './sqlite/migrations.js';
+export { migrationPending as sqliteMigrationPending } from './sqlite/db.js';

@@ -7,6 +7,7 @@ import { UsageError, type CommandContext } from '../context.js';
 import type { AppConfig } from '../../domain.js';
 import { VERSION } from '../version.js';
 import { DaemonControl } from '../../service/control-daemon.js';
+import type { Notifier } from '../../service/notify.js';
 import { pauseReader } from '../../service/control.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { openNotices } from './notices.js';
@@ -19,6 +20,12 @@ const STOP_TIMEOUT_MS = 20_000;
 // waiting (a database that black-holes its connections, say), so the process exits well inside
 // systemd's TimeoutStopSec. What was not closed is recovered at the next start, as after a crash.
 const STOP_BOUND_MS = STOP_TIMEOUT_MS + 15_000;
+// How long systemd is told a start may go on past TimeoutStartSec while the SQLite state migrates.
+// One message, sent before the migration: it holds the event loop, so nothing more can be sent
+// until it ends. A start killed half-way rolls the step back, and every restart would begin it
+// again until the start limit stops them; an hour covers a rebuild of a year's plans of a large
+// fleet on a slow disk, and a migration stuck beyond it is still ended.
+const MIGRATION_START_BOUND_MS = 60 * 60_000;
 
 /**
  * A dry run on shared state would join the fleet like any daemon (a dry flag is no part of the config
@@ -33,10 +40,17 @@ function refuseDryOnSharedState(config: AppConfig): void {
 }
 
 /** `scheduled`: false for `once`, which polls every wallet one time and never reads the schedule. */
-async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boolean, dry: boolean): Promise<Runtime> {
+async function open(ctx: CommandContext, events: AutoclaimEvents, scheduled: boolean, dry: boolean, notifier?: Notifier): Promise<Runtime> {
   const { io, logger, redactor } = ctx;
   const admit = dry ? refuseDryOnSharedState : undefined;
-  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled, configSetsLevel: ctx.configSetsLevel, admit });
+  const beforeMigration =
+    notifier === undefined
+      ? undefined
+      : async () => {
+          notifier.extendTimeout(MIGRATION_START_BOUND_MS, 'migrating the state database');
+          await notifier.close();
+        };
+  return openRuntime({ configPath: ctx.configPath, env: io.env, cwd: io.cwd, clock: io.clock, logger, redactor, lock: true, events, scheduled, configSetsLevel: ctx.configSetsLevel, admit, beforeMigration });
 }
 
 /** `signalled`: false for `once`, whose pid `pause` never learns: it reads the pause record at every ask of the gate. */
@@ -96,6 +110,9 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   // The service parts (metrics, health server, sd_notify, webhook) are for `run` alone: `once` and
   // the other commands do not load them.
   const { Supervisor } = await import('../../service/supervisor.js');
+  const { createNotifier } = await import('../../service/notify.js');
+  // Before the runtime opens: a migration of the state extends the start with it.
+  const notifier = createNotifier({ env: io.env, logger });
   const events = createEvents({ logger });
   // The handlers go in before anything starts: a signal's default action ends the process, and a
   // SIGHUP or SIGTERM sent while it starts (the runtime opening: config, keys, state, the sandbox;
@@ -130,7 +147,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   io.signals.on('SIGUSR2', pauseRecord);
   let runtime: Runtime;
   try {
-    runtime = await open(ctx, events, true, opts.dryRun === true);
+    runtime = await open(ctx, events, true, opts.dryRun === true, notifier);
   } catch (err) {
     stop(); // the handlers off: the start failed
     throw err;
@@ -141,7 +158,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
     const d = (daemon = makeDaemon(ctx, runtime, opts.dryRun === true, events, true));
     // Subscribed before the daemon starts, so the metrics hear the first poll; the reload's
     // sd_notify, metrics and webhook follow from the daemon's config:reloading / config:reloaded.
-    const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon: d });
+    const supervisor = new Supervisor({ env: io.env, clock: io.clock, logger, redactor: ctx.redactor, version: VERSION, events, runtime, daemon: d, notifier });
     // The CLI's channel to this daemon (pause, resume, poll; status's view of signing): before the
     // first turn, so a pause recorded before a restart holds from the first poll.
     const c = (control = new DaemonControl({ daemon: d, events, logger, clock: io.clock, dry: opts.dryRun === true }));

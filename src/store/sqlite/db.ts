@@ -200,6 +200,24 @@ export function optimize(db: Db, file: string, logger: Logger, at: 'open' | 'clo
   }
 }
 
+/**
+ * Whether a writable open of `file` would migrate it: a state file of an older schema. False where
+ * there is no file (one is made at this schema, at once) or it cannot be read as SQLite: the open
+ * then says why. Read-only, so a file that is not ours is left as it was.
+ */
+export function migrationPending(file: string): boolean {
+  if (!fs.existsSync(file)) return false;
+  let db: Db | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    return userVersion(db) < SCHEMA_VERSION;
+  } catch {
+    return false;
+  } finally {
+    db?.close();
+  }
+}
+
 function userVersion(db: Db): number {
   return Number(db.pragma('user_version', { simple: true }));
 }
