@@ -76,6 +76,10 @@ export function errorMap(iss: RawIssue): string | undefined {
         : `expected one of ${iss.values.map((v) => String(v)).join(', ')}`;
     case 'invalid_format':
       return 'has the wrong format';
+    // A union (a step's amount: a number, a decimal, a percent or "all") left out: whenPresent
+    // words only a wrong value, and zod's own default for the missing one is "Invalid input".
+    case 'invalid_union':
+      return iss.input === undefined ? 'required' : undefined;
     default:
       return undefined;
   }

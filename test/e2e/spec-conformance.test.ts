@@ -1,0 +1,51 @@
+// SPEC §3–§5 read clause by clause against the CLI (helper h29c, docs/reliability.md): the
+// deviations it found, each held here. What already conformed is held by the tests beside this one.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildOnce } from './build.js';
+import { configYaml, makeWallets, runCli, spawnCli, tempDir, type TestWallet } from './helpers.js';
+
+describe('SPEC §3–§5 against the CLI', () => {
+  let dir: string;
+  let cleanup: () => void;
+  let wallets: TestWallet[];
+
+  beforeAll(() => buildOnce());
+  beforeEach(() => {
+    ({ dir, cleanup } = tempDir());
+    wallets = makeWallets(dir, ['alpha']);
+  });
+  afterEach(() => cleanup());
+
+  // §3: a config error names the key and says what is wrong with it ("expected a number"). A step
+  // whose `symbol` is left out read "required"; one whose `amount` is left out read zod's own
+  // "Invalid input" (the amount is a union of a number, a decimal, a percent and "all", and a
+  // missing union fell through to zod's default), which says nothing of what is wrong.
+  it('a step without its amount is refused as required at its key, as one without its symbol is', async () => {
+    const text = configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets }).replace('- deposit: { symbol: SOL2X, amount: "50%" }', '- deposit: { symbol: SOL2X }');
+    const file = join(dir, 'autoclaim.yaml');
+    writeFileSync(file, text);
+    const r = await runCli(['check', '--config', file], { cwd: dir });
+    expect(r.code).toBe(78);
+    const line = text.split('\n').findIndex((l) => l.includes('- deposit:')) + 1;
+    expect(r.stderr).toContain(`autoclaim.yaml:${line}:9 rules[0].do[1].deposit.amount: required\n`);
+    expect(r.stderr).not.toContain('Invalid input');
+  });
+
+  // §3: `--env-file FILE`, and a config problem is exit 78 (78 is what the unit's
+  // RestartPreventExitStatus= does not restart). Node itself reads every `--env-file` in its
+  // argv, after the script's name too (nodejs/node#54232, still so on 20.20 and 22): a FILE that
+  // does not exist ends the process with exit 9 and Node's own "node: FILE: not found" before a
+  // line of autoclaim runs, so env.ts's "env file not found" (78) is never reached. Only a `--`
+  // between node's options and the script stops it (node -- main.js ... --env-file FILE); the
+  // fix is in every way the CLI is started (the units' ExecStart=, the image's ENTRYPOINT, the
+  // bin's shebang, `npm start`), which is for the lead to decide (docs/reliability.md, h29c).
+  it.fails('a --env-file that does not exist is a config error, exit 78, said by autoclaim (today: Node exits 9 first)', async () => {
+    const file = join(dir, 'autoclaim.yaml');
+    writeFileSync(file, configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets }));
+    const child = spawnCli(['check', '--config', file, '--env-file', join(dir, 'missing.env')], { cwd: dir });
+    const { code } = await child.exited;
+    expect({ code, stderr: child.stderr() }).toEqual({ code: 78, stderr: expect.stringContaining('env file not found') as unknown });
+  });
+});
