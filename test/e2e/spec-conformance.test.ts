@@ -48,4 +48,15 @@ describe('SPEC §3–§5 against the CLI', () => {
     const { code } = await child.exited;
     expect({ code, stderr: child.stderr() }).toEqual({ code: 78, stderr: expect.stringContaining('env file not found') as unknown });
   });
+
+  // The README: an empty `--env-file ""` (a shell variable left unset) is a usage error, exit 2,
+  // as an empty `--config ""` is (context.ts says so). The same Node check ends it first: exit 9,
+  // "node: : not found".
+  it.fails('an empty --env-file "" is a usage error, exit 2, as the README says (today: Node exits 9 first)', async () => {
+    const file = join(dir, 'autoclaim.yaml');
+    writeFileSync(file, configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets }));
+    const child = spawnCli(['check', '--config', file, '--env-file', ''], { cwd: dir });
+    const { code } = await child.exited;
+    expect({ code, stderr: child.stderr() }).toEqual({ code: 2, stderr: expect.stringContaining('--env-file names no file') as unknown });
+  });
 });
