@@ -22,6 +22,14 @@ process.on('uncaughtException', (err) => {
   process.exit(EXIT.FAILURE);
 });
 
+// A reader that leaves before the end (`autoclaim schema | head`, `status | grep -q paused`) ends
+// what a command prints, not the command: its exit code stays its own (SPEC §3), where an unheard
+// EPIPE was the uncaught exception above and exit 1. Nothing more reaches that stream once it broke
+// (a write to it after the EPIPE is refused as destroyed); any other error on it is still fatal.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+});
+
 // At SIGUSR1 Node opens its inspector (an unauthenticated debugger on 127.0.0.1:9229: code run in
 // this process, its keys with it, by any local user who reaches the port) unless the process
 // listens for it, and SIGUSR2's default ends the process. Every command listens, from before any

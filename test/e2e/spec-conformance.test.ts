@@ -49,6 +49,17 @@ describe('SPEC §3–§5 against the CLI', () => {
     expect({ code, stderr: child.stderr() }).toEqual({ code: 78, stderr: expect.stringContaining('env file not found') as unknown });
   });
 
+  // §3: `schema` and `status` exit 0. Read through a pipe whose reader stops early (`autoclaim
+  // schema | head`, `autoclaim status | grep -q paused`), the next write met EPIPE, which nothing
+  // handled: "autoclaim: uncaught exception: Error: write EPIPE" and exit 1, which under `set -o
+  // pipefail` fails the operator's pipeline though grep found what it looked for.
+  it('a reader that leaves early ends the output, not the command: schema still exits 0, with no uncaught exception', async () => {
+    const child = spawnCli(['schema'], { cwd: dir });
+    child.proc.stdout?.destroy(); // the read end closed before the first byte: every write meets EPIPE
+    const { code } = await child.exited;
+    expect({ code, stderr: child.stderr() }).toEqual({ code: 0, stderr: '' });
+  });
+
   // The README: an empty `--env-file ""` (a shell variable left unset) is a usage error, exit 2,
   // as an empty `--config ""` is (context.ts says so). The same Node check ends it first: exit 9,
   // "node: : not found".
