@@ -3,14 +3,13 @@
 // daemon and said only "signing paused ... told the daemon" (exit 0): an operator pulling the kill
 // switch in an incident read the cluster as paused while every other host's daemon signed on the
 // wallets it holds. Still exit 0 (this host's daemon was told), but it says on stderr which were not.
-// `resume` the same (helper h29f): it lifts this host's pause only, and said nothing of the others.
 import { EventEmitter } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
-import { pauseCommand, resumeCommand } from '../../src/cli/commands/control.js';
+import { pauseCommand } from '../../src/cli/commands/control.js';
 import { makeContext } from '../../src/cli/context.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { systemClock } from '../../src/domain.js';
@@ -28,43 +27,21 @@ class Capture extends Writable {
 let cleanup: (() => void) | undefined;
 afterEach(() => cleanup?.());
 
-/** A config on shared state, and this host's daemon (this test's process stands for it; signals are recorded, not sent). */
-function sharedState(): { config: string; dir: string } {
+it('says on stderr that only this host was paused when the state is shared', () => {
   const t = tempDir('autoclaim-pause-shared-');
   cleanup = t.cleanup;
   const config = writeConfig(t.dir, { baseUrl: 'http://127.0.0.1:9/v1', wallets: makeWallets(t.dir, ['alpha']) });
   writeFileSync(config, readFileSync(config, 'utf8').replace('  path: ./state/autoclaim.db', '  url: postgres://autoclaim@127.0.0.1:9/autoclaim'));
+  // This host's daemon (this test's process stands for it; the signal is recorded, not sent).
   const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
   writeDaemonInfo(controlPaths(join(t.dir, 'var', 'autoclaim.db')), { pid: process.pid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
-  return { config, dir: t.dir };
-}
-
-function capture(dir: string): { io: CliIo; stdout: Capture; stderr: Capture } {
+  const signals: string[] = [];
   const stdout = new Capture();
   const stderr = new Capture();
-  return { io: { env: { USER: 'ops' }, cwd: dir, stdout, stderr, clock: systemClock, signals: new EventEmitter() }, stdout, stderr };
-}
-
-it('says on stderr that only this host was paused when the state is shared', () => {
-  const { config, dir } = sharedState();
-  const signals: string[] = [];
-  const { io, stdout, stderr } = capture(dir);
+  const io: CliIo = { env: { USER: 'ops' }, cwd: t.dir, stdout, stderr, clock: systemClock, signals: new EventEmitter() };
   const code = pauseCommand(makeContext(io, { config }), { reason: 'incident' }, (_pid, s) => void signals.push(s));
   expect(signals).toEqual(['SIGUSR2']);
   expect(code).toBe(0);
   expect(stdout.text).toMatch(/told the daemon \(pid \d+\)/);
   expect(stderr.text).toMatch(/shared state \(state\.url\): only this host's daemon is paused; the daemons on other hosts go on signing .*pause each host/);
-});
-
-it('says on stderr that only this host was resumed when the state is shared', () => {
-  const { config, dir } = sharedState();
-  const signals: string[] = [];
-  const kill = (_pid: number, s: 'SIGUSR1' | 'SIGUSR2'): void => void signals.push(s);
-  pauseCommand(makeContext(capture(dir).io, { config }), { reason: 'incident' }, kill);
-  const { io, stdout, stderr } = capture(dir);
-  const code = resumeCommand(makeContext(io, { config }), kill);
-  expect(signals).toEqual(['SIGUSR2', 'SIGUSR2']);
-  expect(code).toBe(0);
-  expect(stdout.text).toMatch(/pause of .* lifted .*told the daemon \(pid \d+\)/);
-  expect(stderr.text).toMatch(/shared state \(state\.url\): only this host's daemon is resumed; a daemon paused on another host stays paused: resume each host/);
 });

@@ -78,10 +78,6 @@ export function resumeCommand(ctx: CommandContext, kill: Signaller = defaultSign
   writePause(paths, { paused: false, ...who, at: ctx.io.clock.now() });
   const { missed, note } = tell(paths, 'SIGUSR2', kill);
   writeLine(ctx.io.stdout, `${was?.paused === true ? `pause of ${was.user}@${was.host} lifted` : 'no pause by command was in force'} by ${who.user}@${who.host}; ${note}.`);
-  // As pause's: the record lifted is this host's file, and a pause on another host holds there.
-  if (config.state.url !== undefined) {
-    writeLine(ctx.io.stderr, "shared state (state.url): only this host's daemon is resumed; a daemon paused on another host stays paused: resume each host");
-  }
   if (missed) return notTold(ctx, 'it stays as it was');
   if (config.safety.paused === true) {
     writeLine(ctx.io.stdout, 'signing stays paused: safety.paused is true in the config, which only an edit and a reload (SIGHUP) lift.');
