@@ -138,7 +138,7 @@ export class PlanExecutor {
     // Read the summary fresh and judge every limit again right before signing (SPEC §2).
     const fresh = await this.freshSummary(plan, log);
     if (fresh === undefined) return 'retry_later';
-    if (fresh.pendingLamports === 0n && !claimWaitsForEpoch('claim', fresh.epoch, plan.epoch)) return await this.skip(plan, 'nothing to claim'); // behind: it waits (recheck.ts)
+    if (fresh.pendingLamports === 0n && (plan.manualId !== null || !claimWaitsForEpoch('claim', fresh.epoch, plan.epoch))) return await this.skip(plan, 'nothing to claim'); // a rule's, behind: it waits (recheck.ts)
     // What this claim can take is what was just seen: the plan counts for that (and its fixed amounts).
     const blocked = await this.recheck(plan, step, log, { fresh, stepLamports: fresh.pendingLamports, planLamports: planDayLamports(stepAmounts(plan), fresh.pendingLamports) });
     if (blocked !== undefined) return blocked;

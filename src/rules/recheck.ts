@@ -51,6 +51,9 @@ type RecheckResult =
  * read says of pending: a service that makes an epoch's rewards claimable at its turn shows none
  * on a backend not turned yet, and the executor's "nothing to claim" skipped the plan just the same.
  * Epochs are "YYYY-MM-DD" (the summary's schema; a plan's is its poll's), so text order is date order.
+ * A rule's plan only: a one-off `send`'s recheck judges no epoch (an operator decided it), so let
+ * past "nothing to claim" it signed a claim of nothing, which a signer service journals as that
+ * epoch's one claim (executor.ts keeps it skipped).
  */
 export function claimWaitsForEpoch(stepKind: SignedOp, readEpoch: string, planEpoch: string): boolean {
   return stepKind === 'claim' && readEpoch < planEpoch;
