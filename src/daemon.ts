@@ -204,7 +204,7 @@ export class Daemon {
     return this.cluster === undefined ? open : open.filter((e) => this.cluster?.holds(e.address) === true);
   }
 
-  /** Why the rule ids cannot be settled now, for /readyz (executor/rule-ids-settle.ts); undefined when they are. */
+  /** Why the rule ids cannot be settled now, for /readyz (executor/rule-ids-settle.ts: a read that failed is asked again); undefined when they are. */
   ruleIdsUnread = (): string | undefined => this.ruleIds.unread();
 
   /** Runs one recorded plan's remaining steps now (a one-off `send`); call recover() first. */

@@ -80,9 +80,12 @@ export class RuleIdsSettling {
   /**
    * Why nothing new is decided, while the journal cannot be read; undefined once it was. A `run`
    * whose every turn decided nothing (rule.ids_failed at each) otherwise stayed ready: its polls
-   * succeed, and the database took the readiness probe's write.
+   * succeed, and the database took the readiness probe's write. A read that failed is asked again
+   * here, as a turn asks it: a daemon with no turn for a while (a daily schedule, a cluster member
+   * holding no lease) stayed unready after the database came back, until a turn or a lease came.
    */
   unread(): string | undefined {
+    this.again();
     const since = this.failingSince;
     return since === undefined ? undefined : `which rules planned before cannot be read from the state since ${new Date(since).toISOString()}: nothing new is decided until it is (rule.ids_failed)`;
   }
