@@ -37,6 +37,20 @@ describe('autoclaim pause where no state file is', () => {
     expect(paused.stderr).toMatch(/no state file at .*autoclaim\.db: if autoclaim runs elsewhere .*it was NOT paused.*state\.path/s);
   });
 
+  // Helper h29a: `resume` from the same shell said "no daemon is running on this state here" (exit
+  // 0) and nothing more, while the service, paused through its own state, stayed paused: claims
+  // stopped for as long as nobody looked again.
+  it('resume likewise warns that no state is there, naming state.path', async () => {
+    const t = tempDir('autoclaim-resume-path-');
+    cleanup = t.cleanup;
+    const [w] = makeWallets(t.dir, ['alpha']) as [TestWallet];
+    const config = join(t.dir, 'autoclaim.yaml');
+    writeFileSync(config, sandboxYaml([w], { threshold: '1' }).replace(/^state:\n {2}path: .*\n/m, ''));
+    const resumed = await runCli(['resume', '--config', config], { cwd: t.dir, env: { USER: 'ops' } });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(/no state file at .*autoclaim\.db: if autoclaim runs elsewhere .*it was NOT resumed.*state\.path .*resume again/s);
+  });
+
   it('exits 1, NOT told, when the daemon that last wrote its file runs on another host', async () => {
     const t = tempDir('autoclaim-pause-host-');
     cleanup = t.cleanup;

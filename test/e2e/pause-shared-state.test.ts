@@ -9,7 +9,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
-import { pauseCommand } from '../../src/cli/commands/control.js';
+import { pauseCommand, resumeCommand } from '../../src/cli/commands/control.js';
 import { makeContext } from '../../src/cli/context.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { systemClock } from '../../src/domain.js';
@@ -44,4 +44,24 @@ it('says on stderr that only this host was paused when the state is shared', () 
   expect(code).toBe(0);
   expect(stdout.text).toMatch(/told the daemon \(pid \d+\)/);
   expect(stderr.text).toMatch(/shared state \(state\.url\): only this host's daemon is paused; the daemons on other hosts go on signing .*pause each host/);
+});
+
+// Helper h29a (h28e's note): `resume` on shared state lifted this host's pause and said only "told
+// the daemon" (exit 0): an operator lifting the kill switch read the cluster as resumed while every
+// other host's daemon stayed paused.
+it('says on stderr that only this host was resumed when the state is shared', () => {
+  const t = tempDir('autoclaim-resume-shared-');
+  cleanup = t.cleanup;
+  const config = writeConfig(t.dir, { baseUrl: 'http://127.0.0.1:9/v1', wallets: makeWallets(t.dir, ['alpha']) });
+  writeFileSync(config, readFileSync(config, 'utf8').replace('  path: ./state/autoclaim.db', '  url: postgres://autoclaim@127.0.0.1:9/autoclaim'));
+  const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
+  writeDaemonInfo(controlPaths(join(t.dir, 'var', 'autoclaim.db')), { pid: process.pid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
+  const signals: string[] = [];
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const io: CliIo = { env: { USER: 'ops' }, cwd: t.dir, stdout, stderr, clock: systemClock, signals: new EventEmitter() };
+  const code = resumeCommand(makeContext(io, { config }), (_pid, s) => void signals.push(s));
+  expect(signals).toEqual(['SIGUSR2']);
+  expect(code).toBe(0);
+  expect(stderr.text).toMatch(/shared state \(state\.url\): only this host's daemon is resumed; the daemons on other hosts stay paused: resume each host/);
 });

@@ -46,6 +46,25 @@ function notTold(ctx: CommandContext, what: string): ExitCode {
   return EXIT.FAILURE;
 }
 
+/**
+ * Said, on stderr, of the daemons `pause` and `resume` may not have reached (exit unchanged: the
+ * record is written). Without state.path the state is $STATE_DIRECTORY's under systemd but ./var
+ * under the directory this command runs in: a record from a shell lands beside no state, and the
+ * service goes on as it was (pausing before a first start is allowed, so it is not an error). With
+ * shared state the record is this host's file: every other daemon on the database goes on as it was.
+ */
+function notHere(ctx: CommandContext, config: ReturnType<typeof loadValidConfig>, found: boolean, verb: 'pause' | 'resume', others: string): void {
+  if (!found && config.state.url === undefined && !existsSync(config.state.path)) {
+    writeLine(
+      ctx.io.stderr,
+      `no state file at ${config.state.path}: if autoclaim runs elsewhere (a service's state is $STATE_DIRECTORY/autoclaim.db when the config sets no state.path), it was NOT ${verb}d; set state.path in the config to the daemon's state and ${verb} again`,
+    );
+  }
+  if (config.state.url !== undefined) {
+    writeLine(ctx.io.stderr, `shared state (state.url): only this host's daemon is ${verb}d; the daemons on other hosts ${others}: ${verb} each host`);
+  }
+}
+
 export function pauseCommand(ctx: CommandContext, opts: { reason?: string }, kill: Signaller = defaultSignal): ExitCode {
   const config = loadValidConfig(ctx.configPath, ctx.io.env, ctx.io.cwd);
   const paths = controlPaths(config.state.path);
@@ -53,19 +72,7 @@ export function pauseCommand(ctx: CommandContext, opts: { reason?: string }, kil
   writePause(paths, { paused: true, ...who, at: ctx.io.clock.now(), reason: opts.reason });
   const { sent, missed, note } = tell(paths, 'SIGUSR2', kill);
   writeLine(ctx.io.stdout, `signing paused by ${who.user}@${who.host} (recorded in ${paths.pause}); ${note}${sent ? '' : ': a daemon started on this state starts paused'}. Polling and deciding (dry) go on. \`autoclaim resume\` lifts it.`);
-  // Without state.path the state is $STATE_DIRECTORY's under systemd but ./var under the directory
-  // this command runs in: a pause from a shell lands beside no state while the service signs on.
-  // Still recorded (pausing before a first start is allowed), but never said as if it held.
-  if (!sent && !missed && config.state.url === undefined && !existsSync(config.state.path)) {
-    writeLine(
-      ctx.io.stderr,
-      `no state file at ${config.state.path}: if autoclaim runs elsewhere (a service's state is $STATE_DIRECTORY/autoclaim.db when the config sets no state.path), it was NOT paused; set state.path in the config to the daemon's state and pause again`,
-    );
-  }
-  // The record is this host's file: with shared state every other daemon on the database signs on.
-  if (config.state.url !== undefined) {
-    writeLine(ctx.io.stderr, "shared state (state.url): only this host's daemon is paused; the daemons on other hosts go on signing the wallets they hold: pause each host");
-  }
+  notHere(ctx, config, sent || missed, 'pause', 'go on signing the wallets they hold');
   // An operator pulling the kill switch must not read "paused" while the daemon signs on.
   return missed ? notTold(ctx, 'it goes on signing') : EXIT.OK;
 }
@@ -76,8 +83,9 @@ export function resumeCommand(ctx: CommandContext, kill: Signaller = defaultSign
   const who = whoAmI(ctx.io.env);
   const was = readPause(paths);
   writePause(paths, { paused: false, ...who, at: ctx.io.clock.now() });
-  const { missed, note } = tell(paths, 'SIGUSR2', kill);
+  const { sent, missed, note } = tell(paths, 'SIGUSR2', kill);
   writeLine(ctx.io.stdout, `${was?.paused === true ? `pause of ${was.user}@${was.host} lifted` : 'no pause by command was in force'} by ${who.user}@${who.host}; ${note}.`);
+  notHere(ctx, config, sent || missed, 'resume', 'stay paused');
   if (missed) return notTold(ctx, 'it stays as it was');
   if (config.safety.paused === true) {
     writeLine(ctx.io.stdout, 'signing stays paused: safety.paused is true in the config, which only an edit and a reload (SIGHUP) lift.');
