@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger.js';
 import type { SigningPause } from '../executor/deps.js';
 import {
   controlPaths,
+  pidNamespace,
   readPause,
   removeDaemonInfo,
   takePollRequest,
@@ -124,7 +125,7 @@ export class DaemonControl {
       if (p !== undefined) signing.push(hold(w.name, p));
     }
     try {
-      writeDaemonInfo(this.paths, { pid: process.pid, host: os.hostname(), started_at: this.startedAt, updated_at: iso(clock.now()), dry_run: dry, signing });
+      writeDaemonInfo(this.paths, { pid: process.pid, host: os.hostname(), pid_ns: pidNamespace(), started_at: this.startedAt, updated_at: iso(clock.now()), dry_run: dry, signing });
     } catch (err) {
       this.opts.logger.warn({ event: 'control.write_failed', err }, `could not write ${this.paths.daemon}: status will not show this daemon's signing state`);
     }

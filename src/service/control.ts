@@ -41,6 +41,12 @@ export interface SigningHold extends ServerRefusal {
 export interface DaemonInfo {
   pid: number;
   host: string;
+  /**
+   * The pid namespace the pid is a number of (`/proc/self/ns/pid`; absent where there is none, and
+   * in files written before it was recorded). Containers that share the host's name (host
+   * networking, a hostname set alike) each number their own processes: the pid is not this one's.
+   */
+  pid_ns?: string | undefined;
   started_at: string;
   updated_at: string;
   dry_run: boolean;
@@ -93,8 +99,23 @@ export function readDaemonInfo(paths: ControlPaths, isAlive: (pid: number) => bo
     updated_at: String(raw.updated_at ?? ''),
     dry_run: raw.dry_run === true,
     signing: Array.isArray(raw.signing) ? raw.signing : [],
+    pid_ns: typeof raw.pid_ns === 'string' ? raw.pid_ns : undefined,
   };
-  return { ...info, alive: info.host === os.hostname() && isAlive(info.pid) && sameOwner(paths.daemon, info.pid) };
+  return { ...info, alive: info.host === os.hostname() && samePidNamespace(info) && isAlive(info.pid) && sameOwner(paths.daemon, info.pid) };
+}
+
+/** This process's pid namespace, as DaemonInfo.pid_ns records it; undefined where /proc does not say (not Linux). */
+export function pidNamespace(): string | undefined {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the file's pid numbers a process of this command's namespace; true when the file does not say (an older daemon). */
+export function samePidNamespace(info: Pick<DaemonInfo, 'pid_ns'>): boolean {
+  return info.pid_ns === undefined || info.pid_ns === pidNamespace();
 }
 
 /** Whether process `pid` runs as the user who owns `file`; true where /proc does not say (not Linux). */

@@ -66,9 +66,37 @@ describe('autoclaim pause where no state file is', () => {
     expect(paused.stderr).toMatch(/the running daemon was NOT told/);
   });
 
-  // A process of another user than the file's: as root, one started as nobody; else pid 1 (root's).
+  // A live process standing for the daemon's pid (killed after each test).
   let other: ChildProcess | undefined;
   afterEach(() => void other?.kill('SIGKILL'));
+
+  // Helper h29a: the host check (h28e) tells another container by its hostname, but containers
+  // that share the host's name (host networking; a hostname set alike) each number their own
+  // processes. The pid the file names was taken as this namespace's: a live process of the same
+  // user there was signalled (SIGUSR2 ends one that does not listen: `sleep` here; under tini, pid
+  // 7 is often this very command), "told the daemon", exit 0, while the daemon signed on.
+  it.skipIf(process.platform !== 'linux')('exits 1, NOT told, and signals nothing when the daemon that wrote its file numbers its pids in another namespace', async () => {
+    const t = tempDir('autoclaim-pause-pidns-');
+    cleanup = t.cleanup;
+    const [w] = makeWallets(t.dir, ['alpha']) as [TestWallet];
+    const config = join(t.dir, 'autoclaim.yaml');
+    writeFileSync(config, sandboxYaml([w], { threshold: '1' }));
+    mkdirSync(join(t.dir, 'state'), { mode: 0o700 });
+    // This namespace's process under the pid the daemon's namespace gave its daemon: ours, so it can be signalled.
+    const bystander = spawn('sleep', ['60'], { stdio: 'ignore' });
+    other = bystander;
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => bystander.on('exit', (_code, signal) => resolve(signal)));
+    const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
+    writeDaemonInfo(controlPaths(join(t.dir, 'state', 'autoclaim.db')), { pid: bystander.pid!, host: hostname(), pid_ns: 'pid:[4026532999]', started_at: at, updated_at: at, dry_run: false, signing: [] });
+    const paused = await runCli(['pause', '--config', config], { cwd: t.dir, env: { USER: 'ops' } });
+    expect(paused.stdout).toMatch(/a daemon in another pid namespace \(pid:\[4026532999\]\) under this host's name \(pid \d+, .*\) may be running on this state; it cannot be signalled from here/);
+    expect(paused.stderr).toMatch(/the running daemon was NOT told/);
+    expect(paused.code).toBe(1);
+    bystander.kill('SIGKILL');
+    expect(await ended).toBe('SIGKILL');
+  });
+
+  // A process of another user than the file's: as root, one started as nobody; else pid 1 (root's).
   it.skipIf(process.platform !== 'linux')('exits 1, NOT told, when the pid its file names runs here as another user than the file\'s', async ({ skip }) => {
     // Not root and pid 1 is ours (a container run as one user): no process of another user to name,
     // and naming ours would really signal it.

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { loadValidConfig } from '../../runtime.js';
-import { controlPaths, processAlive, readDaemonInfo, readPause, whoAmI, writePause, writePollRequest, type ControlPaths, type PollTarget } from '../../service/control.js';
+import { controlPaths, processAlive, readDaemonInfo, readPause, samePidNamespace, whoAmI, writePause, writePollRequest, type ControlPaths, type DaemonInfo, type PollTarget } from '../../service/control.js';
 import type { CommandContext } from '../context.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
 import { writeLine } from '../io.js';
@@ -16,15 +16,27 @@ type Signaller = (pid: number, signal: 'SIGUSR1' | 'SIGUSR2') => void;
 const defaultSignal: Signaller = (pid, signal) => process.kill(pid, signal);
 
 /**
+ * Where a daemon's file was written when not where this command runs: another host (another
+ * container on the same volume, say), or another pid namespace under this host's name (a container
+ * with host networking, or a hostname set alike), whose pid numbers another process here, or none,
+ * or this very command. Such a daemon cannot be signalled from here; its file is removed at a clean
+ * stop, so it may well be running.
+ */
+function elsewhere(info: DaemonInfo): string | undefined {
+  if (info.host !== os.hostname()) return `on host ${info.host}`;
+  if (!samePidNamespace(info)) return `in another pid namespace (${info.pid_ns ?? '?'}) under this host's name`;
+  return undefined;
+}
+
+/**
  * Signals the daemon when one runs here; what to tell the operator either way. `missed`: a daemon
  * runs but was not told, so it goes on as it was (it reads the pause record at start and SIGUSR2).
  */
 function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signaller): { sent: boolean; missed: boolean; note: string } {
   const info = readDaemonInfo(paths);
-  // A daemon's file written on another host (another container on the same volume, say) is a
-  // daemon this command cannot signal; it is removed at a clean stop, so it may well be running.
-  if (info !== undefined && info.host !== os.hostname()) {
-    return { sent: false, missed: true, note: `a daemon on host ${info.host} (pid ${info.pid}, last seen ${info.updated_at}) may be running on this state; it cannot be signalled from here` };
+  const where = info === undefined ? undefined : elsewhere(info);
+  if (info !== undefined && where !== undefined) {
+    return { sent: false, missed: true, note: `a daemon ${where} (pid ${info.pid}, last seen ${info.updated_at}) may be running on this state; it cannot be signalled from here` };
   }
   if (info === undefined || (!info.alive && !processAlive(info.pid))) return { sent: false, missed: false, note: 'no daemon is running on this state here' };
   // Alive but not the file's owner's: not signalled (the file may name any pid), yet it may be the
