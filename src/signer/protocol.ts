@@ -19,7 +19,7 @@ export const SIGNER_CODES = [
   'ALREADY_SIGNED_EPOCH',
   'TS_SKEW',
   'UNKNOWN_KEY',
-  /** A claim's epoch is not a real date, or lies more than a day from the signer's UTC date. */
+  /** A claim's epoch (or one its op's template signs) is not a real date, or lies more than a day from the signer's UTC date. */
   'EPOCH_INVALID',
   /** Not a request: not JSON, an unknown field (bare bytes), a missing or ill-typed field, too long. */
   'BAD_REQUEST',

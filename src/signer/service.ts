@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import { parseCanonicalSol } from '../amount.js';
+import { templateVariables } from '../api/endpoints.js';
 import type { Clock } from '../domain.js';
 import { judgeEpoch } from '../executor/epoch-check.js';
 import { askSigner } from '../executor/signing-guard.js';
@@ -98,7 +99,11 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
     if (Math.abs(skewMs) > config.maxTsSkewMs) return refuse('TS_SKEW', `ts is ${Math.round(skewMs / 1000)} s from this signer's clock (at most ${config.maxTsSkewMs / 1000} s)`);
     const { policy } = key;
     if (!policy.ops.has(action.op)) return refuse('POLICY_OP', `${action.op} is not allowed for key ${keyName}`);
-    if (action.epoch !== undefined) {
+    // Judged where it means something: a claim's keys its one claim per epoch, and a template that
+    // signs it puts it in the bytes. Anything else's is the journal's note of its plan's epoch,
+    // days old for a step held until an operator resolved an unknown one; refused, that deposit,
+    // mint, withdraw or burn was recorded rejected, where an in-process key sent it (helper h29e).
+    if (action.epoch !== undefined && (action.op === 'claim' || templateVariables(config.templates[action.op]).includes('epoch'))) {
       const verdict = judgeEpoch({ epoch: action.epoch, nowMs, last: null, exempt: config.epochs === 'any' });
       if (!verdict.ok) return refuse('EPOCH_INVALID', verdict.detail);
     }

@@ -91,6 +91,18 @@ describe('the signer service over its socket', () => {
     expect(journal.all()).toHaveLength(1);
   });
 
+  it("signs a deposit of a plan days old: an epoch its message does not sign is only the journal's note (helper h29e)", async () => {
+    // A plan's deposit (or mint, withdraw, burn) held by an unknown step until an operator resolved
+    // it after a weekend: the daemon names the plan's epoch, three days past. Refused as
+    // EPOCH_INVALID, the step was recorded rejected and never went out, where an in-process key sent it.
+    const old = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
+    const d = await client.ask(deposit('1', { epoch: old }));
+    expect(codeOf(d), JSON.stringify(d)).toBeUndefined();
+    expect(journal.all().map((r) => [r.op, r.epoch])).toEqual([['deposit', old]]);
+    // A claim's epoch keys its one claim per epoch: judged as ever.
+    expect(codeOf(await client.ask(claim({ epoch: old })))).toBe('EPOCH_INVALID');
+  });
+
   it('journals pipelined requests in one commit, each checked against those before it', async () => {
     const t = nowTs();
     const lines = [claim({ id: 'p1', ts: t }), claim({ id: 'p2', ts: t + 1 }), deposit('10', { id: 'p3', ts: t }), deposit('10', { id: 'p4', ts: t - 1 }), deposit('10', { id: 'p5', ts: t - 2 })];
@@ -231,6 +243,22 @@ describe('the signer service over its socket', () => {
     for (const w of setup.wallets) {
       expect(text).not.toContain(bs58.encode(w.secretKey64));
       expect(text).not.toContain(JSON.stringify([...w.secretKey64.subarray(0, 32)]).slice(1, -1));
+    }
+  });
+});
+
+describe('the signer service with a deposit template that signs {epoch} (helper h29e)', () => {
+  it("judges that epoch: it is in the signed bytes", async () => {
+    const setup = signerSetup({ extra: 'templates:\n  deposit: "{wallet}|{symbol}|{amount}|{epoch}|{ts}"\n' });
+    const log = captureLog('debug');
+    const s = await startService(setup, log);
+    try {
+      const old = new Date(Date.now() - 3 * 86_400_000).toISOString().slice(0, 10);
+      const ask = (epoch: string) => s.client.ask({ id: `d-${epoch}`, key: 'treasury', op: 'deposit', wallet: setup.wallets[0]!.address, symbol: 'SOL2X', amount: '1', ts: nowTs(), epoch });
+      expect(codeOf(await ask(old))).toBe('EPOCH_INVALID');
+      expect(codeOf(await ask(today()))).toBeUndefined();
+    } finally {
+      await stopService(s, setup);
     }
   });
 });
