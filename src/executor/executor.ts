@@ -98,7 +98,7 @@ export class PlanExecutor {
       return 'unknown';
     }
     if (step.kind === 'claim') return this.runClaim(plan, step);
-    if (step.state === 'unknown') return 'unknown'; // deposits and mints wait for the operator
+    if (step.state === 'unknown') return 'unknown'; // deposits, mints, withdraws and burns wait for the operator
     return this.runTransfer(plan, step);
   }
 
@@ -242,7 +242,7 @@ export class PlanExecutor {
   }
 
   // ------------------------------------------------------------------------------------------
-  // deposit and mint
+  // deposit, mint, withdraw and burn
 
   private async runTransfer(plan: PlanWithSteps, step: StepRow): Promise<StepResult> {
     const { store, api } = this.deps;
@@ -250,7 +250,7 @@ export class PlanExecutor {
     const signer = this.signer(plan);
     if (signer === undefined) return await this.skip(plan, 'no key loaded for this wallet');
     if (await store.hasUnknownSignedStep(plan.address)) {
-      log.warn({ event: 'action.blocked' }, `${step.kind} held back: an earlier deposit or mint of this wallet is unknown; resolve it with \`autoclaim actions resolve\``);
+      log.warn({ event: 'action.blocked' }, `${step.kind} held back: an earlier deposit, mint, withdraw or burn of this wallet is unknown; resolve it with \`autoclaim actions resolve\``);
       return 'blocked';
     }
     if (step.symbol === null || step.amountSpec === null) return await this.skip(plan, `${step.kind} step has no symbol or amount`);

@@ -230,7 +230,7 @@ export class OutcomeRecorder {
     } else {
       log.error(
         { event: 'action.unknown', status: r.status, err: r.error, request_id: r.requestId },
-        `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits and mints of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
+        `${step.kind} outcome unknown; it will NOT be re-sent. Further deposits, mints, withdraws and burns of this wallet are held until an operator runs \`autoclaim actions resolve ${step.id} --applied|--not-applied\``,
       );
     }
     return 'unknown';

@@ -1,7 +1,7 @@
 // Steps left `sending` by a crash (or by a daemon whose lease another took over) become unknown at
 // start, when a wallet's lease is taken over, and at every turn of a wallet: a request may have gone
 // out, so nothing is sent again until it is reconciled (claims) or resolved by an operator
-// (deposits and mints). Each is logged so an operator sees it.
+// (deposits, mints, withdraws and burns). Each is logged so an operator sees it.
 //
 // The per-turn pass is what frees a wallet whose step was left `sending` under a live owner (a
 // daemon that lost the lease between recording and sending and got it back, a `send` process

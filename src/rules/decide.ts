@@ -47,8 +47,8 @@
  *  8. max_sol_per_action     — a step would move more than safety.max_sol_per_action: the claim
  *                              (judged by pending), a fixed amount, or a percent/"all" amount
  *                              judged against pending. The worker re-checks with the real claim.
- *  9. blocked_unknown_step   — an `unknown` deposit/mint is open for this wallet and this rule has
- *                              a deposit or mint step; claim-only rules still fire.
+ *  9. blocked_unknown_step   — an `unknown` deposit, mint, withdraw or burn is open for this wallet
+ *                              and this rule has any of them; claim-only rules still fire.
  *  9b. claim_in_doubt       — a claim of this wallet is sending or unknown and this rule claims:
  *                              reconciling it compares summaries, which another claim would move.
  * 10. claim_already_planned  — an earlier rule (config order) fired a plan with a claim in this
@@ -82,7 +82,7 @@ export interface DecideInput {
   now: number;
   /** A dry run: only dry history counts for it, only real history for a real run. */
   dry: boolean;
-  /** An `unknown` deposit/mint is open for this wallet: rules with deposit/mint steps must not fire. */
+  /** An `unknown` deposit, mint, withdraw or burn is open for this wallet: rules with any of them must not fire. */
   blockedSignedOps?: boolean;
   /** A claim of this wallet is sending or unknown: rules that claim must not fire until it settles. */
   claimInDoubt?: boolean;
@@ -163,7 +163,7 @@ function judge(rule: Rule, input: DecideInput, claimTakenBy: string | undefined,
       return {
         reason: 'blocked_unknown_step',
         detail:
-          `an unknown deposit/mint is open for this wallet, so ${signed.map(describeStep).join(', ')} must wait; ` +
+          `an unknown deposit, mint, withdraw or burn is open for this wallet, so ${signed.map(describeStep).join(', ')} must wait; ` +
           'resolve it with `autoclaim actions resolve ID --applied|--not-applied`',
       };
     }
