@@ -2,6 +2,7 @@
 // queue faults, jump epochs. No auth, by design: the sandbox is a test tool bound to 127.0.0.1.
 import { z } from 'zod';
 import { AmountError, MAX_LAMPORTS, parseSol, type Lamports } from '../amount.js';
+import { inSol, unitsOf } from '../rules/amounts.js';
 import { isWalletAddress } from './derive.js';
 import { faultSpecSchema, type FaultQueue } from './faults.js';
 import { RawNumber, field, isPlainObject, parseLossless, sol, type JsonValue } from './json.js';
@@ -18,13 +19,18 @@ interface AdminContext {
   resetStats(): void;
 }
 
+/**
+ * A ledger entry. A withdraw's amount is the vault's shares and a burn's the token's units (10^-9
+ * either way): `amount_units` with its `unit`, never `amount_sol`, which a script sums as SOL.
+ */
 function ledgerJson(e: LedgerEntry): JsonValue {
+  const amount = inSol(e.op) ? { amount_sol: sol(e.amountLamports) } : { amount_units: sol(e.amountLamports), unit: unitsOf({ kind: e.op, symbol: e.symbol }) };
   return {
     seq: e.seq,
     op: e.op,
     wallet: e.wallet,
     symbol: e.symbol,
-    amount_sol: sol(e.amountLamports),
+    ...amount,
     amount_lamports: e.amountLamports.toString(),
     epoch: e.epoch,
     ts: e.ts,

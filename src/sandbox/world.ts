@@ -1,7 +1,7 @@
 // The simulated service's state. Pending rewards are a function of the clock (base + rate × elapsed),
 // never of timers, so a test that moves a fake clock sees exactly the accrual it expects and two
 // worlds given the same clock and options are identical.
-import { LAMPORTS_PER_SOL, MAX_LAMPORTS, type Lamports } from '../amount.js';
+import { formatSol, LAMPORTS_PER_SOL, MAX_LAMPORTS, type Lamports } from '../amount.js';
 import type { Clock } from '../domain.js';
 import { demoWalletAddress, hashBelow, isWalletAddress, txId } from './derive.js';
 import {
@@ -250,7 +250,7 @@ export class SandboxWorld {
     const held = w[holding].get(symbol) ?? 0n;
     if (amount > held) {
       const what = holding === 'shares' ? `${symbol} vault shares` : `${symbol} tokens`;
-      throw new WorldError(holding === 'shares' ? 'insufficient_shares' : 'insufficient_tokens', `insufficient ${what}: ${amount} units asked, ${held} held`);
+      throw new WorldError(holding === 'shares' ? 'insufficient_shares' : 'insufficient_tokens', `insufficient ${what}: ${formatSol(amount)} asked, ${formatSol(held)} held`);
     }
     return w;
   }

@@ -71,6 +71,20 @@ describe('admin surface', () => {
     });
   });
 
+  it("serves a withdraw's shares and a burn's tokens in their unit, never as amount_sol (helper h29e)", async () => {
+    // A script summing the ledger's amount_sol counted shares and tokens as SOL, as the daemon's
+    // logs once did (helper 34).
+    await start({ symbols: ['SOL2X', 'SOL5X'], wallets: [{ address: alice.address, shares: { SOL2X: 1_000_000_000n }, tokens: { SOL5X: 1_000_000_000n } }] });
+    const base = { wallet: alice, apiKey: 'admin-test-key' };
+    expect((await sendSigned(agent, buildSigned(sandbox.url, clock, 'withdraw', { ...base, symbol: 'SOL2X', amount: '0.25' }))).status).toBe(200);
+    expect((await sendSigned(agent, buildSigned(sandbox.url, clock, 'burn', { ...base, symbol: 'SOL5X', amount: '0.1', ts: Math.floor(clock.now() / 1000) + 1 }))).status).toBe(200);
+    const entries = ((await send(agent, `${sandbox.adminUrl}/ledger`)).json as { entries: Array<Record<string, unknown>> }).entries;
+    expect(entries.map((e) => [e.op, e.amount_sol, e.amount_units, e.unit, e.amount_lamports])).toEqual([
+      ['withdraw', undefined, 0.25, 'SOL2X vault shares', '250000000'],
+      ['burn', undefined, 0.1, 'SOL5X tokens', '100000000'],
+    ]);
+  });
+
   it('queues, lists and clears faults over HTTP', async () => {
     await start();
     const queued = await post('/faults', [

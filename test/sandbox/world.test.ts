@@ -171,3 +171,14 @@ describe('spending', () => {
     ]);
   });
 });
+
+describe('redeeming (helper h29e)', () => {
+  it('refuses a withdraw or burn above what is held, saying both in the unit the request wrote', () => {
+    // The request said 0.25 and the refusal "250000000 units asked": the daemon logs the server's
+    // words, and an operator read a thousand million times what the rule asked.
+    const { world: w } = world({ wallets: [{ address: alice.address, shares: { SOL2X: 100_000_000n } }] });
+    expect(() => w.withdraw(alice.address, 'SOL2X', 250_000_000n, 'w1')).toThrow('insufficient SOL2X vault shares: 0.25 asked, 0.1 held');
+    expect(() => w.burn(alice.address, 'SOL3X', 1n, 'b1')).toThrow('insufficient SOL3X tokens: 0.000000001 asked, 0 held');
+    expect(w.ledger()).toEqual([]);
+  });
+});
