@@ -16,6 +16,7 @@ import { templateVariables } from '../api/endpoints.js';
 import type { Clock } from '../domain.js';
 import { judgeEpoch } from '../executor/epoch-check.js';
 import { askSigner } from '../executor/signing-guard.js';
+import { unitsOf } from '../rules/amounts.js';
 import { messageFor } from '../keys/message.js';
 import type { SignAction, SignerBackend, WalletSigner } from '../keys/port.js';
 import type { Logger } from '../log/logger.js';
@@ -111,7 +112,7 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
     if (action.op !== 'claim') {
       if (action.symbol === undefined || !policy.symbols.has(action.symbol)) return refuse('POLICY_SYMBOL', `symbol ${action.symbol ?? '(none)'} is not allowed for key ${keyName}`);
       lamports = parseCanonicalSol(action.amount ?? '');
-      if (lamports > policy.maxLamportsPerAction) return refuse('POLICY_ACTION_CAP', `${action.amount} SOL is over this key's cap per action`);
+      if (lamports > policy.maxLamportsPerAction) return refuse('POLICY_ACTION_CAP', `${action.amount} ${unitsOf({ kind: action.op, symbol: action.symbol })} is over this key's cap per action`);
     }
     let message: string;
     try {
@@ -164,7 +165,7 @@ export function createSignerHandler(deps: SignerServiceDeps): SignerHandler {
       pending.map(async (p, i): Promise<Outcome> => {
         const v = verdicts[i];
         if (v === 'already_signed_epoch') return refuse('ALREADY_SIGNED_EPOCH', `a claim for epoch ${p.action.epoch} was already signed for this wallet`);
-        if (v === 'day_cap') return refuse('POLICY_DAY_CAP', `${p.action.amount} SOL would take this wallet over its cap per day`);
+        if (v === 'day_cap') return refuse('POLICY_DAY_CAP', `${p.action.amount} ${unitsOf({ kind: p.action.op, symbol: p.action.symbol })} would take this wallet over its cap per day`);
         return signOne(p, v === 'repeat');
       }),
     );

@@ -263,6 +263,23 @@ describe('the signer service with a deposit template that signs {epoch} (helper 
   });
 });
 
+describe("the signer service's refusal of a burn over its caps (helper h29e)", () => {
+  it('names the tokens, not SOL: the daemon logs it as the reason the step was refused', async () => {
+    const setup = signerSetup({ policy: { ops: '[burn]', symbols: '[SOL5X]', perAction: '10', perDay: '15' } });
+    const log = captureLog('debug');
+    const s = await startService(setup, log);
+    try {
+      const burn = (amount: string, ts: number) => s.client.ask({ id: `b-${amount}`, key: 'treasury', op: 'burn', wallet: setup.wallets[0]!.address, symbol: 'SOL5X', amount, ts });
+      const messageOf = (a: Record<string, unknown>) => (a.error as { message?: string } | undefined)?.message;
+      expect(messageOf(await burn('11', nowTs()))).toBe("11 SOL5X tokens is over this key's cap per action");
+      expect(codeOf(await burn('10', nowTs() - 1))).toBeUndefined();
+      expect(messageOf(await burn('6', nowTs() - 2))).toBe('6 SOL5X tokens would take this wallet over its cap per day');
+    } finally {
+      await stopService(s, setup);
+    }
+  });
+});
+
 describe('the signer service at the largest caps its journal can count (helper 38)', () => {
   const MAX = '9223372036.854775807';
   let setup: SignerSetup;
