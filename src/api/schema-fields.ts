@@ -136,6 +136,20 @@ export const optionalNumberText = z.transform((v, ctx): string | null => {
     return z.NEVER;
   });
 
+/**
+ * A field of a signed request's answer said for the reader (tx, mint, vault, received, ...), read
+ * with `field`; of another shape (an object, a number where the examples write a string) it reads
+ * as absent, and stays in `raw`. Whether the action was applied is the body's status and error
+ * (SPEC §2): refused as unreadable over such a field, an applied mint or burn turned `unknown` and
+ * held every transfer of its wallet until an operator resolved it (docs/reliability.md, helper h29e).
+ */
+export function said<T>(field: z.ZodType<T | null>) {
+  return z.transform((v): T | null => {
+    const r = field.safeParse(v);
+    return r.success ? r.data : null;
+  });
+}
+
 export const requiredString = z.transform((v, ctx): string => {
   if (typeof v === 'string' && v.length > 0) return v;
   ctx.addIssue({

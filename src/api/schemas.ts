@@ -18,6 +18,7 @@ import {
   requiredEpoch,
   requiredPositiveInt,
   requiredString,
+  said,
   roundedAmountFields,
 } from './schema-fields.js';
 
@@ -85,17 +86,21 @@ const leaderboardSchema = z
     });
   });
 
-/** Claim, deposit and mint answers: everything optional, unknown fields kept. */
+/**
+ * Answers to signed requests (claim, deposit, mint, withdraw, burn): everything optional, unknown
+ * fields kept. What decides is checked (status; claimed_sol, which sizes steps); what is said for
+ * the reader is read as absent when it is of another shape (`said`).
+ */
 const actionResponseSchema = object({
   status: optionalString,
-  tx: optionalString,
+  tx: said(optionalString),
   claimed_sol: optionalAmount,
-  epoch: optionalString,
-  vault: optionalString,
-  share_mint: optionalString,
-  estimated_shares: optionalDecimalText,
-  mint: optionalString,
-  received: optionalDecimalText,
+  epoch: said(optionalString),
+  vault: said(optionalString),
+  share_mint: said(optionalString),
+  estimated_shares: said(optionalDecimalText),
+  mint: said(optionalString),
+  received: said(optionalDecimalText),
 });
 
 // A type alias (not an interface) so it is assignable to Record<string, unknown> ports.

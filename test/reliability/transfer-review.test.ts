@@ -72,4 +72,23 @@ describe('mint, withdraw and burn (helper h29e)', () => {
     expect(String(skipped?.detail)).toMatch(/^an unknown deposit, mint, withdraw or burn is open for this wallet/);
     expect(w.sandbox.ledger().map((e) => e.op)).toEqual(['burn']);
   });
+
+  it.each([
+    ['mint', '{"status":"success","tx":"t1","mint":{"address":"So1","symbol":"SOL5X"},"received":49.9921}'],
+    ['mint', '{"status":"success","tx":{"signature":"t1"},"mint":"SOL5X","received":{"amount":"49.9921","unit":"SOL5X"}}'],
+    ['burn', '{"status":"success","tx":"t1","received":{"sol":0.1}}'],
+  ] as const)('a %s answered "success" with a field of another shape than the example is applied, not unknown: %s', async (op, body) => {
+    // Only `status` and `error` say whether it was applied (SPEC §2); `mint`, `tx` and `received`
+    // are said for the reader. Refused as unreadable, an applied action turned unknown and held
+    // every deposit, mint, withdraw and burn of the wallet until an operator resolved it.
+    world = await openFaultWorld({ rules: `  - name: r\n    do:\n      - ${op}: { symbol: SOL5X, amount: 0.1 }\n`, balanceLamports: SOL });
+    const w = world;
+    w.sandbox.world.setWallet(w.wallet.address, { tokens: { SOL5X: SOL } });
+    w.sandbox.addFault({ kind: 'malformed', body, apply: true, match: { op, wallet: w.wallet.address } });
+    const r = await runOnce(w);
+    expect(w.applied(op)).toHaveLength(1);
+    expect(r.state(op)).toBe('acknowledged');
+    // What it said is kept as it came.
+    expect(r.plans[0]?.steps[0]?.responseRaw).toBe(body);
+  });
 });
