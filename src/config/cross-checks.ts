@@ -237,6 +237,15 @@ function checkRule(rule: Rule, i: number, config: AppConfig, ctx: ResolveContext
     }
   }
 
+  // The cap counts SOL (rules/amounts.ts movesSol); a rule that only withdraws and burns moves
+  // none, and an operator who wrote the cap to bound its burns had no such bound.
+  if (perDay !== undefined && rule.do.every((s) => s.kind === 'withdraw' || s.kind === 'burn') && !isBroken(ctx, [...base, 'limits', 'max_sol_per_day'])) {
+    issues.warn(
+      [...base, 'limits', 'max_sol_per_day'],
+      "counts SOL, and this rule moves none (a withdraw's vault shares and a burn's tokens are not SOL): it bounds nothing; bound the rule with max_plans_per_day or cooldown",
+    );
+  }
+
   if (claimAt !== undefined && capKnown) {
     for (const c of rule.when) {
       if (c.field !== 'pending_sol' || (c.op !== 'gte' && c.op !== 'gt' && c.op !== 'eq')) continue;

@@ -288,6 +288,15 @@ describe('warnings: loads, but probably not what was meant', () => {
       warnings: [],
     },
     {
+      // The cap counts SOL; a rule that only withdraws and burns moves none, so the operator who
+      // wrote it to bound the burns had no bound but the rule's others (helper h29e).
+      name: 'a daily SOL cap on a rule that moves no SOL',
+      yaml: edit(BASE, '      - claim\n      - deposit: { symbol: SOL2X, amount: "50%" }', '      - burn: { symbol: SOL5X, amount: 2 }\n    limits: { max_sol_per_day: 1 }'),
+      warnings: [
+        "config.yaml:13:15 rules[0].limits.max_sol_per_day: counts SOL, and this rule moves none (a withdraw's vault shares and a burn's tokens are not SOL): it bounds nothing; bound the rule with max_plans_per_day or cooldown",
+      ],
+    },
+    {
       name: 'a threshold above the safety cap',
       yaml: edit(BASE, '{ gte: 0.5 }', '{ gte: 500 }'),
       warnings: [
