@@ -1,6 +1,7 @@
 // Everything a signed request must get right before the world is touched: bearer, body shape,
 // timestamp window, wallet header = body wallet, canonical amount text, and an Ed25519 signature
-// over the configured template in the configured encoding. Replays are refused by signature.
+// over the configured template in the configured encoding (S below L, as RFC 8032 says). Replays
+// are refused by signature.
 // A signature that does not verify is a 401 naming the signature: from the server's side a wrong
 // key and a wrong message template look the same, and both mean "your request is wrong".
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -144,13 +145,27 @@ export function verifySigned(op: SandboxOp, headers: IncomingHttpHeaders, rawBod
     throw new HttpError(400, 'invalid_body', err instanceof Error ? err.message : 'cannot render the signed message');
   }
   const sig = decodeSignature(signature, cfg.signatureEncoding);
-  if (!sig || sig.length !== nacl.sign.signatureLength) {
+  if (!sig || sig.length !== nacl.sign.signatureLength || !canonicalS(sig)) {
     throw new HttpError(401, 'invalid_signature', `signature is not a ${cfg.signatureEncoding} Ed25519 signature`);
   }
   if (!nacl.sign.detached.verify(new TextEncoder().encode(message), sig, publicKey)) {
     throw new HttpError(401, 'invalid_signature', 'signature does not verify for this wallet and message');
   }
   return { op, wallet, symbol, amountText, amountLamports, tsSec, signature, replayKey: Buffer.from(sig).toString('hex') };
+}
+
+/** L, the order of Ed25519's base point. */
+const ED25519_ORDER = 2n ** 252n + 27742317777372353535851937790883648493n;
+
+/**
+ * RFC 8032 §5.1.7: a signature whose S (its last 32 bytes, little-endian) is not below L is invalid.
+ * tweetnacl does not ask, and verifies S + L as it verifies S: the same signature in other bytes,
+ * which the replay guard (keyed by the bytes) took for a new one and applied a second time.
+ */
+function canonicalS(sig: Uint8Array): boolean {
+  let s = 0n;
+  for (let i = sig.length - 1; i >= 32; i--) s = (s << 8n) | BigInt(sig[i] ?? 0);
+  return s < ED25519_ORDER;
 }
 
 /** What a message template may name; the client's templates use the same words. */

@@ -1,4 +1,5 @@
 // Every refusal of a signed request has its own status and leaves the ledger untouched.
+import bs58 from 'bs58';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { FakeClock } from '../support/clock.js';
@@ -33,6 +34,8 @@ async function refused(op: 'claim' | 'deposit' | 'mint', init: Partial<SignedIni
 }
 
 const deposit = { symbol: 'SOL2X', amount: '1.5' };
+/** L, the order of Ed25519's base point. */
+const ED25519_ORDER = 2n ** 252n + 27742317777372353535851937790883648493n;
 
 describe('signed request refusals (none reaches the ledger)', () => {
   it('accepts the well-formed request these cases spoil', async () => {
@@ -131,6 +134,22 @@ describe('replay', () => {
     expect((await sendSigned(agent, req)).status).toBe(422);
     sandbox.world.setWallet(alice.address, { balanceLamports: 10_000_000_000n });
     expect((await sendSigned(agent, req)).status).toBe(200);
+    expect(sandbox.ledger()).toHaveLength(1);
+  });
+
+  it('refuses the same signature with L added to its S (RFC 8032: S must be below L), so no replay passes as new', async () => {
+    const req = buildSigned(sandbox.url, clock, 'deposit', { wallet: alice, apiKey: API_KEY, ...deposit });
+    expect((await sendSigned(agent, req)).status).toBe(200);
+    // tweetnacl verifies S + L as it verifies S: the same signature in other bytes, another replay key.
+    const sig = bs58.decode(req.signature);
+    let s = 0n;
+    for (let i = 63; i >= 32; i--) s = (s << 8n) | BigInt(sig[i] ?? 0);
+    s += ED25519_ORDER;
+    for (let i = 32; i < 64; i++, s >>= 8n) sig[i] = Number(s & 0xffn);
+    const malleated = bs58.encode(sig);
+    const again = await sendSigned(agent, { ...req, body: req.body.replace(req.signature, malleated) });
+    expect(again.status).toBe(401);
+    expect(errorCode(again.json)).toBe('invalid_signature');
     expect(sandbox.ledger()).toHaveLength(1);
   });
 
