@@ -11,8 +11,16 @@ import type { AppConfig, Lamports } from '../domain.js';
 import type { Logger } from '../log/logger.js';
 import { demoWalletAddress, demoWalletKeyPair } from './derive.js';
 import type { SandboxOptions } from './server.js';
+import type { RateLimitOptions } from './stats.js';
 
 const DEMO_INDEX_RANGE = 64;
+
+/**
+ * The real service's published limit for a client (SPEC §1, §6): the demo sandboxes (`npm start`'s
+ * and `autoclaim sandbox`) keep it as it does, so a client that does not keep to it meets its 429s
+ * here first, not on the real service.
+ */
+export const PUBLISHED_RATE_LIMIT: Readonly<RateLimitOptions> = Object.freeze({ perMinute: 500, burst: 100 });
 
 /** Starting pending rewards and accrual factor (× sandbox.accrual) by wallet position. */
 const PROFILES: Array<{ pending: Lamports; accrualTimes10: bigint }> = [
@@ -31,6 +39,7 @@ export function demoSandboxOptions(n: number, accrualLamportsPerSec: Lamports = 
   return {
     wallets: Array.from({ length: n }, (_, i) => profileFor(demoWalletAddress(i), i, accrualLamportsPerSec)),
     defaultAccrualLamportsPerSec: accrualLamportsPerSec,
+    rateLimit: PUBLISHED_RATE_LIMIT,
   };
 }
 
@@ -66,6 +75,7 @@ export function prepareDemoWorld(config: AppConfig, opts: { logger: Logger }): {
       epochMs: config.sandbox.epochMs,
       wallets: config.wallets.map((w, i) => profileFor(w.address, i, accrual)),
       defaultAccrualLamportsPerSec: accrual,
+      rateLimit: PUBLISHED_RATE_LIMIT,
     },
   };
 }
