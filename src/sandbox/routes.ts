@@ -15,6 +15,8 @@ export interface ApiContext {
   basePath: string;
   /** What `GET /health` says the network is (the real service: "solana-mainnet"). */
   network: string;
+  /** What a signed request already applied gets when it comes again (SandboxOptions.replays). */
+  replays: 'refuse' | 'apply';
 }
 
 type Route =
@@ -148,7 +150,7 @@ function summary(address: string, ctx: ApiContext): Reply {
 
 function signed(op: SandboxOp, headers: IncomingHttpHeaders, rawBody: string, ctx: ApiContext, requestId: string | undefined): Reply {
   const req = verifySigned(op, headers, rawBody, ctx.verify);
-  if (ctx.replay.has(req.replayKey)) throw new HttpError(409, 'replayed_signature', 'this signature was already used');
+  if (ctx.replays === 'refuse' && ctx.replay.has(req.replayKey)) throw new HttpError(409, 'replayed_signature', 'this signature was already used');
   const reply = apply(op, req, ctx.world, requestId);
   ctx.replay.remember(req.replayKey, req.tsSec);
   return reply;

@@ -53,6 +53,14 @@ export interface SandboxOptions {
   defaultAccrualLamportsPerSec?: bigint;
   symbols?: string[];
   autoRegister?: boolean;
+  /**
+   * What a signed request already applied gets when the same signature comes again within the
+   * timestamp window: `refuse` (409 replayed_signature, the default) or `apply` (applied again).
+   * The real service documents no replay protection and no idempotency (SPEC §6), so a client that
+   * sends one signed request twice may move the money twice; with `apply` such a bug is a second
+   * entry in the ledger, where `refuse` hides it behind a 409 the client reads as a refusal.
+   */
+  replays?: 'refuse' | 'apply';
   /** The sandbox's own limiter (off by default): 429 with Retry-After past the budget. */
   rateLimit?: RateLimitOptions;
   logger?: Logger;
@@ -110,6 +118,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     basePath,
     replay: new ReplayGuard(clock, tsWindowSec),
     network: opts.network ?? 'solana-sandbox',
+    replays: opts.replays ?? 'refuse',
     verify: { apiKey: opts.apiKey, headerPrefix, tsWindowSec, endpoints, signatureEncoding: opts.signatureEncoding ?? 'base58', clock, epoch: () => world.epoch() },
   };
   const admin = { world, faults, stats: () => stats.snapshot(faults.fired), resetStats: () => stats.reset() };

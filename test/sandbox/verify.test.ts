@@ -153,6 +153,21 @@ describe('replay', () => {
     expect(sandbox.ledger()).toHaveLength(1);
   });
 
+  it('with replays: apply, the same signature is applied again, as by a service without replay protection (SPEC §6 documents none)', async () => {
+    await sandbox.close();
+    sandbox = await startSandbox({
+      clock,
+      apiKey: API_KEY,
+      replays: 'apply',
+      wallets: [{ address: alice.address, balanceLamports: 5_000_000_000n, accrualLamportsPerSec: 0n }],
+    });
+    const req = buildSigned(sandbox.url, clock, 'deposit', { wallet: alice, apiKey: API_KEY, ...deposit });
+    expect((await sendSigned(agent, req)).status).toBe(200);
+    expect((await sendSigned(agent, req)).status).toBe(200);
+    expect(sandbox.ledger().map((e) => e.signature)).toEqual([req.signature, req.signature]);
+    expect(sandbox.world.wallet(alice.address)?.balanceLamports).toBe(2_000_000_000n);
+  });
+
   it('a new signature for the same action is a new action', async () => {
     const first = buildSigned(sandbox.url, clock, 'deposit', { wallet: alice, apiKey: API_KEY, ...deposit });
     expect((await sendSigned(agent, first)).status).toBe(200);
