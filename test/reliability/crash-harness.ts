@@ -48,6 +48,9 @@ export async function crashWorld(opts: {
   const wallets = makeWallets(dir, opts.names);
   const sandbox = await startSandbox({
     apiKey: CANARY_API_KEY,
+    // A service without replay protection (SPEC §6 documents none): a signed request sent twice is
+    // two entries in the ledger here, not a 409 the daemon reads as a refusal.
+    replays: 'apply',
     defaultAccrualLamportsPerSec: 0n,
     wallets: wallets.map((w) => ({
       address: w.address,

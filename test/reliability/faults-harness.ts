@@ -69,6 +69,9 @@ export async function openFaultWorld(opts: { rules: string; pendingLamports?: bi
   const [wallet] = makeWallets(dir, ['w']) as [TestWallet];
   const sandbox = await startSandbox({
     apiKey: CANARY_API_KEY,
+    // A service without replay protection (SPEC §6 documents none): a signed request sent twice is
+    // two entries in the ledger here, not a 409 the daemon reads as a refusal.
+    replays: 'apply',
     defaultAccrualLamportsPerSec: 0n,
     wallets: [{ address: wallet.address, pendingLamports: opts.pendingLamports ?? SOL, accrualLamportsPerSec: 0n, balanceLamports: opts.balanceLamports ?? 0n }],
   });

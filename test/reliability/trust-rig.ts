@@ -122,6 +122,9 @@ export async function openRig(opts: RigOptions): Promise<Rig> {
   const { secretKey64, address } = generateKeypair();
   const sandbox = await startSandbox({
     apiKey: CANARY_API_KEY,
+    // A service without replay protection (SPEC §6 documents none): a signed request sent twice is
+    // two entries in the ledger here, not a 409 the daemon reads as a refusal.
+    replays: 'apply',
     clock: time.server,
     tsWindowSec: opts.tsWindowSec ?? 300,
     defaultAccrualLamportsPerSec: 0n,
