@@ -58,6 +58,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.AUTOCLAIM_HEALTH_URL, { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
 # The same entry as the package bin (`autoclaim`) and the tests: dist/cli/main.js, with the node
-# flags of the systemd unit (a small young generation: see the unit's comment).
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=1", "/app/dist/cli/main.js"]
+# flags of the systemd unit (a small young generation: see the unit's comment), and `--` after them
+# (Node reads an --env-file after the script too: the unit's comment).
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--max-semi-space-size=1", "--", "/app/dist/cli/main.js"]
 CMD ["run"]

@@ -17,7 +17,7 @@ const ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) =>
 describe('renderUnit', () => {
   it('points ExecStart at this node and this package, and changes nothing else without --user', () => {
     const unit = renderUnit(TEMPLATE, { node: '/usr/local/bin/node', packageRoot: '/usr/lib/node_modules/autoclaim' });
-    expect(unit).toContain('\nExecStart=/usr/local/bin/node --max-semi-space-size=1 /usr/lib/node_modules/autoclaim/dist/cli/main.js run --config %E/autoclaim/autoclaim.yaml\n');
+    expect(unit).toContain('\nExecStart=/usr/local/bin/node --max-semi-space-size=1 -- /usr/lib/node_modules/autoclaim/dist/cli/main.js run --config %E/autoclaim/autoclaim.yaml\n');
     const body = unit.split('\n').filter((l) => !l.startsWith('# Written by') && !l.startsWith('# Change it with'));
     const template = TEMPLATE.split('\n').filter((l) => !l.startsWith('ExecStart='));
     expect(body.filter((l) => !l.startsWith('ExecStart='))).toEqual(template);
@@ -61,7 +61,7 @@ describe('service install --root', () => {
     expect(first.code, first.stderr).toBe(0);
     const unitFile = join(root, 'etc/systemd/system/autoclaim.service');
     const unit = readFileSync(unitFile, 'utf8');
-    expect(unit).toContain(`ExecStart=${process.execPath} --max-semi-space-size=1 ${packageRoot()}/dist/cli/main.js run --config %E/autoclaim/autoclaim.yaml`);
+    expect(unit).toContain(`ExecStart=${process.execPath} --max-semi-space-size=1 -- ${packageRoot()}/dist/cli/main.js run --config %E/autoclaim/autoclaim.yaml`);
     expect(statSync(join(root, 'etc/autoclaim')).mode & 0o777).toBe(0o755);
     expect(statSync(join(root, 'etc/autoclaim/credentials')).mode & 0o777).toBe(0o700);
     expect(readFileSync(join(root, 'etc/autoclaim/autoclaim.yaml'), 'utf8')).toBe(readFileSync(join(REPO, 'config/production.example.yaml'), 'utf8'));

@@ -155,8 +155,9 @@ export interface Child {
 }
 
 /** Runs the built CLI as a real process (for signals and crashes). */
-export function spawnCli(argv: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): Child {
-  const proc = spawn(process.execPath, [CLI, ...argv], {
+/** `nodeArgs`: node's own arguments before the script (as a unit's ExecStart= has them). */
+export function spawnCli(argv: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; nodeArgs?: string[] }): Child {
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, ...argv], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH, AUTOCLAIM_API_KEY: CANARY_API_KEY, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

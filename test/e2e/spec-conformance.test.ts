@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildOnce } from './build.js';
+import { serviceNodeArgs } from '../service/node-flags.js';
 import { configYaml, makeWallets, runCli, spawnCli, tempDir, type TestWallet } from './helpers.js';
 
 describe('SPEC §3–§5 against the CLI', () => {
@@ -38,15 +39,27 @@ describe('SPEC §3–§5 against the CLI', () => {
   // argv, after the script's name too (nodejs/node#54232, still so on 20.20 and 22): a FILE that
   // does not exist ends the process with exit 9 and Node's own "node: FILE: not found" before a
   // line of autoclaim runs, so env.ts's "env file not found" (78) is never reached. Only a `--`
-  // between node's options and the script stops it (node -- main.js ... --env-file FILE); the
-  // fix is in every way the CLI is started (the units' ExecStart=, the image's ENTRYPOINT, the
-  // bin's shebang, `npm start`), which is for the lead to decide (docs/reliability.md, h29c).
+  // between node's options and the script stops it (node -- main.js ... --env-file FILE): the
+  // units' ExecStart=, the image's ENTRYPOINT and `npm start` start it so (the next test). The
+  // bin's shebang (`#!/usr/bin/env node`, what `autoclaim` on a PATH runs) cannot: `env -S node --`
+  // is not in every env (busybox's), and a bin that does not start at all is worse than exit 9.
   it.fails('a --env-file that does not exist is a config error, exit 78, said by autoclaim (today: Node exits 9 first)', async () => {
     const file = join(dir, 'autoclaim.yaml');
     writeFileSync(file, configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets }));
     const child = spawnCli(['check', '--config', file, '--env-file', join(dir, 'missing.env')], { cwd: dir });
     const { code } = await child.exited;
     expect({ code, stderr: child.stderr() }).toEqual({ code: 78, stderr: expect.stringContaining('env file not found') as unknown });
+  });
+
+  it.each([
+    ['a --env-file that does not exist is exit 78, said by autoclaim', 'missing.env', 78, 'env file not found'],
+    ['an empty --env-file "" is a usage error, exit 2', '', 2, '--env-file names no file'],
+  ])('started as the units, the image and npm start start it (node -- main.js): %s', async (_name, envFile, exit, said) => {
+    const file = join(dir, 'autoclaim.yaml');
+    writeFileSync(file, configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets }));
+    const child = spawnCli(['check', '--config', file, '--env-file', envFile === '' ? '' : join(dir, envFile)], { cwd: dir, nodeArgs: serviceNodeArgs() });
+    const { code } = await child.exited;
+    expect({ code, stderr: child.stderr() }).toEqual({ code: exit, stderr: expect.stringContaining(said) as unknown });
   });
 
   // §3: `schema` and `status` exit 0. Read through a pipe whose reader stops early (`autoclaim

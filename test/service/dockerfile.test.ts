@@ -132,7 +132,7 @@ describe('Dockerfile', () => {
     const entry = JSON.parse(inRuntime('ENTRYPOINT').at(-1)?.args ?? 'null') as string[];
     const bin = pkg.bin['autoclaim'];
     expect(bin).toBe('dist/cli/main.js');
-    expect(entry).toEqual(['/usr/bin/tini', '--', 'node', ...serviceNodeFlags(), `/app/${bin}`]);
+    expect(entry).toEqual(['/usr/bin/tini', '--', 'node', ...serviceNodeFlags(), '--', `/app/${bin}`]);
     // The environment the unit sets for node.
     const env = inRuntime('ENV').map((i) => i.args).join(' ');
     for (const v of serviceEnv()) expect(env.split(/\s+/)).toContain(v);

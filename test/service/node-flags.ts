@@ -9,8 +9,15 @@ const unit = (): string => readFileSync(join(ROOT, 'systemd', 'autoclaim.service
 
 /** The flags between `node` and the script in the unit's ExecStart. */
 export function serviceNodeFlags(): string[] {
-  const m = /^ExecStart=\/usr\/bin\/node((?: --[\w-]+(?:=\S+)?)*) \S+\/dist\/cli\/main\.js /m.exec(unit());
-  if (m === null) throw new Error('the unit\'s ExecStart is not "/usr/bin/node [flags] .../dist/cli/main.js ..."');
+  const m = /^ExecStart=\/usr\/bin\/node((?: --[\w-]+(?:=\S+)?)*) -- \S+\/dist\/cli\/main\.js /m.exec(unit());
+  if (m === null) throw new Error('the unit\'s ExecStart is not "/usr/bin/node [flags] -- .../dist/cli/main.js ..."');
+  return (m[1] ?? '').trim().split(' ').filter((f) => f !== '');
+}
+
+/** Everything between node and the script in the unit's ExecStart: its flags, and `--` if it has one. */
+export function serviceNodeArgs(): string[] {
+  const m = /^ExecStart=\/usr\/bin\/node((?: \S+)*?) \S+\/dist\/cli\/main\.js /m.exec(unit());
+  if (m === null) throw new Error('the unit\'s ExecStart does not run .../dist/cli/main.js with /usr/bin/node');
   return (m[1] ?? '').trim().split(' ').filter((f) => f !== '');
 }
 

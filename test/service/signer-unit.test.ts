@@ -25,7 +25,7 @@ const one = (key: string): string | undefined => values(key).at(-1);
 
 describe('systemd/autoclaim-signer.service, read statically', () => {
   it('runs `autoclaim signer` with signer.yaml from its own configuration directory', () => {
-    expect(one('ExecStart')).toBe('/usr/bin/node /opt/autoclaim/dist/cli/main.js signer --config %E/autoclaim-signer/signer.yaml');
+    expect(one('ExecStart')).toBe('/usr/bin/node -- /opt/autoclaim/dist/cli/main.js signer --config %E/autoclaim-signer/signer.yaml');
     expect(one('ConfigurationDirectory')).toBe('autoclaim-signer');
     expect(one('RestartPreventExitStatus')).toBe('78');
   });

@@ -47,10 +47,10 @@ describe('systemd/autoclaim.service, read statically', () => {
     // With a small young generation and two malloc arenas (the unit's comments say why); `npm
     // start` stays plain node.
     expect(serviceNodeFlags()).toEqual(['--max-semi-space-size=1']);
-    expect(one('ExecStart')).toBe(`/usr/bin/node ${serviceNodeFlags().join(' ')} /opt/autoclaim/${bin} run --config %E/autoclaim/autoclaim.yaml`);
+    expect(one('ExecStart')).toBe(`/usr/bin/node ${serviceNodeFlags().join(' ')} -- /opt/autoclaim/${bin} run --config %E/autoclaim/autoclaim.yaml`);
     expect(serviceEnv()).toEqual(['MALLOC_ARENA_MAX=2']);
     for (const v of serviceEnv()) expect(values('Environment')).toContain(v);
-    expect(pkg.scripts['start']).toBe(`node ${bin} run`);
+    expect(pkg.scripts['start']).toBe(`node -- ${bin} run`);
     expect(one('ConfigurationDirectory')).toBe('autoclaim');
     expect(one('StateDirectory')).toBe('autoclaim');
   });
