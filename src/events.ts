@@ -257,7 +257,6 @@ export const LOG_EVENTS = [
   'state.checkpoint_failed',
   'state.mark_failed',
   'state.checkpoint_partial',
-  'state.optimize_failed',
   // the PostgreSQL state's connection (store/postgres/)
   'state.unreachable',
   'state.reachable',

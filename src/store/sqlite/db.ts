@@ -72,7 +72,6 @@ export function openDatabase(file: string, opts: OpenDbOptions): Db {
     assertOurs(db, file, ours);
     configure(db, opts);
     migrate(db, file, opts);
-    if (!opts.readonly) optimize(db, file, opts.logger, 'open');
     return db;
   } catch (err) {
     db?.close();
@@ -180,24 +179,6 @@ function configure(db: Db, opts: OpenDbOptions): void {
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (mode !== 'wal') throw new StateError('STATE_IO', `could not switch the state database to WAL (got ${String(mode)})`);
-}
-
-/**
- * The query planner's statistics (sqlite_stat1), which nothing else gathers: without them the rule
- * ids' read took the rule's index and a table row per dry plan, 330 ms for a year of 10,000 wallets
- * against 243 ms with them (docs/reliability.md, helper h28f). As SQLite advises for a connection
- * held for long: at open with mask 0x10002 (every table, not only those this connection has asked,
- * which at open is none), and at close plain. Each analyses only tables without statistics or whose
- * size changed tenfold since, under a row limit SQLite sets for the run (3.46 on), so neither reads
- * a large file whole. Statistics only speed reads: a failure (another connection's write lock held
- * past busy_timeout, say) warns and the state opens or closes as it would have.
- */
-export function optimize(db: Db, file: string, logger: Logger, at: 'open' | 'close'): void {
-  try {
-    db.pragma(at === 'open' ? 'optimize = 0x10002' : 'optimize');
-  } catch (err) {
-    logger.warn({ event: 'state.optimize_failed', file, at, err: err instanceof Error ? err.message : String(err) }, "could not refresh the state database's query statistics");
-  }
 }
 
 /**

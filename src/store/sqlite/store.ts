@@ -5,7 +5,7 @@ import type { Lamports } from '../../amount.js';
 import { systemClock, type Clock, type PlanDraft, type PlanHistoryEntry, type PlanStatus } from '../../domain.js';
 import { StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { openDatabase, optimize, prepareShared, sharedArgs, toStateError, type Db, type SharedStatement } from './db.js';
+import { openDatabase, prepareShared, sharedArgs, toStateError, type Db, type SharedStatement } from './db.js';
 import { StateFiles } from './identity.js';
 import type { Lock } from './lock.js';
 import { SCHEMA_VERSION } from './migrations.js';
@@ -69,7 +69,6 @@ export function openStore(path: string, opts: StoreOptions): SqliteStore {
 class SqliteStateStore implements SqliteStore {
   readonly schemaVersion = SCHEMA_VERSION;
   private readonly clock: Clock;
-  private readonly logger: Logger;
   private readonly wallets: WalletRepo;
   private readonly plans: PlanRepo;
   private readonly steps: StepRepo;
@@ -84,7 +83,6 @@ class SqliteStateStore implements SqliteStore {
     opts: StoreOptions,
   ) {
     this.clock = opts.clock ?? systemClock;
-    this.logger = opts.logger;
     const redactor = opts.redactor;
     const scrub = redactor === undefined ? (t: string) => t : (t: string) => redactor.redact(t);
     this.wallets = new WalletRepo(db, scrub);
@@ -294,8 +292,6 @@ class SqliteStateStore implements SqliteStore {
   }
 
   close(): void {
-    if (!this.db.open) return;
-    if (!this.db.readonly) optimize(this.db, this.path, this.logger, 'close');
-    this.db.close();
+    if (this.db.open) this.db.close();
   }
 }
