@@ -2,12 +2,14 @@
 // LATEST_RULE_PLANS_SQL) probes for `has_real`, is built by no migration and carries no version
 // (sqlite/migrations.ts INDEXES, postgres/migrations.ts PG_INDEXES): a database the release before
 // left gets it at the next daemon's start and keeps its version, so that release's daemons go on
-// working beside this one on PostgreSQL (neither stepping aside nor refusing to start)
-// (docs/reliability.md, helpers h28f and h29d).
+// working beside this one on PostgreSQL (neither stepping aside nor refusing to start), and on
+// PostgreSQL the read probes it instead of scanning the whole plans table (docs/reliability.md,
+// helpers h28f and h29d).
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
+import { LATEST_RULE_PLANS_SQL } from '../../src/store/codecs.js';
 import { PG_SCHEMA_VERSION } from '../../src/store/postgres/migrations.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { SCHEMA_VERSION } from '../../src/store/sqlite/migrations.js';
@@ -81,6 +83,34 @@ describe('PostgreSQL', () => {
       expect(await indexOf(c)).toBe(INDEX);
       expect(await version(c)).toBe(before);
       expect(before).toBe(PG_SCHEMA_VERSION);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("the rule ids' read asks whether a rule ever planned for real of that index, not of the whole table", async () => {
+    const url = await createDatabase();
+    await (await openPg(url)).close();
+    const c = await client(url);
+    try {
+      // 200 wallets, 30 days: `watched` dry every day (never real), `compound` real every day.
+      await c.query(`
+        INSERT INTO plans (wallet, address, rule, epoch, seq, dry, status, estimate_lamports, reason, created_at, updated_at)
+        SELECT 'w' || w, 'addr' || w, r.rule, 'e' || d, 0, r.dry, CASE r.dry WHEN 1 THEN 'dry' ELSE 'done' END, 1, 'r', ${T0} + d, ${T0} + d
+        FROM generate_series(0, 29) d, (VALUES ('watched', 1), ('compound', 0)) r(rule, dry), generate_series(0, 199) w
+        ORDER BY d, r.rule, w`);
+      // Statistics, and no VACUUM: a table whose visibility map is not set yet (as after a bulk
+      // load or a restore) costs an index-only scan heap reads, and PostgreSQL then answered
+      // MIN(id) of the rule's real plans by walking the primary key, every row of the table for
+      // a rule that never planned for real.
+      await c.query('ANALYZE plans');
+      const plan = async (): Promise<string> =>
+        (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${LATEST_RULE_PLANS_SQL}`)).rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(await plan()).toMatch(/Index Only Scan using plans_real_by_rule on plans e/);
+      await c.query('VACUUM ANALYZE plans');
+      expect(await plan()).toMatch(/Index Only Scan using plans_real_by_rule on plans e/);
+      const rows = await c.query<{ rule: string; has_real: number }>(LATEST_RULE_PLANS_SQL);
+      expect(rows.rows.map((r) => [r.rule, r.has_real])).toEqual([['compound', 1], ['watched', 0]]);
     } finally {
       await c.end();
     }
