@@ -214,7 +214,10 @@ function movedSince(plan: string, since: string): string {
  * Each rule id's newest plan (one-off sends left out), read at every start and reload. Asked as a
  * GROUP BY over every plan, it read the whole table each time (a year of 10,000 wallets: 3.65
  * million rows, seconds, while turns wait for it). Here a skip along the index plans_by_rule
- * (rule, id): one step per rule that ever planned. A one-off send's plan is the only one with a
+ * (rule, id): one step per rule that ever planned, and a rule's newest plan the last entry up to
+ * it in that index's order. (Asked as MAX(id) of the rule's plans, PostgreSQL walked the primary
+ * key back from the newest plan on a table not vacuumed lately, through every plan newer than the
+ * rule's: the whole table for a rule retired long ago.) A one-off send's plan is the only one with a
  * manual_id, and its rule (`@send:<id>`) is no configured rule's (a rule id starts with a letter
  * or digit), so a rule's newest plan is a one-off send's only for such a rule, which the last
  * line leaves out. (Asked with manual_id IS NULL inside, SQLite searched the manual_id index for
@@ -237,7 +240,7 @@ export const LATEST_RULE_PLANS_SQL = `
   )
   SELECT p.*, CASE WHEN p.dry = 0 OR (SELECT MIN(e.rule) FROM plans e WHERE e.rule >= p.rule AND e.dry = 0) = p.rule THEN 1 ELSE 0 END AS has_real
   FROM plans p
-  WHERE p.id IN (SELECT (SELECT MAX(q.id) FROM plans q WHERE q.rule = r.rule) FROM r WHERE r.rule IS NOT NULL)
+  WHERE p.id IN (SELECT (SELECT q.id FROM plans q WHERE q.rule <= r.rule ORDER BY q.rule DESC, q.id DESC LIMIT 1) FROM r WHERE r.rule IS NOT NULL)
     AND p.manual_id IS NULL
   ORDER BY p.id`;
 
