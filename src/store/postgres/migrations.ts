@@ -222,7 +222,7 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
  * measures it), and like any migration statement it has state.query_timeout to finish: on a table
  * too big for that, the start fails (STATE_MIGRATION) until one is made with it raised. Not
  * CONCURRENTLY, which would not block the writes: it cannot run inside a transaction, and a build
- * it leaves unfinished stays behind as an invalid index that IF NOT EXISTS then keeps.
+ * it leaves unfinished stays behind as an invalid index that a look by name takes for built.
  */
 export const PG_INDEXES: readonly { name: string; sql: string }[] = [
   // The rule ids' read (codecs.ts LATEST_RULE_PLANS_SQL) asks whether a rule ever planned for
@@ -246,8 +246,8 @@ export async function currentVersion(c: Sql): Promise<number> {
 /**
  * Brings the database to PG_SCHEMA_VERSION, and builds the PG_INDEXES it lacks, in one transaction;
  * the advisory lock makes concurrent openers wait for each other. Returns how many migrations this
- * call applied. `upgrade: false`
- * creates the schema where there is none but refuses an older one (STATE_TOO_OLD): for a command
+ * call applied. `upgrade: false` creates the schema where there is none but refuses an older one
+ * (STATE_TOO_OLD), and builds no missing index on an existing one: for a command
  * run beside daemons that may be of the older release (`send` after installing a new release and
  * before restarting them), which would run on on a schema they do not know.
  */
