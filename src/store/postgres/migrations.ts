@@ -17,7 +17,7 @@
 // tables use timestamptz because their expiries are compared with the database's now(), never a
 // daemon's clock. JSON columns (request, summary_raw, amount_spec) are text, not jsonb: the stored
 // request must keep the exact text that was signed and sent, which jsonb would normalise.
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryConfig } from 'pg';
 import { StateError } from '../../errors.js';
 import type { Sql } from './db.js';
 
@@ -219,8 +219,9 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
  * migrations, in their transaction and under their lock, so daemons starting at once build it
  * once. The build blocks every daemon's plan writes (a SHARE lock on plans) while it reads the
  * whole table, at the first start of the release that adds it (docs/reliability.md, helper h29d,
- * measures it), and like any migration statement it has state.query_timeout to finish: on a table
- * too big for that, the start fails (STATE_MIGRATION) until one is made with it raised. Not
+ * measures it), with INDEX_BUILD_TIMEOUT_MS to finish, not state.query_timeout: 10 s is reached
+ * at ~12-20 million plans (10,000 wallets and three daily rules within two years), and every start
+ * of the release would then fail (STATE_MIGRATION) where the release before ran. Not
  * CONCURRENTLY, which would not block the writes: it cannot run inside a transaction, and a build
  * it leaves unfinished stays behind as an invalid index that a look by name takes for built.
  */
@@ -292,6 +293,17 @@ export async function migrate(c: PoolClient, where: string, opts: { upgrade?: bo
 async function buildIndexes(c: PoolClient): Promise<void> {
   for (const { name, sql } of PG_INDEXES) {
     const r = await c.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [name]);
-    if (r.rows[0]?.t == null) await c.query(sql);
+    if (r.rows[0]?.t != null) continue;
+    // The server's deadline for the rest of this transaction, and the client's for this statement
+    // (pg reads query_timeout from the query's config, which its types leave out).
+    await c.query(`SET LOCAL statement_timeout = ${INDEX_BUILD_TIMEOUT_MS}`);
+    await c.query({ text: sql, query_timeout: INDEX_BUILD_TIMEOUT_MS } as QueryConfig);
   }
 }
+
+/**
+ * An index build's deadline: reading the whole plans table once, ~4 s a year of 10,000 wallets on
+ * the build machine. Under systemd the start's own limit (TimeoutStartSec=90s) comes first, at
+ * ~175 million plans.
+ */
+const INDEX_BUILD_TIMEOUT_MS = 10 * 60_000;
