@@ -224,13 +224,10 @@ function movedSince(plan: string, since: string): string {
  * NULL instead: every plan again.)
  * `has_real`: whether the rule id ever planned for real. Dry plans (a rule watched with `enabled:
  * false`, a paused fleet) are no history the limits count, so a rule with only those is one
- * without plans of its own (rules/rule-ids.ts). Asked only where the newest plan is dry, as one
- * step of plans_real_by_rule (the rules' real plans, in rule order): the first rule from this one
- * on with a real plan is this one. A question any index answers is not asked: PostgreSQL expects a
- * real plan of the rule within a few rows of any order, so EXISTS read the whole table in the heap's
- * order and MIN(id) in the primary key's (on a table not vacuumed lately: the partial index then
- * costs heap reads too), each to the end for a rule that never planned for real; only an order by
- * rule past this one leaves that index as the way (docs/reliability.md, helpers h28f and h29d).
+ * without plans of its own (rules/rule-ids.ts). Asked only where the newest plan is dry: at once
+ * for a rule with a real past; for a rule that never planned for real, through all its dry plans
+ * on SQLite and the whole table on PostgreSQL, as no index holds rule and dry together
+ * (docs/reliability.md, helper h28f, measures it and proposes that index).
  */
 export const LATEST_RULE_PLANS_SQL = `
   WITH RECURSIVE r (rule) AS (
@@ -238,7 +235,7 @@ export const LATEST_RULE_PLANS_SQL = `
     UNION ALL
     SELECT (SELECT MIN(n.rule) FROM plans n WHERE n.rule > r.rule) FROM r WHERE r.rule IS NOT NULL
   )
-  SELECT p.*, CASE WHEN p.dry = 0 OR (SELECT MIN(e.rule) FROM plans e WHERE e.rule >= p.rule AND e.dry = 0) = p.rule THEN 1 ELSE 0 END AS has_real
+  SELECT p.*, CASE WHEN p.dry = 0 OR EXISTS (SELECT 1 FROM plans e WHERE e.rule = p.rule AND e.dry = 0) THEN 1 ELSE 0 END AS has_real
   FROM plans p
   WHERE p.id IN (SELECT (SELECT q.id FROM plans q WHERE q.rule <= r.rule ORDER BY q.rule DESC, q.id DESC LIMIT 1) FROM r WHERE r.rule IS NOT NULL)
     AND p.manual_id IS NULL

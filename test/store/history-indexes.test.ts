@@ -84,13 +84,4 @@ describe("the reads of a turn, a start and a reload don't grow with the history"
     const rows = db.prepare<[], { rule: string; epoch: string }>(LATEST_RULE_PLANS_SQL).all();
     expect(rows.map((r) => [r.rule, r.epoch])).toEqual([['compound', '2025-06-05']]);
   });
-
-  it('whether a rule ever planned for real is one probe of its real plans, not a read of its dry ones', () => {
-    const db = stateWithHistory();
-    const lines = queryPlan(db, LATEST_RULE_PLANS_SQL, []);
-    // A rule watched dry for a year has a dry plan per wallet per day; plans_by_rule (rule=?) with
-    // each row looked at for dry read every one of them when it never planned for real. Here the
-    // first real plan from the rule on, in rule order: one step of the index.
-    expect(lines.join('\n')).toMatch(/SEARCH e USING COVERING INDEX plans_real_by_rule \(rule>\?\)/);
-  });
 });

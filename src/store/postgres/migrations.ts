@@ -8,7 +8,6 @@
 // digest, and a running daemon that finds a newer one steps aside. So whenever what daemons write
 // to or read from shared state changes meaning, even with no table changed, append a migration
 // (`SELECT 1` will do): otherwise two releases that disagree share wallets during an upgrade.
-// And an index that changes no answer is no migration (PG_INDEXES): it needs no version.
 //
 // Lamports are numeric(20,0) with 0 ≤ v ≤ u64::MAX: the type itself keeps anything but a whole
 // number out (SQLite needs a GLOB check on TEXT for that), sums and comparisons in SQL are exact,
@@ -17,7 +16,7 @@
 // tables use timestamptz because their expiries are compared with the database's now(), never a
 // daemon's clock. JSON columns (request, summary_raw, amount_spec) are text, not jsonb: the stored
 // request must keep the exact text that was signed and sent, which jsonb would normalise.
-import type { PoolClient, QueryConfig } from 'pg';
+import type { PoolClient } from 'pg';
 import { StateError } from '../../errors.js';
 import type { Sql } from './db.js';
 
@@ -209,28 +208,6 @@ export const PG_MIGRATIONS: readonly string[] = [
 /** The version a fully migrated database has. */
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;
 
-/**
- * Indexes that change no answer, only what a read costs, as SQLite's INDEXES: no migration, because
- * a version is the cluster's protocol. A version row for one would make every daemon of the release
- * before step aside at its next heartbeat (schema-watch.ts) and refuse to start (STATE_TOO_NEW),
- * for a change to nothing it reads or writes; without one, an older daemon keeps working beside the
- * newer release through a rolling upgrade (its writes keep the index like any other, its reads
- * answer as before), and a rollback needs no backup. Built where missing by migrate(), after the
- * migrations, in their transaction and under their lock, so daemons starting at once build it
- * once. The build blocks every daemon's plan writes (a SHARE lock on plans) while it reads the
- * whole table, at the first start of the release that adds it (docs/reliability.md, helper h29d,
- * measures it), with INDEX_BUILD_TIMEOUT_MS to finish, not state.query_timeout: 10 s is reached
- * at ~12-20 million plans (10,000 wallets and three daily rules within two years), and every start
- * of the release would then fail (STATE_MIGRATION) where the release before ran. Not
- * CONCURRENTLY, which would not block the writes: it cannot run inside a transaction, and a build
- * it leaves unfinished stays behind as an invalid index that a look by name takes for built.
- */
-export const PG_INDEXES: readonly { name: string; sql: string }[] = [
-  // The rule ids' read (codecs.ts LATEST_RULE_PLANS_SQL) asks whether a rule ever planned for
-  // real: one probe here, where without it that was a scan of the whole plans table.
-  { name: 'plans_real_by_rule', sql: 'CREATE INDEX plans_real_by_rule ON plans (rule, id) WHERE dry = 0' },
-];
-
 const VERSION_TABLE = `CREATE TABLE IF NOT EXISTS autoclaim_schema (
   version    integer     PRIMARY KEY,
   applied_at timestamptz NOT NULL DEFAULT now()
@@ -245,10 +222,9 @@ export async function currentVersion(c: Sql): Promise<number> {
 }
 
 /**
- * Brings the database to PG_SCHEMA_VERSION, and builds the PG_INDEXES it lacks, in one transaction;
- * the advisory lock makes concurrent openers wait for each other. Returns how many migrations this
- * call applied. `upgrade: false` creates the schema where there is none but refuses an older one
- * (STATE_TOO_OLD), and builds no missing index on an existing one: for a command
+ * Brings the database to PG_SCHEMA_VERSION in one transaction; the advisory lock makes concurrent
+ * openers wait for each other. Returns how many migrations this call applied. `upgrade: false`
+ * creates the schema where there is none but refuses an older one (STATE_TOO_OLD): for a command
  * run beside daemons that may be of the older release (`send` after installing a new release and
  * before restarting them), which would run on on a schema they do not know.
  */
@@ -274,8 +250,6 @@ export async function migrate(c: PoolClient, where: string, opts: { upgrade?: bo
       await c.query(PG_MIGRATIONS[v - 1] as string);
       await c.query('INSERT INTO autoclaim_schema (version) VALUES ($1)', [v]);
     }
-    // A command (upgrade: false) changes nothing under running daemons, nor this: a daemon's start builds them.
-    if (opts.upgrade !== false || from === 0) await buildIndexes(c);
     await c.query('COMMIT');
     return PG_SCHEMA_VERSION - from;
   } catch (err) {
@@ -285,25 +259,3 @@ export async function migrate(c: PoolClient, where: string, opts: { upgrade?: bo
     throw new StateError('STATE_MIGRATION', `state database ${where}: migration failed: ${detail}`, { cause: err });
   }
 }
-
-/**
- * Builds each of PG_INDEXES the database lacks. Asked by name first: CREATE INDEX IF NOT EXISTS
- * takes the lock that blocks writes before it finds the index there, at every daemon's start.
- */
-async function buildIndexes(c: PoolClient): Promise<void> {
-  for (const { name, sql } of PG_INDEXES) {
-    const r = await c.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [name]);
-    if (r.rows[0]?.t != null) continue;
-    // The server's deadline for the rest of this transaction, and the client's for this statement
-    // (pg reads query_timeout from the query's config, which its types leave out).
-    await c.query(`SET LOCAL statement_timeout = ${INDEX_BUILD_TIMEOUT_MS}`);
-    await c.query({ text: sql, query_timeout: INDEX_BUILD_TIMEOUT_MS } as QueryConfig);
-  }
-}
-
-/**
- * An index build's deadline: reading the whole plans table once, ~4 s a year of 10,000 wallets on
- * the build machine. Under systemd the start's own limit (TimeoutStartSec=90s) comes first, at
- * ~175 million plans.
- */
-const INDEX_BUILD_TIMEOUT_MS = 10 * 60_000;

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { AutoclaimError, StateError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { ensureDir, ensureFile, FILE_MODE, realStatePath } from './files.js';
-import { INDEXES, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import { assertOurs, assertStateFile, ourTables } from './ownership.js';
 
 export type Db = Database.Database;
@@ -212,10 +212,7 @@ function migrate(db: Db, file: string, opts: OpenDbOptions): void {
         'run a newer autoclaim or restore an older state file',
     );
   }
-  if (from === SCHEMA_VERSION) {
-    if (!opts.readonly) buildIndexes(db);
-    return;
-  }
+  if (from === SCHEMA_VERSION) return;
   if (opts.readonly) {
     throw new StateError(
       'STATE_TOO_OLD',
@@ -253,18 +250,5 @@ function migrate(db: Db, file: string, opts: OpenDbOptions): void {
   } finally {
     db.pragma('foreign_keys = ON');
   }
-  buildIndexes(db);
   if (migrated) opts.logger.info({ event: 'state.migrated', file, from, to: SCHEMA_VERSION }, 'state database migrated');
-}
-
-/** Builds each of INDEXES the file lacks (migrations.ts says why they are no version). */
-function buildIndexes(db: Db): void {
-  const missing = (name: string): boolean => db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = ?").get(name) === undefined;
-  for (const { name, sql } of INDEXES) {
-    if (!missing(name)) continue;
-    // Another process (a CLI command beside the daemon) may have built it since we looked.
-    db.transaction(() => {
-      if (missing(name)) db.exec(sql);
-    }).immediate();
-  }
 }

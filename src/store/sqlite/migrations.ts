@@ -316,19 +316,3 @@ export const MIGRATIONS: readonly string[] = [
 
 /** The user_version a fully migrated database has. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
-
-/**
- * Indexes that change no answer, only what a read costs: no migration, no version. A version says
- * what the tables mean, and a release refuses a file of a newer one (STATE_TOO_NEW; on PostgreSQL
- * the version is also the cluster's protocol, postgres/migrations.ts PG_INDEXES). An older release
- * reads and writes a file with one of these as before (its writes keep the index like any other),
- * so going back to it needs no backup; a release that has one of these on a file without it
- * answers the same, slower. Built where missing at every writable open, after the migrations (a
- * migration that rebuilds plans drops its indexes: db.ts builds them again). A later migration
- * must not create one of these itself.
- */
-export const INDEXES: readonly { name: string; sql: string }[] = [
-  // The rule ids' read (codecs.ts LATEST_RULE_PLANS_SQL) asks whether a rule ever planned for
-  // real: one probe here, where without it that was every dry plan of a rule that never did.
-  { name: 'plans_real_by_rule', sql: 'CREATE INDEX plans_real_by_rule ON plans (rule, id) WHERE dry = 0' },
-];
