@@ -29,6 +29,11 @@ export interface CommandContext {
    * stdout (one that logs to stderr keeps warn, so its own output stays readable).
    */
   configSetsLevel?: boolean;
+  /**
+   * Settles when the log, on the real stdout, can no longer be written (its reader gone): every
+   * line after is lost. Never, for a command that logs elsewhere. `run` stops on it.
+   */
+  logLost?: Promise<NodeJS.ErrnoException>;
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -56,17 +61,21 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
     throw new ConfigError([{ file: '$AUTOCLAIM_LOG_LEVEL', line: 0, col: 0, path: '', message: `must be one of ${LEVELS.join(', ')}` }]);
   }
   const level = opts.logLevel ?? fromEnv ?? (logTo === 'stderr' ? 'warn' : 'info');
+  let lost: (err: NodeJS.ErrnoException) => void = () => {};
+  const logLost = new Promise<NodeJS.ErrnoException>((resolve) => (lost = resolve));
+  const toStdout = logTo === 'stdout' && io.stdout === process.stdout;
   const logger = createLogger({
     level,
     redactor,
     // On the real stdout, createLogger picks a synchronous fd writer (pretty on a terminal).
-    destination: logTo === 'stderr' ? io.stderr : io.stdout === process.stdout ? undefined : io.stdout,
+    destination: logTo === 'stderr' ? io.stderr : toStdout ? undefined : io.stdout,
+    onLost: (err) => lost(err),
   });
   // What a command prints passes the Redactor as log lines do: a server echoing a credential into
   // a body `wallet --json` prints, or a config error quoting one, must not reach the terminal.
   const shown: CliIo = { ...io, stdout: redacting(io.stdout, redactor), stderr: redacting(io.stderr, redactor) };
   const configSetsLevel = opts.logLevel === undefined && fromEnv === undefined && logTo === 'stdout';
-  return { io: shown, configPath: findConfigPath(opts.config, io.env), redactor, logger, configSetsLevel };
+  return { io: shown, configPath: findConfigPath(opts.config, io.env), redactor, logger, configSetsLevel, ...(toStdout ? { logLost } : {}) };
 }
 
 function redacting(stream: CliIo['stdout'], redactor: Redactor): CliIo['stdout'] {

@@ -26,9 +26,13 @@ process.on('uncaughtException', (err) => {
 // what a command prints, not the command: its exit code stays its own (SPEC §3), where an unheard
 // EPIPE was the uncaught exception above and exit 1. Nothing more reaches that stream once it broke
 // (a write to it after the EPIPE is refused as destroyed); any other error on it is still fatal.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+// stderr likewise: under systemd it is the same journal stream as stdout, and `run` says on it why
+// it stops when its log on stdout is lost (run.ts), which the reader's going may have broken too.
+const readerGone = (err: NodeJS.ErrnoException): void => {
   if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
-});
+};
+process.stdout.on('error', readerGone);
+process.stderr.on('error', readerGone);
 
 // At SIGUSR1 Node opens its inspector (an unauthenticated debugger on 127.0.0.1:9229: code run in
 // this process, its keys with it, by any local user who reaches the port) unless the process

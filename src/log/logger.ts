@@ -38,6 +38,11 @@ interface LoggerOptions {
   destination?: DestinationStream;
   /** Pretty-print for humans; default: when stdout is a TTY and no destination is given. */
   pretty?: boolean;
+  /**
+   * Called (once) when a line cannot be written to stdout, the default destination: EPIPE (its
+   * reader is gone), after which pino drops every line and says nothing, or any other write error.
+   */
+  onLost?: (err: NodeJS.ErrnoException) => void;
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
@@ -59,7 +64,18 @@ export function createLogger(opts: LoggerOptions): Logger {
     }) as DestinationStream;
     return pino(base, transport);
   }
-  return pino(base, opts.destination ?? pino.destination({ dest: 1, sync: true }));
+  if (opts.destination !== undefined) return pino(base, opts.destination);
+  const stdout = pino.destination({ dest: 1, sync: true });
+  const onLost = opts.onLost;
+  if (onLost !== undefined) {
+    let told = false;
+    stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (told) return;
+      told = true;
+      onLost(err);
+    });
+  }
+  return pino(base, stdout);
 }
 
 /** A logger that writes nothing, for code paths (and tests) that need one but have nowhere to log. */

@@ -10,6 +10,7 @@ import { DaemonControl } from '../../service/control-daemon.js';
 import type { Notifier } from '../../service/notify.js';
 import { pauseReader } from '../../service/control.js';
 import { EXIT, type ExitCode } from '../exit-codes.js';
+import { writeLine } from '../io.js';
 import { openNotices } from './notices.js';
 
 // How long a stop waits for the step in flight before closing the database anyway. A step cut off
@@ -145,6 +146,16 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
   io.signals.on('SIGHUP', reload);
   io.signals.on('SIGUSR1', pollNow);
   io.signals.on('SIGUSR2', pauseRecord);
+  // The log lost (stdout's reader gone: a pipe's, journald's, a container runtime's): stop as at
+  // SIGTERM, exit 1, rather than poll, claim and deposit with no line said (pino drops them all
+  // after an EPIPE). A supervisor restarts on exit 1, and the next start has a stream of its own.
+  let logLost = false;
+  void ctx.logLost?.then((err) => {
+    logLost = true;
+    writeLine(io.stderr, `autoclaim: the log can no longer be written to stdout (${err.code ?? err.message}): stopping, exit 1, rather than act with no record said`);
+    stop();
+  });
+  const stopCode = (): ExitCode => (logLost ? EXIT.FAILURE : EXIT.OK);
   let runtime: Runtime;
   try {
     runtime = await open(ctx, events, true, opts.dryRun === true, notifier);
@@ -167,7 +178,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
       if (stopAskedEarly) {
         // Stopped while the runtime opened: nothing was started, so nothing is drained.
         logger.info({ event: 'daemon.stop_requested' }, 'stopping before the first turn');
-        return EXIT.OK;
+        return stopCode();
       }
       // The pid is named to the CLI now, with the handlers in place and before the first turn: named
       // only once started, an `autoclaim pause` during the start (its first turns signing) found no
@@ -202,7 +213,7 @@ export async function runCommand(ctx: CommandContext, opts: { dryRun?: boolean }
           'the stop did not finish in time (the state database or a webhook not answering); exiting anyway: a step left in flight is recovered at the next start',
         );
       }
-      return EXIT.OK;
+      return stopCode();
     } finally {
       if (!stopping) {
         stop(); // the handlers off: the start failed, or it was stopped before the first turn
