@@ -17,7 +17,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sandboxYaml } from '../daemon/in-process.js';
-import { controlPaths, writeDaemonInfo } from '../../src/service/control.js';
+import { controlPaths, pidNamespace, writeDaemonInfo } from '../../src/service/control.js';
 import { makeWallets, runCli, tempDir, type TestWallet } from './helpers.js';
 
 describe('autoclaim pause where no state file is', () => {
@@ -118,5 +118,29 @@ describe('autoclaim pause where no state file is', () => {
     expect(paused.code).toBe(1);
     expect(paused.stdout).toMatch(new RegExp(`pid ${pid} runs here as another user than .*daemon\\.json's owner; not signalled`));
     expect(paused.stderr).toMatch(/the running daemon was NOT told/);
+  });
+
+  // A namespace's number is handed out again once it is freed (checked here: three `unshare --pid`
+  // in a row read the same pid:[…]), and a container numbers its processes alike at every start
+  // (tini 1, node 7). So the file a daemon left when its container was killed can name, in a new
+  // container under the same host name, this namespace and this very command's pid: it was
+  // signalled, and `poll` said it "asked the daemon" (exit 0) with no daemon running.
+  it.skipIf(process.platform !== 'linux')('takes a file naming this command\'s own pid, in its own namespace, for no daemon: poll exits 1, not "asked the daemon"', async () => {
+    const t = tempDir('autoclaim-poll-self-');
+    cleanup = t.cleanup;
+    const [w] = makeWallets(t.dir, ['alpha']) as [TestWallet];
+    const config = join(t.dir, 'autoclaim.yaml');
+    writeFileSync(config, sandboxYaml([w], { threshold: '1' }));
+    mkdirSync(join(t.dir, 'state'), { mode: 0o700 });
+    const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
+    writeDaemonInfo(controlPaths(join(t.dir, 'state', 'autoclaim.db')), { pid: process.pid, host: hostname(), pid_ns: pidNamespace(), started_at: at, updated_at: at, dry_run: false, signing: [] });
+    const hear = (): void => {}; // keeps Node's inspector shut, were this process signalled
+    process.on('SIGUSR1', hear);
+    try {
+      const polled = await runCli(['poll', '--config', config], { cwd: t.dir, env: { USER: 'ops' } });
+      expect({ code: polled.code, stdout: polled.stdout, stderr: polled.stderr }).toEqual({ code: 1, stdout: '', stderr: expect.stringContaining('no daemon is running on this state here') as unknown });
+    } finally {
+      process.off('SIGUSR1', hear);
+    }
   });
 });

@@ -32,9 +32,10 @@ it('says on stderr that only this host was paused when the state is shared', () 
   cleanup = t.cleanup;
   const config = writeConfig(t.dir, { baseUrl: 'http://127.0.0.1:9/v1', wallets: makeWallets(t.dir, ['alpha']) });
   writeFileSync(config, readFileSync(config, 'utf8').replace('  path: ./state/autoclaim.db', '  url: postgres://autoclaim@127.0.0.1:9/autoclaim'));
-  // This host's daemon (this test's process stands for it; the signal is recorded, not sent).
+  // This host's daemon (the test runner's process stands for it, not this one, whose pid is the
+  // command's; the signal is recorded, not sent).
   const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
-  writeDaemonInfo(controlPaths(join(t.dir, 'var', 'autoclaim.db')), { pid: process.pid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
+  writeDaemonInfo(controlPaths(join(t.dir, 'var', 'autoclaim.db')), { pid: process.ppid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
   const signals: string[] = [];
   const stdout = new Capture();
   const stderr = new Capture();
@@ -55,7 +56,7 @@ it('says on stderr that only this host was resumed when the state is shared', ()
   const config = writeConfig(t.dir, { baseUrl: 'http://127.0.0.1:9/v1', wallets: makeWallets(t.dir, ['alpha']) });
   writeFileSync(config, readFileSync(config, 'utf8').replace('  path: ./state/autoclaim.db', '  url: postgres://autoclaim@127.0.0.1:9/autoclaim'));
   const at = new Date(Date.UTC(2026, 10, 27)).toISOString();
-  writeDaemonInfo(controlPaths(join(t.dir, 'var', 'autoclaim.db')), { pid: process.pid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
+  writeDaemonInfo(controlPaths(join(t.dir, 'var', 'autoclaim.db')), { pid: process.ppid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
   const signals: string[] = [];
   const stdout = new Capture();
   const stderr = new Capture();

@@ -29,10 +29,11 @@ describe('autoclaim pause that cannot reach the running daemon', () => {
   beforeEach(() => {
     ({ dir, cleanup } = tempDir('autoclaim-pause-eperm-'));
     config = writeConfig(dir, { baseUrl: 'http://127.0.0.1:9/v1', wallets: makeWallets(dir, ['alpha']) });
-    // A daemon running on this state, on this host: this test's own process stands for it.
+    // A daemon running on this state, on this host: the test runner's process stands for it (not this
+    // one: a file naming the command's own pid is no daemon's).
     const paths = controlPaths(join(dir, 'state', 'autoclaim.db'));
     const at = new Date().toISOString();
-    writeDaemonInfo(paths, { pid: process.pid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
+    writeDaemonInfo(paths, { pid: process.ppid, host: os.hostname(), started_at: at, updated_at: at, dry_run: false, signing: [] });
   });
   afterEach(() => cleanup());
 

@@ -38,7 +38,10 @@ function tell(paths: ControlPaths, signal: 'SIGUSR1' | 'SIGUSR2', kill: Signalle
   if (info !== undefined && where !== undefined) {
     return { sent: false, missed: true, note: `a daemon ${where} (pid ${info.pid}, last seen ${info.updated_at}) may be running on this state; it cannot be signalled from here` };
   }
-  if (info === undefined || (!info.alive && !processAlive(info.pid))) return { sent: false, missed: false, note: 'no daemon is running on this state here' };
+  // This command's own pid is no daemon's: the file outlived its daemon, in a namespace whose number
+  // was given out again (they are, once freed) and numbers its processes alike (a container's).
+  const gone = info === undefined || info.pid === process.pid || (!info.alive && !processAlive(info.pid));
+  if (gone) return { sent: false, missed: false, note: 'no daemon is running on this state here' };
   // Alive but not the file's owner's: not signalled (the file may name any pid), yet it may be the
   // daemon: one run as root on a directory another user owns hands its file to that owner.
   if (!info.alive) return { sent: false, missed: true, note: `pid ${info.pid} runs here as another user than ${paths.daemon}'s owner; not signalled (the daemon run as root, or a process that took its pid after a crash)` };
