@@ -41,7 +41,7 @@ describe('systemd/autoclaim.service, read statically', () => {
   });
 
   it('runs the package bin with the config from the configuration directory', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string>; scripts: Record<string, string> };
     const bin = pkg.bin['autoclaim'];
     expect(bin).toBe('dist/cli/main.js');
     // With a small young generation and two malloc arenas (the unit's comments say why); `npm
@@ -51,6 +51,8 @@ describe('systemd/autoclaim.service, read statically', () => {
     expect(serviceEnv()).toEqual(['MALLOC_ARENA_MAX=2']);
     for (const v of serviceEnv()) expect(values('Environment')).toContain(v);
     expect(pkg.scripts['start']).toBe(`node -- ${bin} run`);
+    // The README's first run quotes npm's banner, which prints the script as it is.
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`\n> ${pkg.name}@${pkg.version} start\n> ${pkg.scripts['start']}\n`);
     expect(one('ConfigurationDirectory')).toBe('autoclaim');
     expect(one('StateDirectory')).toBe('autoclaim');
   });
