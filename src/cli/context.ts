@@ -52,7 +52,7 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
     if (given !== undefined && looksLikeKeyMaterial(given)) redactor.add(given.trim());
   }
   // dotenv never overrides what the environment already says (SPEC §4).
-  loadEnvFile(opts.envFile, io.env);
+  const envFile = loadEnvFile(opts.envFile, io.env, io.cwd);
   registerEnvSecrets(redactor, io.env); // again: the .env file may have set them
   // Empty is unset (a unit's `Environment=AUTOCLAIM_LOG_LEVEL=`); anything else must be a level,
   // said as a config error (exit 78) rather than the logger's stack trace.
@@ -71,11 +71,14 @@ export function makeContext(io: CliIo, opts: GlobalOptions, logTo: 'stdout' | 's
     destination: logTo === 'stderr' ? io.stderr : toStdout ? undefined : io.stdout,
     onLost: (err) => lost(err),
   });
+  // A .env readable by others usually holds the API key (and may hold a wallet's): said, not
+  // refused, as a config warning is, since it was read without a word before (helper h29c).
+  for (const w of envFile.warnings) logger.warn({ event: 'config.warning', ...w }, w.message);
   // What a command prints passes the Redactor as log lines do: a server echoing a credential into
   // a body `wallet --json` prints, or a config error quoting one, must not reach the terminal.
   const shown: CliIo = { ...io, stdout: redacting(io.stdout, redactor), stderr: redacting(io.stderr, redactor) };
   const configSetsLevel = opts.logLevel === undefined && fromEnv === undefined && logTo === 'stdout';
-  return { io: shown, configPath: findConfigPath(opts.config, io.env), redactor, logger, configSetsLevel, ...(toStdout ? { logLost } : {}) };
+  return { io: shown, configPath: findConfigPath(opts.config, io.env, io.cwd), redactor, logger, configSetsLevel, ...(toStdout ? { logLost } : {}) };
 }
 
 function redacting(stream: CliIo['stdout'], redactor: Redactor): CliIo['stdout'] {

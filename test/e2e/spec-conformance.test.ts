@@ -1,6 +1,6 @@
 // SPEC §3–§5 read clause by clause against the CLI (helper h29c, docs/reliability.md): the
 // deviations it found, each held here. What already conformed is held by the tests beside this one.
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildOnce } from './build.js';
@@ -60,6 +60,18 @@ describe('SPEC §3–§5 against the CLI', () => {
     const child = spawnCli(['check', '--config', file, '--env-file', envFile === '' ? '' : join(dir, envFile)], { cwd: dir, nodeArgs: serviceNodeArgs() });
     const { code } = await child.exited;
     expect({ code, stderr: child.stderr() }).toEqual({ code: exit, stderr: expect.stringContaining(said) as unknown });
+  });
+
+  // A .env readable by group or others (it usually holds the API key) was loaded without a word:
+  // env.ts built the "chmod 600" warning and nothing said it.
+  it('a .env readable by others is said, as a config warning', async () => {
+    const file = join(dir, 'autoclaim.yaml');
+    writeFileSync(file, configYaml({ baseUrl: 'http://127.0.0.1:9/v1', wallets }));
+    writeFileSync(join(dir, '.env'), 'AUTOCLAIM_TEST_FROM_ENV_FILE=1\n', { mode: 0o644 });
+    chmodSync(join(dir, '.env'), 0o644);
+    const r = await runCli(['check', '--config', file], { cwd: dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout + r.stderr).toContain('is readable by group or others and may hold secrets; run: chmod 600');
   });
 
   // §3: `schema` and `status` exit 0. Read through a pipe whose reader stops early (`autoclaim
