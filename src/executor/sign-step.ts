@@ -72,8 +72,9 @@ export async function signAndSend(
 /**
  * The signer gave no usable signature; nothing was sent. Unanswered (the deadline, a backend
  * unavailable): back to planned, signed afresh later. Refused (its policy, a malformed action, an
- * answer that fails the daemon's check): the step is refused before sending — it spends no limit —
- * and the rest of the plan is skipped.
+ * answer that fails the daemon's check): the step is refused before sending, so it moves nothing,
+ * and the rest of the plan is skipped; the plan, ended rejected, still counts for the rule's plan
+ * limits (max_plans_per_day, the cooldown) as any refused plan does (helper h29e).
  */
 async function notSigned(deps: WorkerDeps, s: SignStep, ref: { id: number; attempt: number }, verdict: Extract<SignVerdict, { ok: false }>): Promise<StepResult> {
   const { store, clock } = deps;
